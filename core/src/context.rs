@@ -1,0 +1,336 @@
+//! The rewrite context a caller owns: counters, trace, budget, memo tables, log.
+
+use crate::failure::{BudgetLimit, Failure};
+use crate::{Name, Path};
+use rustc_hash::FxHashMap;
+use std::any::Any;
+use std::time::{Duration, Instant};
+
+/// Limits on one run. Running out is a [`Failure`] of kind
+/// [`Budget`](crate::FailureKind::Budget) that no combinator recovers from.
+///
+/// ```
+/// use std::time::Duration;
+/// use elevate_core::Budget;
+/// let budget = Budget::unlimited().steps(10_000).time(Duration::from_secs(2));
+/// assert_eq!(budget.max_steps, Some(10_000));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// Maximum successful rule applications.
+    pub max_steps: Option<u64>,
+    /// Maximum strategy applications (rules and combinators alike).
+    pub max_applications: Option<u64>,
+    /// Maximum wall-clock time, counted from the context's creation (or
+    /// [`Context::restart_clock`]).
+    pub max_time: Option<Duration>,
+}
+
+impl Budget {
+    /// No limits.
+    pub fn unlimited() -> Self {
+        Budget::default()
+    }
+
+    /// Limits successful rule applications.
+    pub fn steps(mut self, n: u64) -> Self {
+        self.max_steps = Some(n);
+        self
+    }
+
+    /// Limits strategy applications.
+    pub fn applications(mut self, n: u64) -> Self {
+        self.max_applications = Some(n);
+        self
+    }
+
+    /// Limits wall-clock time.
+    pub fn time(mut self, limit: Duration) -> Self {
+        self.max_time = Some(limit);
+        self
+    }
+}
+
+/// Counters of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Strategy applications: every rule and combinator application counts.
+    pub applications: u64,
+    /// Successful rule applications ("rewrite steps").
+    pub steps: u64,
+}
+
+/// One successful rule application: which rule, where (from the root of the program
+/// the run started on, as far as the traversals can tell).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// The rule's name.
+    pub rule: Name,
+    /// Where it applied.
+    pub path: Path,
+}
+
+impl std::fmt::Display for TraceEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} @ {}", self.rule, self.path)
+    }
+}
+
+/// Where `debug` and `peek` messages go.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Log {
+    /// Printed to standard error.
+    #[default]
+    Stderr,
+    /// Collected in memory (see [`Context::messages`]).
+    Collect(Vec<String>),
+    /// Discarded.
+    Silent,
+}
+
+/// How often the deadline is checked, in strategy applications (reading the clock on
+/// every application would dominate cheap rules).
+const CLOCK_EVERY: u64 = 256;
+
+/// Everything a run needs besides the program and the strategy, owned by the caller.
+///
+/// There is no global mutable state: two contexts are two independent runs, which may
+/// proceed in parallel on shared programs.
+///
+/// ```
+/// use elevate_core::{Budget, Context};
+/// let mut cx = Context::new(Budget::unlimited().steps(100)).with_trace();
+/// assert_eq!(cx.stats().steps, 0);
+/// assert!(cx.trace().unwrap().is_empty());
+/// ```
+pub struct Context {
+    stats: Stats,
+    budget: Budget,
+    started: Instant,
+    deadline: Option<Instant>,
+    exhausted: Option<BudgetLimit>,
+    trace: Option<Vec<TraceEntry>>,
+    path: Vec<u32>,
+    log: Log,
+    memo_enabled: bool,
+    memos: FxHashMap<(usize, &'static str), Box<dyn Any + Send + Sync>>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context::new(Budget::unlimited())
+    }
+}
+
+impl Context {
+    /// A fresh context with the given budget; its clock starts now.
+    pub fn new(budget: Budget) -> Self {
+        let started = Instant::now();
+        Context {
+            stats: Stats::default(),
+            budget,
+            started,
+            deadline: budget.max_time.map(|t| started + t),
+            exhausted: None,
+            trace: None,
+            path: Vec::new(),
+            log: Log::default(),
+            memo_enabled: false,
+            memos: FxHashMap::default(),
+        }
+    }
+
+    /// Records a trace of successful rule applications.
+    pub fn with_trace(mut self) -> Self {
+        self.trace = Some(Vec::new());
+        self
+    }
+
+    /// Sends `debug`/`peek` output to `log`.
+    pub fn with_log(mut self, log: Log) -> Self {
+        self.log = log;
+        self
+    }
+
+    /// Lets whole-program traversals remember, across applications in this context,
+    /// that a strategy failed on a shared subterm, and skip that subterm next time.
+    ///
+    /// Sound when strategies are functions of the program they are applied to (rules
+    /// and Elevate's combinators are); it trades memory (the table keeps the failed
+    /// subterms alive until [`clear_memo`](Self::clear_memo)) for time when the same
+    /// traversal runs again and again over versions of a program that share most of
+    /// their nodes, as in a search. `normalize` always memoizes within one application.
+    pub fn with_failure_memo(mut self) -> Self {
+        self.memo_enabled = true;
+        self
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The budget of this run.
+    pub fn budget(&self) -> Budget {
+        self.budget
+    }
+
+    /// Time since the context was created or its clock restarted.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Restarts the clock the time budget counts from, and clears a spent budget.
+    pub fn restart_clock(&mut self) {
+        self.started = Instant::now();
+        self.deadline = self.budget.max_time.map(|t| self.started + t);
+        self.exhausted = None;
+    }
+
+    /// The trace, if recording.
+    pub fn trace(&self) -> Option<&[TraceEntry]> {
+        self.trace.as_deref()
+    }
+
+    /// Takes the trace recorded so far, leaving an empty one if recording.
+    pub fn take_trace(&mut self) -> Vec<TraceEntry> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Messages collected under [`Log::Collect`].
+    pub fn messages(&self) -> &[String] {
+        match &self.log {
+            Log::Collect(messages) => messages,
+            _ => &[],
+        }
+    }
+
+    /// Emits a `debug`/`peek` message.
+    pub fn log(&mut self, message: impl FnOnce() -> String) {
+        match &mut self.log {
+            Log::Stderr => eprintln!("{}", message()),
+            Log::Collect(messages) => messages.push(message()),
+            Log::Silent => {}
+        }
+    }
+
+    /// A mark in the trace, to [`rollback_trace`](Self::rollback_trace) to when the
+    /// work after it is discarded.
+    #[inline]
+    pub fn trace_mark(&self) -> usize {
+        self.trace.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Forgets trace entries recorded after `mark`: their rewrites did not make it
+    /// into the result (the strategy failed, or its result was dropped).
+    #[inline]
+    pub fn rollback_trace(&mut self, mark: usize) {
+        if let Some(trace) = &mut self.trace {
+            trace.truncate(mark);
+        }
+    }
+
+    /// The limit that ran out, if any. Once spent, a budget stays spent.
+    pub fn exhausted(&self) -> Option<BudgetLimit> {
+        self.exhausted
+    }
+
+    /// Counts one strategy application and checks the budget. Called by
+    /// [`Strategy::apply`](crate::Strategy::apply) before every application.
+    #[inline]
+    pub fn enter(&mut self, strategy: impl FnOnce() -> Name) -> Result<(), Failure> {
+        self.stats.applications += 1;
+        if let Some(limit) = self.exhausted {
+            return Err(Failure::budget(strategy(), limit));
+        }
+        if let Some(max) = self.budget.max_applications {
+            if self.stats.applications > max {
+                return Err(self.exhaust(strategy(), BudgetLimit::Applications(max)));
+            }
+        }
+        if let Some(deadline) = self.deadline {
+            if self.stats.applications % CLOCK_EVERY == 0 && Instant::now() >= deadline {
+                let ms = self.budget.max_time.unwrap_or_default().as_millis() as u64;
+                return Err(self.exhaust(strategy(), BudgetLimit::Time(ms)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a successful application of `rule` at the current location, and checks
+    /// the step budget.
+    #[inline]
+    pub fn record_step(&mut self, rule: &Name) -> Result<(), Failure> {
+        if let Some(max) = self.budget.max_steps {
+            if self.stats.steps >= max {
+                return Err(self.exhaust(rule.clone(), BudgetLimit::Steps(max)));
+            }
+        }
+        self.stats.steps += 1;
+        if let Some(trace) = &mut self.trace {
+            trace.push(TraceEntry {
+                rule: rule.clone(),
+                path: Path::from(self.path.as_slice()),
+            });
+        }
+        Ok(())
+    }
+
+    fn exhaust(&mut self, strategy: Name, limit: BudgetLimit) -> Failure {
+        self.exhausted = Some(limit);
+        Failure::budget(strategy, limit)
+    }
+
+    /// The current location, relative to where the run started.
+    pub fn location(&self) -> Path {
+        Path::from(self.path.as_slice())
+    }
+
+    /// Runs `f` with the current location extended by child `index`. Traversals call
+    /// this when they descend, so traces know where rules apply.
+    #[inline]
+    pub fn descend<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(index as u32);
+        let result = f(self);
+        self.path.pop();
+        result
+    }
+
+    /// Runs `f` with the current location extended by `path`.
+    pub fn descend_path<R>(&mut self, path: &Path, f: impl FnOnce(&mut Self) -> R) -> R {
+        let depth = self.path.len();
+        self.path.extend_from_slice(path.as_slice());
+        let result = f(self);
+        self.path.truncate(depth);
+        result
+    }
+
+    /// Whether traversals should memoize failures across applications.
+    pub fn failure_memo_enabled(&self) -> bool {
+        self.memo_enabled
+    }
+
+    /// Takes the memo table stored under `key` (creating it if absent); give it back
+    /// with [`put_memo`](Self::put_memo). Taking it out lets the owner use it while
+    /// also borrowing the context. Keys are a strategy's [`key`](crate::Strategy::key)
+    /// and the name of the traversal that memoizes it.
+    pub fn take_memo<T: Default + Any + Send + Sync>(
+        &mut self,
+        key: (usize, &'static str),
+    ) -> Box<T> {
+        self.memos
+            .remove(&key)
+            .and_then(|table| table.downcast::<T>().ok())
+            .unwrap_or_default()
+    }
+
+    /// Stores a memo table under `key`.
+    pub fn put_memo<T: Any + Send + Sync>(&mut self, key: (usize, &'static str), table: Box<T>) {
+        self.memos.insert(key, table);
+    }
+
+    /// Forgets all memoized failures (and releases the subterms they kept alive).
+    pub fn clear_memo(&mut self) {
+        self.memos.clear();
+    }
+}

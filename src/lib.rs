@@ -1,0 +1,18 @@
+//! `elevate`: a strategy-combinator rewriting engine in the style of ELEVATE.
+//!
+//! This facade re-exports the workspace's crates:
+//! - [`core`] (`elevate-core`): strategies, failures, the traversal contract, paths,
+//!   budgets, traces;
+//! - [`strategies`] (`elevate-strategies`): Elevate's combinators and traversals.
+//!
+//! ```
+//! use elevate::core::arith::{self, Term};
+//! use elevate::strategies::{normalize, top_down};
+//! let t: Term = "-(-(x + 0)) * 1".parse().unwrap();
+//! let s = top_down(arith::neg_neg()) >> normalize(arith::add_zero() | arith::mul_one());
+//! assert_eq!(s.to_string(), "topDown(negNeg) ; normalize(addZero <+ mulOne)");
+//! assert_eq!(s.run(&t).unwrap().to_string(), "x");
+//! ```
+
+pub use elevate_core as core;
+pub use elevate_strategies as strategies;
