@@ -53,17 +53,17 @@ impl Term {
     }
 
     /// `a + b`
-    pub fn add(a: Term, b: Term) -> Self {
+    pub fn sum(a: Term, b: Term) -> Self {
         Term::new(Expr::Add(a, b))
     }
 
     /// `a * b`
-    pub fn mul(a: Term, b: Term) -> Self {
+    pub fn product(a: Term, b: Term) -> Self {
         Term::new(Expr::Mul(a, b))
     }
 
     /// `-a`
-    pub fn neg(a: Term) -> Self {
+    pub fn negate(a: Term) -> Self {
         Term::new(Expr::Neg(a))
     }
 
@@ -126,6 +126,27 @@ impl Term {
     }
 }
 
+impl std::ops::Add for Term {
+    type Output = Term;
+    fn add(self, other: Term) -> Term {
+        Term::sum(self, other)
+    }
+}
+
+impl std::ops::Mul for Term {
+    type Output = Term;
+    fn mul(self, other: Term) -> Term {
+        Term::product(self, other)
+    }
+}
+
+impl std::ops::Neg for Term {
+    type Output = Term;
+    fn neg(self) -> Term {
+        Term::negate(self)
+    }
+}
+
 impl Program for Term {
     #[inline]
     fn arity(&self) -> usize {
@@ -147,11 +168,11 @@ impl Program for Term {
 
     fn with_child(&self, index: usize, child: Self) -> Self {
         match (self.expr(), index) {
-            (Expr::Neg(_), 0) => Term::neg(child),
-            (Expr::Add(_, b), 0) => Term::add(child, b.clone()),
-            (Expr::Add(a, _), 1) => Term::add(a.clone(), child),
-            (Expr::Mul(_, b), 0) => Term::mul(child, b.clone()),
-            (Expr::Mul(a, _), 1) => Term::mul(a.clone(), child),
+            (Expr::Neg(_), 0) => Term::negate(child),
+            (Expr::Add(_, b), 0) => Term::sum(child, b.clone()),
+            (Expr::Add(a, _), 1) => Term::sum(a.clone(), child),
+            (Expr::Mul(_, b), 0) => Term::product(child, b.clone()),
+            (Expr::Mul(a, _), 1) => Term::product(a.clone(), child),
             _ => panic!("{} has no child {index}", self),
         }
     }
@@ -161,9 +182,9 @@ impl Program for Term {
         let mut next = || children.next().expect("one child per position");
         match self.expr() {
             Expr::Num(_) | Expr::Var(_) => self.clone(),
-            Expr::Neg(_) => Term::neg(next()),
-            Expr::Add(..) => Term::add(next(), next()),
-            Expr::Mul(..) => Term::mul(next(), next()),
+            Expr::Neg(_) => Term::negate(next()),
+            Expr::Add(..) => Term::sum(next(), next()),
+            Expr::Mul(..) => Term::product(next(), next()),
         }
     }
 
@@ -191,7 +212,10 @@ impl fmt::Display for Term {
             Expr::Neg(a) => {
                 f.write_str("-")?;
                 // `-(3)` and `-(-x)`: a bare `-3` is a literal, `--x` reads badly.
-                a.write_operand(f, 4)
+                match a.expr() {
+                    Expr::Num(_) => write!(f, "({a})"),
+                    _ => a.write_operand(f, 4),
+                }
             }
         })
     }
@@ -268,7 +292,7 @@ impl Parser<'_> {
         let mut left = self.product()?;
         while self.peek() == Some(b'+') {
             self.pos += 1;
-            left = Term::add(left, self.product()?);
+            left = Term::sum(left, self.product()?);
         }
         Ok(left)
     }
@@ -277,7 +301,7 @@ impl Parser<'_> {
         let mut left = self.unary()?;
         while self.peek() == Some(b'*') {
             self.pos += 1;
-            left = Term::mul(left, self.unary()?);
+            left = Term::product(left, self.unary()?);
         }
         Ok(left)
     }
@@ -304,7 +328,7 @@ impl Parser<'_> {
                         expected: "a 64-bit integer",
                     });
             }
-            Ok(Term::neg(self.unary()?))
+            Ok(Term::negate(self.unary()?))
         })
     }
 
@@ -388,7 +412,7 @@ pub fn neg_neg() -> Strategy<Term> {
 /// `a + b -> b + a` (always applies to a sum: never normalize with it)
 pub fn add_comm() -> Strategy<Term> {
     rule("addComm", |t: &Term| match t.expr() {
-        Expr::Add(a, b) => Some(Term::add(b.clone(), a.clone())),
+        Expr::Add(a, b) => Some(Term::sum(b.clone(), a.clone())),
         _ => None,
     })
 }
@@ -397,9 +421,9 @@ pub fn add_comm() -> Strategy<Term> {
 pub fn distribute() -> Strategy<Term> {
     rule("distribute", |t: &Term| match t.expr() {
         Expr::Mul(a, sum) => match sum.expr() {
-            Expr::Add(b, c) => Some(Term::add(
-                Term::mul(a.clone(), b.clone()),
-                Term::mul(a.clone(), c.clone()),
+            Expr::Add(b, c) => Some(Term::sum(
+                Term::product(a.clone(), b.clone()),
+                Term::product(a.clone(), c.clone()),
             )),
             _ => None,
         },

@@ -134,3 +134,19 @@ impl FromStr for Path {
         Ok(Path(steps))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_print_and_parse() {
+        for text in ["[]", "[0]", "[0, 1, 12]"] {
+            assert_eq!(text.parse::<Path>().unwrap().to_string(), text);
+        }
+        assert_eq!(" [ 1,2 ] ".parse::<Path>().unwrap().as_slice(), &[1, 2]);
+        assert_eq!("[0, x]".parse::<Path>().unwrap_err().offset, 3);
+        assert_eq!("0, 1".parse::<Path>().unwrap_err().offset, 0);
+        assert!(Path::from(vec![0, 1]).starts_with(&Path::from(vec![0])));
+    }
+}

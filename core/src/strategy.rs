@@ -58,7 +58,7 @@ pub trait StrategyImpl<P>: Send + Sync + 'static {
 ///     fn name(&self) -> Name { Name::new("constFirst") }
 ///     fn rewrite(&self, t: &Term) -> Option<Term> {
 ///         match t.expr() {
-///             Expr::Mul(x, c) if c.as_num() == Some(self.0) => Some(Term::mul(c.clone(), x.clone())),
+///             Expr::Mul(x, c) if c.as_num() == Some(self.0) => Some(Term::product(c.clone(), x.clone())),
 ///             _ => None,
 ///         }
 ///     }

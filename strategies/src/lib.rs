@@ -29,12 +29,14 @@ mod basic;
 mod location;
 mod memo;
 mod predicates;
+mod recursive;
 mod traversal;
 
 pub use basic::{apply_n, fail, id, repeat, repeat_n, try_};
 pub use elevate_core::{left_choice, rule, seq, Context, Program, Strategy};
 pub use location::{at_path, position, skip};
 pub use predicates::{contains, debug, if_then_else, inspect, is_equal_to, not, peek};
+pub use recursive::recursive;
 pub use traversal::{
     all, all_bottom_up, all_top_down, alltd, bottom_up, downup, normalize, one, some, somebu,
     sometd, top_down, try_all,

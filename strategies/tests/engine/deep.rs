@@ -1,0 +1,90 @@
+//! Programs 100,000 levels deep: no traversal, comparison, print or drop overflows.
+//!
+//! Test threads run on small stacks (2 MiB by default), which makes this a real test.
+
+use elevate_core::arith::{self, Term};
+use elevate_core::{Context, Path};
+use elevate_strategies::*;
+
+const DEPTH: usize = 100_000;
+
+/// `-(-(...(x + 0)...))` with `DEPTH` negations.
+fn deep_negations() -> Term {
+    (0..DEPTH).fold(Term::sum(Term::var("x"), Term::num(0)), |t, _| {
+        Term::negate(t)
+    })
+}
+
+/// `((x + 0) * 1) * 1 ...`, nesting to the left `DEPTH` times.
+fn deep_products() -> Term {
+    (0..DEPTH).fold(Term::sum(Term::var("x"), Term::num(0)), |t, _| {
+        Term::product(t, Term::num(1))
+    })
+}
+
+#[test]
+fn whole_program_traversals_reach_the_bottom() {
+    let t = deep_negations();
+    let r = top_down(arith::add_zero()).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = bottom_up(arith::add_zero()).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = try_all(arith::add_zero()).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = all_top_down(try_(arith::add_zero())).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = all_bottom_up(try_(arith::add_zero())).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = downup(try_(arith::add_zero())).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    assert!(alltd(arith::add_zero()).run(&t).is_ok());
+    assert!(sometd(arith::add_zero()).run(&t).is_ok());
+    assert!(somebu(arith::add_zero()).run(&t).is_ok());
+    assert!(top_down(arith::mul_one()).run(&t).is_err());
+}
+
+#[test]
+fn normalize_removes_every_rewrite_in_deep_programs() {
+    let r = normalize(arith::neg_neg() | arith::add_zero())
+        .run(&deep_negations())
+        .unwrap();
+    assert_eq!(r.to_string(), "x");
+    let mut cx = Context::default();
+    let r = normalize(arith::mul_one() | arith::add_zero())
+        .apply(&deep_products(), &mut cx)
+        .unwrap();
+    assert_eq!(r.to_string(), "x");
+    assert_eq!(cx.stats().steps, DEPTH as u64 + 1);
+}
+
+#[test]
+fn locations_reach_the_bottom() {
+    let t = deep_negations();
+    let bottom = Path::from(vec![0; DEPTH]);
+    let r = at_path(bottom.clone(), arith::add_zero()).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = position(DEPTH, arith::add_zero()).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let r = skip(0, arith::add_zero()).run(&t).unwrap();
+    assert_eq!(r.size(), t.size() - 2);
+    let mut cursor = elevate_core::Cursor::new(t.clone());
+    cursor.goto(&bottom).unwrap();
+    cursor
+        .apply(&arith::add_zero(), &mut Context::default())
+        .unwrap();
+    assert_eq!(cursor.into_root(), r);
+    assert!(contains(Term::var("x")).run(&t).is_ok());
+}
+
+#[test]
+fn deep_programs_compare_print_parse_and_drop() {
+    let (a, b) = (deep_negations(), deep_negations());
+    assert_eq!(a, b);
+    let c = top_down(arith::add_zero()).run(&b).unwrap();
+    assert_ne!(a, c);
+    let text = deep_products().to_string();
+    assert!(text.starts_with("(x + 0) * 1 * 1"));
+    let parsed: Term = text.parse().unwrap();
+    assert_eq!(parsed, deep_products());
+    drop((a, b, c, parsed));
+}

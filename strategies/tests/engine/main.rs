@@ -1,0 +1,10 @@
+//! Tests of the strategy engine on the small arithmetic IR of `elevate_core::arith`.
+
+mod arith;
+mod budget;
+mod cursor;
+mod deep;
+mod gen;
+mod laws;
+mod persistence;
+mod traversals;
