@@ -189,6 +189,11 @@ impl Program for Term {
     }
 
     #[inline]
+    fn prefetch(&self) {
+        self.0.prefetch()
+    }
+
+    #[inline]
     fn node_id(&self) -> Option<NodeId> {
         Some(self.0.id())
     }

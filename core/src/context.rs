@@ -109,6 +109,9 @@ pub struct Context {
     started: Instant,
     deadline: Option<Instant>,
     exhausted: Option<BudgetLimit>,
+    /// The application count at which [`enter`](Self::enter) next leaves its fast
+    /// path to check the budget: one comparison per application otherwise.
+    next_check: u64,
     trace: Option<Vec<TraceEntry>>,
     path: Vec<u32>,
     log: Log,
@@ -132,6 +135,7 @@ impl Context {
             started,
             deadline: budget.max_time.map(|t| started + t),
             exhausted: None,
+            next_check: 0,
             trace: None,
             path: Vec::new(),
             log: Log::default(),
@@ -185,6 +189,7 @@ impl Context {
         self.started = Instant::now();
         self.deadline = self.budget.max_time.map(|t| self.started + t);
         self.exhausted = None;
+        self.next_check = self.stats.applications;
     }
 
     /// The trace, if recording.
@@ -240,20 +245,39 @@ impl Context {
     #[inline]
     pub fn enter(&mut self, strategy: impl FnOnce() -> Name) -> Result<(), Failure> {
         self.stats.applications += 1;
+        if self.stats.applications < self.next_check {
+            return Ok(());
+        }
+        self.check_budget(strategy)
+    }
+
+    /// The slow path of [`enter`](Self::enter): checks every limit, and decides when
+    /// to check next (at the application limit, or after `CLOCK_EVERY` applications
+    /// when there is a deadline).
+    #[cold]
+    fn check_budget(&mut self, strategy: impl FnOnce() -> Name) -> Result<(), Failure> {
         if let Some(limit) = self.exhausted {
             return Err(Failure::budget(strategy(), limit));
         }
+        let applications = self.stats.applications;
         if let Some(max) = self.budget.max_applications {
-            if self.stats.applications > max {
+            if applications > max {
                 return Err(self.exhaust(strategy(), BudgetLimit::Applications(max)));
             }
         }
         if let Some(deadline) = self.deadline {
-            if self.stats.applications % CLOCK_EVERY == 0 && Instant::now() >= deadline {
+            if Instant::now() >= deadline {
                 let ms = self.budget.max_time.unwrap_or_default().as_millis() as u64;
                 return Err(self.exhaust(strategy(), BudgetLimit::Time(ms)));
             }
         }
+        let at_limit = self.budget.max_applications.map_or(u64::MAX, |max| max + 1);
+        let at_clock = if self.deadline.is_some() {
+            applications + CLOCK_EVERY
+        } else {
+            u64::MAX
+        };
+        self.next_check = at_limit.min(at_clock);
         Ok(())
     }
 
@@ -278,6 +302,7 @@ impl Context {
 
     fn exhaust(&mut self, strategy: Name, limit: BudgetLimit) -> Failure {
         self.exhausted = Some(limit);
+        self.next_check = 0;
         Failure::budget(strategy, limit)
     }
 
@@ -287,11 +312,17 @@ impl Context {
     }
 
     /// Runs `f` with the current location extended by child `index`. Traversals call
-    /// this when they descend, so traces know where rules apply.
+    /// this when they descend, so traces know where rules apply, and so that deep
+    /// programs cannot overflow the stack: every few levels, `f` runs on a fresh stack
+    /// segment if this one runs low (see [`stack`](crate::stack)).
     #[inline]
     pub fn descend<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
         self.path.push(index as u32);
-        let result = f(self);
+        let result = if self.path.len() % crate::stack::CHECK_EVERY_LEVELS == 0 {
+            crate::stack::guard(|| f(self))
+        } else {
+            f(self)
+        };
         self.path.pop();
         result
     }
@@ -300,7 +331,7 @@ impl Context {
     pub fn descend_path<R>(&mut self, path: &Path, f: impl FnOnce(&mut Self) -> R) -> R {
         let depth = self.path.len();
         self.path.extend_from_slice(path.as_slice());
-        let result = f(self);
+        let result = crate::stack::guard(|| f(self));
         self.path.truncate(depth);
         result
     }

@@ -57,8 +57,9 @@ pub enum FailureKind {
 pub struct Failure {
     strategy: Name,
     kind: FailureKind,
-    /// Child positions from the innermost outwards (pushed while propagating up).
-    reversed_path: Vec<u32>,
+    /// Child positions from the innermost outwards (pushed while propagating up);
+    /// boxed so that the common failure, at the place it happened, stays small.
+    reversed_path: Option<Box<Vec<u32>>>,
 }
 
 impl Failure {
@@ -68,7 +69,7 @@ impl Failure {
         Failure {
             strategy: strategy.into(),
             kind: FailureKind::NoMatch,
-            reversed_path: Vec::new(),
+            reversed_path: None,
         }
     }
 
@@ -77,21 +78,26 @@ impl Failure {
         Failure {
             strategy: strategy.into(),
             kind: FailureKind::Budget(limit),
-            reversed_path: Vec::new(),
+            reversed_path: None,
         }
     }
 
     /// The same failure, seen from the parent of the node where it happened.
     #[inline]
     pub fn in_child(mut self, index: usize) -> Self {
-        self.reversed_path.push(index as u32);
+        self.reversed_path
+            .get_or_insert_with(Default::default)
+            .push(index as u32);
         self
     }
 
     /// The same failure, seen from `path` above the node where it happened.
     pub fn at_path(mut self, path: &Path) -> Self {
-        self.reversed_path
-            .extend(path.as_slice().iter().rev().copied());
+        if !path.is_empty() {
+            self.reversed_path
+                .get_or_insert_with(Default::default)
+                .extend(path.as_slice().iter().rev().copied());
+        }
         self
     }
 
@@ -113,7 +119,8 @@ impl Failure {
 
     /// Where it failed, relative to where the reporting strategy was applied.
     pub fn path(&self) -> Path {
-        Path::from(self.reversed_path.iter().rev().copied().collect::<Vec<_>>())
+        let steps = self.reversed_path.as_deref().map_or(&[][..], Vec::as_slice);
+        Path::from(steps.iter().rev().copied().collect::<Vec<_>>())
     }
 }
 

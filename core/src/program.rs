@@ -47,6 +47,13 @@ pub trait Program: Clone + Send + Sync + 'static {
         None
     }
 
+    /// A hint that this node's data will be read soon (a cache prefetch). Traversals
+    /// call it on the children of the node they are about to try a strategy on, so
+    /// the memory latency of the next visit overlaps the work of this one. Optional:
+    /// shared-node programs forward it to [`Node::prefetch`](crate::Node::prefetch).
+    #[inline]
+    fn prefetch(&self) {}
+
     /// Whether `self` and `other` are the very same node (not merely equal).
     #[inline]
     fn same_node(&self, other: &Self) -> bool {

@@ -4,10 +4,18 @@
 //! (traversals, equality, printing, dropping) calls [`guard`] once per level: when the
 //! current stack runs low, the closure continues on a fresh heap-allocated segment.
 
-/// Space left on the stack below which a new segment is allocated.
-const RED_ZONE: usize = 128 * 1024;
+/// Space left on the stack below which a new segment is allocated. Generous, because
+/// traversals check only every [`CHECK_EVERY_LEVELS`] levels: what runs between two
+/// checks (a few traversal frames, plus the strategies applied at those nodes) must
+/// fit in it.
+const RED_ZONE: usize = 1024 * 1024;
 /// Size of each new stack segment.
-const SEGMENT: usize = 4 * 1024 * 1024;
+const SEGMENT: usize = 8 * 1024 * 1024;
+
+/// How many levels a traversal descends between two stack checks
+/// ([`Context::descend`](crate::Context::descend)): checking costs about as much as
+/// visiting a node, so traversals check every few levels.
+pub const CHECK_EVERY_LEVELS: usize = 8;
 
 /// Runs `f`, first moving to a new stack segment if little stack is left.
 ///

@@ -26,10 +26,23 @@ pub enum Precedence {
 /// Implementations apply their sub-strategies through [`Strategy::apply`] (which counts
 /// the application and checks the budget), propagate budget failures untouched
 /// ([`Failure::is_budget`]), and descend into children through
-/// [`Context::descend`] inside [`stack::guard`](crate::stack::guard).
+/// [`Context::descend`] (which also keeps deep recursion off the end of the stack).
 pub trait StrategyImpl<P>: Send + Sync + 'static {
     /// Rewrites `program`, or fails.
     fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P>;
+
+    /// Like [`apply`](Self::apply), for callers that recover from an ordinary failure
+    /// without looking at it (choice, `try`, the traversals): `Ok(None)` is an
+    /// ordinary failure, `Err` only a spent budget. Override it when a failure can be
+    /// reported more cheaply than by building a [`Failure`], as rules do.
+    #[inline]
+    fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
+        match self.apply(program, cx) {
+            Ok(result) => Ok(Some(result)),
+            Err(failure) if failure.is_budget() => Err(failure),
+            Err(_) => Ok(None),
+        }
+    }
 
     /// The strategy's name, e.g. `topDown`, reported in failures.
     fn name(&self) -> Name;
@@ -96,6 +109,17 @@ impl<P, R: Rule<P>> StrategyImpl<P> for RuleStrategy<R> {
                 Ok(result)
             }
             None => Err(Failure::no_match(self.0.name())),
+        }
+    }
+
+    #[inline]
+    fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
+        match self.0.rewrite(program) {
+            Some(result) => {
+                cx.record_step(&self.0.name())?;
+                Ok(Some(result))
+            }
+            None => Ok(None),
         }
     }
 
@@ -185,6 +209,20 @@ impl<P: 'static> Strategy<P> {
         let mark = cx.trace_mark();
         let result = self.0.apply(program, cx);
         if result.is_err() {
+            cx.rollback_trace(mark);
+        }
+        result
+    }
+
+    /// Applies the strategy where the caller recovers from an ordinary failure without
+    /// looking at it: `Ok(None)` is an ordinary failure, `Err` a spent budget. Cheaper
+    /// than [`apply`](Self::apply) for rules, which then build no [`Failure`].
+    #[inline]
+    pub fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
+        cx.enter(|| self.0.name())?;
+        let mark = cx.trace_mark();
+        let result = self.0.attempt(program, cx);
+        if !matches!(result, Ok(Some(_))) {
             cx.rollback_trace(mark);
         }
         result
@@ -291,6 +329,14 @@ impl<P: 'static> StrategyImpl<P> for Seq<P> {
         self.second.apply(&intermediate, cx)
     }
 
+    #[inline]
+    fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
+        match self.first.attempt(program, cx)? {
+            Some(intermediate) => self.second.attempt(&intermediate, cx),
+            None => Ok(None),
+        }
+    }
+
     fn name(&self) -> Name {
         Name::new("seq")
     }
@@ -319,9 +365,17 @@ struct LeftChoice<P> {
 impl<P: 'static> StrategyImpl<P> for LeftChoice<P> {
     #[inline]
     fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
-        match self.first.apply(program, cx) {
-            Err(failure) if !failure.is_budget() => self.second.apply(program, cx),
-            result => result,
+        match self.first.attempt(program, cx)? {
+            Some(result) => Ok(result),
+            None => self.second.apply(program, cx),
+        }
+    }
+
+    #[inline]
+    fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
+        match self.first.attempt(program, cx)? {
+            Some(result) => Ok(Some(result)),
+            None => self.second.attempt(program, cx),
         }
     }
 

@@ -42,10 +42,7 @@ struct Try<P>(Strategy<P>);
 impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for Try<P> {
     #[inline]
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
-        match self.0.apply(p, cx) {
-            Err(e) if !e.is_budget() => Ok(p.clone()),
-            result => result,
-        }
+        Ok(self.0.attempt(p, cx)?.unwrap_or_else(|| p.clone()))
     }
 
     fn name(&self) -> Name {
@@ -76,13 +73,10 @@ impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for Repeat<P> {
         // A loop, not Elevate's `try(s ; repeat(s))`: a million iterations must not
         // mean a million stack frames.
         let mut current = p.clone();
-        loop {
-            match self.0.apply(&current, cx) {
-                Ok(next) => current = next,
-                Err(e) if e.is_budget() => return Err(e),
-                Err(_) => return Ok(current),
-            }
+        while let Some(next) = self.0.attempt(&current, cx)? {
+            current = next;
         }
+        Ok(current)
     }
 
     fn name(&self) -> Name {

@@ -1,6 +1,5 @@
 //! Strategies at absolute locations: a path, a pre-order position, the n-th match.
 
-use elevate_core::stack::guard;
 use elevate_core::{Context, Failure, Name, Path, Program, RewriteResult, Strategy, StrategyImpl};
 use std::fmt;
 
@@ -19,7 +18,7 @@ impl<P: Program> AtPath<P> {
             return Err(Failure::no_match("atPath"));
         }
         let rewritten = cx
-            .descend(index, |cx| guard(|| self.go(p.child(index), depth + 1, cx)))
+            .descend(index, |cx| self.go(p.child(index), depth + 1, cx))
             .map_err(|e| e.in_child(index))?;
         Ok(p.with_child(index, rewritten))
     }
@@ -71,9 +70,7 @@ impl<P: Program> Position<P> {
         *remaining -= 1;
         for index in 0..p.arity() {
             let child = p.child(index);
-            if let Search::Done(result) =
-                cx.descend(index, |cx| guard(|| self.go(child, remaining, cx)))
-            {
+            if let Search::Done(result) = cx.descend(index, |cx| self.go(child, remaining, cx)) {
                 return Search::Done(
                     result
                         .map(|r| p.with_child(index, r))
@@ -125,21 +122,19 @@ struct Skip<P> {
 impl<P: Program> Skip<P> {
     fn go(&self, p: &P, remaining: &mut usize, cx: &mut Context) -> Search<P> {
         let mark = cx.trace_mark();
-        match self.s.apply(p, cx) {
-            Ok(result) if *remaining == 0 => return Search::Done(Ok(result)),
-            Ok(_) => {
+        match self.s.attempt(p, cx) {
+            Ok(Some(result)) if *remaining == 0 => return Search::Done(Ok(result)),
+            Ok(Some(_)) => {
                 // A skipped match: its rewrites are not part of the result.
                 cx.rollback_trace(mark);
                 *remaining -= 1;
             }
-            Err(e) if e.is_budget() => return Search::Done(Err(e)),
-            Err(_) => {}
+            Err(e) => return Search::Done(Err(e)),
+            Ok(None) => {}
         }
         for index in 0..p.arity() {
             let child = p.child(index);
-            if let Search::Done(result) =
-                cx.descend(index, |cx| guard(|| self.go(child, remaining, cx)))
-            {
+            if let Search::Done(result) = cx.descend(index, |cx| self.go(child, remaining, cx)) {
                 return Search::Done(
                     result
                         .map(|r| p.with_child(index, r))

@@ -8,10 +8,9 @@ struct Not<P>(Strategy<P>);
 
 impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for Not<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
-        match self.0.apply(p, cx) {
-            Ok(_) => Err(Failure::no_match("not")),
-            Err(e) if e.is_budget() => Err(e),
-            Err(_) => Ok(p.clone()),
+        match self.0.attempt(p, cx)? {
+            Some(_) => Err(Failure::no_match("not")),
+            None => Ok(p.clone()),
         }
     }
 
@@ -46,14 +45,13 @@ struct IfThenElse<P> {
 impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for IfThenElse<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
         let mark = cx.trace_mark();
-        match self.condition.apply(p, cx) {
-            Ok(_) => {
+        match self.condition.attempt(p, cx)? {
+            Some(_) => {
                 // Only the branch's rewrites are part of the result.
                 cx.rollback_trace(mark);
                 self.then.apply(p, cx)
             }
-            Err(e) if e.is_budget() => Err(e),
-            Err(_) => self.otherwise.apply(p, cx),
+            None => self.otherwise.apply(p, cx),
         }
     }
 

@@ -3,22 +3,25 @@
 //! The whole-program traversals are implemented directly (one Rust function per
 //! traversal, recursing through the children) rather than by literally building
 //! `s <+ one(topDown(s))`: the same meaning, without allocating a strategy per node.
+//! Where a traversal recovers from a failure without looking at it, it uses
+//! [`Strategy::attempt`], so a rule that does not match costs no [`Failure`].
 
 use crate::memo::{with_failed_set, FailedSet};
-use elevate_core::stack::guard;
 use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
 use std::fmt;
 
-/// Applies `f` to child `index` of `program`, at the child's location, on a stack that
-/// cannot overflow.
+/// What [`Strategy::attempt`] returns: `Ok(None)` is an ordinary failure.
+type Attempt<P> = Result<Option<P>, Failure>;
+
+/// Applies `f` to child `index` of `program`, at the child's location.
 #[inline]
-fn in_child<P: Program>(
+fn in_child<P: Program, R>(
     program: &P,
     index: usize,
     cx: &mut Context,
-    f: &mut impl FnMut(&P, &mut Context) -> RewriteResult<P>,
-) -> RewriteResult<P> {
-    cx.descend(index, |cx| guard(|| f(program.child(index), cx)))
+    f: &mut impl FnMut(&P, &mut Context) -> R,
+) -> R {
+    cx.descend(index, |cx| f(program.child(index), cx))
 }
 
 /// `f` on every child; fails if any fails. Returns `program` itself (not a copy) if
@@ -56,18 +59,17 @@ fn one_child<P: Program>(
     program: &P,
     cx: &mut Context,
     mut failed: Option<&mut FailedSet<P>>,
-    mut f: impl FnMut(&P, &mut Context, Option<&mut FailedSet<P>>) -> RewriteResult<P>,
-) -> RewriteResult<Option<P>> {
+    mut f: impl FnMut(&P, &mut Context, Option<&mut FailedSet<P>>) -> Attempt<P>,
+) -> Attempt<P> {
     for index in 0..program.arity() {
         let child = program.child(index);
         if failed.as_ref().is_some_and(|set| set.contains(child)) {
             continue;
         }
-        let result = cx.descend(index, |cx| guard(|| f(child, cx, failed.as_deref_mut())));
-        match result {
-            Ok(rewritten) => return Ok(Some(program.with_child(index, rewritten))),
-            Err(e) if e.is_budget() => return Err(e.in_child(index)),
-            Err(_) => {
+        let result = cx.descend(index, |cx| f(child, cx, failed.as_deref_mut()));
+        match result.map_err(|e| e.in_child(index))? {
+            Some(rewritten) => return Ok(Some(program.with_child(index, rewritten))),
+            None => {
                 if let Some(set) = failed.as_deref_mut() {
                     set.insert(child);
                 }
@@ -82,33 +84,21 @@ fn one_child<P: Program>(
 fn some_children<P: Program>(
     program: &P,
     cx: &mut Context,
-    mut f: impl FnMut(&P, &mut Context) -> RewriteResult<P>,
-) -> RewriteResult<Option<P>> {
+    mut f: impl FnMut(&P, &mut Context) -> Attempt<P>,
+) -> Attempt<P> {
     let arity = program.arity();
     let mut children = Vec::with_capacity(arity);
     let mut any = false;
     for index in 0..arity {
-        match in_child(program, index, cx, &mut f) {
-            Ok(rewritten) => {
+        match in_child(program, index, cx, &mut f).map_err(|e| e.in_child(index))? {
+            Some(rewritten) => {
                 any = true;
                 children.push(rewritten);
             }
-            Err(e) if e.is_budget() => return Err(e.in_child(index)),
-            Err(_) => children.push(program.child(index).clone()),
+            None => children.push(program.child(index).clone()),
         }
     }
     Ok(any.then(|| program.with_children(children)))
-}
-
-/// Continues with `then` only after an ordinary failure; success and budget
-/// failures are final.
-macro_rules! or_else {
-    ($attempt:expr, $then:expr) => {
-        match $attempt {
-            Err(e) if !e.is_budget() => $then,
-            done => done,
-        }
-    };
 }
 
 /// The kinds of traversal, each a strategy over one sub-strategy.
@@ -147,6 +137,20 @@ impl Kind {
             Kind::Normalize => "normalize",
         }
     }
+
+    /// Whether a failure of this traversal is best reported where it happened
+    /// (the `all` family: which child failed), rather than as the traversal's own.
+    fn reports_inner_failures(self) -> bool {
+        matches!(
+            self,
+            Kind::All
+                | Kind::AllTopDown
+                | Kind::AllBottomUp
+                | Kind::TryAll
+                | Kind::Downup
+                | Kind::Alltd
+        )
+    }
 }
 
 struct Traversal<P> {
@@ -155,34 +159,31 @@ struct Traversal<P> {
 }
 
 impl<P: Program> Traversal<P> {
-    fn fail(&self) -> Failure {
-        Failure::no_match(self.kind.name())
+    fn top_down(&self, p: &P, cx: &mut Context, failed: Option<&mut FailedSet<P>>) -> Attempt<P> {
+        if let Some(rewritten) = self.s.attempt(p, cx)? {
+            return Ok(Some(rewritten));
+        }
+        one_child(p, cx, failed, |c, cx, failed| self.top_down(c, cx, failed))
     }
 
-    fn top_down(
-        &self,
-        p: &P,
-        cx: &mut Context,
-        failed: Option<&mut FailedSet<P>>,
-    ) -> RewriteResult<P> {
-        or_else!(self.s.apply(p, cx), {
-            one_child(p, cx, failed, |c, cx, failed| self.top_down(c, cx, failed))?
-                .ok_or_else(|| self.fail())
-        })
-    }
-
-    fn bottom_up(
-        &self,
-        p: &P,
-        cx: &mut Context,
-        failed: Option<&mut FailedSet<P>>,
-    ) -> RewriteResult<P> {
+    fn bottom_up(&self, p: &P, cx: &mut Context, failed: Option<&mut FailedSet<P>>) -> Attempt<P> {
         match one_child(p, cx, failed, |c, cx, failed| self.bottom_up(c, cx, failed))? {
-            Some(rewritten) => Ok(rewritten),
-            None => self
-                .s
-                .apply(p, cx)
-                .map_err(|e| if e.is_budget() { e } else { self.fail() }),
+            Some(rewritten) => Ok(Some(rewritten)),
+            None => self.s.attempt(p, cx),
+        }
+    }
+
+    fn sometd(&self, p: &P, cx: &mut Context) -> Attempt<P> {
+        match self.s.attempt(p, cx)? {
+            Some(rewritten) => Ok(Some(rewritten)),
+            None => some_children(p, cx, |c, cx| self.sometd(c, cx)),
+        }
+    }
+
+    fn somebu(&self, p: &P, cx: &mut Context) -> Attempt<P> {
+        match some_children(p, cx, |c, cx| self.somebu(c, cx))? {
+            Some(rewritten) => Ok(Some(rewritten)),
+            None => self.s.attempt(p, cx),
         }
     }
 
@@ -196,13 +197,9 @@ impl<P: Program> Traversal<P> {
         self.s.apply(&below, cx)
     }
 
-    fn try_here(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
-        or_else!(self.s.apply(p, cx), Ok(p.clone()))
-    }
-
     fn try_all(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
         let below = all_children(p, cx, |c, cx| self.try_all(c, cx))?;
-        self.try_here(&below, cx)
+        Ok(self.s.attempt(&below, cx)?.unwrap_or(below))
     }
 
     fn downup(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
@@ -212,41 +209,24 @@ impl<P: Program> Traversal<P> {
     }
 
     fn alltd(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
-        or_else!(
-            self.s.apply(p, cx),
-            all_children(p, cx, |c, cx| self.alltd(c, cx))
-        )
-    }
-
-    fn sometd(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
-        or_else!(self.s.apply(p, cx), {
-            some_children(p, cx, |c, cx| self.sometd(c, cx))?.ok_or_else(|| self.fail())
-        })
-    }
-
-    fn somebu(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
-        match some_children(p, cx, |c, cx| self.somebu(c, cx))? {
+        match self.s.attempt(p, cx)? {
             Some(rewritten) => Ok(rewritten),
-            None => self
-                .s
-                .apply(p, cx)
-                .map_err(|e| if e.is_budget() { e } else { self.fail() }),
+            None => all_children(p, cx, |c, cx| self.alltd(c, cx)),
         }
     }
 
     /// A memoized traversal from the root: fails at once on a known failure, and
     /// records a new one.
     fn memoized(
-        &self,
         p: &P,
         failed: Option<&mut FailedSet<P>>,
-        run: impl FnOnce(Option<&mut FailedSet<P>>) -> RewriteResult<P>,
-    ) -> RewriteResult<P> {
+        run: impl FnOnce(Option<&mut FailedSet<P>>) -> Attempt<P>,
+    ) -> Attempt<P> {
         match failed {
-            Some(set) if set.contains(p) => Err(self.fail()),
+            Some(set) if set.contains(p) => Ok(None),
             Some(set) => {
                 let result = run(Some(&mut *set));
-                if matches!(&result, Err(e) if !e.is_budget()) {
+                if matches!(result, Ok(None)) {
                     set.insert(p);
                 }
                 result
@@ -263,45 +243,61 @@ impl<P: Program> Traversal<P> {
     ) -> RewriteResult<P> {
         let mut current = p.clone();
         loop {
-            let step = self.memoized(&current, failed.as_deref_mut(), |failed| {
+            let step = Self::memoized(&current, failed.as_deref_mut(), |failed| {
                 self.top_down(&current, cx, failed)
-            });
+            })?;
             match step {
-                Ok(next) => current = next,
-                Err(e) if e.is_budget() => return Err(e),
-                Err(_) => return Ok(current),
+                Some(next) => current = next,
+                None => return Ok(current),
             }
+        }
+    }
+
+    /// The traversals of the `all` family, which report where they failed.
+    fn apply_reporting(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
+        match self.kind {
+            Kind::All => all_children(p, cx, |c, cx| self.s.apply(c, cx)),
+            Kind::AllTopDown => self.all_top_down(p, cx),
+            Kind::AllBottomUp => self.all_bottom_up(p, cx),
+            Kind::TryAll => self.try_all(p, cx),
+            Kind::Downup => self.downup(p, cx),
+            Kind::Alltd => self.alltd(p, cx),
+            _ => unreachable!("{} reports its own failures", self.kind.name()),
         }
     }
 }
 
 impl<P: Program> StrategyImpl<P> for Traversal<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
+        if self.kind.reports_inner_failures() {
+            self.apply_reporting(p, cx)
+        } else {
+            self.attempt(p, cx)?
+                .ok_or_else(|| Failure::no_match(self.kind.name()))
+        }
+    }
+
+    fn attempt(&self, p: &P, cx: &mut Context) -> Attempt<P> {
         match self.kind {
-            Kind::All => all_children(p, cx, |c, cx| self.s.apply(c, cx)),
-            Kind::One => {
-                one_child(p, cx, None, |c, cx, _| self.s.apply(c, cx))?.ok_or_else(|| self.fail())
-            }
-            Kind::Some => {
-                some_children(p, cx, |c, cx| self.s.apply(c, cx))?.ok_or_else(|| self.fail())
-            }
+            Kind::One => one_child(p, cx, None, |c, cx, _| self.s.attempt(c, cx)),
+            Kind::Some => some_children(p, cx, |c, cx| self.s.attempt(c, cx)),
             Kind::TopDown => with_failed_set(cx, &self.s, "topDown", false, |cx, failed| {
-                self.memoized(p, failed, |failed| self.top_down(p, cx, failed))
+                Self::memoized(p, failed, |failed| self.top_down(p, cx, failed))
             }),
             Kind::BottomUp => with_failed_set(cx, &self.s, "bottomUp", false, |cx, failed| {
-                self.memoized(p, failed, |failed| self.bottom_up(p, cx, failed))
+                Self::memoized(p, failed, |failed| self.bottom_up(p, cx, failed))
             }),
-            Kind::AllTopDown => self.all_top_down(p, cx),
-            Kind::AllBottomUp => self.all_bottom_up(p, cx),
-            Kind::TryAll => self.try_all(p, cx),
-            Kind::Downup => self.downup(p, cx),
-            Kind::Alltd => self.alltd(p, cx),
             Kind::Sometd => self.sometd(p, cx),
             Kind::Somebu => self.somebu(p, cx),
             // `normalize(s)` repeats `topDown(s)`, so it shares that memo table.
             Kind::Normalize => with_failed_set(cx, &self.s, "topDown", true, |cx, failed| {
-                self.normalize(p, cx, failed)
+                self.normalize(p, cx, failed).map(Some)
             }),
+            _ => match self.apply_reporting(p, cx) {
+                Ok(rewritten) => Ok(Some(rewritten)),
+                Err(e) if e.is_budget() => Err(e),
+                Err(_) => Ok(None),
+            },
         }
     }
 
