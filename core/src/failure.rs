@@ -59,6 +59,7 @@ pub struct Failure {
     kind: FailureKind,
     /// Child positions from the innermost outwards (pushed while propagating up);
     /// boxed so that the common failure, at the place it happened, stays small.
+    #[allow(clippy::box_collection)]
     reversed_path: Option<Box<Vec<u32>>>,
 }
 
