@@ -40,10 +40,12 @@ pub enum FailureKind {
 
 /// A strategy failed: which named strategy, where, and why.
 ///
-/// Failures are created on the hot path of every traversal (each node where a rule does
-/// not match), so building one costs no allocation and no formatting: the name is a
-/// cheap clone and the location starts empty. Location combinators (`all`, `atPath`,
-/// ...) extend the location as the failure propagates up to them.
+/// Building a failure costs one small allocation and no formatting; the hot paths do
+/// not build one at all: traversals, choice, `try` and `repeat` recover from ordinary
+/// failures through [`Strategy::attempt`](crate::Strategy::attempt), where a rule that
+/// does not match just says so. A failure is built where someone may look at it, and
+/// location combinators (`all`, `atPath`, ...) extend its location as it propagates
+/// up to them. Boxed, it keeps a `Result<P, Failure>` two words wide.
 ///
 /// ```
 /// use elevate_core::{Failure, FailureKind};
@@ -54,87 +56,94 @@ pub enum FailureKind {
 /// assert_eq!(f.to_string(), "strategy `mapFusion` failed at [0, 1]");
 /// ```
 #[derive(Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct Failure(Box<Details>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Details {
     strategy: Name,
     kind: FailureKind,
-    /// Child positions from the innermost outwards (pushed while propagating up);
-    /// boxed so that the common failure, at the place it happened, stays small.
-    #[allow(clippy::box_collection)]
-    reversed_path: Option<Box<Vec<u32>>>,
+    /// Child positions from the innermost outwards (pushed while propagating up).
+    reversed_path: Vec<u32>,
 }
 
 impl Failure {
     /// `strategy` does not apply here.
-    #[inline]
     pub fn no_match(strategy: impl Into<Name>) -> Self {
-        Failure {
+        Failure(Box::new(Details {
             strategy: strategy.into(),
             kind: FailureKind::NoMatch,
-            reversed_path: None,
-        }
+            reversed_path: Vec::new(),
+        }))
     }
 
     /// The budget ran out while `strategy` was being applied.
     pub fn budget(strategy: impl Into<Name>, limit: BudgetLimit) -> Self {
-        Failure {
+        Failure(Box::new(Details {
             strategy: strategy.into(),
             kind: FailureKind::Budget(limit),
-            reversed_path: None,
-        }
+            reversed_path: Vec::new(),
+        }))
     }
 
     /// The same failure, seen from the parent of the node where it happened.
     #[inline]
     pub fn in_child(mut self, index: usize) -> Self {
-        self.reversed_path
-            .get_or_insert_with(Default::default)
-            .push(index as u32);
+        self.0.reversed_path.push(index as u32);
         self
     }
 
     /// The same failure, seen from `path` above the node where it happened.
     pub fn at_path(mut self, path: &Path) -> Self {
-        if !path.is_empty() {
-            self.reversed_path
-                .get_or_insert_with(Default::default)
-                .extend(path.as_slice().iter().rev().copied());
-        }
+        self.0
+            .reversed_path
+            .extend(path.as_slice().iter().rev().copied());
         self
     }
 
     /// The name of the strategy that failed.
     pub fn strategy(&self) -> &Name {
-        &self.strategy
+        &self.0.strategy
     }
 
     /// Why it failed.
     pub fn kind(&self) -> FailureKind {
-        self.kind
+        self.0.kind
     }
 
     /// Whether the budget ran out (as opposed to an ordinary mismatch).
     #[inline]
     pub fn is_budget(&self) -> bool {
-        matches!(self.kind, FailureKind::Budget(_))
+        matches!(self.0.kind, FailureKind::Budget(_))
     }
 
     /// Where it failed, relative to where the reporting strategy was applied.
     pub fn path(&self) -> Path {
-        let steps = self.reversed_path.as_deref().map_or(&[][..], Vec::as_slice);
-        Path::from(steps.iter().rev().copied().collect::<Vec<_>>())
+        Path::from(
+            self.0
+                .reversed_path
+                .iter()
+                .rev()
+                .copied()
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
+        match self.kind() {
             FailureKind::NoMatch => {
-                write!(f, "strategy `{}` failed at {}", self.strategy, self.path())
+                write!(
+                    f,
+                    "strategy `{}` failed at {}",
+                    self.strategy(),
+                    self.path()
+                )
             }
             FailureKind::Budget(limit) => write!(
                 f,
                 "budget of {limit} exhausted in `{}` at {}",
-                self.strategy,
+                self.strategy(),
                 self.path()
             ),
         }
