@@ -7,4 +7,5 @@ mod deep;
 mod gen;
 mod laws;
 mod persistence;
+mod threads;
 mod traversals;
