@@ -1,5 +1,6 @@
 //! The cursor against rebuilding from the root.
 
+use crate::gen::trace_lines;
 use crate::gen::AnyTerm;
 use crate::traversals::{preorder, replace, subterm};
 use elevate_core::arith::{self, Term};
@@ -52,12 +53,7 @@ fn cursor_moves_and_reports_bad_moves() {
     assert_eq!(err.to_string(), "no child 5 (the node has 0 children)");
     assert!(cursor.apply(&arith::neg_neg(), &mut cx).is_err());
     assert_eq!(cursor.depth(), 1);
-    let trace: Vec<String> = cx
-        .trace()
-        .unwrap()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let trace = trace_lines(&cx);
     assert_eq!(trace, ["addZero @ [0]", "addZero @ [1]"]);
     assert_eq!(cursor.into_root().to_string(), "a * b");
 }

@@ -147,3 +147,12 @@ pub fn same(a: &Option<RewriteResult<Term>>, b: &Option<RewriteResult<Term>>) ->
         _ => false,
     }
 }
+
+/// The trace of `cx` as `RULE @ PATH` lines.
+pub fn trace_lines(cx: &Context) -> Vec<String> {
+    cx.trace()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}

@@ -1,5 +1,6 @@
 //! The traversals against Elevate's literal definitions and independent references.
 
+use crate::gen::trace_lines;
 use crate::gen::{outcome, rules, same, AnyTerm};
 use elevate_core::arith::{self, Term};
 use elevate_core::{Context, Path, Program, Strategy};
@@ -223,12 +224,7 @@ fn traces_name_each_rule_and_its_path() {
         .apply(&t, &mut cx)
         .unwrap();
     assert_eq!(r.to_string(), "a * b");
-    let trace: Vec<String> = cx
-        .trace()
-        .unwrap()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let trace = trace_lines(&cx);
     assert_eq!(trace, ["addZero @ [1]", "negNeg @ [1]"]);
 }
 
@@ -243,12 +239,7 @@ fn failed_branches_leave_nothing_in_the_trace() {
     // Skipped matches are discarded too.
     let u: Term = "(a + 0) * (b + 0)".parse().unwrap();
     skip(1, arith::add_zero()).apply(&u, &mut cx).unwrap();
-    let trace: Vec<String> = cx
-        .trace()
-        .unwrap()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let trace = trace_lines(&cx);
     assert_eq!(trace, ["addZero @ [1]"]);
 }
 
