@@ -1,0 +1,38 @@
+//! RISE for `elevate`: a functional, data-parallel array language.
+//!
+//! - [`nat`]: symbolic natural numbers (array sizes) with a normal form and a solver;
+//! - [`types`]: scalars, indices, vectors, arrays, pairs, functions, dependent functions;
+//! - [`term`]: immutable, shared terms with capture-avoiding substitution;
+//! - [`prim`]: every primitive, high- and low-level, with its type;
+//! - [`parser`], [`print`]: RISE text to terms and back;
+//! - [`infer`]: type inference, after which every node carries its type.
+//!
+//! ```
+//! use elevate_rise::{parse_program, infer_program};
+//! let defs = parse_program("def scal(alpha: f32, x: n.f32) = x |> map(fun(v => alpha * v))").unwrap();
+//! let typed = infer_program(&defs).unwrap();
+//! assert_eq!(typed[0].ty.to_string(), "f32 -> n.f32 -> n.f32");
+//! ```
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod infer;
+pub mod interp;
+pub mod io;
+pub mod lexer;
+pub mod nat;
+pub mod parser;
+pub mod prim;
+pub mod print;
+pub mod term;
+pub mod types;
+pub mod value;
+
+pub use error::{Error, ErrorKind};
+pub use infer::{infer, infer_program, type_of, TypedDefinition};
+pub use interp::{evaluate, NatEnv};
+pub use parser::{parse_nat, parse_program, parse_term, parse_type, Definition};
+pub use print::{print_definition, print_term};
+pub use term::{Expr, Ident, Literal, Span, Term};
+pub use types::{Scalar, Type, TypeKind};
+pub use value::{Array, Value};

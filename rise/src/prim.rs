@@ -1,0 +1,355 @@
+//! The primitives of RISE, high- and low-level, with their types.
+
+use crate::nat::{Nat, NatVar};
+use crate::types::{Scalar, Type};
+use std::fmt;
+
+macro_rules! primitives {
+    ($($variant:ident = $name:literal, $nats:literal;)*) => {
+        /// A built-in primitive of RISE.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Prim { $(
+            #[doc = concat!("`", $name, "`")]
+            $variant,
+        )* }
+
+        impl Prim {
+            /// Every primitive.
+            pub const ALL: &'static [Prim] = &[$(Prim::$variant),*];
+
+            /// The primitive's name in RISE syntax.
+            pub fn name(self) -> &'static str {
+                match self { $(Prim::$variant => $name,)* }
+            }
+
+            /// How many nat arguments it takes first, written like ordinary arguments:
+            /// `split(32)`, `slide(3, 1)`.
+            pub fn nat_params(self) -> usize {
+                match self { $(Prim::$variant => $nats,)* }
+            }
+
+            /// The primitive named `name`.
+            pub fn from_name(name: &str) -> Option<Prim> {
+                match name { $($name => Some(Prim::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+primitives! {
+    Id = "id", 0;
+    Neg = "neg", 0;
+    Not = "not", 0;
+    Add = "add", 0;
+    Sub = "sub", 0;
+    Mul = "mul", 0;
+    Div = "div", 0;
+    Mod = "mod", 0;
+    Max = "max", 0;
+    Min = "min", 0;
+    Exp = "exp", 0;
+    Sqrt = "sqrt", 0;
+    Abs = "abs", 0;
+    Lt = "lt", 0;
+    Gt = "gt", 0;
+    Equal = "equal", 0;
+    Select = "select", 0;
+    Cast = "cast", 0;
+    Let = "let", 0;
+    ToMem = "toMem", 0;
+    Generate = "generate", 0;
+    Idx = "idx", 0;
+    IndexAsNat = "indexAsNat", 0;
+    NatAsIndex = "natAsIndex", 1;
+    Take = "take", 1;
+    Drop = "drop", 1;
+    Concat = "concat", 0;
+    Split = "split", 1;
+    Join = "join", 0;
+    Slide = "slide", 2;
+    Transpose = "transpose", 0;
+    PadCst = "padCst", 2;
+    PadClamp = "padClamp", 2;
+    Zip = "zip", 0;
+    Unzip = "unzip", 0;
+    MakePair = "makePair", 0;
+    Fst = "fst", 0;
+    Snd = "snd", 0;
+    MapFst = "mapFst", 0;
+    MapSnd = "mapSnd", 0;
+    VectorFromScalar = "vectorFromScalar", 0;
+    AsVector = "asVector", 1;
+    AsVectorAligned = "asVectorAligned", 1;
+    AsScalar = "asScalar", 0;
+    Map = "map", 0;
+    MapSeq = "mapSeq", 0;
+    MapSeqUnroll = "mapSeqUnroll", 0;
+    MapPar = "mapPar", 0;
+    MapGlobal = "mapGlobal", 1;
+    MapWorkGroup = "mapWorkGroup", 1;
+    MapLocal = "mapLocal", 1;
+    Reduce = "reduce", 0;
+    ReduceSeq = "reduceSeq", 0;
+    ReduceSeqUnroll = "reduceSeqUnroll", 0;
+    ScanSeq = "scanSeq", 0;
+    Iterate = "iterate", 1;
+}
+
+/// A constraint on a type variable that plain unification cannot express.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A scalar or a vector of scalars (arithmetic, comparison).
+    Arithmetic,
+    /// A float scalar or a vector of floats (`exp`, `sqrt`).
+    Float,
+    /// A scalar (`cast`).
+    Scalar,
+    /// Data, not a function (`toMem`, `select`, `let`'s value...).
+    Data,
+}
+
+/// Makes fresh inference variables for instantiating type schemes.
+pub trait FreshVars {
+    /// A fresh type variable.
+    fn fresh_type(&mut self) -> Type;
+    /// A fresh nat unknown.
+    fn fresh_nat(&mut self) -> Nat;
+}
+
+/// A primitive's type, instantiated with fresh variables, and the class constraints
+/// on them.
+pub struct Instance {
+    /// The type; explicit nat parameters are leading `DepFun`s.
+    pub ty: Type,
+    /// Constraints to check once the variables are solved.
+    pub classes: Vec<(Type, Class)>,
+}
+
+fn f(a: Type, b: Type) -> Type {
+    Type::fun(a, b)
+}
+
+fn arr(n: &Nat, t: &Type) -> Type {
+    Type::array(n.clone(), t.clone())
+}
+
+impl Prim {
+    /// The type of the primitive with fresh variables (see [`Instance`]).
+    pub fn instantiate(self, fresh: &mut dyn FreshVars) -> Instance {
+        use Prim::*;
+        let t = fresh.fresh_type();
+        let s = fresh.fresh_type();
+        let n = fresh.fresh_nat();
+        let m = fresh.fresh_nat();
+        // Binders of explicit nat parameters carry names no program can write, so that
+        // substituting an argument never captures a program variable.
+        let p = |k: &str| NatVar::Named(format!("#{k}").into());
+        let pn = |k: &str| Nat::var(p(k));
+        let mut classes = Vec::new();
+        let ty = match self {
+            Id => f(t.clone(), t.clone()),
+            Neg => {
+                classes.push((t.clone(), Class::Arithmetic));
+                f(t.clone(), t.clone())
+            }
+            Not => f(Type::scalar(Scalar::Bool), Type::scalar(Scalar::Bool)),
+            Add | Sub | Mul | Div | Mod | Max | Min => {
+                classes.push((t.clone(), Class::Arithmetic));
+                f(t.clone(), f(t.clone(), t.clone()))
+            }
+            Exp | Sqrt | Abs => {
+                classes.push((
+                    t.clone(),
+                    if self == Abs {
+                        Class::Arithmetic
+                    } else {
+                        Class::Float
+                    },
+                ));
+                f(t.clone(), t.clone())
+            }
+            Lt | Gt | Equal => {
+                classes.push((t.clone(), Class::Arithmetic));
+                f(t.clone(), f(t.clone(), Type::scalar(Scalar::Bool)))
+            }
+            Select => {
+                classes.push((t.clone(), Class::Data));
+                f(
+                    Type::scalar(Scalar::Bool),
+                    f(t.clone(), f(t.clone(), t.clone())),
+                )
+            }
+            Cast => {
+                classes.push((s.clone(), Class::Scalar));
+                classes.push((t.clone(), Class::Scalar));
+                f(s.clone(), t.clone())
+            }
+            Let => {
+                classes.push((s.clone(), Class::Data));
+                f(s.clone(), f(f(s.clone(), t.clone()), t.clone()))
+            }
+            ToMem => {
+                classes.push((t.clone(), Class::Data));
+                f(t.clone(), t.clone())
+            }
+            Generate => f(f(Type::index(n.clone()), t.clone()), arr(&n, &t)),
+            Idx => f(Type::index(n.clone()), f(arr(&n, &t), t.clone())),
+            IndexAsNat => f(Type::index(n.clone()), Type::scalar(Scalar::I64)),
+            NatAsIndex => Type::dep_fun(p("n"), f(Type::scalar(Scalar::I64), Type::index(pn("n")))),
+            Take => Type::dep_fun(p("n"), f(arr(&pn("n").add(&m), &t), arr(&pn("n"), &t))),
+            Drop => Type::dep_fun(p("n"), f(arr(&pn("n").add(&m), &t), arr(&m, &t))),
+            Concat => f(arr(&n, &t), f(arr(&m, &t), arr(&n.add(&m), &t))),
+            Split => Type::dep_fun(
+                p("n"),
+                f(arr(&m.mul(&pn("n")), &t), arr(&m, &arr(&pn("n"), &t))),
+            ),
+            Join => f(arr(&n, &arr(&m, &t)), arr(&n.mul(&m), &t)),
+            Slide => Type::dep_fun(
+                p("sz"),
+                Type::dep_fun(
+                    p("sp"),
+                    f(
+                        arr(&pn("sp").mul(&n).add(&pn("sz")), &t),
+                        arr(&Nat::cst(1).add(&n), &arr(&pn("sz"), &t)),
+                    ),
+                ),
+            ),
+            Transpose => f(arr(&n, &arr(&m, &t)), arr(&m, &arr(&n, &t))),
+            PadCst => Type::dep_fun(
+                p("l"),
+                Type::dep_fun(
+                    p("r"),
+                    f(
+                        t.clone(),
+                        f(arr(&n, &t), arr(&pn("l").add(&n).add(&pn("r")), &t)),
+                    ),
+                ),
+            ),
+            PadClamp => Type::dep_fun(
+                p("l"),
+                Type::dep_fun(
+                    p("r"),
+                    f(arr(&n, &t), arr(&pn("l").add(&n).add(&pn("r")), &t)),
+                ),
+            ),
+            Zip => f(
+                arr(&n, &s),
+                f(arr(&n, &t), arr(&n, &Type::pair(s.clone(), t.clone()))),
+            ),
+            Unzip => f(
+                arr(&n, &Type::pair(s.clone(), t.clone())),
+                Type::pair(arr(&n, &s), arr(&n, &t)),
+            ),
+            MakePair => f(s.clone(), f(t.clone(), Type::pair(s.clone(), t.clone()))),
+            Fst => f(Type::pair(s.clone(), t.clone()), s.clone()),
+            Snd => f(Type::pair(s.clone(), t.clone()), t.clone()),
+            MapFst | MapSnd => {
+                let u = fresh.fresh_type();
+                let (before, after) = if self == MapFst {
+                    (
+                        Type::pair(s.clone(), t.clone()),
+                        Type::pair(u.clone(), t.clone()),
+                    )
+                } else {
+                    (
+                        Type::pair(s.clone(), t.clone()),
+                        Type::pair(s.clone(), u.clone()),
+                    )
+                };
+                let g = if self == MapFst {
+                    f(s.clone(), u)
+                } else {
+                    f(t.clone(), u)
+                };
+                f(g, f(before, after))
+            }
+            VectorFromScalar => {
+                classes.push((t.clone(), Class::Scalar));
+                f(t.clone(), Type::vector(t.clone(), n.clone()))
+            }
+            AsVector | AsVectorAligned => {
+                classes.push((t.clone(), Class::Scalar));
+                Type::dep_fun(
+                    p("n"),
+                    f(
+                        arr(&m.mul(&pn("n")), &t),
+                        arr(&m, &Type::vector(t.clone(), pn("n"))),
+                    ),
+                )
+            }
+            AsScalar => {
+                classes.push((t.clone(), Class::Scalar));
+                f(
+                    arr(&m, &Type::vector(t.clone(), n.clone())),
+                    arr(&m.mul(&n), &t),
+                )
+            }
+            Map | MapSeq | MapSeqUnroll | MapPar => {
+                f(f(s.clone(), t.clone()), f(arr(&n, &s), arr(&n, &t)))
+            }
+            MapGlobal | MapWorkGroup | MapLocal => Type::dep_fun(
+                p("d"),
+                f(f(s.clone(), t.clone()), f(arr(&n, &s), arr(&n, &t))),
+            ),
+            Reduce => {
+                classes.push((t.clone(), Class::Data));
+                f(
+                    f(t.clone(), f(t.clone(), t.clone())),
+                    f(t.clone(), f(arr(&n, &t), t.clone())),
+                )
+            }
+            ReduceSeq | ReduceSeqUnroll => {
+                classes.push((t.clone(), Class::Data));
+                f(
+                    f(t.clone(), f(s.clone(), t.clone())),
+                    f(t.clone(), f(arr(&n, &s), t.clone())),
+                )
+            }
+            ScanSeq => f(
+                f(s.clone(), f(t.clone(), t.clone())),
+                f(t.clone(), f(arr(&n, &s), arr(&n, &t))),
+            ),
+            Iterate => {
+                let l = NatVar::Named("#l".into());
+                let body = Type::dep_fun(
+                    l.clone(),
+                    f(arr(&Nat::var(l.clone()).mul(&n), &t), arr(&Nat::var(l), &t)),
+                );
+                Type::dep_fun(
+                    p("k"),
+                    f(body, f(arr(&m.mul(&n.pow(&pn("k"))), &t), arr(&m, &t))),
+                )
+            }
+        };
+        Instance { ty, classes }
+    }
+
+    /// Whether this is a low-level form (it records how to compute, not what).
+    pub fn is_low_level(self) -> bool {
+        use Prim::*;
+        matches!(
+            self,
+            ToMem
+                | MapSeq
+                | MapSeqUnroll
+                | MapPar
+                | MapGlobal
+                | MapWorkGroup
+                | MapLocal
+                | ReduceSeq
+                | ReduceSeqUnroll
+                | ScanSeq
+                | AsVector
+                | AsVectorAligned
+                | AsScalar
+                | VectorFromScalar
+                | Iterate
+        )
+    }
+}
+
+impl fmt::Display for Prim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,496 @@
+//! RISE terms: immutable, shared, with binders that make rewriting safe.
+
+use crate::nat::{Nat, NatVar};
+use crate::prim::Prim;
+use crate::types::Type;
+use elevate_core::stack::guard;
+use elevate_core::{Node, NodeId, Program};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A variable: a readable name and an identity.
+///
+/// Variables are compared by identity, never by name, so substitution cannot capture
+/// a variable that merely has the same name; the printer chooses readable, distinct
+/// names (`x`, `x2`, ...) for distinct variables in scope.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ident {
+    /// The name it was written with (or derived from).
+    pub name: Arc<str>,
+    /// Its identity.
+    pub id: u64,
+}
+
+/// Identities are process-wide unique so that rules, which see only the term, can make
+/// fresh variables. They carry no meaning (the printer names variables canonically), so
+/// runs stay reproducible.
+static NEXT_IDENT: AtomicU64 = AtomicU64::new(1);
+
+impl Ident {
+    /// A fresh variable named `name`.
+    pub fn fresh(name: &str) -> Ident {
+        Ident {
+            name: name.into(),
+            id: NEXT_IDENT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// A fresh variable with the same name.
+    pub fn refresh(&self) -> Ident {
+        Ident::fresh(&self.name)
+    }
+}
+
+/// A literal.
+#[derive(Debug, Clone, Copy)]
+pub enum Literal {
+    /// `true`, `false`
+    Bool(bool),
+    /// `3`
+    I32(i32),
+    /// `3i64`
+    I64(i64),
+    /// `0.5`
+    F32(f32),
+    /// `0.5f64`
+    F64(f64),
+}
+
+impl PartialEq for Literal {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Literal::Bool(a), Literal::Bool(b)) => a == b,
+            (Literal::I32(a), Literal::I32(b)) => a == b,
+            (Literal::I64(a), Literal::I64(b)) => a == b,
+            (Literal::F32(a), Literal::F32(b)) => a.to_bits() == b.to_bits(),
+            (Literal::F64(a), Literal::F64(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Literal {}
+
+impl Hash for Literal {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Literal::Bool(b) => (0u8, *b).hash(state),
+            Literal::I32(v) => (1u8, *v).hash(state),
+            Literal::I64(v) => (2u8, *v).hash(state),
+            Literal::F32(v) => (3u8, v.to_bits()).hash(state),
+            Literal::F64(v) => (4u8, v.to_bits()).hash(state),
+        }
+    }
+}
+
+/// A span of source text (byte offsets), for error messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// The top node of a term.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Expr {
+    /// A variable.
+    Var(Ident),
+    /// `fun(x: T => body)`; the annotation is optional.
+    Lambda(Ident, Option<Type>, Term),
+    /// `f(a)`
+    App(Term, Term),
+    /// `depFun(n => body)`
+    NatLambda(NatVar, Term),
+    /// `f(n)` where `f` expects a nat.
+    NatApp(Term, Nat),
+    /// A literal.
+    Literal(Literal),
+    /// A primitive.
+    Prim(Prim),
+    /// `[a, b, c]`
+    Array(Vec<Term>),
+    /// `e : T`
+    Annotation(Term, Type),
+}
+
+/// A node: the expression, its type once inferred, and where it came from.
+///
+/// Equality and hashing see only the expression: a rewritten, not yet re-typed term
+/// equals the typed one it is equal to.
+#[derive(Debug, Clone)]
+pub struct TermNode {
+    /// The expression.
+    pub expr: Expr,
+    /// The type, after inference.
+    pub ty: Option<Type>,
+    /// The source location, if the node was parsed.
+    pub span: Option<Span>,
+}
+
+impl PartialEq for TermNode {
+    fn eq(&self, other: &Self) -> bool {
+        self.expr == other.expr
+    }
+}
+
+impl Eq for TermNode {}
+
+impl Hash for TermNode {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.expr.hash(state)
+    }
+}
+
+/// An immutable, shared RISE term.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Term(Node<TermNode>);
+
+impl Term {
+    /// A term from an expression, untyped and without a location.
+    pub fn new(expr: Expr) -> Term {
+        Term(Node::new(TermNode {
+            expr,
+            ty: None,
+            span: None,
+        }))
+    }
+
+    /// A term from an expression with a type and a location.
+    pub fn with(expr: Expr, ty: Option<Type>, span: Option<Span>) -> Term {
+        Term(Node::new(TermNode { expr, ty, span }))
+    }
+
+    /// The top node's expression.
+    pub fn expr(&self) -> &Expr {
+        &self.0.expr
+    }
+
+    /// The inferred type, if the term has been type-checked.
+    pub fn ty(&self) -> Option<&Type> {
+        self.0.ty.as_ref()
+    }
+
+    /// Where the term came from in the source, if parsed.
+    pub fn span(&self) -> Option<Span> {
+        self.0.span
+    }
+
+    /// The same node with a type.
+    pub fn with_type(&self, ty: Type) -> Term {
+        Term::with(self.expr().clone(), Some(ty), self.span())
+    }
+
+    /// A variable.
+    pub fn var(x: &Ident) -> Term {
+        Term::new(Expr::Var(x.clone()))
+    }
+
+    /// `fun(x => body)`
+    pub fn lambda(x: Ident, body: Term) -> Term {
+        Term::new(Expr::Lambda(x, None, body))
+    }
+
+    /// `f(a)`
+    pub fn app(f: Term, a: Term) -> Term {
+        Term::new(Expr::App(f, a))
+    }
+
+    /// `f(a1)(a2)...`
+    pub fn apps(f: Term, args: impl IntoIterator<Item = Term>) -> Term {
+        args.into_iter().fold(f, Term::app)
+    }
+
+    /// `f(n)` for a nat `n`.
+    pub fn nat_app(f: Term, n: Nat) -> Term {
+        Term::new(Expr::NatApp(f, n))
+    }
+
+    /// A primitive.
+    pub fn prim(p: Prim) -> Term {
+        Term::new(Expr::Prim(p))
+    }
+
+    /// A literal.
+    pub fn literal(l: Literal) -> Term {
+        Term::new(Expr::Literal(l))
+    }
+
+    /// The node's identity.
+    pub fn node(&self) -> &Node<TermNode> {
+        &self.0
+    }
+
+    /// Number of nodes.
+    pub fn size(&self) -> usize {
+        let mut count = 0;
+        let mut pending = vec![self];
+        while let Some(t) = pending.pop() {
+            count += 1;
+            pending.extend((0..t.arity()).map(|i| t.child(i)));
+        }
+        count
+    }
+
+    /// The identities of the free variables.
+    pub fn free_vars(&self) -> FxHashSet<u64> {
+        let mut free = FxHashSet::default();
+        let mut bound: FxHashMap<u64, usize> = FxHashMap::default();
+        collect_free(self, &mut bound, &mut free);
+        free
+    }
+
+    /// `self` with every free occurrence of `x` replaced by `value`, renaming binders
+    /// of `self` that would capture a free variable of `value`.
+    pub fn substitute(&self, x: &Ident, value: &Term) -> Term {
+        let free = value.free_vars();
+        substitute(self, x.id, value, &free)
+    }
+
+    /// `self` with nat variable `v` replaced by `n` (in nat arguments, annotations and
+    /// types), up to a `depFun` binding `v`.
+    pub fn substitute_nat(&self, v: &NatVar, n: &Nat) -> Term {
+        let f = |w: &NatVar| if w == v { Some(n.clone()) } else { None };
+        map_nats(self, &f, v)
+    }
+
+    /// Whether `self` and `other` are equal up to the names of bound variables.
+    pub fn alpha_eq(&self, other: &Term) -> bool {
+        let mut pairs: Vec<(u64, u64)> = Vec::new();
+        alpha_eq(self, other, &mut pairs)
+    }
+
+    /// The same term with every node's type and location forgotten.
+    pub fn erase_types(&self) -> Term {
+        let children = (0..self.arity())
+            .map(|i| guard(|| self.child(i).erase_types()))
+            .collect::<Vec<_>>();
+        let rebuilt = if children.is_empty() {
+            self.clone()
+        } else {
+            self.with_children(children)
+        };
+        Term::new(rebuilt.expr().clone())
+    }
+}
+
+fn collect_free(t: &Term, bound: &mut FxHashMap<u64, usize>, free: &mut FxHashSet<u64>) {
+    guard(|| match t.expr() {
+        Expr::Var(x) => {
+            if !bound.contains_key(&x.id) {
+                free.insert(x.id);
+            }
+        }
+        Expr::Lambda(x, _, body) => {
+            *bound.entry(x.id).or_default() += 1;
+            collect_free(body, bound, free);
+            let count = bound.get_mut(&x.id).expect("bound above");
+            *count -= 1;
+            if *count == 0 {
+                bound.remove(&x.id);
+            }
+        }
+        _ => {
+            for i in 0..t.arity() {
+                collect_free(t.child(i), bound, free);
+            }
+        }
+    })
+}
+
+fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
+    guard(|| match t.expr() {
+        Expr::Var(y) if y.id == x => value.clone(),
+        Expr::Var(_) | Expr::Literal(_) | Expr::Prim(_) => t.clone(),
+        Expr::Lambda(y, _, _) if y.id == x => t.clone(),
+        Expr::Lambda(y, ty, body) => {
+            if free.contains(&y.id) {
+                // The binder would capture a free variable of `value`: rename it.
+                let fresh = y.refresh();
+                let renamed = substitute(body, y.id, &Term::var(&fresh), &FxHashSet::default());
+                let body = substitute(&renamed, x, value, free);
+                Term::with(
+                    Expr::Lambda(fresh, ty.clone(), body),
+                    t.ty().cloned(),
+                    t.span(),
+                )
+            } else {
+                let new_body = substitute(body, x, value, free);
+                if new_body.same_node(body) {
+                    t.clone()
+                } else {
+                    t.with_child(0, new_body)
+                }
+            }
+        }
+        _ => {
+            let mut changed = false;
+            let children: Vec<Term> = (0..t.arity())
+                .map(|i| {
+                    let c = substitute(t.child(i), x, value, free);
+                    changed |= !c.same_node(t.child(i));
+                    c
+                })
+                .collect();
+            if changed {
+                t.with_children(children)
+            } else {
+                t.clone()
+            }
+        }
+    })
+}
+
+fn map_nats(t: &Term, f: &dyn Fn(&NatVar) -> Option<Nat>, v: &NatVar) -> Term {
+    guard(|| {
+        let expr = match t.expr() {
+            Expr::NatLambda(w, _) if w == v => return t.clone(),
+            Expr::NatApp(g, n) => Expr::NatApp(map_nats(g, f, v), n.substitute(f)),
+            Expr::Lambda(x, ty, body) => Expr::Lambda(
+                x.clone(),
+                ty.as_ref().map(|ty| ty.map_nats(f)),
+                map_nats(body, f, v),
+            ),
+            Expr::Annotation(e, ty) => Expr::Annotation(map_nats(e, f, v), ty.map_nats(f)),
+            Expr::Var(_) | Expr::Literal(_) | Expr::Prim(_) => {
+                return match t.ty() {
+                    Some(ty) => t.with_type(ty.map_nats(f)),
+                    None => t.clone(),
+                }
+            }
+            _ => {
+                let children = (0..t.arity()).map(|i| map_nats(t.child(i), f, v)).collect();
+                return t.with_children(children);
+            }
+        };
+        Term::with(expr, t.ty().map(|ty| ty.map_nats(f)), t.span())
+    })
+}
+
+fn alpha_eq(a: &Term, b: &Term, pairs: &mut Vec<(u64, u64)>) -> bool {
+    if a.same_node(b) && pairs.is_empty() {
+        return true;
+    }
+    guard(|| match (a.expr(), b.expr()) {
+        (Expr::Var(x), Expr::Var(y)) => {
+            match pairs.iter().rev().find(|(p, q)| *p == x.id || *q == y.id) {
+                Some(&(p, q)) => p == x.id && q == y.id,
+                None => x.id == y.id,
+            }
+        }
+        (Expr::Lambda(x, tx, bx), Expr::Lambda(y, ty, by)) => {
+            if tx.is_some() && ty.is_some() && tx != ty {
+                return false;
+            }
+            pairs.push((x.id, y.id));
+            let equal = alpha_eq(bx, by, pairs);
+            pairs.pop();
+            equal
+        }
+        (Expr::App(f, x), Expr::App(g, y)) => alpha_eq(f, g, pairs) && alpha_eq(x, y, pairs),
+        (Expr::NatLambda(v, x), Expr::NatLambda(w, y)) => v == w && alpha_eq(x, y, pairs),
+        (Expr::NatApp(f, n), Expr::NatApp(g, m)) => n == m && alpha_eq(f, g, pairs),
+        (Expr::Literal(x), Expr::Literal(y)) => x == y,
+        (Expr::Prim(p), Expr::Prim(q)) => p == q,
+        (Expr::Array(xs), Expr::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| alpha_eq(x, y, pairs))
+        }
+        (Expr::Annotation(x, s), Expr::Annotation(y, t)) => s == t && alpha_eq(x, y, pairs),
+        _ => false,
+    })
+}
+
+impl Program for Term {
+    #[inline]
+    fn arity(&self) -> usize {
+        match self.expr() {
+            Expr::Var(_) | Expr::Literal(_) | Expr::Prim(_) => 0,
+            Expr::Lambda(..) | Expr::NatLambda(..) | Expr::NatApp(..) | Expr::Annotation(..) => 1,
+            Expr::App(..) => 2,
+            Expr::Array(items) => items.len(),
+        }
+    }
+
+    #[inline]
+    fn child(&self, index: usize) -> &Self {
+        match (self.expr(), index) {
+            (Expr::Lambda(_, _, b), 0)
+            | (Expr::NatLambda(_, b), 0)
+            | (Expr::NatApp(b, _), 0)
+            | (Expr::Annotation(b, _), 0)
+            | (Expr::App(b, _), 0) => b,
+            (Expr::App(_, a), 1) => a,
+            (Expr::Array(items), i) if i < items.len() => &items[i],
+            _ => panic!("a RISE term has no child {index} here"),
+        }
+    }
+
+    fn with_child(&self, index: usize, child: Self) -> Self {
+        let expr = match (self.expr(), index) {
+            (Expr::Lambda(x, t, _), 0) => Expr::Lambda(x.clone(), t.clone(), child),
+            (Expr::NatLambda(v, _), 0) => Expr::NatLambda(v.clone(), child),
+            (Expr::NatApp(_, n), 0) => Expr::NatApp(child, n.clone()),
+            (Expr::Annotation(_, t), 0) => Expr::Annotation(child, t.clone()),
+            (Expr::App(_, a), 0) => Expr::App(child, a.clone()),
+            (Expr::App(f, _), 1) => Expr::App(f.clone(), child),
+            (Expr::Array(items), i) if i < items.len() => {
+                let mut items = items.clone();
+                items[i] = child;
+                Expr::Array(items)
+            }
+            _ => panic!("a RISE term has no child {index} here"),
+        };
+        Term::with(expr, None, self.span())
+    }
+
+    fn with_children(&self, children: Vec<Self>) -> Self {
+        let expr = match self.expr() {
+            Expr::Array(_) => Expr::Array(children),
+            _ => {
+                let mut node = self.clone();
+                for (i, c) in children.into_iter().enumerate() {
+                    node = node.with_child(i, c);
+                }
+                return node;
+            }
+        };
+        Term::with(expr, None, self.span())
+    }
+
+    #[inline]
+    fn node_id(&self) -> Option<NodeId> {
+        Some(self.0.id())
+    }
+
+    #[inline]
+    fn prefetch(&self) {
+        self.0.prefetch()
+    }
+}
+
+impl std::fmt::Debug for Term {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", crate::print::print_term(self))
+    }
+}
