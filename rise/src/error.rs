@@ -108,11 +108,14 @@ impl Error {
                 self.message
             );
         }
+        // ariadne's report names file:line:col in its frame; the first line says it
+        // again plainly for tools that read only that.
+        let report = String::from_utf8_lossy(&out);
+        let frame = report.split_once('\n').map_or("", |(_, rest)| rest);
         format!(
-            "{file}:{line}:{col}: {}: {}\n{}",
+            "{file}:{line}:{col}: {}: {}\n{frame}",
             self.kind.title(),
-            self.message,
-            String::from_utf8_lossy(&out)
+            self.message
         )
     }
 }

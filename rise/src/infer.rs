@@ -76,6 +76,10 @@ struct Inference {
     /// Solutions of type variables (`None`: unsolved).
     types: Vec<Option<Type>>,
     next_nat: u32,
+    /// Nat unknowns bound during unification (`?3 := n`): most equations are of that
+    /// form, and binding them at once keeps the solver's work small.
+    bindings: rustc_hash::FxHashMap<u32, Nat>,
+    /// The other nat equations, solved at the end (or when a `depFun` is finished).
     equations: Vec<(Equation, Span)>,
     classes: Vec<(Type, Class, Span)>,
 }
@@ -145,16 +149,55 @@ impl Inference {
         }
     }
 
-    fn equate(&mut self, a: &Nat, b: &Nat, span: Span) {
-        if a != b {
-            self.equations.push((
-                Equation {
-                    lhs: a.clone(),
-                    rhs: b.clone(),
-                },
-                span,
-            ));
+    /// `n` with the bound unknowns replaced.
+    fn nat(&self, n: &Nat) -> Nat {
+        let mut current = n.clone();
+        for _ in 0..64 {
+            if !current.contains_unknown() {
+                break;
+            }
+            let next = current.substitute(&|v| match v {
+                NatVar::Unknown(k) => self.bindings.get(k).cloned(),
+                NatVar::Named(_) => None,
+            });
+            if next == current {
+                break;
+            }
+            current = next;
         }
+        current
+    }
+
+    /// `n` with the bound unknowns and the solver's `solution` replaced.
+    fn final_nat(&self, n: &Nat, solution: &BTreeMap<u32, Nat>) -> Nat {
+        let mut current = self.nat(n);
+        for _ in 0..64 {
+            let next = self.nat(&current.substitute(&|v| match v {
+                NatVar::Unknown(k) => solution.get(k).cloned(),
+                NatVar::Named(_) => None,
+            }));
+            if next == current {
+                break;
+            }
+            current = next;
+        }
+        current
+    }
+
+    fn equate(&mut self, a: &Nat, b: &Nat, span: Span) {
+        let (a, b) = (self.nat(a), self.nat(b));
+        if a == b {
+            return;
+        }
+        for (unknown, value) in [(&a, &b), (&b, &a)] {
+            if let Some(k) = bare_unknown(unknown) {
+                if !value.vars().contains(&NatVar::Unknown(k)) {
+                    self.bindings.insert(k, value.clone());
+                    return;
+                }
+            }
+        }
+        self.equations.push((Equation { lhs: a, rhs: b }, span));
     }
 
     fn unify(&mut self, a: &Type, b: &Type, span: Span) -> Result<(), Mismatch> {
@@ -267,7 +310,18 @@ impl Inference {
                 let (f_typed, f_ty) = self.infer(f, env)?;
                 let (f_typed, f_ty) = self.instantiate(f_typed, f_ty);
                 let (a_typed, a_ty) = self.infer(a, env)?;
-                let (a_typed, a_ty) = self.instantiate(a_typed, a_ty);
+                // A function of a nat stays one where one is expected (`iterate`).
+                let wants_dep_fun = match self.shallow(&f_ty).kind() {
+                    TypeKind::Fun(param, _) => {
+                        matches!(self.shallow(param).kind(), TypeKind::DepFun(..))
+                    }
+                    _ => false,
+                };
+                let (a_typed, a_ty) = if wants_dep_fun {
+                    (a_typed, a_ty)
+                } else {
+                    self.instantiate(a_typed, a_ty)
+                };
                 let result = match self.shallow(&f_ty).kind() {
                     TypeKind::Fun(param, result) => {
                         self.expect(param, &a_ty, span_of(a), "wrong argument")?;
@@ -354,13 +408,17 @@ impl Inference {
         let equations: Vec<Equation> = self.equations[first..]
             .iter()
             .map(|(e, _)| Equation {
-                lhs: e.lhs.clone(),
-                rhs: e.rhs.clone(),
+                lhs: self.nat(&e.lhs),
+                rhs: self.nat(&e.rhs),
             })
             .collect();
         match solve(&equations) {
-            Ok(solution) => Ok(self.resolve(ty, &solution)),
-            Err(SolveError::Unsolvable { .. }) => Ok(self.deep(ty)),
+            Ok(solution) => Ok(self
+                .deep(ty)
+                .map_nats(&|v| Some(self.final_nat(&Nat::var(v.clone()), &solution)))),
+            Err(SolveError::Unsolvable { .. }) => Ok(self
+                .deep(ty)
+                .map_nats(&|v| Some(self.nat(&Nat::var(v.clone()))))),
             Err(e) => {
                 let index = match &e {
                     SolveError::False { index, .. } | SolveError::Unsolvable { index, .. } => {
@@ -381,17 +439,22 @@ impl Inference {
             .equations
             .iter()
             .map(|(e, _)| Equation {
-                lhs: e.lhs.clone(),
-                rhs: e.rhs.clone(),
+                lhs: self.nat(&e.lhs),
+                rhs: self.nat(&e.rhs),
             })
             .collect();
-        solve(&equations).map_err(|e| {
+        let solution = solve(&equations).map_err(|e| {
             let (index, message) = match &e {
                 SolveError::False { index, .. } => (*index, format!("{e}")),
                 SolveError::Unsolvable { index, .. } => (*index, format!("{e}")),
             };
             Error::new(ErrorKind::Nat, self.equations[index].1, message)
-        })
+        })?;
+        let mut full = BTreeMap::new();
+        for k in self.bindings.keys().chain(solution.keys()) {
+            full.insert(*k, self.final_nat(&Nat::unknown(*k), &solution));
+        }
+        Ok(full)
     }
 
     /// The final type: type variables and nat unknowns replaced by their solutions.
@@ -464,14 +527,16 @@ impl Inference {
                 _ => None,
             };
             let ok = match class {
-                Class::Arithmetic => scalar(&ty).is_some(),
+                Class::Arithmetic => scalar(&ty).is_some_and(|s| s != Scalar::Bool),
+                Class::Comparable => scalar(&ty).is_some(),
                 Class::Float => scalar(&ty).is_some_and(Scalar::is_float),
                 Class::Scalar => matches!(ty.kind(), TypeKind::Scalar(_)),
                 Class::Data => ty.is_data(),
             };
             if !ok {
                 let expected = match class {
-                    Class::Arithmetic => "a scalar or a vector of scalars",
+                    Class::Arithmetic => "a number or a vector of numbers",
+                    Class::Comparable => "a scalar or a vector of scalars",
                     Class::Float => "f32, f64 or a vector of them",
                     Class::Scalar => "a scalar",
                     Class::Data => "data (not a function)",
@@ -514,6 +579,14 @@ fn check_resolved(ty: &Type, t: &Term) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// `k` if `n` is just the unknown `?k`.
+fn bare_unknown(n: &Nat) -> Option<u32> {
+    match n.vars().as_slice() {
+        [NatVar::Unknown(k)] if *n == Nat::unknown(*k) => Some(*k),
+        _ => None,
+    }
 }
 
 fn literal_type(l: &Literal) -> Scalar {

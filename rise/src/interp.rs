@@ -27,6 +27,20 @@ struct Frame {
     next: Env,
 }
 
+impl Drop for Frame {
+    /// Unlinks the rest of the list iteratively: environments of deep programs are
+    /// long, and dropping them recursively would overflow the stack.
+    fn drop(&mut self) {
+        let mut next = self.next.0.take();
+        while let Some(frame) = next {
+            match Arc::try_unwrap(frame) {
+                Ok(mut frame) => next = frame.next.0.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
 impl Env {
     fn push(&self, value: Value) -> Env {
         Env(Some(Arc::new(Frame {
@@ -48,7 +62,31 @@ impl Env {
     }
 }
 
-type Code = Arc<dyn Fn(&Env) -> Result<Value, String> + Send + Sync>;
+type CodeFn = dyn Fn(&Env) -> Result<Value, String> + Send + Sync;
+
+/// Compiled code: a closure over an environment. Dropping is guarded like deep
+/// terms: the code of a deep program is a deep tree of closures.
+#[derive(Clone)]
+struct Code(std::mem::ManuallyDrop<Arc<CodeFn>>);
+
+impl Code {
+    fn new(f: impl Fn(&Env) -> Result<Value, String> + Send + Sync + 'static) -> Code {
+        Code(std::mem::ManuallyDrop::new(Arc::new(f)))
+    }
+
+    #[inline]
+    fn run(&self, env: &Env) -> Result<Value, String> {
+        (self.0)(env)
+    }
+}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        // SAFETY: the field is not used after this.
+        let f = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        guard(move || drop(f));
+    }
+}
 
 /// Evaluates a closed, typed term applied to `args`, with the nat variables of its
 /// leading `depFun`s given by `nats`.
@@ -67,7 +105,7 @@ pub fn evaluate(term: &Term, nats: &NatEnv, args: &[Value]) -> Result<Value, Err
     natenv.retain(|_, _| true);
     let compiler = Compiler { nats: natenv };
     let code = compiler.compile(body, &mut Vec::new())?;
-    let mut value = code(&Env::default()).map_err(eval_error)?;
+    let mut value = code.run(&Env::default()).map_err(eval_error)?;
     for arg in args {
         value = value.call(arg.clone()).map_err(eval_error)?;
     }
@@ -90,7 +128,7 @@ struct Closure {
 
 impl Function for Closure {
     fn call(&self, arg: Value) -> Result<Value, String> {
-        guard(|| (self.body)(&self.env.push(arg)))
+        guard(|| self.body.run(&self.env.push(arg)))
     }
 }
 
@@ -137,7 +175,7 @@ impl Function for NatClosure {
         let code = compiler
             .compile(&self.body, &mut self.scope.clone())
             .map_err(|e| e.message)?;
-        code(&self.env)
+        code.run(&self.env)
     }
 }
 
@@ -195,7 +233,7 @@ impl Compiler {
                     .rev()
                     .position(|id| *id == x.id)
                     .ok_or_else(|| located(format!("`{}` is not bound", x.name)))?;
-                Ok(Arc::new(move |env: &Env| env.get(index).cloned()))
+                Ok(Code::new(move |env: &Env| env.get(index).cloned()))
             }
             Expr::Literal(l) => {
                 let value = match *l {
@@ -205,14 +243,14 @@ impl Compiler {
                     Literal::F32(v) => Value::F32(v),
                     Literal::F64(v) => Value::F64(v),
                 };
-                Ok(Arc::new(move |_: &Env| Ok(value.clone())))
+                Ok(Code::new(move |_: &Env| Ok(value.clone())))
             }
             Expr::Lambda(x, _, body) => {
                 scope.push(x.id);
                 let body = self.compile(body, scope);
                 scope.pop();
                 let body = body?;
-                Ok(Arc::new(move |env: &Env| {
+                Ok(Code::new(move |env: &Env| {
                     Ok(Value::Function(Arc::new(Closure {
                         body: body.clone(),
                         env: env.clone(),
@@ -225,10 +263,10 @@ impl Compiler {
                     .iter()
                     .map(|i| self.compile(i, scope))
                     .collect::<Result<Vec<_>, _>>()?;
-                Ok(Arc::new(move |env: &Env| {
+                Ok(Code::new(move |env: &Env| {
                     let values = items
                         .iter()
-                        .map(|c| c(env))
+                        .map(|c| c.run(env))
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok(Value::array(values))
                 }))
@@ -239,7 +277,7 @@ impl Compiler {
                 let scope_copy = scope.clone();
                 let compiler = self.clone();
                 let (v, body) = (v.clone(), body.clone());
-                Ok(Arc::new(move |env: &Env| {
+                Ok(Code::new(move |env: &Env| {
                     let closure = NatClosure {
                         compiler: compiler.clone(),
                         var: v.clone(),
@@ -288,10 +326,10 @@ impl Compiler {
                     .map(|a| self.compile(a, scope))
                     .collect::<Result<Vec<_>, _>>()?;
                 let prim = *p;
-                Ok(Arc::new(move |env: &Env| {
+                Ok(Code::new(move |env: &Env| {
                     let mut values = Vec::with_capacity(compiled.len());
                     for c in &compiled {
-                        values.push(c(env)?);
+                        values.push(guard(|| c.run(env))?);
                     }
                     let rest = if values.len() > arity {
                         values.split_off(arity)
@@ -352,10 +390,10 @@ impl Compiler {
         if compiled.is_empty() {
             return Ok(function);
         }
-        Ok(Arc::new(move |env: &Env| {
-            let mut value = function(env)?;
+        Ok(Code::new(move |env: &Env| {
+            let mut value = guard(|| function.run(env))?;
             for c in &compiled {
-                value = value.call(c(env)?)?;
+                value = value.call(guard(|| c.run(env))?)?;
             }
             Ok(value)
         }))

@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod generate;
 pub mod infer;
 pub mod interp;
 pub mod io;
@@ -24,6 +25,7 @@ pub mod nat;
 pub mod parser;
 pub mod prim;
 pub mod print;
+pub mod program;
 pub mod term;
 pub mod types;
 pub mod value;
@@ -33,6 +35,7 @@ pub use infer::{infer, infer_program, type_of, TypedDefinition};
 pub use interp::{evaluate, NatEnv};
 pub use parser::{parse_nat, parse_program, parse_term, parse_type, Definition};
 pub use print::{print_definition, print_term};
+pub use program::Program;
 pub use term::{Expr, Ident, Literal, Span, Term};
 pub use types::{Scalar, Type, TypeKind};
 pub use value::{Array, Value};

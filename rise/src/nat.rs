@@ -71,7 +71,7 @@ fn checked<T>(value: Option<T>) -> Res<T> {
 /// everything else is shared behind an [`Arc`]).
 ///
 /// ```
-/// use nat::nat::Nat;
+/// use elevate_rise::nat::Nat;
 ///
 /// let n = Nat::named("n");
 /// let one = Nat::cst(1);
@@ -1230,7 +1230,7 @@ const OVERFLOW_REASON: &str = "integer overflow";
 /// `2 * ?1 = 2*n + 1`) or is a negative constant, which is [`SolveError::False`].
 ///
 /// ```
-/// use nat::nat::{solve, Equation, Nat};
+/// use elevate_rise::nat::{solve, Equation, Nat};
 ///
 /// let x = Nat::unknown(1);
 /// let n = Nat::named("n");

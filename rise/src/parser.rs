@@ -290,6 +290,11 @@ impl Parser {
     // ---- expressions -------------------------------------------------------------
 
     fn expression(&mut self, defs: &[Definition]) -> Result<Parsed, Error> {
+        // Every nesting of the grammar passes through here.
+        guard(|| self.pipe(defs))
+    }
+
+    fn pipe(&mut self, defs: &[Definition]) -> Result<Parsed, Error> {
         // `|>`: loosest, left-associative. A loop, so 50,000 stages need no recursion.
         let mut left = self.compose(defs)?;
         while self.is("|>") {

@@ -98,8 +98,10 @@ primitives! {
 /// A constraint on a type variable that plain unification cannot express.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
-    /// A scalar or a vector of scalars (arithmetic, comparison).
+    /// A number or a vector of numbers (arithmetic, ordering).
     Arithmetic,
+    /// A scalar, `bool` included, or a vector of them (`equal`).
+    Comparable,
     /// A float scalar or a vector of floats (`exp`, `sqrt`).
     Float,
     /// A scalar (`cast`).
@@ -169,7 +171,12 @@ impl Prim {
                 f(t.clone(), t.clone())
             }
             Lt | Gt | Equal => {
-                classes.push((t.clone(), Class::Arithmetic));
+                let class = if self == Equal {
+                    Class::Comparable
+                } else {
+                    Class::Arithmetic
+                };
+                classes.push((t.clone(), class));
                 f(t.clone(), f(t.clone(), Type::scalar(Scalar::Bool)))
             }
             Select => {

@@ -1,0 +1,140 @@
+//! Bad input: a clear message with a location, never a panic.
+
+use elevate_rise::{ErrorKind, Program};
+
+fn error(source: &str) -> (ErrorKind, String, (usize, usize)) {
+    let e = Program::load(source, None).expect_err("should be rejected");
+    let at = e.line_col(source).expect("located");
+    (e.kind, e.message, at)
+}
+
+#[test]
+fn each_class_of_bad_program_is_reported_where_it_is() {
+    let cases: &[(&str, ErrorKind, &str, (usize, usize))] = &[
+        (
+            "def f(x: f32) = (x +",
+            ErrorKind::Parse,
+            "expected an expression",
+            (1, 21),
+        ),
+        (
+            "def f(x: f32) = x\n  |> g",
+            ErrorKind::UnknownName,
+            "unknown name `g`",
+            (2, 6),
+        ),
+        (
+            "def f(x: n.f32) =\n  map(fun(v => v + 1), x)",
+            ErrorKind::Type,
+            "wrong argument: expected ?1.i32, found n.f32",
+            (2, 24),
+        ),
+        (
+            "def f(x: 1000.f32) = split(3, x)",
+            ErrorKind::Nat,
+            "1000 is not divisible by 3",
+            (1, 31),
+        ),
+        (
+            "def f(x: f32) = x(1.0)",
+            ErrorKind::Type,
+            "expected a function",
+            (1, 17),
+        ),
+        (
+            "def f(x: n.f32) = map(add, x)",
+            ErrorKind::Type,
+            "function inside",
+            (1, 19),
+        ),
+        (
+            "def f(x: n.f32, y: m.f32) = zip(x, y)",
+            ErrorKind::Nat,
+            "n",
+            (1, 36),
+        ),
+        (
+            "def f(x: f32) = split(x)",
+            ErrorKind::Parse,
+            "expected a nat, found the value `x`",
+            (1, 23),
+        ),
+        (
+            "def f(x: f32) = /* never closed",
+            ErrorKind::Parse,
+            "never closed",
+            (1, 17),
+        ),
+        (
+            "def f(x: f32) = 99999999999",
+            ErrorKind::Parse,
+            "out of range",
+            (1, 17),
+        ),
+        (
+            "def f(x: f32) = x\ndef f(y: f32) = y",
+            ErrorKind::Parse,
+            "defined twice",
+            (2, 5),
+        ),
+        ("", ErrorKind::Parse, "empty file", (1, 1)),
+        (
+            "def f(x: f32) = x : i32",
+            ErrorKind::Type,
+            "annotation",
+            (1, 17),
+        ),
+        (
+            "def f(x: bool) = x + x",
+            ErrorKind::Type,
+            "a number or a vector of numbers",
+            (1, 18),
+        ),
+    ];
+    for (source, kind, fragment, at) in cases {
+        let (found_kind, message, found_at) = error(source);
+        assert_eq!(found_kind, *kind, "{source}: {message}");
+        assert!(message.contains(fragment), "{source}: {message}");
+        assert_eq!(found_at, *at, "{source}: {message}");
+    }
+}
+
+#[test]
+fn errors_render_with_file_line_column_and_a_caret() {
+    let source = "def f(x: f32) =\n  x |> foo\n";
+    let e = Program::load(source, None).unwrap_err();
+    let text = e.render("prog.rise", source);
+    assert!(text.starts_with("prog.rise:2:8: unknown name:"), "{text}");
+    assert!(text.contains("x |> foo"), "{text}");
+    assert!(text.contains('^'), "{text}");
+}
+
+#[test]
+fn inputs_that_contradict_the_types_are_rejected() {
+    let program = Program::load("def f(a: n.f32, b: n.f32) = zip(a, b)", None).unwrap();
+    let json = |s: &str| -> Vec<serde_json::Value> { serde_json::from_str(s).unwrap() };
+    let cases = [
+        ("[[1, 2], [1, 2, 3]]", "contradict"),
+        ("[[1, 2]]", "expected 2 inputs"),
+        ("[[[1], [2]], [1, 2]]", "parameter `a`: expected f32"),
+        ("[[1, 2], [true, 2]]", "parameter `b`"),
+    ];
+    for (inputs, fragment) in cases {
+        let e = program.eval_json(&json(inputs)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Input);
+        assert!(e.message.contains(fragment), "{inputs}: {}", e.message);
+    }
+    let e = program
+        .eval_random(&elevate_rise::NatEnv::default(), 1)
+        .unwrap_err();
+    assert!(e.message.contains("--nat n="), "{}", e.message);
+}
+
+#[test]
+fn entry_points_are_found_by_name() {
+    let source = "def g(x: f32) = x\ndef h(x: f32) = g(x) * 2.0";
+    let program = Program::load(source, Some("g")).unwrap();
+    assert_eq!(program.summary(), ["h : f32 -> f32", "g : f32 -> f32"]);
+    let e = Program::load(source, Some("nope")).unwrap_err();
+    assert!(e.message.contains("no definition named `nope`"));
+}
