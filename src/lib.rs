@@ -3,7 +3,9 @@
 //! This facade re-exports the workspace's crates:
 //! - [`core`] (`elevate-core`): strategies, failures, the traversal contract, paths,
 //!   budgets, traces;
-//! - [`strategies`] (`elevate-strategies`): Elevate's combinators and traversals.
+//! - [`strategies`] (`elevate-strategies`): Elevate's combinators and traversals;
+//! - [`rise`] (`elevate-rise`): the RISE language: nats, types, terms, parser, printer,
+//!   type inference, reference interpreter.
 //!
 //! ```
 //! use elevate::core::arith::{self, Term};
@@ -15,4 +17,5 @@
 //! ```
 
 pub use elevate_core as core;
+pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;

@@ -13,6 +13,10 @@ use crate::types::{Scalar, Type, TypeKind};
 use crate::value::{Array, Function, Value, View};
 use elevate_core::stack::guard;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+/// Arguments of a primitive (at most three): kept off the heap.
+type Args = SmallVec<[Value; 3]>;
 use std::sync::Arc;
 
 /// Values of nat variables.
@@ -136,10 +140,21 @@ impl Function for Closure {
 struct Partial {
     prim: Prim,
     info: Arc<Info>,
-    args: Vec<Value>,
+    args: Args,
 }
 
 impl Function for Partial {
+    fn call2(&self, a: Value, b: Value) -> Result<Value, String> {
+        if self.args.len() + 2 == value_arity(self.prim) {
+            let mut args = self.args.clone();
+            args.push(a);
+            args.push(b);
+            apply_prim(self.prim, &self.info, args)
+        } else {
+            self.call(a)?.call(b)
+        }
+    }
+
     fn call(&self, arg: Value) -> Result<Value, String> {
         let mut args = self.args.clone();
         args.push(arg);
@@ -327,12 +342,12 @@ impl Compiler {
                     .collect::<Result<Vec<_>, _>>()?;
                 let prim = *p;
                 Ok(Code::new(move |env: &Env| {
-                    let mut values = Vec::with_capacity(compiled.len());
+                    let mut values = Args::new();
                     for c in &compiled {
                         values.push(guard(|| c.run(env))?);
                     }
-                    let rest = if values.len() > arity {
-                        values.split_off(arity)
+                    let rest: Vec<Value> = if values.len() > arity {
+                        values.drain(arity..).collect()
                     } else {
                         Vec::new()
                     };
@@ -587,9 +602,9 @@ fn map_array(f: &Value, xs: &Array) -> Result<Value, String> {
     Ok(Value::array(out))
 }
 
-fn apply_prim(p: Prim, info: &Info, mut args: Vec<Value>) -> Result<Value, String> {
+fn apply_prim(p: Prim, info: &Info, mut args: Args) -> Result<Value, String> {
     use Prim::*;
-    let arg = |args: &mut Vec<Value>| args.remove(0);
+    let arg = |args: &mut Args| args.remove(0);
     Ok(match p {
         Id | ToMem => arg(&mut args),
         Neg | Not | Exp | Sqrt | Abs => unary(p, &args[0])?,
@@ -788,7 +803,7 @@ fn apply_prim(p: Prim, info: &Info, mut args: Vec<Value>) -> Result<Value, Strin
             let f = &args[0];
             let mut acc = args[1].clone();
             for i in 0..xs.len() {
-                acc = f.call(acc)?.call(xs.get(i)?)?;
+                acc = f.call2(acc, xs.get(i)?)?;
             }
             acc
         }
@@ -798,7 +813,7 @@ fn apply_prim(p: Prim, info: &Info, mut args: Vec<Value>) -> Result<Value, Strin
             let mut acc = args[1].clone();
             let mut out = Vec::with_capacity(xs.len());
             for i in 0..xs.len() {
-                acc = f.call(xs.get(i)?)?.call(acc)?;
+                acc = f.call2(xs.get(i)?, acc)?;
                 out.push(acc.clone());
             }
             Value::array(out)

@@ -36,6 +36,12 @@ pub trait Function: Send + Sync {
     /// Applies the function.
     fn call(&self, arg: Value) -> Result<Value, String>;
 
+    /// Applies the function to two arguments (`f(a)(b)`); primitives override it to
+    /// skip the partial application in between.
+    fn call2(&self, a: Value, b: Value) -> Result<Value, String> {
+        self.call(a)?.call(b)
+    }
+
     /// Applies a function of a nat (`depFun`) to a nat.
     fn call_nat(&self, n: i64) -> Result<Value, String> {
         Err(format!("expected a function of a nat, applied to {n}"))
@@ -80,6 +86,14 @@ impl Value {
     pub fn call(&self, arg: Value) -> Result<Value, String> {
         match self {
             Value::Function(f) => f.call(arg),
+            other => Err(format!("expected a function, found {}", other.kind())),
+        }
+    }
+
+    /// Applies a function value to two arguments.
+    pub fn call2(&self, a: Value, b: Value) -> Result<Value, String> {
+        match self {
+            Value::Function(f) => f.call2(a, b),
             other => Err(format!("expected a function, found {}", other.kind())),
         }
     }
@@ -282,12 +296,12 @@ impl Array {
                 start: i * chunk,
                 len: *chunk,
             })),
-            View::Join { source, inner } => source.get(i / inner)?.as_array()?.get(i % inner)?,
+            View::Join { source, inner } => source.get_nested(i / inner, i % inner)?,
             View::Transpose { source, .. } => Value::Array(Array::new(View::Column {
                 source: source.clone(),
                 column: i,
             })),
-            View::Column { source, column } => source.get(i)?.as_array()?.get(*column)?,
+            View::Column { source, column } => source.get_nested(i, *column)?,
             View::Slide {
                 source, size, step, ..
             } => Value::Array(Array::new(View::Slice {
@@ -342,6 +356,14 @@ impl Array {
                 other => return Err(format!("asScalar expected vectors, found {}", other.kind())),
             },
         })
+    }
+
+    /// Element `j` of element `i` (an array), without copying a materialized row.
+    pub fn get_nested(&self, i: usize, j: usize) -> Result<Value, String> {
+        match &*self.0 {
+            View::Dense(rows) if i < rows.len() => rows[i].as_array()?.get(j),
+            _ => self.get(i)?.as_array()?.get(j),
+        }
     }
 
     /// Every element, in order.
