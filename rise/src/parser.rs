@@ -438,7 +438,20 @@ impl Parser {
             self.advance();
             loop {
                 if callee.nat_arity > 0 {
+                    let start = self.span();
                     let n = self.nat()?;
+                    // In an expression, a nat may only use nat variables in scope.
+                    for v in n.vars() {
+                        if let NatVar::Named(name) = &v {
+                            if !matches!(self.lookup(name), Some(Binding::Nat(_))) {
+                                return Err(Error::new(
+                                    ErrorKind::UnknownName,
+                                    start.to(self.prev_span()),
+                                    format!("expected a nat, found unknown nat variable `{name}`"),
+                                ));
+                            }
+                        }
+                    }
                     let span = callee.term.span().map(|s| s.to(self.prev_span()));
                     callee = Parsed {
                         term: Term::with(Expr::NatApp(callee.term, n), None, span),

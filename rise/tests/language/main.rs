@@ -6,6 +6,7 @@ mod errors;
 mod examples;
 mod primitives;
 mod properties;
+mod terms;
 
 use elevate_rise::Program;
 

@@ -1,0 +1,63 @@
+//! Binders: capture-avoiding substitution, alpha-equivalence, readable fresh names.
+
+use elevate_rise::{parse_term, print_term, Expr, Ident, Term};
+
+#[test]
+fn substitution_renames_binders_that_would_capture() {
+    // (fun(y => x + y))[x := y]  must not become  fun(y => y + y).
+    let x = Ident::fresh("x");
+    let y = Ident::fresh("y");
+    let outer_y = Ident::fresh("y");
+    let body = Term::apps(
+        Term::prim(elevate_rise::prim::Prim::Add),
+        [Term::var(&x), Term::var(&y)],
+    );
+    let lambda = Term::lambda(y.clone(), body);
+    let result = lambda.substitute(&x, &Term::var(&outer_y));
+    let Expr::Lambda(binder, _, _) = result.expr() else {
+        panic!("a lambda")
+    };
+    assert_ne!(binder.id, outer_y.id);
+    assert!(result.free_vars().contains(&outer_y.id));
+    assert!(!result.free_vars().contains(&x.id));
+    // Printed, the two `y`s get distinct names.
+    let text = print_term(&Term::lambda(outer_y, result));
+    assert_eq!(text, "fun(y, y2 => y + y2)");
+}
+
+#[test]
+fn substitution_stops_at_a_binder_of_the_same_variable() {
+    let x = Ident::fresh("x");
+    let inner = Term::lambda(x.clone(), Term::var(&x));
+    let same = inner.substitute(&x, &Term::prim(elevate_rise::prim::Prim::Id));
+    assert!(same.alpha_eq(&inner));
+}
+
+#[test]
+fn alpha_equivalence_ignores_bound_names_only() {
+    let a = parse_term("fun(x => fun(y => x + y))").unwrap();
+    let b = parse_term("fun(p => fun(q => p + q))").unwrap();
+    let c = parse_term("fun(p => fun(q => q + p))").unwrap();
+    assert!(a.alpha_eq(&b));
+    assert!(!a.alpha_eq(&c));
+    assert!(!a.alpha_eq(&parse_term("fun(x => x)").unwrap()));
+}
+
+#[test]
+fn shadowed_names_print_apart_and_parse_back() {
+    let t = parse_term("fun(x => fun(x => x) (x))").unwrap();
+    let text = print_term(&t);
+    assert_eq!(text, "fun(x => fun(x2 => x2)(x))");
+    assert!(parse_term(&text).unwrap().alpha_eq(&t));
+}
+
+#[test]
+fn nat_arguments_must_be_in_scope() {
+    let e = elevate_rise::Program::load("def f(x: n.f32) = split(q, x)", None).unwrap_err();
+    assert!(
+        e.message.contains("unknown nat variable `q`"),
+        "{}",
+        e.message
+    );
+    assert!(elevate_rise::Program::load("def f<q>(x: (q*4).f32) = split(q, x)", None).is_ok());
+}
