@@ -145,6 +145,15 @@ struct Partial {
 
 impl Function for Partial {
     fn call2(&self, a: Value, b: Value) -> Result<Value, String> {
+        use Prim::*;
+        if self.args.is_empty() {
+            // `reduce(add, ...)`: the operator as a value, applied to two arguments.
+            match self.prim {
+                Add | Sub | Mul | Div | Mod | Max | Min => return arith(self.prim, &a, &b),
+                Lt | Gt | Equal => return compare(self.prim, &a, &b),
+                _ => {}
+            }
+        }
         if self.args.len() + 2 == value_arity(self.prim) {
             let mut args = self.args.clone();
             args.push(a);
@@ -341,6 +350,11 @@ impl Compiler {
                     .map(|a| self.compile(a, scope))
                     .collect::<Result<Vec<_>, _>>()?;
                 let prim = *p;
+                if compiled.len() == arity {
+                    if let Some(code) = fast_path(prim, &compiled) {
+                        return Ok(code);
+                    }
+                }
                 Ok(Code::new(move |env: &Env| {
                     let mut values = Args::new();
                     for c in &compiled {
@@ -474,6 +488,36 @@ impl Compiler {
     }
 }
 
+/// Direct code for the primitives a program calls most (pair access, arithmetic,
+/// comparison), fully applied: no argument vector, no general dispatch.
+fn fast_path(prim: Prim, args: &[Code]) -> Option<Code> {
+    use Prim::*;
+    match (prim, args) {
+        (Fst | Snd, [a]) => {
+            let a = a.clone();
+            let second = prim == Snd;
+            Some(Code::new(move |env: &Env| {
+                let pair = guard(|| a.run(env))?;
+                let (x, y) = pair.as_pair()?;
+                Ok(if second { y.clone() } else { x.clone() })
+            }))
+        }
+        (Add | Sub | Mul | Div | Mod | Max | Min, [a, b]) => {
+            let (a, b) = (a.clone(), b.clone());
+            Some(Code::new(move |env: &Env| {
+                guard(|| arith(prim, &a.run(env)?, &b.run(env)?))
+            }))
+        }
+        (Lt | Gt | Equal, [a, b]) => {
+            let (a, b) = (a.clone(), b.clone());
+            Some(Code::new(move |env: &Env| {
+                guard(|| compare(prim, &a.run(env)?, &b.run(env)?))
+            }))
+        }
+        _ => None,
+    }
+}
+
 fn nat_arg(info: &Info, i: usize) -> Result<usize, String> {
     let v = *info.nats.get(i).ok_or("missing nat argument")?;
     usize::try_from(v).map_err(|_| format!("negative nat argument {v}"))
@@ -597,7 +641,7 @@ fn cast(value: &Value, target: Scalar) -> Result<Value, String> {
 fn map_array(f: &Value, xs: &Array) -> Result<Value, String> {
     let mut out = Vec::with_capacity(xs.len());
     for i in 0..xs.len() {
-        out.push(f.call(xs.get(i)?)?);
+        out.push(f.call(xs.get_within(i)?)?);
     }
     Ok(Value::array(out))
 }
@@ -803,7 +847,7 @@ fn apply_prim(p: Prim, info: &Info, mut args: Args) -> Result<Value, String> {
             let f = &args[0];
             let mut acc = args[1].clone();
             for i in 0..xs.len() {
-                acc = f.call2(acc, xs.get(i)?)?;
+                acc = f.call2(acc, xs.get_within(i)?)?;
             }
             acc
         }
@@ -813,7 +857,7 @@ fn apply_prim(p: Prim, info: &Info, mut args: Args) -> Result<Value, String> {
             let mut acc = args[1].clone();
             let mut out = Vec::with_capacity(xs.len());
             for i in 0..xs.len() {
-                acc = f.call2(xs.get(i)?, acc)?;
+                acc = f.call2(xs.get_within(i)?, acc)?;
                 out.push(acc.clone());
             }
             Value::array(out)

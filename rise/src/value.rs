@@ -288,9 +288,16 @@ impl Array {
         if i >= len {
             return Err(format!("index {i} out of bounds for an array of {len}"));
         }
+        self.get_within(i)
+    }
+
+    /// Element `i < self.len()`, without checking the bound again: views remap
+    /// in-bounds indices to in-bounds indices (the types guarantee the row lengths),
+    /// so only the outermost access needs a check.
+    pub(crate) fn get_within(&self, i: usize) -> Result<Value, String> {
         Ok(match &*self.0 {
-            View::Dense(items) => items[i].clone(),
-            View::Slice { source, start, .. } => source.get(start + i)?,
+            View::Dense(items) => items.get(i).cloned().ok_or("index out of bounds")?,
+            View::Slice { source, start, .. } => source.get_within(start + i)?,
             View::Split { source, chunk } => Value::Array(Array::new(View::Slice {
                 source: source.clone(),
                 start: i * chunk,
@@ -309,9 +316,9 @@ impl Array {
                 start: i * step,
                 len: *size,
             })),
-            View::Zip(a, b) => Value::pair(a.get(i)?, b.get(i)?),
+            View::Zip(a, b) => Value::pair(a.get_within(i)?, b.get_within(i)?),
             View::Side { source, second } => {
-                let element = source.get(i)?;
+                let element = source.get_within(i)?;
                 let pair = element.as_pair()?;
                 if *second {
                     pair.1.clone()
@@ -328,7 +335,7 @@ impl Array {
                 if i < *left || i >= left + source.len() {
                     value.clone()
                 } else {
-                    source.get(i - left)?
+                    source.get_within(i - left)?
                 }
             }
             View::PadClamp { source, left, .. } => {
@@ -340,18 +347,18 @@ impl Array {
             }
             View::Concat(a, b) => {
                 if i < a.len() {
-                    a.get(i)?
+                    a.get_within(i)?
                 } else {
-                    b.get(i - a.len())?
+                    b.get_within(i - a.len())?
                 }
             }
             View::AsVector { source, width } => {
                 let items = (0..*width)
-                    .map(|k| source.get(i * width + k))
+                    .map(|k| source.get_within(i * width + k))
                     .collect::<Result<Vec<_>, _>>()?;
                 Value::Vector(items.into())
             }
-            View::AsScalar { source, width } => match source.get(i / width)? {
+            View::AsScalar { source, width } => match source.get_within(i / width)? {
                 Value::Vector(items) => items[i % width].clone(),
                 other => return Err(format!("asScalar expected vectors, found {}", other.kind())),
             },
@@ -361,8 +368,8 @@ impl Array {
     /// Element `j` of element `i` (an array), without copying a materialized row.
     pub fn get_nested(&self, i: usize, j: usize) -> Result<Value, String> {
         match &*self.0 {
-            View::Dense(rows) if i < rows.len() => rows[i].as_array()?.get(j),
-            _ => self.get(i)?.as_array()?.get(j),
+            View::Dense(rows) if i < rows.len() => rows[i].as_array()?.get_within(j),
+            _ => self.get_within(i)?.as_array()?.get_within(j),
         }
     }
 
