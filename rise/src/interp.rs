@@ -154,7 +154,7 @@ impl Function for Partial {
                 _ => {}
             }
         }
-        if self.args.len() + 2 == value_arity(self.prim) {
+        if self.args.len() + 2 == self.prim.value_arity() {
             let mut args = self.args.clone();
             args.push(a);
             args.push(b);
@@ -167,7 +167,7 @@ impl Function for Partial {
     fn call(&self, arg: Value) -> Result<Value, String> {
         let mut args = self.args.clone();
         args.push(arg);
-        if args.len() == value_arity(self.prim) {
+        if args.len() == self.prim.value_arity() {
             apply_prim(self.prim, &self.info, args)
         } else {
             Ok(Value::Function(Arc::new(Partial {
@@ -212,19 +212,6 @@ struct Info {
     /// `generate`'s length, `vectorFromScalar`'s width, `transpose`'s column count,
     /// `join`'s row length, `asScalar`'s vector width.
     size: Option<usize>,
-}
-
-fn value_arity(p: Prim) -> usize {
-    use Prim::*;
-    match p {
-        Id | Neg | Not | Exp | Sqrt | Abs | Cast | ToMem | Generate | IndexAsNat | NatAsIndex
-        | Take | Drop | Split | Join | Slide | Transpose | PadClamp | Unzip | Fst | Snd
-        | VectorFromScalar | AsVector | AsVectorAligned | AsScalar => 1,
-        Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal | Let | Idx | Concat | PadCst
-        | Zip | MakePair | MapFst | MapSnd | Map | MapSeq | MapSeqUnroll | MapPar | MapGlobal
-        | MapWorkGroup | MapLocal | Iterate => 2,
-        Select | Reduce | ReduceSeq | ReduceSeqUnroll | ScanSeq => 3,
-    }
 }
 
 impl Compiler {
@@ -344,7 +331,7 @@ impl Compiler {
                     .map(|n| self.nat(n))
                     .collect::<Result<Vec<_>, _>>()?;
                 let info = Arc::new(self.info(*p, callee.ty(), nat_values)?);
-                let arity = value_arity(*p);
+                let arity = p.value_arity();
                 let compiled = args
                     .iter()
                     .map(|a| self.compile(a, scope))

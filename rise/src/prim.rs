@@ -331,6 +331,53 @@ impl Prim {
         Instance { ty, classes }
     }
 
+    /// How many value arguments it takes (after its nat arguments).
+    pub fn value_arity(self) -> usize {
+        use Prim::*;
+        match self {
+            Id | Neg | Not | Exp | Sqrt | Abs | Cast | ToMem | Generate | IndexAsNat
+            | NatAsIndex | Take | Drop | Split | Join | Slide | Transpose | PadClamp | Unzip
+            | Fst | Snd | VectorFromScalar | AsVector | AsVectorAligned | AsScalar => 1,
+            Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal | Let | Idx | Concat
+            | PadCst | Zip | MakePair | MapFst | MapSnd | Map | MapSeq | MapSeqUnroll | MapPar
+            | MapGlobal | MapWorkGroup | MapLocal | Iterate => 2,
+            Select | Reduce | ReduceSeq | ReduceSeqUnroll | ScanSeq => 3,
+        }
+    }
+
+    /// Whether applications are printed as pipes, `xs |> map(f)`: the primitive
+    /// transforms its last argument, an array.
+    pub fn is_pipeline_stage(self) -> bool {
+        use Prim::*;
+        matches!(
+            self,
+            Map | MapSeq
+                | MapSeqUnroll
+                | MapPar
+                | MapGlobal
+                | MapWorkGroup
+                | MapLocal
+                | Reduce
+                | ReduceSeq
+                | ReduceSeqUnroll
+                | ScanSeq
+                | Split
+                | Join
+                | Slide
+                | Transpose
+                | PadCst
+                | PadClamp
+                | Take
+                | Drop
+                | AsVector
+                | AsVectorAligned
+                | AsScalar
+                | ToMem
+                | Iterate
+                | Unzip
+        )
+    }
+
     /// Whether this is a low-level form (it records how to compute, not what).
     pub fn is_low_level(self) -> bool {
         use Prim::*;

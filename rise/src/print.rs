@@ -360,13 +360,32 @@ impl Printer {
                 _ => {}
             }
         }
-        // A call: nats first, as the parser expects them. A nat after a value cannot be
-        // merged into the same call.
+        // `xs |> map(f)` for a fully applied pipeline stage, as RISE is written.
+        if let (Expr::Prim(p), Some(Arg::Value(last))) = (head.expr(), args.last()) {
+            let values = args.iter().filter(|a| matches!(a, Arg::Value(_))).count();
+            if p.is_pipeline_stage() && values == p.value_arity() {
+                let rest = &args[..args.len() - 1];
+                return self.parenthesize(out, Prec::Pipe, context, |pr, out| {
+                    pr.term(out, last, Prec::Pipe)?;
+                    out.push_str(" |> ");
+                    pr.call(out, head, rest)
+                });
+            }
+        }
         self.parenthesize(out, Prec::Postfix, context, |pr, out| {
+            pr.call(out, head, &args)
+        })
+    }
+
+    /// `head(args...)`: nats first, as the parser expects them. A nat after a value
+    /// cannot be merged into the same call.
+    fn call(&mut self, out: &mut String, head: &Term, args: &[Arg<'_>]) -> fmt::Result {
+        {
+            let pr = self;
             pr.term(out, head, Prec::Postfix)?;
             let mut open = false;
             let mut seen_value = false;
-            for arg in &args {
+            for arg in args {
                 let is_nat = matches!(arg, Arg::Nat(_));
                 if !open || (is_nat && seen_value) {
                     if open {
@@ -390,7 +409,7 @@ impl Printer {
                 out.push(')');
             }
             Ok(())
-        })
+        }
     }
 }
 
