@@ -2,6 +2,7 @@
 //! programs.
 
 mod deep;
+mod engine;
 mod errors;
 mod examples;
 mod primitives;
