@@ -99,6 +99,20 @@ impl Generator {
             if budget <= 1 || self.chance(15) {
                 return self.leaf(ty, env);
             }
+            // Now and then a redex of the core rules: `id(e)`, `fun(y => e)(v)`.
+            if budget > 3 && self.chance(8) {
+                let inner = self.expr(ty, env, budget - 2);
+                return app(Prim::Id, vec![inner]);
+            }
+            if budget > 4 && self.chance(8) {
+                let bound = self.data_type(1);
+                let value = self.expr(&bound, env, budget / 3);
+                let y = Ident::fresh("y");
+                let mut inner = env.clone();
+                inner.push((y.clone(), bound));
+                let body = self.expr(ty, &inner, budget / 2);
+                return Term::app(Term::lambda(y, body), value);
+            }
             self.compound(ty, env, budget - 1)
                 .unwrap_or_else(|| self.leaf(ty, env))
         })
@@ -251,6 +265,15 @@ impl Generator {
         };
         let ty = Type::array(n.clone(), elem.clone());
         Some(match choice {
+            0 if matches!(elem.kind(), TypeKind::Scalar(Scalar::F32 | Scalar::I32))
+                && self.chance(20) =>
+            {
+                // An eta-redex: `map(fun(x => neg(x)))`.
+                let x = Ident::fresh("x");
+                let body = app(Prim::Neg, vec![Term::var(&x)]);
+                let xs = self.expr(&Type::array(n.clone(), elem.clone()), env, half);
+                app(Prim::Map, vec![Term::lambda(x, body), xs])
+            }
             0 => {
                 let source = self.data_type(1);
                 let x = Ident::fresh("x");

@@ -20,7 +20,9 @@ pub struct Signature {
     pub params: Vec<(String, Type)>,
 }
 
-/// The signature of a typed entry term: `depFun(n, ... => fun(x: T, ... => body))`.
+/// The signature of a typed entry term `depFun(n, ... => f)`: the nat parameters,
+/// then one value parameter per argument of `f`'s function type (named after the
+/// lambdas where the term spells them out).
 pub fn signature(term: &Term) -> Signature {
     let mut nats = Vec::new();
     let mut body = term;
@@ -28,19 +30,29 @@ pub fn signature(term: &Term) -> Signature {
         nats.push(v.clone());
         body = b;
     }
+    let mut names = Vec::new();
+    let mut lambda = body;
+    while let Expr::Lambda(x, _, b) = lambda.expr() {
+        names.push(x.name.to_string());
+        lambda = b;
+    }
     let mut params = Vec::new();
-    while let Expr::Lambda(x, annotation, b) = body.expr() {
-        let ty = annotation
-            .clone()
-            .or_else(|| match body.ty().map(Type::kind) {
-                Some(TypeKind::Fun(p, _)) => Some(p.clone()),
-                _ => None,
-            });
-        match ty {
-            Some(ty) => params.push((x.name.to_string(), ty)),
-            None => break,
+    let mut ty = body.ty().cloned();
+    while let Some(TypeKind::Fun(param, result)) = ty.as_ref().map(Type::kind) {
+        let name = names
+            .get(params.len())
+            .cloned()
+            .unwrap_or_else(|| format!("arg{}", params.len() + 1));
+        params.push((name, param.clone()));
+        ty = Some(result.clone());
+    }
+    if params.is_empty() && ty.is_none() {
+        // Untyped: fall back to the annotated lambdas.
+        let mut lambda = body;
+        while let Expr::Lambda(x, Some(annotation), b) = lambda.expr() {
+            params.push((x.name.to_string(), annotation.clone()));
+            lambda = b;
         }
-        body = b;
     }
     Signature { nats, params }
 }

@@ -26,6 +26,7 @@ pub mod parser;
 pub mod prim;
 pub mod print;
 pub mod program;
+pub mod rules;
 pub mod term;
 pub mod types;
 pub mod value;

@@ -7,6 +7,7 @@ mod errors;
 mod examples;
 mod primitives;
 mod properties;
+mod rules;
 mod terms;
 
 use elevate_rise::Program;

@@ -1,0 +1,133 @@
+//! Algorithmic rules: fusion and fission of maps, split/join, transpose pairs, reduce.
+
+use super::pattern::{applied, call};
+use crate::nat::Nat;
+use crate::prim::Prim;
+use crate::term::{Expr, Ident, Term};
+use crate::types::TypeKind;
+use elevate_core::{rule, Name, Rule, Strategy};
+
+/// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
+pub fn map_fusion() -> Strategy<Term> {
+    rule("mapFusion", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Map, 2)?;
+        let (_, inner) = applied(&outer[1], Prim::Map, 2)?;
+        let y = Ident::fresh("y");
+        let fused = Term::lambda(
+            y.clone(),
+            Term::app(outer[0].clone(), Term::app(inner[0].clone(), Term::var(&y))),
+        );
+        Some(call(Prim::Map, &[], [fused, inner[1].clone()]))
+    })
+}
+
+/// `map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))` where `x` is not free
+/// in `f` and `e` is data: the last function applied in the body becomes a map of its
+/// own.
+pub fn map_last_fission() -> Strategy<Term> {
+    rule("mapLastFission", |t: &Term| {
+        let (_, args) = applied(t, Prim::Map, 2)?;
+        let Expr::Lambda(x, annotation, body) = args[0].expr() else {
+            return None;
+        };
+        let Expr::App(f, e) = body.expr() else {
+            return None;
+        };
+        // The intermediate array holds the values of `e`: they must be data.
+        if f.free_vars().contains(&x.id) || !e.ty()?.is_data() {
+            return None;
+        }
+        let first = Term::new(Expr::Lambda(x.clone(), annotation.clone(), e.clone()));
+        Some(call(
+            Prim::Map,
+            &[],
+            [f.clone(), call(Prim::Map, &[], [first, args[1].clone()])],
+        ))
+    })
+}
+
+/// `transpose(transpose(x)) -> x`
+pub fn remove_transpose_pair() -> Strategy<Term> {
+    rule("removeTransposePair", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Transpose, 1)?;
+        let (_, inner) = applied(&outer[0], Prim::Transpose, 1)?;
+        Some(inner[0].clone())
+    })
+}
+
+/// `x -> transpose(transpose(x))` for a two-dimensional array `x`.
+pub fn create_transpose_pair() -> Strategy<Term> {
+    rule("createTransposePair", |t: &Term| {
+        let TypeKind::Array(_, row) = t.ty()?.kind() else {
+            return None;
+        };
+        if !matches!(row.kind(), TypeKind::Array(..)) {
+            return None;
+        }
+        let once = call(Prim::Transpose, &[], [t.clone()]);
+        Some(call(Prim::Transpose, &[], [once]))
+    })
+}
+
+/// `splitJoin(n)`: `map(f)(x) -> join(map(map(f))(split(n)(x)))` where `n` divides the
+/// length of `x` (read from its inferred type).
+struct SplitJoin(i64);
+
+impl Rule<Term> for SplitJoin {
+    fn name(&self) -> Name {
+        Name::new("splitJoin")
+    }
+
+    fn rewrite(&self, t: &Term) -> Option<Term> {
+        let (_, args) = applied(t, Prim::Map, 2)?;
+        let TypeKind::Array(len, _) = args[1].ty()?.kind() else {
+            return None;
+        };
+        let n = Nat::cst(self.0);
+        if self.0 <= 0 || len.rem(&n) != Nat::cst(0) {
+            return None;
+        }
+        let inner = call(Prim::Map, &[], [args[0].clone()]);
+        let split = call(Prim::Split, &[n], [args[1].clone()]);
+        let mapped = call(Prim::Map, &[], [inner, split]);
+        Some(call(Prim::Join, &[], [mapped]))
+    }
+
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "splitJoin({})", self.0)
+    }
+}
+
+/// `splitJoin(n)`: `map(f)(x) -> join(map(map(f))(split(n)(x)))` (`n` divides the
+/// length of `x`).
+pub fn split_join(n: i64) -> Strategy<Term> {
+    Strategy::from_rule(SplitJoin(n))
+}
+
+/// `join(split(n)(x)) -> x`
+pub fn join_split() -> Strategy<Term> {
+    rule("joinSplit", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Join, 1)?;
+        let (_, inner) = applied(&outer[0], Prim::Split, 1)?;
+        Some(inner[0].clone())
+    })
+}
+
+/// `reduceSeq(op, z)(map(f)(x)) -> reduceSeq(fun(a, y => op(a)(f(y))), z)(x)`
+pub fn reduce_map_fusion() -> Strategy<Term> {
+    rule("reduceMapFusion", |t: &Term| {
+        let (_, reduce) = applied(t, Prim::ReduceSeq, 3)?;
+        let (_, map) = applied(&reduce[2], Prim::Map, 2)?;
+        let (a, y) = (Ident::fresh("a"), Ident::fresh("y"));
+        let step = Term::apps(
+            reduce[0].clone(),
+            [Term::var(&a), Term::app(map[0].clone(), Term::var(&y))],
+        );
+        let fused = Term::lambda(a, Term::lambda(y, step));
+        Some(call(
+            Prim::ReduceSeq,
+            &[],
+            [fused, reduce[1].clone(), map[1].clone()],
+        ))
+    })
+}

@@ -1,0 +1,92 @@
+//! Core rules: beta and eta, let inlining, pair projections, identity.
+
+use super::pattern::{applied, call};
+use crate::prim::Prim;
+use crate::term::{Expr, Ident, Term};
+use crate::types::TypeKind;
+use elevate_core::{rule, Strategy};
+
+/// `fun(x => b)(a) -> b[x := a]` (capture-avoiding).
+pub fn beta_reduction() -> Strategy<Term> {
+    rule("betaReduction", |t: &Term| match t.expr() {
+        Expr::App(f, a) => match f.expr() {
+            Expr::Lambda(x, _, body) => Some(body.substitute(x, a)),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// `fun(x => f(x)) -> f` where `x` is not free in `f`. A lambda whose parameter is
+/// annotated is left alone: the annotation may be what makes the program's type
+/// inferable (a program's parameters are such lambdas).
+pub fn eta_reduction() -> Strategy<Term> {
+    rule("etaReduction", |t: &Term| match t.expr() {
+        Expr::Lambda(x, None, body) => match body.expr() {
+            Expr::App(f, arg)
+                if matches!(arg.expr(), Expr::Var(y) if y.id == x.id)
+                    && !f.free_vars().contains(&x.id) =>
+            {
+                Some(f.clone())
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// `f -> fun(x => f(x))` for a term whose (inferred) type is a function.
+pub fn eta_abstraction() -> Strategy<Term> {
+    rule("etaAbstraction", |t: &Term| {
+        match t.ty().map(|ty| ty.kind()) {
+            Some(TypeKind::Fun(..)) => {
+                let x = Ident::fresh("x");
+                Some(Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x))))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `let(v, fun(x => b)) -> b[x := v]`
+pub fn let_inline() -> Strategy<Term> {
+    rule("letInline", |t: &Term| {
+        let (_, args) = applied(t, Prim::Let, 2)?;
+        match args[1].expr() {
+            Expr::Lambda(x, _, body) => Some(body.substitute(x, &args[0])),
+            _ => None,
+        }
+    })
+}
+
+fn projection(t: &Term, p: Prim, second: bool) -> Option<Term> {
+    let (_, args) = applied(t, p, 1)?;
+    let (_, pair) = applied(&args[0], Prim::MakePair, 2)?;
+    Some(pair[usize::from(second)].clone())
+}
+
+/// `fst((a, b)) -> a`
+pub fn fst_reduction() -> Strategy<Term> {
+    rule("fstReduction", |t: &Term| projection(t, Prim::Fst, false))
+}
+
+/// `snd((a, b)) -> b`
+pub fn snd_reduction() -> Strategy<Term> {
+    rule("sndReduction", |t: &Term| projection(t, Prim::Snd, true))
+}
+
+/// `x -> id(x)` (a handle for later rules; never normalize with it).
+pub fn id_after() -> Strategy<Term> {
+    rule("idAfter", |t: &Term| match t.ty().map(|ty| ty.is_data()) {
+        Some(true) => Some(call(Prim::Id, &[], [t.clone()])),
+        _ => None,
+    })
+}
+
+/// `id(x) -> x`
+pub fn remove_id() -> Strategy<Term> {
+    rule("removeId", |t: &Term| {
+        let (_, args) = applied(t, Prim::Id, 1)?;
+        Some(args[0].clone())
+    })
+}

@@ -1,0 +1,155 @@
+//! The RISE rewrite rules, each a named [`Strategy`] with its equation in its doc
+//! comment, and a registry of them for tests, documentation and the strategy language.
+//!
+//! Rules match the curried application form the parser produces (`xs |> map(f)` is
+//! `map(f)(xs)`) and rebuild terms with fresh binders, so they are safe to apply
+//! anywhere. Rules that need a size (`splitJoin`) read it from the inferred type of the
+//! node they rewrite and fail on untyped nodes.
+
+mod algorithmic;
+mod core;
+mod lowering;
+pub(crate) mod pattern;
+
+pub use self::algorithmic::*;
+pub use self::core::*;
+pub use self::lowering::*;
+
+use crate::prim::Prim;
+use crate::term::Term;
+use elevate_core::Strategy;
+
+/// A rule of the library: its name, its equation, and how to make it.
+pub struct RuleInfo {
+    /// The name in the strategy language.
+    pub name: &'static str,
+    /// The equation, `lhs -> rhs`.
+    pub equation: &'static str,
+    /// The rule (rules with a nat parameter are made with a typical value).
+    pub make: fn() -> Strategy<Term>,
+    /// A primitive whose presence makes the left-hand side likely, to bias random
+    /// programs in tests.
+    pub bias: Option<Prim>,
+}
+
+/// Every rule of the library.
+pub fn library() -> Vec<RuleInfo> {
+    macro_rules! info {
+        ($name:literal, $equation:literal, $make:expr, $bias:expr) => {
+            RuleInfo {
+                name: $name,
+                equation: $equation,
+                make: $make,
+                bias: $bias,
+            }
+        };
+    }
+    vec![
+        info!(
+            "betaReduction",
+            "fun(x => b)(a) -> b[x := a]",
+            beta_reduction,
+            Some(Prim::Let)
+        ),
+        info!(
+            "etaReduction",
+            "fun(x => f(x)) -> f   (x not free in f)", eta_reduction, None
+        ),
+        info!(
+            "etaAbstraction",
+            "f -> fun(x => f(x))   (f a function)",
+            eta_abstraction,
+            Some(Prim::Map)
+        ),
+        info!(
+            "letInline",
+            "let(v, fun(x => b)) -> b[x := v]",
+            let_inline,
+            Some(Prim::Let)
+        ),
+        info!("fstReduction", "fst((a, b)) -> a", fst_reduction, None),
+        info!("sndReduction", "snd((a, b)) -> b", snd_reduction, None),
+        info!(
+            "mapFusion",
+            "map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)",
+            map_fusion,
+            Some(Prim::Map)
+        ),
+        info!(
+            "mapLastFission",
+            "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))   (x not free in f)",
+            map_last_fission,
+            Some(Prim::Map)
+        ),
+        info!(
+            "removeTransposePair",
+            "transpose(transpose(x)) -> x",
+            remove_transpose_pair,
+            Some(Prim::Transpose)
+        ),
+        info!(
+            "createTransposePair",
+            "x -> transpose(transpose(x))   (x a 2D array)",
+            create_transpose_pair,
+            Some(Prim::Transpose)
+        ),
+        info!("idAfter", "x -> id(x)", id_after, None),
+        info!("removeId", "id(x) -> x", remove_id, None),
+        info!(
+            "splitJoin(2)",
+            "map(f)(x) -> join(map(map(f))(split(n)(x)))   (n divides the length)",
+            || split_join(2),
+            Some(Prim::Map)
+        ),
+        info!(
+            "joinSplit",
+            "join(split(n)(x)) -> x",
+            join_split,
+            Some(Prim::Split)
+        ),
+        info!(
+            "reduceMapFusion",
+            "reduceSeq(op, z)(map(f)(x)) -> reduceSeq(fun(a, y => op(a)(f(y))), z)(x)",
+            reduce_map_fusion,
+            Some(Prim::ReduceSeq)
+        ),
+        info!("mapSeq", "map -> mapSeq", map_seq, Some(Prim::Map)),
+        info!(
+            "mapSeqUnroll",
+            "map -> mapSeqUnroll",
+            map_seq_unroll,
+            Some(Prim::Map)
+        ),
+        info!("mapPar", "map -> mapPar", map_par, Some(Prim::Map)),
+        info!(
+            "mapGlobal(0)",
+            "map -> mapGlobal(d)",
+            || map_global(0),
+            Some(Prim::Map)
+        ),
+        info!(
+            "mapWorkGroup(0)",
+            "map -> mapWorkGroup(d)",
+            || map_work_group(0),
+            Some(Prim::Map)
+        ),
+        info!(
+            "mapLocal(0)",
+            "map -> mapLocal(d)",
+            || map_local(0),
+            Some(Prim::Map)
+        ),
+        info!(
+            "reduceSeq",
+            "reduce -> reduceSeq",
+            reduce_seq,
+            Some(Prim::Reduce)
+        ),
+        info!(
+            "reduceSeqUnroll",
+            "reduce -> reduceSeqUnroll",
+            reduce_seq_unroll,
+            Some(Prim::Reduce)
+        ),
+    ]
+}
