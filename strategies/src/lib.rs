@@ -30,6 +30,7 @@ mod location;
 mod memo;
 mod predicates;
 mod recursive;
+pub mod text;
 mod traversal;
 
 pub use basic::{apply_n, fail, id, repeat, repeat_n, try_};

@@ -7,5 +7,6 @@ mod deep;
 mod gen;
 mod laws;
 mod persistence;
+mod text;
 mod threads;
 mod traversals;
