@@ -1,9 +1,12 @@
 //! The `elevate` command line: a thin layer over the library (see `spec/cli.md`).
 
 use clap::{Parser, Subcommand};
-use elevate_rise::{Error, NatEnv, Program};
+use elevate_core::{Budget, Context, Program as _};
+use elevate_rise::nat::NatVar;
+use elevate_rise::{evaluate, infer, io, print_definition, rules, Error, NatEnv, Program, Term};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// A strategy-combinator rewriting engine for RISE.
 #[derive(Parser)]
@@ -24,6 +27,38 @@ enum Command {
         #[arg(long)]
         entry: Option<String>,
     },
+    /// Apply a strategy; print the rewritten program as RISE text that parses again.
+    Rewrite {
+        /// The RISE file.
+        program: PathBuf,
+        /// Strategy text, or `@FILE.elv`.
+        #[arg(long)]
+        strategy: String,
+        /// The entry point (default: the last definition).
+        #[arg(long)]
+        entry: Option<String>,
+        /// Print each successful rule application as `RULE @ PATH` (standard error).
+        #[arg(long)]
+        trace: bool,
+        /// Print one JSON line of statistics (standard error).
+        #[arg(long)]
+        stats: bool,
+        /// Re-check the result's type and compare the interpreter's output on random
+        /// inputs with the input program's.
+        #[arg(long)]
+        check: bool,
+        /// Sizes for `--check`'s random inputs (default 16 for every nat).
+        #[arg(long = "nat", value_parser = parse_nat_binding)]
+        nats: Vec<(String, i64)>,
+        /// At most this many successful rule applications.
+        #[arg(long, default_value_t = 10_000_000)]
+        budget_steps: u64,
+        /// At most this many milliseconds.
+        #[arg(long, default_value_t = 60_000)]
+        budget_ms: u64,
+    },
+    /// List every named rule, strategy and traversal with its arguments and meaning.
+    Strategies,
     /// Run the reference interpreter; print the result as JSON.
     Eval {
         /// The RISE file.
@@ -75,8 +110,187 @@ fn render(e: &Error, path: &Path, source: &str) -> Failure {
     Failure(e.render(&path.display().to_string(), source))
 }
 
+/// Equal up to a relative tolerance on numbers (rewrites may reassociate sums).
+fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Array(xs), J::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y))
+        }
+        (J::Number(x), J::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            x == y || (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs()))
+        }
+        _ => a == b,
+    }
+}
+
+struct RewriteOptions {
+    strategy: String,
+    trace: bool,
+    stats: bool,
+    check: bool,
+    nats: Vec<(String, i64)>,
+    budget: Budget,
+}
+
+fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<(), Failure> {
+    let (program, source) = load(path, entry)?;
+    let (strategy_file, strategy_text) = match options.strategy.strip_prefix('@') {
+        Some(file) => (file.to_string(), read(Path::new(file))?),
+        None => ("strategy".to_string(), options.strategy.clone()),
+    };
+    let registry = rules::registry();
+    let strategy = registry
+        .parse(&strategy_text)
+        .map_err(|e| Failure(e.render(&strategy_file, &strategy_text)))?;
+    let entry = program.entry();
+    let mut cx = Context::new(options.budget);
+    if options.trace {
+        cx = cx.with_trace();
+    }
+    let started = Instant::now();
+    let result = strategy.apply(&entry.term, &mut cx).map_err(|e| {
+        Failure(format!(
+            "{}: the strategy {strategy} failed: {e}",
+            path.display()
+        ))
+    })?;
+    let elapsed = started.elapsed();
+    if options.trace {
+        for step in cx.take_trace() {
+            eprintln!("{step}");
+        }
+    }
+    let typed = infer(&result).map_err(|e| {
+        Failure(format!(
+            "{}: the rewritten program does not type-check: {e}\n{}",
+            path.display(),
+            print_definition(&entry.name, &result)
+        ))
+    })?;
+    if options.stats {
+        let before: std::collections::HashSet<_> = collect_nodes(&entry.term);
+        let after = collect_nodes(&typed);
+        let stats = cx.stats();
+        eprintln!(
+            "{}",
+            serde_json::json!({
+                "steps": stats.steps,
+                "applications": stats.applications,
+                "ms": (elapsed.as_secs_f64() * 1e6).round() / 1e3,
+                "nodes": result.size(),
+                "nodes_allocated": collect_nodes(&result).difference(&before).count(),
+                "typed_nodes": after.len(),
+            })
+        );
+    }
+    if options.check {
+        check_same_values(&program, &typed, &options.nats)
+            .map_err(|e| Failure(format!("{}: --check: {e}", path.display())))?;
+        eprintln!("check: same type, same values on random inputs");
+    }
+    let _ = source;
+    print!("{}", print_definition(&entry.name, &typed));
+    Ok(())
+}
+
+/// The identities of a term's distinct nodes.
+fn collect_nodes(t: &Term) -> std::collections::HashSet<elevate_core::NodeId> {
+    let mut seen = std::collections::HashSet::new();
+    let mut pending = vec![t.clone()];
+    while let Some(node) = pending.pop() {
+        if let Some(id) = node.node_id() {
+            if seen.insert(id) {
+                pending.extend((0..node.arity()).map(|i| node.child(i).clone()));
+            }
+        }
+    }
+    seen
+}
+
+fn check_same_values(
+    program: &Program,
+    rewritten: &Term,
+    sizes: &[(String, i64)],
+) -> Result<(), String> {
+    let entry = program.entry();
+    if rewritten.ty() != entry.term.ty() {
+        return Err(format!(
+            "the type changed from {} to {}",
+            entry.term.ty().map(ToString::to_string).unwrap_or_default(),
+            rewritten.ty().map(ToString::to_string).unwrap_or_default()
+        ));
+    }
+    let signature = io::signature(&entry.term);
+    let mut nats = NatEnv::default();
+    for v in &signature.nats {
+        let NatVar::Named(name) = v else { continue };
+        let value = sizes
+            .iter()
+            .find(|(n, _)| **n == **name)
+            .map_or(16, |(_, v)| *v);
+        nats.insert(v.clone(), value);
+    }
+    for seed in 0..3 {
+        let inputs = io::random_inputs(&signature, &nats, seed).map_err(|e| e.to_string())?;
+        let before = evaluate(&entry.term, &nats, &inputs).map_err(|e| e.to_string())?;
+        let after = evaluate(rewritten, &nats, &inputs)
+            .map_err(|e| format!("the rewritten program fails: {e}"))?;
+        let (before, after) = (before.to_json()?, after.to_json()?);
+        if !close(&before, &after) {
+            return Err(format!(
+                "different values on random inputs (seed {seed}): {before} vs {after}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
+        Command::Rewrite {
+            program,
+            strategy,
+            entry,
+            trace,
+            stats,
+            check,
+            nats,
+            budget_steps,
+            budget_ms,
+        } => {
+            let budget = Budget::unlimited()
+                .steps(budget_steps)
+                .time(Duration::from_millis(budget_ms));
+            rewrite(
+                &program,
+                entry.as_deref(),
+                RewriteOptions {
+                    strategy,
+                    trace,
+                    stats,
+                    check,
+                    nats,
+                    budget,
+                },
+            )?;
+        }
+        Command::Strategies => {
+            let registry = rules::registry();
+            let width = registry
+                .entries()
+                .map(|e| e.name.len() + e.params.len())
+                .max()
+                .unwrap_or(0);
+            for e in registry.entries() {
+                let signature = format!("{}{}", e.name, e.params);
+                println!("{signature:width$}  {}", e.doc);
+            }
+        }
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;
             for line in program.summary() {

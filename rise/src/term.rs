@@ -421,6 +421,9 @@ fn alpha_eq(a: &Term, b: &Term, pairs: &mut Vec<(u64, u64)>) -> bool {
     })
 }
 
+/// The traversal contract. An application `f(a)` has two children in ELEVATE's
+/// order for RISE: the argument first (child 0), then the function (child 1), so
+/// `topDown` reaches the earlier stages of a pipeline `h(g(f(x)))` first.
 impl Program for Term {
     #[inline]
     fn arity(&self) -> usize {
@@ -439,8 +442,8 @@ impl Program for Term {
             | (Expr::NatLambda(_, b), 0)
             | (Expr::NatApp(b, _), 0)
             | (Expr::Annotation(b, _), 0)
-            | (Expr::App(b, _), 0) => b,
-            (Expr::App(_, a), 1) => a,
+            | (Expr::App(_, b), 0) => b,
+            (Expr::App(f, _), 1) => f,
             (Expr::Array(items), i) if i < items.len() => &items[i],
             _ => panic!("a RISE term has no child {index} here"),
         }
@@ -452,8 +455,8 @@ impl Program for Term {
             (Expr::NatLambda(v, _), 0) => Expr::NatLambda(v.clone(), child),
             (Expr::NatApp(_, n), 0) => Expr::NatApp(child, n.clone()),
             (Expr::Annotation(_, t), 0) => Expr::Annotation(child, t.clone()),
-            (Expr::App(_, a), 0) => Expr::App(child, a.clone()),
-            (Expr::App(f, _), 1) => Expr::App(f.clone(), child),
+            (Expr::App(f, _), 0) => Expr::App(f.clone(), child),
+            (Expr::App(_, a), 1) => Expr::App(child, a.clone()),
             (Expr::Array(items), i) if i < items.len() => {
                 let mut items = items.clone();
                 items[i] = child;

@@ -69,8 +69,8 @@ pub fn create_transpose_pair() -> Strategy<Term> {
     })
 }
 
-/// `splitJoin(n)`: `map(f)(x) -> join(map(map(f))(split(n)(x)))` where `n` divides the
-/// length of `x` (read from its inferred type).
+/// `splitJoin(n)`: `map(f)(x) -> join(map(map(f))(split(n)(x)))` where `n` provably
+/// divides the length of `x` (read from its inferred type).
 struct SplitJoin(i64);
 
 impl Rule<Term> for SplitJoin {
@@ -83,6 +83,8 @@ impl Rule<Term> for SplitJoin {
         let TypeKind::Array(len, _) = args[1].ty()?.kind() else {
             return None;
         };
+        // The nat normal form must prove that `n` divides the length: `(4*k) % 4`
+        // is 0, `k % 4` is not (see the note on exact division in the module docs).
         let n = Nat::cst(self.0);
         if self.0 <= 0 || len.rem(&n) != Nat::cst(0) {
             return None;

@@ -10,14 +10,18 @@ mod algorithmic;
 mod core;
 mod lowering;
 pub(crate) mod pattern;
+mod traversal;
 
 pub use self::algorithmic::*;
 pub use self::core::*;
 pub use self::lowering::*;
+pub use self::traversal::*;
 
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
+use elevate_strategies::normalize;
+use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry};
 
 /// A rule of the library: its name, its equation, and how to make it.
 pub struct RuleInfo {
@@ -152,4 +156,87 @@ pub fn library() -> Vec<RuleInfo> {
             Some(Prim::Reduce)
         ),
     ]
+}
+
+/// `BENF`, the beta-eta normal form: `normalize(betaReduction <+ etaReduction)`.
+pub fn benf() -> Strategy<Term> {
+    normalize(beta_reduction() | eta_reduction())
+}
+
+/// The names of the strategy language for RISE: Elevate's combinators, the RISE
+/// locations, the rules of [`library`], and the normal forms.
+pub fn registry() -> Registry<Term> {
+    let mut r = Registry::with_combinators();
+    for info in library() {
+        if !info.name.contains('(') {
+            r.rule(info.name, info.equation, info.make);
+        }
+    }
+    r.add(
+        "splitJoin",
+        "(n)",
+        "map(f)(x) -> join(map(map(f))(split(n)(x)))   (n divides the length)",
+        |a| Ok(split_join(int_arg(a, 0)? as i64)),
+    );
+    type Lowering = fn(i64) -> Strategy<Term>;
+    let gpu: [(&str, &str, Lowering); 3] = [
+        (
+            "mapGlobal",
+            "map -> mapGlobal(d): GPU global threads, dimension d",
+            map_global,
+        ),
+        (
+            "mapWorkGroup",
+            "map -> mapWorkGroup(d): GPU blocks, dimension d",
+            map_work_group,
+        ),
+        (
+            "mapLocal",
+            "map -> mapLocal(d): GPU threads of a block, dimension d",
+            map_local,
+        ),
+    ];
+    for (name, doc, make) in gpu {
+        r.add(name, "(d)", doc, move |a| {
+            let d = int_arg(a, 0)?;
+            if d > 2 {
+                return Err(format!("the dimension must be 0, 1 or 2, found {d}"));
+            }
+            Ok(make(d as i64))
+        });
+    }
+    type Location = fn(Strategy<Term>) -> Strategy<Term>;
+    let locations: [(&str, &str, Location); 3] = [
+        ("body", "s on the body of a lambda", body),
+        (
+            "function",
+            "s on the function of an application f(a)",
+            function,
+        ),
+        (
+            "argument",
+            "s on the argument of an application f(a)",
+            argument,
+        ),
+    ];
+    for (name, doc, make) in locations {
+        r.add(name, "(s)", doc, move |a| Ok(make(strategy_arg(a, 0)?)));
+    }
+    r.add(
+        "argumentOf",
+        "(PRIM, s)",
+        "s on the argument of PRIM(a)",
+        |a| {
+            let name = name_arg(a, 0)?;
+            let prim =
+                Prim::from_name(name).ok_or_else(|| format!("`{name}` is not a primitive"))?;
+            Ok(argument_of(prim, strategy_arg(a, 1)?))
+        },
+    );
+    r.rule(
+        "BENF",
+        "beta-eta normal form: normalize(betaReduction <+ etaReduction)",
+        benf,
+    );
+    r
 }

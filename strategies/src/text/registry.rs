@@ -16,6 +16,8 @@ pub enum Value<P> {
     Str(String),
     /// A strategy.
     Strategy(Strategy<P>),
+    /// A name that is not a strategy (a primitive's, say: `argumentOf(map, s)`).
+    Name(String),
 }
 
 impl<P: 'static> Clone for Value<P> {
@@ -25,6 +27,7 @@ impl<P: 'static> Clone for Value<P> {
             Value::List(l) => Value::List(l.clone()),
             Value::Str(s) => Value::Str(s.clone()),
             Value::Strategy(s) => Value::Strategy(s.clone()),
+            Value::Name(n) => Value::Name(n.clone()),
         }
     }
 }
@@ -51,7 +54,17 @@ pub struct Registry<P> {
 pub fn strategy_arg<P: 'static>(args: &[Value<P>], i: usize) -> Result<Strategy<P>, String> {
     match args.get(i) {
         Some(Value::Strategy(s)) => Ok(s.clone()),
+        Some(Value::Name(n)) => Err(format!("unknown strategy `{n}`")),
         Some(_) => Err(format!("argument {} must be a strategy", i + 1)),
+        None => Err(format!("missing argument {}", i + 1)),
+    }
+}
+
+/// Argument `i` as a bare name.
+pub fn name_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, String> {
+    match args.get(i) {
+        Some(Value::Name(n)) => Ok(n),
+        Some(_) => Err(format!("argument {} must be a name", i + 1)),
         None => Err(format!("missing argument {}", i + 1)),
     }
 }
@@ -290,13 +303,7 @@ impl<P: Program> Registry<P> {
             registry: self,
             defs,
         };
-        match scope.value(&file.main, &HashMap::new(), 0)? {
-            Value::Strategy(s) => Ok(s),
-            _ => Err(TextError {
-                offset: 0,
-                message: "expected a strategy, found a number, list or string".into(),
-            }),
-        }
+        scope.strategy(&file.main, &HashMap::new(), 0)
     }
 }
 
@@ -321,6 +328,10 @@ impl<P: Program> Scope<'_, P> {
     ) -> Result<Strategy<P>, TextError> {
         match self.value(ast, env, depth)? {
             Value::Strategy(s) => Ok(s),
+            Value::Name(name) => Err(TextError {
+                offset: offset_of(ast),
+                message: format!("unknown strategy `{name}` (`elevate strategies` lists them)"),
+            }),
             _ => Err(TextError {
                 offset: offset_of(ast),
                 message: "expected a strategy here, found a number, list or string".into(),
@@ -371,6 +382,11 @@ impl<P: Program> Scope<'_, P> {
                 if args.is_empty() {
                     if let Some(bound) = env.get(name) {
                         return Ok(bound.clone());
+                    }
+                    if !self.defs.contains_key(name.as_str()) && !self.registry.contains(name) {
+                        // Not a strategy: a name argument, or an error where a
+                        // strategy is needed.
+                        return Ok(Value::Name(name.clone()));
                     }
                 }
                 let values = self.args(args, env, depth)?;

@@ -1,0 +1,116 @@
+//! RISE locations: strategies applied to a part of a RISE node.
+
+use crate::prim::Prim;
+use crate::term::{Expr, Term};
+use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
+use std::fmt;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Body,
+    Function,
+    Argument,
+}
+
+struct Location {
+    part: Part,
+    /// For `argumentOf`: the primitive that must be the function.
+    of: Option<Prim>,
+    s: Strategy<Term>,
+}
+
+impl Location {
+    fn name(&self) -> &'static str {
+        match (self.part, self.of) {
+            (Part::Body, _) => "body",
+            (Part::Function, _) => "function",
+            (Part::Argument, None) => "argument",
+            (Part::Argument, Some(_)) => "argumentOf",
+        }
+    }
+
+    /// Which child the part is, if the node has it.
+    fn child(&self, t: &Term) -> Option<usize> {
+        match (self.part, t.expr()) {
+            (Part::Body, Expr::Lambda(..) | Expr::NatLambda(..)) => Some(0),
+            // An application's children: the argument (0), then the function (1).
+            (Part::Function, Expr::App(..)) => Some(1),
+            (Part::Function, Expr::NatApp(..)) => Some(0),
+            (Part::Argument, Expr::App(f, _)) => match self.of {
+                None => Some(0),
+                Some(p) if is_prim(f, p) => Some(0),
+                Some(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Whether `t` is the primitive `p`, possibly applied to its nat arguments.
+fn is_prim(t: &Term, p: Prim) -> bool {
+    match t.expr() {
+        Expr::Prim(q) => *q == p,
+        Expr::NatApp(f, _) => is_prim(f, p),
+        _ => false,
+    }
+}
+
+impl StrategyImpl<Term> for Location {
+    fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
+        let index = self
+            .child(t)
+            .ok_or_else(|| Failure::no_match(self.name()))?;
+        let rewritten = cx
+            .descend(index, |cx| self.s.apply(t.child(index), cx))
+            .map_err(|e| e.in_child(index))?;
+        Ok(t.with_child(index, rewritten))
+    }
+
+    fn name(&self) -> Name {
+        Name::new(self.name())
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.of {
+            Some(p) => write!(f, "argumentOf({p}, {})", self.s),
+            None => write!(f, "{}({})", self.name(), self.s),
+        }
+    }
+}
+
+/// `body(s)`: `s` on the body of a lambda (`fun` or `depFun`); fails elsewhere.
+pub fn body(s: Strategy<Term>) -> Strategy<Term> {
+    Strategy::new(Location {
+        part: Part::Body,
+        of: None,
+        s,
+    })
+}
+
+/// `function(s)`: `s` on the function of an application `f(a)`; fails elsewhere.
+pub fn function(s: Strategy<Term>) -> Strategy<Term> {
+    Strategy::new(Location {
+        part: Part::Function,
+        of: None,
+        s,
+    })
+}
+
+/// `argument(s)`: `s` on the argument of an application `f(a)`; fails elsewhere.
+pub fn argument(s: Strategy<Term>) -> Strategy<Term> {
+    Strategy::new(Location {
+        part: Part::Argument,
+        of: None,
+        s,
+    })
+}
+
+/// `argumentOf(p, s)`: `s` on the argument of `p(a)` where the function is the
+/// primitive `p` (with its nat arguments); fails elsewhere.
+pub fn argument_of(p: Prim, s: Strategy<Term>) -> Strategy<Term> {
+    Strategy::new(Location {
+        part: Part::Argument,
+        of: Some(p),
+        s,
+    })
+}
