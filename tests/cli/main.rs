@@ -125,3 +125,99 @@ fn usage_errors_exit_2() {
     let o = elevate(&["eval", &example("dot.rise"), "--random", "1", "--nat", "n"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+const TILED_MATMUL: &str = "def mm<n, k, m>(a: (4*n).k.f32, b: k.m.f32) =\n  a |> map(fun(arow => b |> transpose |> map(fun(bcol =>\n    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))\n";
+
+#[test]
+fn rewrite_prints_a_program_that_checks_again() {
+    let program = temp("mm4.rise", TILED_MATMUL);
+    let o = elevate(&[
+        "rewrite",
+        &program,
+        "--strategy",
+        "topDown(splitJoin(4)) ; topDown(reduceSeq)",
+        "--trace",
+        "--stats",
+        "--check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("split(4)") && out.contains("reduceSeq(add, 0.0)") && out.contains("|> join"),
+        "{out}"
+    );
+    let err = stderr(&o);
+    assert!(err.contains("splitJoin @ [0, 0, 0, 0, 0]"), "{err}");
+    assert!(err.contains("\"steps\":2"), "{err}");
+    assert!(err.contains("check: same type, same values"), "{err}");
+    // The output is a program: it checks with the same type.
+    let again = temp("mm4-rewritten.rise", &out);
+    let o = elevate(&["check", &again]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "mm : (n: nat) -> (k: nat) -> (m: nat) -> (4*n).k.f32 -> k.m.f32 -> (4*n).m.f32\n"
+    );
+}
+
+#[test]
+fn rewrite_reads_strategy_files_and_reports_failures() {
+    let program = temp("mm4b.rise", TILED_MATMUL);
+    let file = temp(
+        "s.elv",
+        "// tile the rows\ndef rows(n) = topDown(splitJoin(n))\nrows(4) ; BENF",
+    );
+    let o = elevate(&["rewrite", &program, "--strategy", &format!("@{file}")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = elevate(&["rewrite", &program, "--strategy", "topDown(splitJoin(3))"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("strategy `topDown` failed"),
+        "{}",
+        stderr(&o)
+    );
+    let o = elevate(&["rewrite", &program, "--strategy", "topDown(nope)"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("strategy:1:9: strategy error: unknown strategy `nope`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = elevate(&[
+        "rewrite",
+        &program,
+        "--strategy",
+        "normalize(idAfter)",
+        "--budget-steps",
+        "1000",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("budget of 1000 rewrite steps exhausted"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn strategies_lists_every_name_with_its_meaning() {
+    let o = elevate(&["strategies"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for line in [
+        "topDown(s)",
+        "splitJoin(n)",
+        "mapFusion",
+        "argumentOf(PRIM, s)",
+        "BENF",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(line)),
+            "{line} missing:\n{out}"
+        );
+    }
+    assert!(
+        out.lines().all(|l| l.split_whitespace().count() >= 2),
+        "{out}"
+    );
+}

@@ -302,6 +302,7 @@ impl<P: Program> Registry<P> {
         let scope = Scope {
             registry: self,
             defs,
+            names: Default::default(),
         };
         scope.strategy(&file.main, &HashMap::new(), 0)
     }
@@ -310,6 +311,9 @@ impl<P: Program> Registry<P> {
 struct Scope<'r, P> {
     registry: &'r Registry<P>,
     defs: HashMap<&'r str, &'r Def>,
+    /// Where each bare name that is not a strategy was written, to point at it when
+    /// a strategy was needed there.
+    names: std::cell::RefCell<HashMap<String, usize>>,
 }
 
 fn offset_of(ast: &Ast) -> usize {
@@ -386,6 +390,10 @@ impl<P: Program> Scope<'_, P> {
                     if !self.defs.contains_key(name.as_str()) && !self.registry.contains(name) {
                         // Not a strategy: a name argument, or an error where a
                         // strategy is needed.
+                        self.names
+                            .borrow_mut()
+                            .entry(name.clone())
+                            .or_insert(*offset);
                         return Ok(Value::Name(name.clone()));
                     }
                 }
@@ -445,6 +453,23 @@ impl<P: Program> Scope<'_, P> {
                 "unknown strategy `{name}` (`elevate strategies` lists them)"
             ))
         })?;
-        (entry.make)(values).map_err(|e| error(format!("`{name}{}`: {e}", entry.params)))
+        (entry.make)(values).map_err(|e| {
+            // An unknown name given where a strategy was needed: point at the name.
+            for value in values {
+                if let Value::Name(unknown) = value {
+                    if e.contains(&format!("`{unknown}`")) {
+                        if let Some(at) = self.names.borrow().get(unknown) {
+                            return TextError {
+                                offset: *at,
+                                message: format!(
+                                    "unknown strategy `{unknown}` (`elevate strategies` lists them)"
+                                ),
+                            };
+                        }
+                    }
+                }
+            }
+            error(format!("`{name}{}`: {e}", entry.params))
+        })
     }
 }
