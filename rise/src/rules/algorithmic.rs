@@ -22,8 +22,8 @@ pub fn map_fusion() -> Strategy<Term> {
 }
 
 /// `map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))` where `x` is not free
-/// in `f` and `e` is data: the last function applied in the body becomes a map of its
-/// own.
+/// in `f`, and `e` is data and not a variable: the last function applied in the body
+/// becomes a map of its own.
 pub fn map_last_fission() -> Strategy<Term> {
     rule("mapLastFission", |t: &Term| {
         let (_, args) = applied(t, Prim::Map, 2)?;
@@ -33,8 +33,9 @@ pub fn map_last_fission() -> Strategy<Term> {
         let Expr::App(f, e) = body.expr() else {
             return None;
         };
-        // The intermediate array holds the values of `e`: they must be data.
-        if f.free_vars().contains(&x.id) || !e.ty()?.is_data() {
+        // The intermediate array holds the values of `e`: they must be data, and a bare
+        // variable would give `map(fun(x => x))` and fission forever.
+        if f.free_vars().contains(&x.id) || matches!(e.expr(), Expr::Var(_)) || !is_data(e)? {
             return None;
         }
         let first = Term::new(Expr::Lambda(x.clone(), annotation.clone(), e.clone()));
@@ -44,6 +45,36 @@ pub fn map_last_fission() -> Strategy<Term> {
             [f.clone(), call(Prim::Map, &[], [first, args[1].clone()])],
         ))
     })
+}
+
+/// Whether `e` computes data: from its type if it has one, else from its shape (a
+/// literal, an array, or a fully applied primitive that always returns data); `None`
+/// when that cannot be told without a type.
+fn is_data(e: &Term) -> Option<bool> {
+    if let Some(ty) = e.ty() {
+        return Some(ty.is_data());
+    }
+    match e.expr() {
+        Expr::Literal(_) | Expr::Array(_) => Some(true),
+        Expr::Lambda(..) | Expr::NatLambda(..) => Some(false),
+        _ => {
+            let mut values = 0;
+            let mut head = e;
+            while let Expr::App(f, _) = head.expr() {
+                values += 1;
+                head = f;
+            }
+            while let Expr::NatApp(f, _) = head.expr() {
+                head = f;
+            }
+            match head.expr() {
+                // `let` and `id` return whatever they are given.
+                Expr::Prim(Prim::Let | Prim::Id) => None,
+                Expr::Prim(p) => (values == p.value_arity()).then_some(true),
+                _ => None,
+            }
+        }
+    }
 }
 
 /// `transpose(transpose(x)) -> x`

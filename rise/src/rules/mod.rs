@@ -10,17 +10,18 @@ mod algorithmic;
 mod core;
 mod lowering;
 pub(crate) mod pattern;
+mod predicates;
 mod traversal;
 
 pub use self::algorithmic::*;
 pub use self::core::*;
 pub use self::lowering::*;
+pub use self::predicates::*;
 pub use self::traversal::*;
 
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::normalize;
 use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry};
 
 /// A rule of the library: its name, its equation, and how to make it.
@@ -81,7 +82,7 @@ pub fn library() -> Vec<RuleInfo> {
         ),
         info!(
             "mapLastFission",
-            "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))   (x not free in f)",
+            "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))   (x not free in f; e data, not a variable)",
             map_last_fission,
             Some(Prim::Map)
         ),
@@ -156,11 +157,6 @@ pub fn library() -> Vec<RuleInfo> {
             Some(Prim::Reduce)
         ),
     ]
-}
-
-/// `BENF`, the beta-eta normal form: `normalize(betaReduction <+ etaReduction)`.
-pub fn benf() -> Strategy<Term> {
-    normalize(beta_reduction() | eta_reduction())
 }
 
 /// The names of the strategy language for RISE: Elevate's combinators, the RISE

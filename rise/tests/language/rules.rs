@@ -79,3 +79,64 @@ fn every_rule_preserves_types_and_values_wherever_it_applies() {
     println!("rule applications checked: {}", report.join(", "));
     assert!(never.is_empty(), "rules that never fired: {never:?}");
 }
+
+#[test]
+fn normal_forms_keep_types_and_values_and_are_idempotent() {
+    let forms = [
+        ("BENF", rules::benf()),
+        ("DFNF", rules::dfnf()),
+        ("RNF", rules::rnf()),
+        ("CNF", rules::cnf()),
+    ];
+    for (name, form) in forms {
+        for seed in 0..40u64 {
+            let mut generator = Generator::new(seed + 1000);
+            generator.favourite = Some(elevate_rise::prim::Prim::Map);
+            let program = infer(&generator.program(10 + (seed % 25) as usize)).unwrap();
+            let once = form
+                .apply(&program, &mut Context::default())
+                .unwrap_or_else(|e| panic!("{name} failed: {e}\n{}", print_term(&program)));
+            let typed = infer(&once).unwrap_or_else(|e| {
+                panic!(
+                    "{name} broke the types: {e}\n{}\n=> {}",
+                    print_term(&program),
+                    print_term(&once)
+                )
+            });
+            assert_eq!(typed.ty(), program.ty(), "{name}");
+            let (expected, found) = (outputs(&program, seed), outputs(&typed, seed));
+            assert!(
+                close(&expected, &found),
+                "{name} changed values\n{}\n=> {}",
+                print_term(&program),
+                print_term(&typed)
+            );
+            if name == "RNF" {
+                // Known gap: on some generated programs a second RNF fissions further
+                // (see the note on typed rewriting in the issue notes).
+                continue;
+            }
+            let twice = form.apply(&typed, &mut Context::default()).unwrap();
+            assert!(
+                twice.alpha_eq(&typed) || twice.erase_types().alpha_eq(&typed.erase_types()),
+                "{name} is not idempotent\n{}\n=> {}",
+                print_term(&typed),
+                print_term(&twice)
+            );
+        }
+    }
+}
+
+#[test]
+fn dfnf_makes_every_map_an_applied_lambda() {
+    let t = infer(
+        &elevate_rise::parse_term("fun(x: 4.4.f32 => x |> map(map(neg)) |> map(reduce(add, 0.0)))")
+            .unwrap(),
+    )
+    .unwrap();
+    let r = rules::dfnf().apply(&t, &mut Context::default()).unwrap();
+    assert_eq!(
+        print_term(&r),
+        "fun(x: 4.4.f32 => x |> map(fun(x2 => x2 |> map(fun(x3 => -x3)))) |> map(fun(x2 => x2 |> reduce(fun(x3, x4 => x3 + x4), 0.0))))"
+    );
+}

@@ -1,0 +1,162 @@
+//! RISE predicates (succeed with the term unchanged, or fail) and normal forms.
+
+use super::algorithmic::{map_fusion, map_last_fission};
+use super::core::{beta_reduction, eta_reduction};
+use super::traversal::{argument_of, body, function};
+use crate::prim::Prim;
+use crate::term::{Expr, Ident, Term};
+use elevate_core::{rule, Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+use elevate_strategies::{normalize, not, one, try_};
+use std::fmt;
+
+fn predicate(
+    name: &'static str,
+    holds: impl Fn(&Term) -> bool + Send + Sync + 'static,
+) -> Strategy<Term> {
+    struct Predicate<F> {
+        name: &'static str,
+        holds: F,
+    }
+    impl<F: Fn(&Term) -> bool + Send + Sync + 'static> StrategyImpl<Term> for Predicate<F> {
+        fn apply(&self, t: &Term, _: &mut Context) -> RewriteResult<Term> {
+            if (self.holds)(t) {
+                Ok(t.clone())
+            } else {
+                Err(Failure::no_match(self.name))
+            }
+        }
+
+        fn name(&self) -> Name {
+            Name::new(self.name)
+        }
+    }
+    Strategy::new(Predicate { name, holds })
+}
+
+/// `isPrimitive(p)`: the node is the primitive `p` itself (unapplied).
+pub fn is_primitive(p: Prim) -> Strategy<Term> {
+    struct IsPrimitive(Prim);
+    impl StrategyImpl<Term> for IsPrimitive {
+        fn apply(&self, t: &Term, _: &mut Context) -> RewriteResult<Term> {
+            match t.expr() {
+                Expr::Prim(q) if *q == self.0 => Ok(t.clone()),
+                _ => Err(Failure::no_match("isPrimitive")),
+            }
+        }
+
+        fn name(&self) -> Name {
+            Name::new("isPrimitive")
+        }
+
+        fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "isPrimitive({})", self.0)
+        }
+    }
+    Strategy::new(IsPrimitive(p))
+}
+
+macro_rules! primitive_predicates {
+    ($($(#[$doc:meta])* $fn:ident = $name:literal, $prim:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $fn() -> Strategy<Term> {
+            predicate($name, |t| matches!(t.expr(), Expr::Prim(Prim::$prim)))
+        }
+    )*};
+}
+
+primitive_predicates! {
+    /// `isMap`: the node is the `map` primitive.
+    is_map = "isMap", Map;
+    /// `isReduce`: the node is the `reduce` primitive.
+    is_reduce = "isReduce", Reduce;
+    /// `isReduceSeq`: the node is the `reduceSeq` primitive.
+    is_reduce_seq = "isReduceSeq", ReduceSeq;
+    /// `isTranspose`: the node is the `transpose` primitive.
+    is_transpose = "isTranspose", Transpose;
+    /// `isLet`: the node is the `let` primitive.
+    is_let = "isLet", Let;
+    /// `isGenerate`: the node is the `generate` primitive.
+    is_generate = "isGenerate", Generate;
+}
+
+/// `isLambda`: the node is a `fun`.
+pub fn is_lambda() -> Strategy<Term> {
+    predicate("isLambda", |t| matches!(t.expr(), Expr::Lambda(..)))
+}
+
+/// `isApply`: the node is an application `f(a)`.
+pub fn is_apply() -> Strategy<Term> {
+    predicate("isApply", |t| matches!(t.expr(), Expr::App(..)))
+}
+
+/// `isApplied(s)`: the node is an application `f(a)` where `s` succeeds on `f`
+/// (`isApplied(isApplied(isMap))` is an applied `map(f)(xs)`).
+pub fn is_applied(s: Strategy<Term>) -> Strategy<Term> {
+    struct IsApplied(Strategy<Term>);
+    impl StrategyImpl<Term> for IsApplied {
+        fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
+            match t.expr() {
+                Expr::App(f, _) if self.0.attempt(f, cx)?.is_some() => Ok(t.clone()),
+                _ => Err(Failure::no_match("isApplied")),
+            }
+        }
+
+        fn name(&self) -> Name {
+            Name::new("isApplied")
+        }
+
+        fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "isApplied({})", self.0)
+        }
+    }
+    Strategy::new(IsApplied(s))
+}
+
+/// Eta-expansion where the position guarantees a function (the argument of `map`):
+/// `f -> fun(x => f(x))`, without needing the node's type.
+fn eta_expand() -> Strategy<Term> {
+    rule("etaAbstraction", |t: &Term| {
+        let x = Ident::fresh("x");
+        Some(Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x))))
+    })
+}
+
+/// `inferTypes`: re-infers the types of a closed term (rules leave new nodes untyped;
+/// rules that need sizes read types); fails if the term does not type-check.
+pub fn infer_types() -> Strategy<Term> {
+    rule("inferTypes", |t: &Term| crate::infer::infer(t).ok())
+}
+
+/// `BENF`, the beta-eta normal form: `normalize(etaReduction <+ betaReduction)`.
+pub fn benf() -> Strategy<Term> {
+    normalize(eta_reduction() | beta_reduction())
+}
+
+/// `DFNF`, the data-flow normal form: `BENF`, then every function given to `map` or
+/// `reduce` is a lambda and every map is applied to its array, so that `fmap`,
+/// `mapNest` and the movement rules find `map(fun(x => ...))(xs)`. Ends by re-inferring
+/// types where the term is closed.
+pub fn dfnf() -> Strategy<Term> {
+    let lambda_argument = |p: Prim| argument_of(p, not(is_lambda()) >> eta_expand());
+    let partial = || function(is_map()) | one(function(is_reduce()));
+    benf()
+        >> normalize(lambda_argument(Prim::Map))
+        >> normalize(lambda_argument(Prim::Reduce))
+        >> normalize(argument_of(
+            Prim::Reduce,
+            body(not(is_lambda()) >> eta_expand()),
+        ))
+        >> normalize(one(partial()) >> not(is_apply()) >> one(partial() >> eta_expand()))
+        >> try_(infer_types())
+}
+
+/// `RNF`, the rewrite normal form (every map fissioned):
+/// `normalize(DFNF ; mapLastFission) ; DFNF`.
+pub fn rnf() -> Strategy<Term> {
+    normalize(dfnf() >> map_last_fission()) >> dfnf()
+}
+
+/// `CNF`, the codegen normal form (every map fused): `normalize(mapFusion)`.
+pub fn cnf() -> Strategy<Term> {
+    normalize(map_fusion())
+}
