@@ -219,6 +219,43 @@ pub fn registry() -> Registry<Term> {
         r.add(name, "(s)", doc, move |a| Ok(make(strategy_arg(a, 0)?)));
     }
     r.add(
+        "fmap",
+        "(s)",
+        "function(argumentOf(map, body(s))): s in the lambda of an applied map",
+        |a| Ok(fmap(strategy_arg(a, 0)?)),
+    );
+    r.add(
+        "mapNest",
+        "(d)",
+        "predicate: d maps nested in each other's lambda bodies",
+        |a| Ok(map_nest(int_arg(a, 0)?)),
+    );
+    type WithPredicate = fn(Strategy<Term>, Strategy<Term>) -> Strategy<Term>;
+    let guided: [(&str, &str, WithPredicate); 3] = [
+        (
+            "outermost",
+            "topDown(p ; s): s where p holds first, top-down",
+            outermost,
+        ),
+        (
+            "innermost",
+            "bottomUp(p ; s): s where p holds first, bottom-up",
+            innermost,
+        ),
+        ("check", "p ; s", check),
+    ];
+    for (name, doc, make) in guided {
+        r.add(name, "(p)(s)", doc, move |a| {
+            if a.len() != 2 {
+                return Err(format!("expects 2 arguments, found {}", a.len()));
+            }
+            Ok(make(strategy_arg(a, 0)?, strategy_arg(a, 1)?))
+        });
+    }
+    r.add("everywhere", "(s)", "normalize(s)", |a| {
+        Ok(everywhere(strategy_arg(a, 0)?))
+    });
+    r.add(
         "argumentOf",
         "(PRIM, s)",
         "s on the argument of PRIM(a)",
@@ -231,8 +268,67 @@ pub fn registry() -> Registry<Term> {
     );
     r.rule(
         "BENF",
-        "beta-eta normal form: normalize(betaReduction <+ etaReduction)",
+        "beta-eta normal form: normalize(etaReduction <+ betaReduction)",
         benf,
+    );
+    r.rule(
+        "DFNF",
+        "data-flow normal form: BENF, then maps and reduces applied to lambdas",
+        dfnf,
+    );
+    r.rule(
+        "RNF",
+        "rewrite normal form: normalize(DFNF ; mapLastFission) ; DFNF",
+        rnf,
+    );
+    r.rule("CNF", "codegen normal form: normalize(mapFusion)", cnf);
+    r.rule(
+        "inferTypes",
+        "re-infers the types of a closed term; fails if it does not type-check",
+        infer_types,
+    );
+    type Predicate = fn() -> Strategy<Term>;
+    let predicates: [(&str, &str, Predicate); 8] = [
+        ("isMap", "the node is the map primitive", is_map),
+        ("isReduce", "the node is the reduce primitive", is_reduce),
+        (
+            "isReduceSeq",
+            "the node is the reduceSeq primitive",
+            is_reduce_seq,
+        ),
+        (
+            "isTranspose",
+            "the node is the transpose primitive",
+            is_transpose,
+        ),
+        ("isLet", "the node is the let primitive", is_let),
+        (
+            "isGenerate",
+            "the node is the generate primitive",
+            is_generate,
+        ),
+        ("isLambda", "the node is a lambda", is_lambda),
+        ("isApply", "the node is an application f(a)", is_apply),
+    ];
+    for (name, doc, make) in predicates {
+        r.rule(name, doc, make);
+    }
+    r.add(
+        "isApplied",
+        "(s)",
+        "the node is f(a) where s succeeds on f",
+        |a| Ok(is_applied(strategy_arg(a, 0)?)),
+    );
+    r.add(
+        "isPrimitive",
+        "(PRIM)",
+        "the node is the primitive PRIM",
+        |a| {
+            let name = name_arg(a, 0)?;
+            let prim =
+                Prim::from_name(name).ok_or_else(|| format!("`{name}` is not a primitive"))?;
+            Ok(is_primitive(prim))
+        },
     );
     r
 }

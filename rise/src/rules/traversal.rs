@@ -114,3 +114,40 @@ pub fn argument_of(p: Prim, s: Strategy<Term>) -> Strategy<Term> {
         s,
     })
 }
+
+/// `fmap(s) = function(argumentOf(map, body(s)))`: `s` on the body of the lambda of an
+/// applied `map(fun(x => b))(xs)` (apply `DFNF` first to make every map so).
+pub fn fmap(s: Strategy<Term>) -> Strategy<Term> {
+    function(argument_of(Prim::Map, body(s)))
+}
+
+/// `mapNest(d)`: a predicate that holds for `d` maps nested directly in each other's
+/// lambda bodies (`mapNest(0)` always holds).
+pub fn map_nest(d: usize) -> Strategy<Term> {
+    if d == 0 {
+        elevate_strategies::id()
+    } else {
+        fmap(map_nest(d - 1))
+    }
+}
+
+/// `outermost(p)(s) = topDown(p ; s)`: `s` at the first location, top-down, where the
+/// predicate `p` holds and `s` succeeds.
+pub fn outermost(p: Strategy<Term>, s: Strategy<Term>) -> Strategy<Term> {
+    elevate_strategies::top_down(p >> s)
+}
+
+/// `innermost(p)(s) = bottomUp(p ; s)`.
+pub fn innermost(p: Strategy<Term>, s: Strategy<Term>) -> Strategy<Term> {
+    elevate_strategies::bottom_up(p >> s)
+}
+
+/// `everywhere(s) = normalize(s)`.
+pub fn everywhere(s: Strategy<Term>) -> Strategy<Term> {
+    elevate_strategies::normalize(s)
+}
+
+/// `check(p)(s) = p ; s`.
+pub fn check(p: Strategy<Term>, s: Strategy<Term>) -> Strategy<Term> {
+    p >> s
+}
