@@ -9,6 +9,7 @@
 mod algorithmic;
 mod core;
 mod lowering;
+mod movement;
 pub(crate) mod pattern;
 mod predicates;
 mod traversal;
@@ -16,6 +17,7 @@ mod traversal;
 pub use self::algorithmic::*;
 pub use self::core::*;
 pub use self::lowering::*;
+pub use self::movement::*;
 pub use self::predicates::*;
 pub use self::traversal::*;
 
@@ -35,17 +37,23 @@ pub struct RuleInfo {
     /// A primitive whose presence makes the left-hand side likely, to bias random
     /// programs in tests.
     pub bias: Option<Prim>,
+    /// A small program in which the rule applies (tests check it there too).
+    pub example: &'static str,
 }
 
 /// Every rule of the library.
 pub fn library() -> Vec<RuleInfo> {
     macro_rules! info {
         ($name:literal, $equation:literal, $make:expr, $bias:expr) => {
+            info!($name, $equation, $make, $bias, "")
+        };
+        ($name:literal, $equation:literal, $make:expr, $bias:expr, $example:literal) => {
             RuleInfo {
                 name: $name,
                 equation: $equation,
                 make: $make,
                 bias: $bias,
+                example: $example,
             }
         };
     }
@@ -156,6 +164,41 @@ pub fn library() -> Vec<RuleInfo> {
             reduce_seq_unroll,
             Some(Prim::Reduce)
         ),
+        info!("mapMapFBeforeTranspose", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))", map_map_f_before_transpose, None,
+            "fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)"),
+        info!("transposeBeforeMapMapF", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))", transpose_before_map_map_f, None,
+            "fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))"),
+        info!("slideBeforeMapMapF", "map(map(f))(slide(n, m)(y)) -> slide(n, m)(map(f)(y)), likewise split(n)", slide_before_map_map_f, None,
+            "fun(y: 6.f32 => (y |> slide(3, 1) |> map(map(neg)), y |> split(2) |> map(map(neg))))"),
+        info!("slideBeforeMap", "slide(n, m)(map(f)(y)) -> map(map(f))(slide(n, m)(y))", slide_before_map, Some(Prim::Slide),
+            "fun(y: 6.f32 => y |> map(neg) |> slide(3, 1))"),
+        info!("splitBeforeMap", "split(n)(map(f)(y)) -> map(map(f))(split(n)(y))", split_before_map, Some(Prim::Split),
+            "fun(y: 6.f32 => y |> map(neg) |> split(2))"),
+        info!("joinBeforeMapF", "map(f)(join(y)) -> join(map(map(f))(y))", join_before_map_f, Some(Prim::Join),
+            "fun(y: 2.3.f32 => y |> join |> map(neg))"),
+        info!("mapMapFBeforeJoin", "join(map(map(f))(y)) -> map(f)(join(y))", map_map_f_before_join, None,
+            "fun(y: 2.3.f32 => y |> map(map(neg)) |> join)"),
+        info!("takeBeforeMap", "take(n)(map(f)(x)) -> map(f)(take(n)(x))", take_before_map, Some(Prim::Take),
+            "fun(y: 5.f32 => y |> map(neg) |> take(2))"),
+        info!("dropBeforeMap", "drop(n)(map(f)(x)) -> map(f)(drop(n)(x))", drop_before_map, Some(Prim::Drop),
+            "fun(y: 5.f32 => y |> map(neg) |> drop(2))"),
+        info!("takeAfterMap", "map(f)(take(n)(x)) -> take(n)(map(f)(x))", take_after_map, Some(Prim::Take),
+            "fun(y: 5.f32 => y |> take(2) |> map(neg))"),
+        info!("joinBeforeJoin", "join(join(y)) -> join(map(join)(y))", join_before_join, Some(Prim::Join),
+            "fun(y: 2.3.2.i32 => y |> join |> join)"),
+        info!("mapJoinBeforeJoin", "join(map(join)(y)) -> join(join(y))", map_join_before_join, None,
+            "fun(y: 2.3.2.i32 => y |> map(join) |> join)"),
+        info!("joinBeforeTranspose", "transpose(join(y)) -> map(join)(transpose(map(transpose)(y)))", join_before_transpose, None,
+            "fun(y: 2.3.4.i32 => y |> join |> transpose)"),
+        info!("mapTransposeBeforeJoin", "join(map(transpose)(y)) -> transpose(map(join)(transpose(y)))", map_transpose_before_join, None,
+            "fun(y: 2.3.4.i32 => y |> map(transpose) |> join)"),
+        info!("mapOutsideZip", "zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))", map_outside_zip, Some(Prim::Zip),
+            "fun(a: 3.f32, b: 3.i32 => zip(a |> map(neg), b |> map(fun(v => v * 2))))"),
+        info!("zipSame", "zip(a)(a) -> map(fun(x => (x, x)))(a)", zip_same, Some(Prim::Zip),
+            "fun(a: 3.f32 => zip(a, a))"),
+        info!("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap, Some(Prim::Zip)),
+        info!("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)", unzip_zip_is_pair, Some(Prim::Zip),
+            "fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
     ]
 }
 

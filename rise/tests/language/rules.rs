@@ -37,10 +37,19 @@ fn every_rule_preserves_types_and_values_wherever_it_applies() {
     for info in rules::library() {
         let rule = (info.make)();
         let mut applied = 0;
-        for seed in 0..60u64 {
-            let mut generator = Generator::new(seed * 7919 + info.name.len() as u64);
-            generator.favourite = info.bias;
-            let program = infer(&generator.program(12 + (seed % 20) as usize)).unwrap();
+        let example = (!info.example.is_empty())
+            .then(|| infer(&elevate_rise::parse_term(info.example).unwrap()).unwrap());
+        for seed in 0..61u64 {
+            // The rule's example first, then random programs biased towards its LHS.
+            let program = match (&example, seed) {
+                (Some(e), 0) => e.clone(),
+                (None, 0) => continue,
+                _ => {
+                    let mut generator = Generator::new(seed * 7919 + info.name.len() as u64);
+                    generator.favourite = info.bias;
+                    infer(&generator.program(12 + (seed % 20) as usize)).unwrap()
+                }
+            };
             let expected = outputs(&program, seed);
             for at in 0..program.size().min(200) {
                 let Ok(rewritten) =

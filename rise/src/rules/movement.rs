@@ -1,0 +1,235 @@
+//! Movement rules: exchange the order of data-layout primitives and maps, and other
+//! applied-form equations of the ELEVATE library (`docs/elevate-rise-library.md`, §3.2–3.3).
+
+use super::pattern::{applied, call};
+use crate::prim::Prim;
+use crate::term::{Expr, Ident, Term};
+use elevate_core::{rule, Strategy};
+
+/// `f` if `t` is `map(f)` (partially applied), i.e. `*f`.
+fn mapped_function(t: &Term) -> Option<Term> {
+    applied(t, Prim::Map, 1).map(|(_, args)| args[0].clone())
+}
+
+fn map(f: Term, x: Term) -> Term {
+    call(Prim::Map, &[], [f, x])
+}
+
+fn transpose(x: Term) -> Term {
+    call(Prim::Transpose, &[], [x])
+}
+
+fn join(x: Term) -> Term {
+    call(Prim::Join, &[], [x])
+}
+
+fn pair(a: Term, b: Term) -> Term {
+    call(Prim::MakePair, &[], [a, b])
+}
+
+/// `transpose(map(map(f))(y)) -> map(map(f))(transpose(y))`
+pub fn map_map_f_before_transpose() -> Strategy<Term> {
+    rule("mapMapFBeforeTranspose", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Transpose, 1)?;
+        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
+        mapped_function(&m[0])?;
+        Some(map(m[0].clone(), transpose(m[1].clone())))
+    })
+}
+
+/// `map(map(f))(transpose(y)) -> transpose(map(map(f))(y))`
+pub fn transpose_before_map_map_f() -> Strategy<Term> {
+    rule("transposeBeforeMapMapF", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        mapped_function(&m[0])?;
+        let (_, inner) = applied(&m[1], Prim::Transpose, 1)?;
+        Some(transpose(map(m[0].clone(), inner[0].clone())))
+    })
+}
+
+/// `map(map(f))(split(n)(y)) -> split(n)(map(f)(y))`, likewise for `slide(n, m)`
+pub fn slide_before_map_map_f() -> Strategy<Term> {
+    rule("slideBeforeMapMapF", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let f = mapped_function(&m[0])?;
+        for p in [Prim::Split, Prim::Slide] {
+            if let Some((nats, inner)) = applied(&m[1], p, 1) {
+                return Some(call(p, &nats, [map(f, inner[0].clone())]));
+            }
+        }
+        None
+    })
+}
+
+/// `slide(n, m)(map(f)(y)) -> map(map(f))(slide(n, m)(y))`, likewise for `split(n)`
+/// (`splitBeforeMap`)
+fn window_before_map(name: &'static str, p: Prim) -> Strategy<Term> {
+    rule(name, move |t: &Term| {
+        let (nats, outer) = applied(t, p, 1)?;
+        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
+        let inner = call(Prim::Map, &[], [m[0].clone()]);
+        Some(map(inner, call(p, &nats, [m[1].clone()])))
+    })
+}
+
+/// `slide(n, m)(map(f)(y)) -> map(map(f))(slide(n, m)(y))`
+pub fn slide_before_map() -> Strategy<Term> {
+    window_before_map("slideBeforeMap", Prim::Slide)
+}
+
+/// `split(n)(map(f)(y)) -> map(map(f))(split(n)(y))`
+pub fn split_before_map() -> Strategy<Term> {
+    window_before_map("splitBeforeMap", Prim::Split)
+}
+
+/// `map(f)(join(y)) -> join(map(map(f))(y))`
+pub fn join_before_map_f() -> Strategy<Term> {
+    rule("joinBeforeMapF", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let (_, inner) = applied(&m[1], Prim::Join, 1)?;
+        let mm = call(Prim::Map, &[], [m[0].clone()]);
+        Some(join(map(mm, inner[0].clone())))
+    })
+}
+
+/// `join(map(map(f))(y)) -> map(f)(join(y))`
+pub fn map_map_f_before_join() -> Strategy<Term> {
+    rule("mapMapFBeforeJoin", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Join, 1)?;
+        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
+        let f = mapped_function(&m[0])?;
+        Some(map(f, join(m[1].clone())))
+    })
+}
+
+/// `take(n)(map(f)(x)) -> map(f)(take(n)(x))`, likewise `drop` (`dropBeforeMap`)
+fn cut_before_map(name: &'static str, p: Prim) -> Strategy<Term> {
+    rule(name, move |t: &Term| {
+        let (nats, outer) = applied(t, p, 1)?;
+        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
+        Some(map(m[0].clone(), call(p, &nats, [m[1].clone()])))
+    })
+}
+
+/// `take(n)(map(f)(x)) -> map(f)(take(n)(x))`
+pub fn take_before_map() -> Strategy<Term> {
+    cut_before_map("takeBeforeMap", Prim::Take)
+}
+
+/// `drop(n)(map(f)(x)) -> map(f)(drop(n)(x))`
+pub fn drop_before_map() -> Strategy<Term> {
+    cut_before_map("dropBeforeMap", Prim::Drop)
+}
+
+/// `map(f)(take(n)(x)) -> take(n)(map(f)(x))`
+pub fn take_after_map() -> Strategy<Term> {
+    rule("takeAfterMap", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let (nats, inner) = applied(&m[1], Prim::Take, 1)?;
+        Some(call(
+            Prim::Take,
+            &nats,
+            [map(m[0].clone(), inner[0].clone())],
+        ))
+    })
+}
+
+/// `join(join(y)) -> join(map(join)(y))`
+pub fn join_before_join() -> Strategy<Term> {
+    rule("joinBeforeJoin", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Join, 1)?;
+        let (_, inner) = applied(&outer[0], Prim::Join, 1)?;
+        Some(join(map(Term::prim(Prim::Join), inner[0].clone())))
+    })
+}
+
+/// `join(map(join)(y)) -> join(join(y))`
+pub fn map_join_before_join() -> Strategy<Term> {
+    rule("mapJoinBeforeJoin", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Join, 1)?;
+        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
+        if !matches!(m[0].expr(), Expr::Prim(Prim::Join)) {
+            return None;
+        }
+        Some(join(join(m[1].clone())))
+    })
+}
+
+/// `transpose(join(y)) -> map(join)(transpose(map(transpose)(y)))`
+pub fn join_before_transpose() -> Strategy<Term> {
+    rule("joinBeforeTranspose", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Transpose, 1)?;
+        let (_, inner) = applied(&outer[0], Prim::Join, 1)?;
+        let swapped = transpose(map(Term::prim(Prim::Transpose), inner[0].clone()));
+        Some(map(Term::prim(Prim::Join), swapped))
+    })
+}
+
+/// `join(map(transpose)(y)) -> transpose(map(join)(transpose(y)))`
+pub fn map_transpose_before_join() -> Strategy<Term> {
+    rule("mapTransposeBeforeJoin", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Join, 1)?;
+        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
+        if !matches!(m[0].expr(), Expr::Prim(Prim::Transpose)) {
+            return None;
+        }
+        Some(transpose(map(
+            Term::prim(Prim::Join),
+            transpose(m[1].clone()),
+        )))
+    })
+}
+
+/// `zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))`
+pub fn map_outside_zip() -> Strategy<Term> {
+    rule("mapOutsideZip", |t: &Term| {
+        let (_, z) = applied(t, Prim::Zip, 2)?;
+        let (_, ma) = applied(&z[0], Prim::Map, 2)?;
+        let (_, mb) = applied(&z[1], Prim::Map, 2)?;
+        let p = Ident::fresh("p");
+        let first = Term::app(ma[0].clone(), call(Prim::Fst, &[], [Term::var(&p)]));
+        let second = Term::app(mb[0].clone(), call(Prim::Snd, &[], [Term::var(&p)]));
+        let f = Term::lambda(p, pair(first, second));
+        Some(map(f, call(Prim::Zip, &[], [ma[1].clone(), mb[1].clone()])))
+    })
+}
+
+/// `zip(a)(a) -> map(fun(x => (x, x)))(a)`
+pub fn zip_same() -> Strategy<Term> {
+    rule("zipSame", |t: &Term| {
+        let (_, z) = applied(t, Prim::Zip, 2)?;
+        if !z[0].alpha_eq(&z[1]) {
+            return None;
+        }
+        let x = Ident::fresh("x");
+        Some(map(
+            Term::lambda(x.clone(), pair(Term::var(&x), Term::var(&x))),
+            z[0].clone(),
+        ))
+    })
+}
+
+/// `zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))`
+pub fn zip_swap() -> Strategy<Term> {
+    rule("zipSwap", |t: &Term| {
+        let (_, z) = applied(t, Prim::Zip, 2)?;
+        let x = Ident::fresh("x");
+        let swapped = pair(
+            call(Prim::Snd, &[], [Term::var(&x)]),
+            call(Prim::Fst, &[], [Term::var(&x)]),
+        );
+        Some(map(
+            Term::lambda(x, swapped),
+            call(Prim::Zip, &[], [z[1].clone(), z[0].clone()]),
+        ))
+    })
+}
+
+/// `unzip(zip(a)(b)) -> (a, b)`
+pub fn unzip_zip_is_pair() -> Strategy<Term> {
+    rule("unzipZipIsPair", |t: &Term| {
+        let (_, u) = applied(t, Prim::Unzip, 1)?;
+        let (_, z) = applied(&u[0], Prim::Zip, 2)?;
+        Some(pair(z[0].clone(), z[1].clone()))
+    })
+}
