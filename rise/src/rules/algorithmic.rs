@@ -1,11 +1,12 @@
 //! Algorithmic rules: fusion and fission of maps, split/join, transpose pairs, reduce.
 
+use super::pattern::rule;
 use super::pattern::{applied, call};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use crate::types::TypeKind;
-use elevate_core::{rule, Name, Rule, Strategy};
+use crate::types::{Type, TypeKind};
+use elevate_core::{Name, Rule, Strategy};
 
 /// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
 pub fn map_fusion() -> Strategy<Term> {
@@ -111,7 +112,7 @@ impl Rule<Term> for SplitJoin {
 
     fn rewrite(&self, t: &Term) -> Option<Term> {
         let (_, args) = applied(t, Prim::Map, 2)?;
-        let TypeKind::Array(len, _) = args[1].ty()?.kind() else {
+        let TypeKind::Array(len, elem) = args[1].ty()?.kind() else {
             return None;
         };
         // The nat normal form must prove that `n` divides the length: `(4*k) % 4`
@@ -121,9 +122,14 @@ impl Rule<Term> for SplitJoin {
             return None;
         }
         let inner = call(Prim::Map, &[], [args[0].clone()]);
-        let split = call(Prim::Split, &[n], [args[1].clone()]);
+        // The split array's type is known: later rules (a second splitJoin) read it.
+        let chunks = Type::array(len.div(&n), Type::array(n.clone(), elem.clone()));
+        let split = call(Prim::Split, &[n], [args[1].clone()]).with_type(chunks);
         let mapped = call(Prim::Map, &[], [inner, split]);
-        Some(call(Prim::Join, &[], [mapped]))
+        Some(super::pattern::keep_type(
+            t,
+            call(Prim::Join, &[], [mapped]),
+        ))
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,10 +1,11 @@
 //! Core rules: beta and eta, let inlining, pair projections, identity.
 
+use super::pattern::rule;
 use super::pattern::{applied, call};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::TypeKind;
-use elevate_core::{rule, Strategy};
+use elevate_core::Strategy;
 
 /// `fun(x => b)(a) -> b[x := a]` (capture-avoiding).
 pub fn beta_reduction() -> Strategy<Term> {

@@ -1,9 +1,10 @@
 //! Lowering rules: choose how a high-level primitive is computed. Each keeps the type.
 
+use super::pattern::rule;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
-use elevate_core::{rule, Strategy};
+use elevate_core::Strategy;
 
 fn replace(from: Prim, to: Prim, nats: Vec<i64>) -> impl Fn(&Term) -> Option<Term> {
     move |t: &Term| match t.expr() {

@@ -1,10 +1,11 @@
 //! Movement rules: exchange the order of data-layout primitives and maps, and other
 //! applied-form equations of the ELEVATE library (`docs/elevate-rise-library.md`, §3.2–3.3).
 
+use super::pattern::rule;
 use super::pattern::{applied, call};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use elevate_core::{rule, Strategy};
+use elevate_core::Strategy;
 
 /// `f` if `t` is `map(f)` (partially applied), i.e. `*f`.
 fn mapped_function(t: &Term) -> Option<Term> {

@@ -3,6 +3,24 @@
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
+use elevate_core::{Name, Strategy};
+
+/// A RISE rule: as [`elevate_core::rule`], and the result keeps the type of the node
+/// it replaces (rules preserve types), so that later rules reading types find it.
+pub(crate) fn rule<F>(name: impl Into<Name>, rewrite: F) -> Strategy<Term>
+where
+    F: Fn(&Term) -> Option<Term> + Send + Sync + 'static,
+{
+    elevate_core::rule(name, move |t: &Term| Some(keep_type(t, rewrite(t)?)))
+}
+
+/// `result`, typed as `original` if it has no type of its own.
+pub(crate) fn keep_type(original: &Term, result: Term) -> Term {
+    match (original.ty(), result.ty()) {
+        (Some(ty), None) => result.with_type(ty.clone()),
+        _ => result,
+    }
+}
 
 /// If `t` is `p(nats...)(values...)` with exactly `values` value arguments, its nat
 /// and value arguments.
