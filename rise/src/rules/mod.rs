@@ -196,6 +196,8 @@ pub fn library() -> Vec<RuleInfo> {
             "fun(a: 3.f32, b: 3.i32 => zip(a |> map(neg), b |> map(fun(v => v * 2))))"),
         info!("zipSame", "zip(a)(a) -> map(fun(x => (x, x)))(a)", zip_same, Some(Prim::Zip),
             "fun(a: 3.f32 => zip(a, a))"),
+        info!("loopInterchange", "map(map(g))(x) -> transpose(map(map(g))(transpose(x)))", loop_interchange, None,
+            "fun(x: 2.3.f32 => (x |> map(map(neg)), x |> map(fun(a => a |> map(fun(v => v * 2.0))))))"),
         info!("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap, Some(Prim::Zip)),
         info!("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)", unzip_zip_is_pair, Some(Prim::Zip),
             "fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),

@@ -234,3 +234,32 @@ pub fn unzip_zip_is_pair() -> Strategy<Term> {
         Some(pair(z[0].clone(), z[1].clone()))
     })
 }
+
+/// The inner map function of a two-deep map nest's outer function: `g` for `map(g)`
+/// or for its eta-expanded form `fun(a => map(g)(a))`.
+fn inner_of_nest(outer: &Term) -> Option<Term> {
+    if let Some(g) = mapped_function(outer) {
+        return Some(g);
+    }
+    let Expr::Lambda(a, _, body) = outer.expr() else {
+        return None;
+    };
+    let (_, m) = applied(body, Prim::Map, 2)?;
+    match m[1].expr() {
+        Expr::Var(v) if v.id == a.id && !m[0].free_vars().contains(&a.id) => Some(m[0].clone()),
+        _ => None,
+    }
+}
+
+/// `loopInterchange`: `map(map(g))(x) -> transpose(map(map(g))(transpose(x)))`, the
+/// two loops of a map nest swapped (`**g = T ∘ **g ∘ T`; ELEVATE's
+/// `idAfter ; createTransposePair ; DFNF ; argument(mapMapFBeforeTranspose)`). Also
+/// matches the data-flow normal form `map(fun(a => map(g)(a)))(x)`.
+pub fn loop_interchange() -> Strategy<Term> {
+    rule("loopInterchange", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let g = inner_of_nest(&m[0])?;
+        let nest = call(Prim::Map, &[], [g]);
+        Some(transpose(map(nest, transpose(m[1].clone()))))
+    })
+}
