@@ -35,8 +35,8 @@ fn main() {
             let result = strategy.apply(term, &mut cx);
             steps += cx.stats().steps;
             runs += 1;
-            if result.is_err() && cx.exhausted().is_none() {
-                eprintln!("{text}: {}", result.unwrap_err());
+            if let (Err(failure), None) = (&result, cx.exhausted()) {
+                eprintln!("{text}: {failure}");
                 break;
             }
         }
