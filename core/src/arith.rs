@@ -85,17 +85,6 @@ impl Term {
         &self.0
     }
 
-    /// Number of nodes (shared subterms counted at each occurrence).
-    pub fn size(&self) -> usize {
-        let mut count = 0;
-        let mut pending = vec![self];
-        while let Some(t) = pending.pop() {
-            count += 1;
-            pending.extend((0..t.arity()).map(|i| t.child(i)));
-        }
-        count
-    }
-
     /// The value under wrapping 64-bit arithmetic, variables looked up in `env`.
     pub fn eval(&self, env: &dyn Fn(&str) -> i64) -> i64 {
         guard(|| match self.expr() {

@@ -47,6 +47,18 @@ pub trait Program: Clone + Send + Sync + 'static {
         None
     }
 
+    /// Number of nodes (shared subterms counted at each occurrence), counted without
+    /// recursion so that deep programs are fine.
+    fn size(&self) -> usize {
+        let mut count = 0;
+        let mut pending = vec![self];
+        while let Some(node) = pending.pop() {
+            count += 1;
+            pending.extend((0..node.arity()).map(|i| node.child(i)));
+        }
+        count
+    }
+
     /// A hint that this node's data will be read soon (a cache prefetch). Traversals
     /// call it on the children of the node they are about to try a strategy on, so
     /// the memory latency of the next visit overlaps the work of this one. Optional:

@@ -242,17 +242,6 @@ impl Term {
         &self.0
     }
 
-    /// Number of nodes.
-    pub fn size(&self) -> usize {
-        let mut count = 0;
-        let mut pending = vec![self];
-        while let Some(t) = pending.pop() {
-            count += 1;
-            pending.extend((0..t.arity()).map(|i| t.child(i)));
-        }
-        count
-    }
-
     /// The identities of the free variables.
     pub fn free_vars(&self) -> FxHashSet<u64> {
         let mut free = FxHashSet::default();
