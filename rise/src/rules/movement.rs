@@ -3,6 +3,7 @@
 
 use super::pattern::rule;
 use super::pattern::{applied, call};
+use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use elevate_core::Strategy;
@@ -261,5 +262,188 @@ pub fn loop_interchange() -> Strategy<Term> {
         let g = inner_of_nest(&m[0])?;
         let nest = call(Prim::Map, &[], [g]);
         Some(transpose(map(nest, transpose(m[1].clone()))))
+    })
+}
+
+fn take(n: Nat, x: Term) -> Term {
+    call(Prim::Take, &[n], [x])
+}
+
+fn drop(n: Nat, x: Term) -> Term {
+    call(Prim::Drop, &[n], [x])
+}
+
+/// `drop(m)(take(k)(x)) -> take(k - m)(drop(m)(x))`
+pub fn drop_before_take() -> Strategy<Term> {
+    rule("dropBeforeTake", |t: &Term| {
+        let (m, outer) = applied(t, Prim::Drop, 1)?;
+        let (k, inner) = applied(&outer[0], Prim::Take, 1)?;
+        Some(take(k[0].sub(&m[0]), drop(m[0].clone(), inner[0].clone())))
+    })
+}
+
+/// `take(n)(drop(m)(x)) -> drop(m)(take(n + m)(x))`
+pub fn take_before_drop() -> Strategy<Term> {
+    rule("takeBeforeDrop", |t: &Term| {
+        let (n, outer) = applied(t, Prim::Take, 1)?;
+        let (m, inner) = applied(&outer[0], Prim::Drop, 1)?;
+        Some(drop(m[0].clone(), take(n[0].add(&m[0]), inner[0].clone())))
+    })
+}
+
+/// `take(n)(zip(a)(b)) -> zip(take(n)(a))(take(n)(b))`, likewise `drop` (`dropInZip`)
+fn cut_in_zip(name: &'static str, p: Prim) -> Strategy<Term> {
+    rule(name, move |t: &Term| {
+        let (n, outer) = applied(t, p, 1)?;
+        let (_, z) = applied(&outer[0], Prim::Zip, 2)?;
+        let (a, b) = (call(p, &n, [z[0].clone()]), call(p, &n, [z[1].clone()]));
+        Some(call(Prim::Zip, &[], [a, b]))
+    })
+}
+
+/// `take(n)(zip(a)(b)) -> zip(take(n)(a))(take(n)(b))`
+pub fn take_in_zip() -> Strategy<Term> {
+    cut_in_zip("takeInZip", Prim::Take)
+}
+
+/// `drop(n)(zip(a)(b)) -> zip(drop(n)(a))(drop(n)(b))`
+pub fn drop_in_zip() -> Strategy<Term> {
+    cut_in_zip("dropInZip", Prim::Drop)
+}
+
+/// `zip(take(n)(a))(take(n)(b)) -> take(n)(zip(a)(b))` where `a` and `b` have the same
+/// length (read from their types)
+pub fn take_outside_zip() -> Strategy<Term> {
+    rule("takeOutsideZip", |t: &Term| {
+        let (_, z) = applied(t, Prim::Zip, 2)?;
+        let (n, a) = applied(&z[0], Prim::Take, 1)?;
+        let (m, b) = applied(&z[1], Prim::Take, 1)?;
+        // `zip` needs equal lengths: the untaken arrays must have them too.
+        let length = |x: &Term| match x.ty().map(|ty| ty.kind().clone()) {
+            Some(crate::types::TypeKind::Array(len, _)) => Some(len),
+            _ => None,
+        };
+        if n != m || length(&a[0])? != length(&b[0])? {
+            return None;
+        }
+        Some(take(
+            n[0].clone(),
+            call(Prim::Zip, &[], [a[0].clone(), b[0].clone()]),
+        ))
+    })
+}
+
+/// `take(t)(slide(n, m)(x)) -> slide(n, m)(take(m*(t - 1) + n)(x))`
+pub fn take_before_slide() -> Strategy<Term> {
+    rule("takeBeforeSlide", |t: &Term| {
+        let (count, outer) = applied(t, Prim::Take, 1)?;
+        let (window, inner) = applied(&outer[0], Prim::Slide, 1)?;
+        let (size, step) = (&window[0], &window[1]);
+        let needed = step.mul(&count[0].sub(&Nat::cst(1))).add(size);
+        Some(call(Prim::Slide, &window, [take(needed, inner[0].clone())]))
+    })
+}
+
+/// `drop(d)(slide(n, m)(x)) -> slide(n, m)(drop(d*m)(x))`
+pub fn drop_before_slide() -> Strategy<Term> {
+    rule("dropBeforeSlide", |t: &Term| {
+        let (count, outer) = applied(t, Prim::Drop, 1)?;
+        let (window, inner) = applied(&outer[0], Prim::Slide, 1)?;
+        let skipped = count[0].mul(&window[1]);
+        Some(call(
+            Prim::Slide,
+            &window,
+            [drop(skipped, inner[0].clone())],
+        ))
+    })
+}
+
+/// `mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)`, likewise `mapSnd`
+fn pair_map_fusion(name: &'static str, p: Prim) -> Strategy<Term> {
+    rule(name, move |t: &Term| {
+        let (_, outer) = applied(t, p, 2)?;
+        let (_, inner) = applied(&outer[1], p, 2)?;
+        let y = Ident::fresh("y");
+        let fused = Term::lambda(
+            y.clone(),
+            Term::app(outer[0].clone(), Term::app(inner[0].clone(), Term::var(&y))),
+        );
+        Some(call(p, &[], [fused, inner[1].clone()]))
+    })
+}
+
+/// `mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)`
+pub fn map_fst_fusion() -> Strategy<Term> {
+    pair_map_fusion("mapFstFusion", Prim::MapFst)
+}
+
+/// `mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)`
+pub fn map_snd_fusion() -> Strategy<Term> {
+    pair_map_fusion("mapSndFusion", Prim::MapSnd)
+}
+
+/// `mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))`
+pub fn map_fst_before_map_snd() -> Strategy<Term> {
+    rule("mapFstBeforeMapSnd", |t: &Term| {
+        let (_, outer) = applied(t, Prim::MapFst, 2)?;
+        let (_, inner) = applied(&outer[1], Prim::MapSnd, 2)?;
+        let first = call(Prim::MapFst, &[], [outer[0].clone(), inner[1].clone()]);
+        Some(call(Prim::MapSnd, &[], [inner[0].clone(), first]))
+    })
+}
+
+/// `reduce(add, 0)(join(x))`: the parts of a sum of a joined array.
+fn sum_of_join(t: &Term) -> Option<(Term, Term)> {
+    let (_, r) = applied(t, Prim::Reduce, 3)?;
+    if !matches!(r[0].expr(), Expr::Prim(Prim::Add)) {
+        return None;
+    }
+    let zero = match r[1].expr() {
+        Expr::Literal(crate::term::Literal::F32(v)) => *v == 0.0,
+        Expr::Literal(crate::term::Literal::F64(v)) => *v == 0.0,
+        Expr::Literal(crate::term::Literal::I32(0) | crate::term::Literal::I64(0)) => true,
+        _ => false,
+    };
+    if !zero {
+        return None;
+    }
+    let (_, j) = applied(&r[2], Prim::Join, 1)?;
+    Some((r[1].clone(), j[0].clone()))
+}
+
+fn sum(zero: &Term, x: Term) -> Term {
+    call(Prim::Reduce, &[], [Term::prim(Prim::Add), zero.clone(), x])
+}
+
+/// `separateSumHV`: `sum(join(x)) -> sum(map(sum)(x))` with `sum = reduce(add, 0)`:
+/// a 2-D sum as row sums, then their sum.
+pub fn separate_sum_hv() -> Strategy<Term> {
+    rule("separateSumHV", |t: &Term| {
+        let (zero, x) = sum_of_join(t)?;
+        let rows = call(
+            Prim::Map,
+            &[],
+            [
+                call(Prim::Reduce, &[], [Term::prim(Prim::Add), zero.clone()]),
+                x,
+            ],
+        );
+        Some(sum(&zero, rows))
+    })
+}
+
+/// `separateSumVH`: `sum(join(x)) -> sum(map(sum)(transpose(x)))`: column sums first.
+pub fn separate_sum_vh() -> Strategy<Term> {
+    rule("separateSumVH", |t: &Term| {
+        let (zero, x) = sum_of_join(t)?;
+        let columns = call(
+            Prim::Map,
+            &[],
+            [
+                call(Prim::Reduce, &[], [Term::prim(Prim::Add), zero.clone()]),
+                transpose(x),
+            ],
+        );
+        Some(sum(&zero, columns))
     })
 }
