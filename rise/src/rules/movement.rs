@@ -447,3 +447,99 @@ pub fn separate_sum_vh() -> Strategy<Term> {
         Some(sum(&zero, columns))
     })
 }
+
+/// The length of an array-typed node.
+fn array_length(x: &Term) -> Option<Nat> {
+    match x.ty()?.kind() {
+        crate::types::TypeKind::Array(len, _) => Some(len.clone()),
+        _ => None,
+    }
+}
+
+/// `mapIdentityAfter`: `e -> map(fun(x => x))(e)` for an array `e`.
+pub fn map_identity_after() -> Strategy<Term> {
+    rule("mapIdentityAfter", |t: &Term| {
+        array_length(t)?;
+        let x = Ident::fresh("x");
+        Some(map(Term::lambda(x.clone(), Term::var(&x)), t.clone()))
+    })
+}
+
+/// `mapIdentity`: `map(fun(x => x))(xs) -> xs`
+pub fn map_identity() -> Strategy<Term> {
+    rule("mapIdentity", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        match m[0].expr() {
+            Expr::Lambda(x, _, body) if matches!(body.expr(), Expr::Var(y) if y.id == x.id) => {
+                Some(m[1].clone())
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `dropNothing`: `drop(0)(x) -> x`
+pub fn drop_nothing() -> Strategy<Term> {
+    rule("dropNothing", |t: &Term| {
+        let (n, x) = applied(t, Prim::Drop, 1)?;
+        (n[0] == Nat::cst(0)).then(|| x[0].clone())
+    })
+}
+
+/// `takeAll`: `take(n)(x) -> x` where `x` has `n` elements.
+pub fn take_all() -> Strategy<Term> {
+    rule("takeAll", |t: &Term| {
+        let (n, x) = applied(t, Prim::Take, 1)?;
+        (array_length(&x[0])? == n[0]).then(|| x[0].clone())
+    })
+}
+
+/// `slideAfter`: `e -> join(slide(1, 1)(e))` for an array `e`.
+pub fn slide_after() -> Strategy<Term> {
+    rule("slideAfter", |t: &Term| {
+        array_length(t)?;
+        Some(join(call(
+            Prim::Slide,
+            &[Nat::cst(1), Nat::cst(1)],
+            [t.clone()],
+        )))
+    })
+}
+
+fn fst(x: Term) -> Term {
+    call(Prim::Fst, &[], [x])
+}
+
+fn snd(x: Term) -> Term {
+    call(Prim::Snd, &[], [x])
+}
+
+fn zip(a: Term, b: Term) -> Term {
+    call(Prim::Zip, &[], [a, b])
+}
+
+/// `zipRotateLeft`: `zip(a)(zip(b)(c)) -> map(fun(x => (fst(fst(x)), (snd(fst(x)), snd(x)))))(zip(zip(a)(b))(c))`
+pub fn zip_rotate_left() -> Strategy<Term> {
+    rule("zipRotateLeft", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Zip, 2)?;
+        let (_, inner) = applied(&outer[1], Prim::Zip, 2)?;
+        let x = Ident::fresh("x");
+        let v = || Term::var(&x);
+        let regroup = pair(fst(fst(v())), pair(snd(fst(v())), snd(v())));
+        let zipped = zip(zip(outer[0].clone(), inner[0].clone()), inner[1].clone());
+        Some(map(Term::lambda(x.clone(), regroup), zipped))
+    })
+}
+
+/// `zipRotateRight`: `zip(zip(a)(b))(c) -> map(fun(x => ((fst(x), fst(snd(x))), snd(snd(x)))))(zip(a)(zip(b)(c)))`
+pub fn zip_rotate_right() -> Strategy<Term> {
+    rule("zipRotateRight", |t: &Term| {
+        let (_, outer) = applied(t, Prim::Zip, 2)?;
+        let (_, inner) = applied(&outer[0], Prim::Zip, 2)?;
+        let x = Ident::fresh("x");
+        let v = || Term::var(&x);
+        let regroup = pair(pair(fst(v()), fst(snd(v()))), snd(snd(v())));
+        let zipped = zip(inner[0].clone(), zip(inner[1].clone(), outer[1].clone()));
+        Some(map(Term::lambda(x.clone(), regroup), zipped))
+    })
+}
