@@ -3,23 +3,15 @@
 //!
 //! `cargo bench --bench interpreter`
 
+#[path = "support/matmul.rs"]
+mod matmul;
+
 use criterion::{criterion_group, criterion_main, Criterion};
-use elevate::rise::nat::NatVar;
-use elevate::rise::{evaluate, io, NatEnv, Program};
+use elevate::rise::evaluate;
 use std::time::Duration;
 
 fn matmul(c: &mut Criterion) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/examples/matmul.rise"
-    );
-    let source = std::fs::read_to_string(path).expect("the matmul example");
-    let program = Program::load(&source, None).expect("matmul type-checks");
-    let mut nats = NatEnv::default();
-    for name in ["n", "k", "m"] {
-        nats.insert(NatVar::Named(name.into()), 64);
-    }
-    let inputs = io::random_inputs(&program.signature(), &nats, 1).expect("inputs");
+    let (program, nats, inputs) = matmul::with_inputs(64);
     let mut group = c.benchmark_group("interpreter");
     group
         .sample_size(10)

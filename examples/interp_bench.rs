@@ -3,8 +3,9 @@
 //!
 //! `cargo run --release --example interp_bench [-- N]` (default 256).
 
-use elevate::rise::nat::NatVar;
-use elevate::rise::{io, NatEnv, Program};
+#[path = "../benches/support/matmul.rs"]
+mod matmul;
+
 use std::time::Instant;
 
 fn main() {
@@ -12,17 +13,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(256);
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/examples/matmul.rise"
-    );
-    let source = std::fs::read_to_string(path).expect("the matmul example");
-    let program = Program::load(&source, None).expect("matmul type-checks");
-    let mut nats = NatEnv::default();
-    for name in ["n", "k", "m"] {
-        nats.insert(NatVar::Named(name.into()), n);
-    }
-    let inputs = io::random_inputs(&program.signature(), &nats, 1).expect("inputs");
+    let (program, nats, inputs) = matmul::with_inputs(n);
     let start = Instant::now();
     let result = elevate::rise::evaluate(&program.entry().term, &nats, &inputs).expect("runs");
     let seconds = start.elapsed().as_secs_f64();

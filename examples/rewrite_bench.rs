@@ -5,17 +5,15 @@
 //! not in the library yet (see issue 4); these are the strategies it has, on the
 //! typed `matmul.rise`, each timed over repeated runs.
 
+#[path = "../benches/support/matmul.rs"]
+mod matmul;
+
 use elevate::core::{Budget, Context};
-use elevate::rise::{rules, Program};
+use elevate::rise::rules;
 use std::time::Instant;
 
 fn main() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/examples/matmul.rise"
-    );
-    let source = std::fs::read_to_string(path).expect("the matmul example");
-    let program = Program::load(&source, None).expect("matmul type-checks");
+    let program = matmul::program();
     let term = &program.entry().term;
     let registry = rules::registry();
     for text in [

@@ -110,24 +110,6 @@ fn render(e: &Error, path: &Path, source: &str) -> Failure {
     Failure(e.render(&path.display().to_string(), source))
 }
 
-/// Equal up to a relative tolerance on numbers (rewrites may reassociate sums).
-fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    use serde_json::Value as J;
-    match (a, b) {
-        (J::Array(xs), J::Array(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| close(x, y))
-        }
-        (J::Number(x), J::Number(y)) => {
-            let (x, y) = (
-                x.as_f64().unwrap_or(f64::NAN),
-                y.as_f64().unwrap_or(f64::NAN),
-            );
-            x == y || (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs()))
-        }
-        _ => a == b,
-    }
-}
-
 struct RewriteOptions {
     strategy: String,
     trace: bool,
@@ -241,7 +223,7 @@ fn check_same_values(
         let after = evaluate(rewritten, &nats, &inputs)
             .map_err(|e| format!("the rewritten program fails: {e}"))?;
         let (before, after) = (before.to_json()?, after.to_json()?);
-        if !close(&before, &after) {
+        if !io::approx_eq(&before, &after) {
             return Err(format!(
                 "different values on random inputs (seed {seed}): {before} vs {after}"
             ));

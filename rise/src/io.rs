@@ -285,3 +285,22 @@ fn random_value(ty: &Type, nats: &NatEnv, rng: &mut ChaCha8Rng) -> Result<Value,
         }
     })
 }
+
+/// Whether two JSON results are equal up to a relative tolerance of `1e-4` on numbers:
+/// how rewritten or compiled programs are compared with the interpreter (rules may
+/// reassociate floating-point sums).
+pub fn approx_eq(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Array(xs), Json::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| approx_eq(x, y))
+        }
+        (Json::Number(x), Json::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            x == y || (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs()))
+        }
+        _ => a == b,
+    }
+}

@@ -295,13 +295,12 @@ pub fn registry() -> Registry<Term> {
         ),
     ];
     for (name, doc, make) in locations {
-        r.add(name, "(s)", doc, move |a| Ok(make(strategy_arg(a, 0)?)));
+        r.unary(name, doc, make);
     }
-    r.add(
+    r.unary(
         "fmap",
-        "(s)",
         "function(argumentOf(map, body(s))): s in the lambda of an applied map",
-        |a| Ok(fmap(strategy_arg(a, 0)?)),
+        fmap,
     );
     r.add(
         "mapNest",
@@ -324,16 +323,9 @@ pub fn registry() -> Registry<Term> {
         ("check", "p ; s", check),
     ];
     for (name, doc, make) in guided {
-        r.add(name, "(p)(s)", doc, move |a| {
-            if a.len() != 2 {
-                return Err(format!("expects 2 arguments, found {}", a.len()));
-            }
-            Ok(make(strategy_arg(a, 0)?, strategy_arg(a, 1)?))
-        });
+        r.guided(name, doc, make);
     }
-    r.add("everywhere", "(s)", "normalize(s)", |a| {
-        Ok(everywhere(strategy_arg(a, 0)?))
-    });
+    r.unary("everywhere", "normalize(s)", everywhere);
     r.add(
         "argumentOf",
         "(PRIM, s)",
@@ -392,11 +384,10 @@ pub fn registry() -> Registry<Term> {
     for (name, doc, make) in predicates {
         r.rule(name, doc, make);
     }
-    r.add(
+    r.unary(
         "isApplied",
-        "(s)",
         "the node is f(a) where s succeeds on f",
-        |a| Ok(is_applied(strategy_arg(a, 0)?)),
+        is_applied,
     );
     r.add(
         "isPrimitive",

@@ -319,11 +319,7 @@ pub fn take_outside_zip() -> Strategy<Term> {
         let (n, a) = applied(&z[0], Prim::Take, 1)?;
         let (m, b) = applied(&z[1], Prim::Take, 1)?;
         // `zip` needs equal lengths: the untaken arrays must have them too.
-        let length = |x: &Term| match x.ty().map(|ty| ty.kind().clone()) {
-            Some(crate::types::TypeKind::Array(len, _)) => Some(len),
-            _ => None,
-        };
-        if n != m || length(&a[0])? != length(&b[0])? {
+        if n != m || array_length(&a[0])? != array_length(&b[0])? {
             return None;
         }
         Some(take(

@@ -179,10 +179,7 @@ impl<P: Program> Registry<P> {
             ),
         ];
         for (name, doc, f) in unary {
-            r.add(name, "(s)", doc, move |a| {
-                arity(a, 1)?;
-                Ok(f(strategy_arg(a, 0)?))
-            });
+            r.unary(name, doc, f);
         }
         r.add(
             "repeatN",
@@ -272,6 +269,27 @@ impl<P: Program> Registry<P> {
                 make: Arc::new(make),
             },
         );
+    }
+
+    /// Adds a strategy of one strategy argument, `name(s)`: a traversal or location.
+    pub fn unary(&mut self, name: &str, doc: &str, make: fn(Strategy<P>) -> Strategy<P>) {
+        self.add(name, "(s)", doc, move |a| {
+            arity(a, 1)?;
+            Ok(make(strategy_arg(a, 0)?))
+        });
+    }
+
+    /// Adds a strategy of a predicate and a strategy, `name(p)(s)`.
+    pub fn guided(
+        &mut self,
+        name: &str,
+        doc: &str,
+        make: fn(Strategy<P>, Strategy<P>) -> Strategy<P>,
+    ) {
+        self.add(name, "(p)(s)", doc, move |a| {
+            arity(a, 2)?;
+            Ok(make(strategy_arg(a, 0)?, strategy_arg(a, 1)?))
+        });
     }
 
     /// Adds a rule (or strategy) without arguments.

@@ -1,0 +1,28 @@
+//! `matmul.rise` with random square inputs, shared by the interpreter's criterion
+//! benchmark and `examples/interp_bench.rs` (and the program by `rewrite_bench`).
+
+#![allow(dead_code)]
+
+use elevate::rise::nat::NatVar;
+use elevate::rise::{io, NatEnv, Program, Value};
+
+/// The type-checked `matmul.rise` example.
+pub fn program() -> Program {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/examples/matmul.rise"
+    );
+    let source = std::fs::read_to_string(path).expect("the matmul example");
+    Program::load(&source, None).expect("matmul type-checks")
+}
+
+/// The program, sizes `n = k = m = size`, and reproducible random inputs.
+pub fn with_inputs(size: i64) -> (Program, NatEnv, Vec<Value>) {
+    let program = program();
+    let mut nats = NatEnv::default();
+    for name in ["n", "k", "m"] {
+        nats.insert(NatVar::Named(name.into()), size);
+    }
+    let inputs = io::random_inputs(&program.signature(), &nats, 1).expect("inputs");
+    (program, nats, inputs)
+}
