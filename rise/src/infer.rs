@@ -62,6 +62,34 @@ pub fn infer(term: &Term) -> Result<Term, Error> {
     Ok(resolved)
 }
 
+/// Types the untyped nodes of a term whose other nodes are typed: a typed node whose
+/// type is fully known is taken as it is, without looking inside, so re-typing what a
+/// rewrite rule built costs time in the size of the new nodes only. Variables bound
+/// outside the term must be typed.
+///
+/// ```
+/// use elevate_rise::{infer, parse_term, print_term, Term};
+/// use elevate_rise::term::Expr;
+/// let typed = infer::infer(&parse_term("fun(x: 4.f32 => x |> map(neg))").unwrap()).unwrap();
+/// let Expr::Lambda(_, _, body) = typed.expr() else { unreachable!() };
+/// // `transpose(transpose(body))` built around the typed body, then re-typed:
+/// let t = |x: Term| Term::app(Term::prim(elevate_rise::prim::Prim::Id), x);
+/// let retyped = infer::retype(&t(body.clone())).unwrap();
+/// assert_eq!(retyped.ty().unwrap().to_string(), "4.f32");
+/// ```
+pub fn retype(term: &Term) -> Result<Term, Error> {
+    let mut inference = Inference {
+        trust_typed: true,
+        ..Inference::default()
+    };
+    let mut env = Vec::new();
+    let (typed, _) = inference.infer(term, &mut env)?;
+    let solution = inference.solve_nats()?;
+    let resolved = inference.resolve_term(&typed, &solution)?;
+    inference.check_classes(&solution)?;
+    Ok(resolved)
+}
+
 /// Type-checks a term that has already been typed (after a rewrite, say) and returns
 /// its type.
 pub fn type_of(term: &Term) -> Result<Type, Error> {
@@ -82,6 +110,10 @@ struct Inference {
     /// The other nat equations, solved at the end (or when a `depFun` is finished).
     equations: Vec<(Equation, Span)>,
     classes: Vec<(Type, Class, Span)>,
+    /// Take typed nodes as they are ([`retype`]).
+    trust_typed: bool,
+    /// The nodes taken as they are, which resolution leaves alone.
+    trusted: rustc_hash::FxHashSet<elevate_core::NodeId>,
 }
 
 impl FreshVars for Inference {
@@ -271,6 +303,12 @@ impl Inference {
     }
 
     fn infer_node(&mut self, t: &Term, env: &mut Vec<(u64, Type)>) -> Result<(Term, Type), Error> {
+        if self.trust_typed {
+            if let Some(ty) = t.ty().filter(|ty| !ty.has_unknowns()) {
+                self.trusted.insert(t.node().id());
+                return Ok((t.clone(), ty.clone()));
+            }
+        }
         let span = span_of(t);
         let (expr, ty) = match t.expr() {
             Expr::Var(x) => {
@@ -467,6 +505,9 @@ impl Inference {
     }
 
     fn resolve_term(&self, t: &Term, solution: &BTreeMap<u32, Nat>) -> Result<Term, Error> {
+        if !self.trusted.is_empty() && self.trusted.contains(&t.node().id()) {
+            return Ok(t.clone());
+        }
         guard(|| {
             let ty = t.ty().map(|ty| self.resolve(ty, solution));
             if let Some(ty) = &ty {

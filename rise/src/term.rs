@@ -2,7 +2,7 @@
 
 use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
-use crate::types::Type;
+use crate::types::{Type, TypeKind};
 use elevate_core::stack::guard;
 use elevate_core::{Node, NodeId, Program};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -202,6 +202,11 @@ impl Term {
         Term::with(self.expr().clone(), Some(ty), self.span())
     }
 
+    /// The same node without its type (its children keep theirs).
+    pub fn untyped_root(&self) -> Term {
+        Term::with(self.expr().clone(), None, self.span())
+    }
+
     /// A variable.
     pub fn var(x: &Ident) -> Term {
         Term::new(Expr::Var(x.clone()))
@@ -317,7 +322,13 @@ fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
             if free.contains(&y.id) {
                 // The binder would capture a free variable of `value`: rename it.
                 let fresh = y.refresh();
-                let renamed = substitute(body, y.id, &Term::var(&fresh), &FxHashSet::default());
+                let fresh_var = match t.ty().map(Type::kind) {
+                    Some(TypeKind::Fun(param, _)) => {
+                        Term::with(Expr::Var(fresh.clone()), Some(param.clone()), None)
+                    }
+                    _ => Term::var(&fresh),
+                };
+                let renamed = substitute(body, y.id, &fresh_var, &FxHashSet::default());
                 let body = substitute(&renamed, x, value, free);
                 Term::with(
                     Expr::Lambda(fresh, ty.clone(), body),
@@ -370,7 +381,12 @@ fn map_nats(t: &Term, f: &dyn Fn(&NatVar) -> Option<Nat>, v: &NatVar) -> Term {
             }
             _ => {
                 let children = (0..t.arity()).map(|i| map_nats(t.child(i), f, v)).collect();
-                return t.with_children(children);
+                let rebuilt = t.with_children(children);
+                return Term::with(
+                    rebuilt.expr().clone(),
+                    t.ty().map(|ty| ty.map_nats(f)),
+                    t.span(),
+                );
             }
         };
         Term::with(expr, t.ty().map(|ty| ty.map_nats(f)), t.span())
@@ -453,7 +469,9 @@ impl Program for Term {
             }
             _ => panic!("a RISE term has no child {index} here"),
         };
-        Term::with(expr, None, self.span())
+        // Rewrites replace a child by an equal term of the same type, so the node's
+        // type stays valid.
+        Term::with(expr, self.ty().cloned(), self.span())
     }
 
     fn with_children(&self, children: Vec<Self>) -> Self {
@@ -467,7 +485,7 @@ impl Program for Term {
                 return node;
             }
         };
-        Term::with(expr, None, self.span())
+        Term::with(expr, self.ty().cloned(), self.span())
     }
 
     #[inline]

@@ -349,7 +349,7 @@ pub fn registry() -> Registry<Term> {
     );
     r.rule(
         "RNF",
-        "rewrite normal form: normalize(DFNF ; mapLastFission) ; DFNF",
+        "rewrite normal form: repeat(DFNF ; topDown(mapLastFission)) ; DFNF",
         rnf,
     );
     r.rule("CNF", "codegen normal form: normalize(mapFusion)", cnf);

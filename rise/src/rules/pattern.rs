@@ -5,13 +5,29 @@ use crate::prim::Prim;
 use crate::term::{Expr, Term};
 use elevate_core::{Name, Strategy};
 
-/// A RISE rule: as [`elevate_core::rule`], and the result keeps the type of the node
-/// it replaces (rules preserve types), so that later rules reading types find it.
+/// A RISE rule: as [`elevate_core::rule`], and the nodes the rule built are typed
+/// (see [`typed_result`]), so that later rules reading types find them.
 pub(crate) fn rule<F>(name: impl Into<Name>, rewrite: F) -> Strategy<Term>
 where
     F: Fn(&Term) -> Option<Term> + Send + Sync + 'static,
 {
-    elevate_core::rule(name, move |t: &Term| Some(keep_type(t, rewrite(t)?)))
+    elevate_core::rule(name, move |t: &Term| Some(typed_result(t, rewrite(t)?)))
+}
+
+/// A rule's `result` for `original`, with types: the new nodes are inferred around the
+/// typed nodes the rule reused ([`crate::infer::retype`]). If that fails (an untyped
+/// input), the result at least keeps the original's type, since rules preserve types.
+pub(crate) fn typed_result(original: &Term, result: Term) -> Term {
+    if result.ty().is_some() || original.ty().is_none() {
+        return keep_type(original, result);
+    }
+    match crate::infer::retype(&result) {
+        // Equal types may be written differently (`(n/4)*4` and `n`): the original's
+        // form is kept at the root, where the parent expects it.
+        Ok(typed) if typed.ty() != original.ty() => keep_type(original, typed.untyped_root()),
+        Ok(typed) => typed,
+        Err(_) => keep_type(original, result),
+    }
 }
 
 /// `result`, typed as `original` if it has no type of its own.

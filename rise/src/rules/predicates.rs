@@ -6,7 +6,7 @@ use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use elevate_core::{rule, Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
-use elevate_strategies::{normalize, not, one, try_};
+use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
 
 fn predicate(
@@ -151,9 +151,15 @@ pub fn dfnf() -> Strategy<Term> {
 }
 
 /// `RNF`, the rewrite normal form (every map fissioned):
-/// `normalize(DFNF ; mapLastFission) ; DFNF`.
+/// `repeat(DFNF ; topDown(mapLastFission)) ; DFNF`.
+///
+/// ELEVATE writes `normalize(DFNF ; mapLastFission) ; DFNF`, which applies DFNF at each
+/// node; a map nested as `map(map(f))` only becomes `map(fun(x => map(f)(x)))` when
+/// DFNF runs at its parent, so that form can stop with fissionable maps left and a
+/// second RNF changes the program. Putting DFNF at the root of every round makes RNF
+/// idempotent.
 pub fn rnf() -> Strategy<Term> {
-    normalize(dfnf() >> map_last_fission()) >> dfnf()
+    repeat(dfnf() >> top_down(map_last_fission())) >> dfnf()
 }
 
 /// `CNF`, the codegen normal form (every map fused): `normalize(mapFusion)`.
