@@ -62,10 +62,11 @@ pub fn infer(term: &Term) -> Result<Term, Error> {
     Ok(resolved)
 }
 
-/// Types the untyped nodes of a term whose other nodes are typed: a typed node whose
-/// type is fully known is taken as it is, without looking inside, so re-typing what a
-/// rewrite rule built costs time in the size of the new nodes only. Variables bound
-/// outside the term must be typed.
+/// Types the untyped nodes of a term whose other nodes are typed: a typed node of data
+/// or a typed lambda or variable is taken as it is, without looking inside, so re-typing what a
+/// rewrite rule built costs time in the size of the new nodes only (other typed nodes,
+/// such as `map(f)`, are inferred again, since a rule may move them to arrays of other
+/// sizes). Variables bound outside the term must be typed.
 ///
 /// ```
 /// use elevate_rise::{infer, parse_term, print_term, Term};
@@ -78,12 +79,24 @@ pub fn infer(term: &Term) -> Result<Term, Error> {
 /// assert_eq!(retyped.ty().unwrap().to_string(), "4.f32");
 /// ```
 pub fn retype(term: &Term) -> Result<Term, Error> {
+    retype_inner(term, None)
+}
+
+/// [`retype`], for a term that must have type `expected` (what a rewrite replaced).
+pub fn retype_as(term: &Term, expected: &Type) -> Result<Term, Error> {
+    retype_inner(term, Some(expected))
+}
+
+fn retype_inner(term: &Term, expected: Option<&Type>) -> Result<Term, Error> {
     let mut inference = Inference {
         trust_typed: true,
         ..Inference::default()
     };
     let mut env = Vec::new();
-    let (typed, _) = inference.infer(term, &mut env)?;
+    let (typed, ty) = inference.infer(term, &mut env)?;
+    if let Some(expected) = expected {
+        inference.expect(expected, &ty, span_of(term), "the rewrite changed the type")?;
+    }
     let solution = inference.solve_nats()?;
     let resolved = inference.resolve_term(&typed, &solution)?;
     inference.check_classes(&solution)?;
@@ -304,7 +317,14 @@ impl Inference {
 
     fn infer_node(&mut self, t: &Term, env: &mut Vec<(u64, Type)>) -> Result<(Term, Type), Error> {
         if self.trust_typed {
-            if let Some(ty) = t.ty().filter(|ty| !ty.has_unknowns()) {
+            // Data has its type wherever it goes; a lambda keeps the type of its
+            // parameter. A partial application such as `map(f)` does not: rules move
+            // it to arrays of other sizes, so it is inferred again.
+            let trusted = |ty: &&Type| {
+                (ty.is_data() || matches!(t.expr(), Expr::Lambda(..) | Expr::Var(_)))
+                    && !ty.has_unknowns()
+            };
+            if let Some(ty) = t.ty().filter(trusted) {
                 self.trusted.insert(t.node().id());
                 return Ok((t.clone(), ty.clone()));
             }

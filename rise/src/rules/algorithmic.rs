@@ -115,10 +115,11 @@ impl Rule<Term> for SplitJoin {
         let TypeKind::Array(len, elem) = args[1].ty()?.kind() else {
             return None;
         };
-        // The nat normal form must prove that `n` divides the length: `(4*k) % 4`
-        // is 0, `k % 4` is not (see the note on exact division in the module docs).
+        // A constant length must be a multiple of `n`; a symbolic one is split as
+        // RISE does, the type `(len/n).n` recording that `n` divides it (the
+        // interpreter checks when the size is known).
         let n = Nat::cst(self.0);
-        if self.0 <= 0 || len.rem(&n) != Nat::cst(0) {
+        if self.0 <= 0 || len.as_const().is_some_and(|l| l % self.0 != 0) {
             return None;
         }
         let inner = call(Prim::Map, &[], [args[0].clone()]);
@@ -126,10 +127,7 @@ impl Rule<Term> for SplitJoin {
         let chunks = Type::array(len.div(&n), Type::array(n.clone(), elem.clone()));
         let split = call(Prim::Split, &[n], [args[1].clone()]).with_type(chunks);
         let mapped = call(Prim::Map, &[], [inner, split]);
-        Some(super::pattern::keep_type(
-            t,
-            call(Prim::Join, &[], [mapped]),
-        ))
+        super::pattern::typed_result(t, call(Prim::Join, &[], [mapped]))
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

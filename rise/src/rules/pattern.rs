@@ -1,5 +1,6 @@
 //! Matching and building curried applications of primitives.
 
+use crate::error::ErrorKind;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
@@ -11,22 +12,25 @@ pub(crate) fn rule<F>(name: impl Into<Name>, rewrite: F) -> Strategy<Term>
 where
     F: Fn(&Term) -> Option<Term> + Send + Sync + 'static,
 {
-    elevate_core::rule(name, move |t: &Term| Some(typed_result(t, rewrite(t)?)))
+    elevate_core::rule(name, move |t: &Term| typed_result(t, rewrite(t)?))
 }
 
 /// A rule's `result` for `original`, with types: the new nodes are inferred around the
-/// typed nodes the rule reused ([`crate::infer::retype`]). If that fails (an untyped
-/// input), the result at least keeps the original's type, since rules preserve types.
-pub(crate) fn typed_result(original: &Term, result: Term) -> Term {
-    if result.ty().is_some() || original.ty().is_none() {
-        return keep_type(original, result);
-    }
-    match crate::infer::retype(&result) {
+/// typed nodes the rule reused ([`crate::infer::retype`]). A result that does not
+/// type-check is no result (the rule fails); if it cannot be typed for want of types
+/// (an untyped input), it at least keeps the original's type, since rules preserve
+/// types.
+pub(crate) fn typed_result(original: &Term, result: Term) -> Option<Term> {
+    let Some(expected) = original.ty().filter(|_| result.ty().is_none()) else {
+        return Some(keep_type(original, result));
+    };
+    match crate::infer::retype_as(&result, expected) {
         // Equal types may be written differently (`(n/4)*4` and `n`): the original's
         // form is kept at the root, where the parent expects it.
-        Ok(typed) if typed.ty() != original.ty() => keep_type(original, typed.untyped_root()),
-        Ok(typed) => typed,
-        Err(_) => keep_type(original, result),
+        Ok(typed) if typed.ty() != original.ty() => Some(keep_type(original, typed.untyped_root())),
+        Ok(typed) => Some(typed),
+        Err(e) if e.kind == ErrorKind::UnknownName => Some(keep_type(original, result)),
+        Err(_) => None,
     }
 }
 

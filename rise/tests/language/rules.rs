@@ -16,6 +16,23 @@ fn outputs(term: &Term, seed: u64) -> Json {
         .unwrap()
 }
 
+/// A node of `rewritten` whose type differs from the one inference gives it
+/// (`inferred` is `rewritten` inferred afresh, so the two have the same shape).
+fn stale_type(rewritten: &Term, inferred: &Term) -> Option<String> {
+    if let (Some(kept), Some(fresh)) = (rewritten.ty(), inferred.ty()) {
+        if kept != fresh {
+            return Some(format!(
+                "{} : {kept}, should be {fresh}",
+                print_term(rewritten)
+            ));
+        }
+    }
+    if rewritten.arity() != inferred.arity() {
+        return None;
+    }
+    (0..rewritten.arity()).find_map(|i| stale_type(rewritten.child(i), inferred.child(i)))
+}
+
 #[test]
 fn every_rule_preserves_types_and_values_wherever_it_applies() {
     let mut report = Vec::new();
@@ -53,6 +70,14 @@ fn every_rule_preserves_types_and_values_wherever_it_applies() {
                     )
                 });
                 assert_eq!(retyped.ty(), program.ty(), "{} changed the type", info.name);
+                if let Some(stale) = stale_type(&rewritten, &retyped) {
+                    panic!(
+                        "{} at {at} left a wrong type: {stale}\n{}\n=> {}",
+                        info.name,
+                        print_term(&program),
+                        print_term(&rewritten)
+                    );
+                }
                 let found = outputs(&retyped, seed);
                 assert!(
                     io::approx_eq(&found, &expected),
