@@ -149,22 +149,3 @@ pub fn join_split() -> Strategy<Term> {
         Some(inner[0].clone())
     })
 }
-
-/// `reduceSeq(op, z)(map(f)(x)) -> reduceSeq(fun(a, y => op(a)(f(y))), z)(x)`
-pub fn reduce_map_fusion() -> Strategy<Term> {
-    rule("reduceMapFusion", |t: &Term| {
-        let (_, reduce) = applied(t, Prim::ReduceSeq, 3)?;
-        let (_, map) = applied(&reduce[2], Prim::Map, 2)?;
-        let (a, y) = (Ident::fresh("a"), Ident::fresh("y"));
-        let step = Term::apps(
-            reduce[0].clone(),
-            [Term::var(&a), Term::app(map[0].clone(), Term::var(&y))],
-        );
-        let fused = Term::lambda(a, Term::lambda(y, step));
-        Some(call(
-            Prim::ReduceSeq,
-            &[],
-            [fused, reduce[1].clone(), map[1].clone()],
-        ))
-    })
-}

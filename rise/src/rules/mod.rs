@@ -12,6 +12,7 @@ mod lowering;
 mod movement;
 pub(crate) mod pattern;
 mod predicates;
+mod reduction;
 mod traversal;
 
 pub use self::algorithmic::*;
@@ -19,6 +20,7 @@ pub use self::core::*;
 pub use self::lowering::*;
 pub use self::movement::*;
 pub use self::predicates::*;
+pub use self::reduction::*;
 pub use self::traversal::*;
 
 use crate::prim::Prim;
@@ -122,9 +124,52 @@ pub fn library() -> Vec<RuleInfo> {
         ),
         info!(
             "reduceMapFusion",
-            "reduceSeq(op, z)(map(f)(x)) -> reduceSeq(fun(a, y => op(a)(f(y))), z)(x)",
+            "R(op)(init)(map(f)(xs)) -> reduceSeq(fun(a, y => op(a)(f(y))))(init)(xs)   (R = reduce, reduceSeq)",
             reduce_map_fusion,
-            Some(Prim::ReduceSeq)
+            Some(Prim::Reduce),
+            "fun(xs: 4.f32 => (xs |> map(neg) |> reduce(add, 0.0), xs |> map(fun(x => x * 2.0)) |> reduceSeq(fun(a, y => a + y), 1.0)))"
+        ),
+        info!(
+            "fuseReduceMap",
+            "same as reduceMapFusion",
+            fuse_reduce_map,
+            Some(Prim::Reduce),
+            "fun(xs: 4.f32 => xs |> map(neg) |> reduce(add, 0.0))"
+        ),
+        info!(
+            "reduceMapFission",
+            "R(fun(acc, y => op(acc)(e)))(init)(xs) -> reduce(op)(init)(map(fun(y => e))(xs))   (acc only as op's first argument)",
+            reduce_map_fission,
+            Some(Prim::ReduceSeq),
+            "fun(a: 4.f32, b: 4.f32 => zip(a, b) |> reduceSeq(fun(acc, p => acc + fst(p) * snd(p)), 0.0))"
+        ),
+        info!(
+            "blockedReduce(2)",
+            "reduce(op)(init)(xs) -> reduceSeq(fun(acc, y => op(acc)(reduce(op)(init)(y))))(init)(split(n)(xs))   (op add/mul, init neutral, n divides the length)",
+            || blocked_reduce(2),
+            Some(Prim::Reduce),
+            "fun(xs: 6.f32, ys: 4.i32 => (xs |> reduce(add, 0.0), ys |> reduce(fun(a, b => a * b), 1)))"
+        ),
+        info!(
+            "splitStrategy(2)",
+            "same as blockedReduce(n)",
+            || split_strategy(2),
+            Some(Prim::Reduce),
+            "fun(xs: 6.f32 => xs |> reduce(add, 0.0))"
+        ),
+        info!(
+            "reduceSeqInitFusion",
+            "op(x)(reduceSeq(fun(a, y => op(a)(e)))(init)(ys)) -> reduceSeq(fun(a, y => op(a)(e)))(x)(ys)   (op add/mul, init neutral)",
+            reduce_seq_init_fusion,
+            Some(Prim::ReduceSeq),
+            "fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(fun(a, y => a + y * y), 0.0)))"
+        ),
+        info!(
+            "liftReduce",
+            "map(fun(v => R(op)(init)(e)))(xs) -> R(fun(acc, y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))   (v not in op)",
+            lift_reduce,
+            Some(Prim::Reduce),
+            "fun(m: 3.4.f32, w: 4.f32 => (m |> map(fun(r => r |> reduce(add, 0.0))), (m |> map(fun(r => zip(r, w) |> reduceSeq(fun(a, p => a + fst(p) * snd(p)), 0.0))), m |> map(fun(r => r |> reduceSeq(fun(a, x => a + x), r |> reduce(max, 0.0)))))))"
         ),
         info!("mapSeq", "map -> mapSeq", map_seq, Some(Prim::Map)),
         info!(
@@ -252,6 +297,18 @@ pub fn registry() -> Registry<Term> {
         "(n)",
         "map(f)(x) -> join(map(map(f))(split(n)(x)))   (n divides the length)",
         |a| Ok(split_join(int_arg(a, 0)? as i64)),
+    );
+    r.add(
+        "blockedReduce",
+        "(n)",
+        "reduce(op)(init)(xs) -> reduceSeq(fun(acc, y => op(acc)(reduce(op)(init)(y))))(init)(split(n)(xs))",
+        |a| Ok(blocked_reduce(int_arg(a, 0)? as i64)),
+    );
+    r.add(
+        "splitStrategy",
+        "(n)",
+        "blockedReduce(n), under the ELEVATE paper's name",
+        |a| Ok(split_strategy(int_arg(a, 0)? as i64)),
     );
     type Lowering = fn(i64) -> Strategy<Term>;
     let gpu: [(&str, &str, Lowering); 3] = [

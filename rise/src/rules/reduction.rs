@@ -1,0 +1,323 @@
+//! Reduction rules: fusing and fissioning the function mapped before a reduction,
+//! blocking a reduction, and lifting a reduction out of a map (the moves of the
+//! ELEVATE matrix-multiplication strategies).
+
+use super::pattern::{applied, call, rule};
+use crate::nat::Nat;
+use crate::prim::Prim;
+use crate::term::{Expr, Ident, Literal, Term};
+use crate::types::TypeKind;
+use elevate_core::{Name, Rule, Strategy};
+
+/// The reductions: `reduce` and its sequential forms.
+const REDUCTIONS: [Prim; 3] = [Prim::Reduce, Prim::ReduceSeq, Prim::ReduceSeqUnroll];
+
+/// `(R, [op, init, xs])` if `t` is a fully applied reduction `R(op)(init)(xs)`.
+fn reduction(t: &Term) -> Option<(Prim, Vec<Term>)> {
+    REDUCTIONS
+        .into_iter()
+        .find_map(|p| applied(t, p, 3).map(|(_, args)| (p, args)))
+}
+
+/// `fun(a => fun(b => body))` as `(a, b, body)`.
+fn binary_lambda(f: &Term) -> Option<(&Ident, &Ident, &Term)> {
+    let Expr::Lambda(a, _, inner) = f.expr() else {
+        return None;
+    };
+    let Expr::Lambda(b, _, body) = inner.expr() else {
+        return None;
+    };
+    Some((a, b, body))
+}
+
+fn lambda2(a: Ident, b: Ident, body: Term) -> Term {
+    Term::lambda(a, Term::lambda(b, body))
+}
+
+/// The arithmetic primitive a reduction operator stands for: `add`,
+/// `fun(a => add(a))` or `fun(a, b => add(a)(b))`.
+fn operator(op: &Term) -> Option<Prim> {
+    let is_var = |t: &Term, x: &Ident| matches!(t.expr(), Expr::Var(y) if y.id == x.id);
+    match op.expr() {
+        Expr::Prim(p) => Some(*p),
+        Expr::Lambda(a, _, body) => {
+            if let Some((a2, b, inner)) = binary_lambda(op) {
+                let (p, args) = applied_any(inner, 2)?;
+                return (is_var(&args[0], a2) && is_var(&args[1], b)).then_some(p);
+            }
+            let (p, args) = applied_any(body, 1)?;
+            is_var(&args[0], a).then_some(p)
+        }
+        _ => None,
+    }
+}
+
+/// `p(args...)` for any primitive `p` without nat arguments.
+fn applied_any(t: &Term, values: usize) -> Option<(Prim, Vec<Term>)> {
+    let mut head = t;
+    for _ in 0..values {
+        let Expr::App(f, _) = head.expr() else {
+            return None;
+        };
+        head = f;
+    }
+    let Expr::Prim(p) = head.expr() else {
+        return None;
+    };
+    applied(t, *p, values).map(|(_, args)| (*p, args))
+}
+
+/// Whether `init` is the neutral element of the associative operator `p`.
+fn neutral(p: Prim, init: &Term) -> bool {
+    let Expr::Literal(l) = init.expr() else {
+        return false;
+    };
+    let value = match *l {
+        Literal::I32(v) => v as f64,
+        Literal::I64(v) => v as f64,
+        Literal::F32(v) => v as f64,
+        Literal::F64(v) => v,
+        Literal::Bool(_) => return false,
+    };
+    match p {
+        Prim::Add => value == 0.0,
+        Prim::Mul => value == 1.0,
+        _ => false,
+    }
+}
+
+fn mentions(t: &Term, x: &Ident) -> bool {
+    t.free_vars().contains(&x.id)
+}
+
+/// `reduceMapFusion`: `R(op)(init)(map(f)(xs)) -> reduceSeq(fun(a, y => op(a)(f(y))))(init)(xs)`
+/// for `R` = `reduce` or `reduceSeq` (`reduceSeqUnroll` stays unrolled): the function
+/// is applied to each element as the reduction reads it. The fused operator takes two
+/// different types, so the result is sequential.
+pub fn reduce_map_fusion() -> Strategy<Term> {
+    rule("reduceMapFusion", fused_reduce_map)
+}
+
+/// `fuseReduceMap`, ELEVATE's other name for [`reduce_map_fusion`].
+pub fn fuse_reduce_map() -> Strategy<Term> {
+    rule("fuseReduceMap", fused_reduce_map)
+}
+
+fn fused_reduce_map(t: &Term) -> Option<Term> {
+    let (r, args) = reduction(t)?;
+    let (_, map) = applied(&args[2], Prim::Map, 2)?;
+    let (a, y) = (Ident::fresh("a"), Ident::fresh("y"));
+    let step = Term::apps(
+        args[0].clone(),
+        [Term::var(&a), Term::app(map[0].clone(), Term::var(&y))],
+    );
+    let fused = lambda2(a, y, step);
+    let result = if r == Prim::ReduceSeqUnroll {
+        r
+    } else {
+        Prim::ReduceSeq
+    };
+    Some(call(result, &[], [fused, args[1].clone(), map[1].clone()]))
+}
+
+/// `reduceMapFission`: `R(fun(acc, y => op(acc)(e)))(init)(xs) -> reduce(op)(init)(map(fun(y => e))(xs))`
+/// where `acc` occurs only as `op`'s first argument and `y` not in `op`: the work
+/// done on each element becomes a map of its own, and what is left is a plain
+/// reduction (which must type as one: `op : t -> t -> t`).
+pub fn reduce_map_fission() -> Strategy<Term> {
+    rule("reduceMapFission", |t: &Term| {
+        let (_, args) = reduction(t)?;
+        let (acc, y, body) = binary_lambda(&args[0])?;
+        let Expr::App(op_acc, e) = body.expr() else {
+            return None;
+        };
+        let Expr::App(op, first) = op_acc.expr() else {
+            return None;
+        };
+        if !matches!(first.expr(), Expr::Var(x) if x.id == acc.id)
+            || mentions(op, acc)
+            || mentions(op, y)
+            || mentions(e, acc)
+            || !mentions(e, y)
+        {
+            return None;
+        }
+        let work = Term::lambda(y.clone(), e.clone());
+        Some(call(
+            Prim::Reduce,
+            &[],
+            [
+                op.clone(),
+                args[1].clone(),
+                call(Prim::Map, &[], [work, args[2].clone()]),
+            ],
+        ))
+    })
+}
+
+/// `blockedReduce(n)`: `reduce(op)(init)(xs) -> reduceSeq(fun(acc, y => op(acc)(reduce(op)(init)(y))))(init)(split(n)(xs))`
+/// where `op` is `add` with `init` 0 or `mul` with `init` 1 (associative, with a
+/// neutral start) and `n` divides the length: each block of `n` is reduced on its
+/// own and the partial results are combined. Also named `splitStrategy(n)`.
+struct BlockedReduce {
+    n: i64,
+    name: &'static str,
+}
+
+impl Rule<Term> for BlockedReduce {
+    fn name(&self) -> Name {
+        Name::new(self.name)
+    }
+
+    fn rewrite(&self, t: &Term) -> Option<Term> {
+        let (_, args) = applied(t, Prim::Reduce, 3)?;
+        let p = operator(&args[0])?;
+        if !neutral(p, &args[1]) || self.n <= 0 {
+            return None;
+        }
+        let TypeKind::Array(len, _) = args[2].ty()?.kind() else {
+            return None;
+        };
+        if len.as_const().is_some_and(|l| l % self.n != 0) {
+            return None;
+        }
+        let (acc, y) = (Ident::fresh("acc"), Ident::fresh("y"));
+        let block = call(
+            Prim::Reduce,
+            &[],
+            [args[0].clone(), args[1].clone(), Term::var(&y)],
+        );
+        let step = lambda2(
+            acc.clone(),
+            y,
+            Term::apps(args[0].clone(), [Term::var(&acc), block]),
+        );
+        let blocks = call(Prim::Split, &[Nat::cst(self.n)], [args[2].clone()]);
+        super::pattern::typed_result(
+            t,
+            call(Prim::ReduceSeq, &[], [step, args[1].clone(), blocks]),
+        )
+    }
+
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({})", self.name, self.n)
+    }
+}
+
+/// `blockedReduce(n)` (see [`BlockedReduce`]'s equation in the rule table).
+pub fn blocked_reduce(n: i64) -> Strategy<Term> {
+    Strategy::from_rule(BlockedReduce {
+        n,
+        name: "blockedReduce",
+    })
+}
+
+/// `splitStrategy(n)`, the ELEVATE paper's name for [`blocked_reduce`].
+pub fn split_strategy(n: i64) -> Strategy<Term> {
+    Strategy::from_rule(BlockedReduce {
+        n,
+        name: "splitStrategy",
+    })
+}
+
+/// `reduceSeqInitFusion`: `op(x)(reduceSeq(fun(a, y => op(a)(e)))(init)(ys)) -> reduceSeq(fun(a, y => op(a)(e)))(x)(ys)`
+/// for `op` = `add` with `init` 0 or `mul` with `init` 1: a value combined with a
+/// reduction's result becomes the reduction's start (ELEVATE's `liftReduce` drops
+/// such a wrapper; here it is a rule of its own, with its condition).
+pub fn reduce_seq_init_fusion() -> Strategy<Term> {
+    rule("reduceSeqInitFusion", |t: &Term| {
+        let Expr::App(op_x, reduced) = t.expr() else {
+            return None;
+        };
+        let Expr::App(op, x) = op_x.expr() else {
+            return None;
+        };
+        let p = operator(op)?;
+        let (_, args) = applied(reduced, Prim::ReduceSeq, 3)?;
+        let (a, _, body) = binary_lambda(&args[0])?;
+        let Expr::App(inner_op_a, _) = body.expr() else {
+            return None;
+        };
+        let Expr::App(inner_op, first) = inner_op_a.expr() else {
+            return None;
+        };
+        if operator(inner_op)? != p
+            || !neutral(p, &args[1])
+            || !matches!(first.expr(), Expr::Var(v) if v.id == a.id)
+        {
+            return None;
+        }
+        Some(call(
+            Prim::ReduceSeq,
+            &[],
+            [args[0].clone(), x.clone(), args[2].clone()],
+        ))
+    })
+}
+
+/// `liftReduce`: `map(fun(v => R(op)(init)(e)))(xs) -> R(fun(acc, y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y))))(inits)(transpose(map(fun(v => e))(xs)))`
+/// where `v` is not free in `op`, `inits` is `generate(fun(i => init))` (or
+/// `map(fun(v => init))(xs)` if `init` depends on `v`), and `map(fun(v => e))(xs)` is
+/// just `xs` when `e` is `v`: a map of reductions becomes one reduction whose
+/// accumulator is the array of all the map's accumulators, so the reduction's loop
+/// moves outside the map's. `R` is `reduce`, `reduceSeq` or `reduceSeqUnroll`.
+pub fn lift_reduce() -> Strategy<Term> {
+    rule("liftReduce", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let Expr::Lambda(v, _, body) = m[0].expr() else {
+            return None;
+        };
+        let (r, args) = reduction(body)?;
+        let (op, init, e) = (&args[0], &args[1], &args[2]);
+        if mentions(op, v) {
+            return None;
+        }
+        let xs = &m[1];
+        let inits = if mentions(init, v) {
+            call(
+                Prim::Map,
+                &[],
+                [Term::lambda(v.clone(), init.clone()), xs.clone()],
+            )
+        } else {
+            let i = Ident::fresh("i");
+            call(Prim::Generate, &[], [Term::lambda(i, init.clone())])
+        };
+        let columns = match e.expr() {
+            Expr::Var(x) if x.id == v.id => xs.clone(),
+            _ => call(
+                Prim::Map,
+                &[],
+                [Term::lambda(v.clone(), e.clone()), xs.clone()],
+            ),
+        };
+        let (acc, y, q) = (Ident::fresh("acc"), Ident::fresh("y"), Ident::fresh("q"));
+        let pointwise = Term::lambda(
+            q.clone(),
+            Term::apps(
+                op.clone(),
+                [
+                    call(Prim::Fst, &[], [Term::var(&q)]),
+                    call(Prim::Snd, &[], [Term::var(&q)]),
+                ],
+            ),
+        );
+        let step = lambda2(
+            acc.clone(),
+            y.clone(),
+            call(
+                Prim::Map,
+                &[],
+                [
+                    pointwise,
+                    call(Prim::Zip, &[], [Term::var(&acc), Term::var(&y)]),
+                ],
+            ),
+        );
+        Some(call(
+            r,
+            &[],
+            [step, inits, call(Prim::Transpose, &[], [columns])],
+        ))
+    })
+}
