@@ -149,3 +149,62 @@ pub fn join_split() -> Strategy<Term> {
         Some(inner[0].clone())
     })
 }
+
+/// The functions of a lambda body that is a chain of applications to the parameter,
+/// `fun(x => f1(f2(...fk(x))))`, outermost first, if `x` is free in none of them.
+fn application_chain(lambda: &Term) -> Option<Vec<Term>> {
+    let Expr::Lambda(x, _, body) = lambda.expr() else {
+        return None;
+    };
+    let mut functions = Vec::new();
+    let mut current = body;
+    loop {
+        match current.expr() {
+            Expr::Var(y) if y.id == x.id => break,
+            Expr::App(f, a) if !f.free_vars().contains(&x.id) => {
+                functions.push(f.clone());
+                current = a;
+            }
+            _ => return None,
+        }
+    }
+    (functions.len() >= 2).then_some(functions)
+}
+
+/// `mapFullFission`: `map(fun(x => f1(f2(...fk(x)))))(xs) -> map(f1)(map(f2)(...map(fk)(xs)))`
+/// where `x` is free in no `fi`: one map per function.
+pub fn map_full_fission() -> Strategy<Term> {
+    rule("mapFullFission", |t: &Term| {
+        let (_, args) = applied(t, Prim::Map, 2)?;
+        let functions = application_chain(&args[0])?;
+        Some(
+            functions
+                .into_iter()
+                .rev()
+                .fold(args[1].clone(), |xs, f| call(Prim::Map, &[], [f, xs])),
+        )
+    })
+}
+
+/// `mapFirstFission`: `map(fun(x => f1(...f(k-1)(fk(x)))))(xs) -> map(fun(z => f1(...f(k-1)(z))))(map(fk)(xs))`
+/// where `x` is free in no `fi`: the first function applied becomes a map of its own.
+pub fn map_first_fission() -> Strategy<Term> {
+    rule("mapFirstFission", |t: &Term| {
+        let (_, args) = applied(t, Prim::Map, 2)?;
+        let mut functions = application_chain(&args[0])?;
+        let first = functions.pop()?;
+        let z = Ident::fresh("z");
+        let rest = functions
+            .into_iter()
+            .rev()
+            .fold(Term::var(&z), |inner, f| Term::app(f, inner));
+        Some(call(
+            Prim::Map,
+            &[],
+            [
+                Term::lambda(z, rest),
+                call(Prim::Map, &[], [first, args[1].clone()]),
+            ],
+        ))
+    })
+}

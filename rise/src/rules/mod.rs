@@ -97,6 +97,20 @@ pub fn library() -> Vec<RuleInfo> {
             Some(Prim::Map)
         ),
         info!(
+            "mapFullFission",
+            "map(fun(x => f1(f2(...fk(x)))))(xs) -> map(f1)(map(f2)(...map(fk)(xs)))   (x not in any fi)",
+            map_full_fission,
+            Some(Prim::Map),
+            "fun(xs: 3.f32 => xs |> map(fun(x => neg(abs(neg(x))))))"
+        ),
+        info!(
+            "mapFirstFission",
+            "map(fun(x => f1(...fk(x))))(xs) -> map(fun(z => f1(...f(k-1)(z))))(map(fk)(xs))   (x not in any fi)",
+            map_first_fission,
+            Some(Prim::Map),
+            "fun(xs: 3.4.f32 => xs |> map(fun(x => neg(x |> reduce(add, 0.0) |> abs))))"
+        ),
+        info!(
             "removeTransposePair",
             "transpose(transpose(x)) -> x",
             remove_transpose_pair,
@@ -241,8 +255,8 @@ pub fn library() -> Vec<RuleInfo> {
             "fun(a: 3.f32, b: 3.i32 => zip(a |> map(neg), b |> map(fun(v => v * 2))))"),
         info!("zipSame", "zip(a)(a) -> map(fun(x => (x, x)))(a)", zip_same, Some(Prim::Zip),
             "fun(a: 3.f32 => zip(a, a))"),
-        info!("loopInterchange", "map(map(g))(x) -> transpose(map(map(g))(transpose(x)))", loop_interchange, None,
-            "fun(x: 2.3.f32 => (x |> map(map(neg)), x |> map(fun(a => a |> map(fun(v => v * 2.0))))))"),
+        info!("loopInterchange", "map(map(g))(x) -> transpose(map(map(g))(transpose(x))); map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))   (a not in e)", loop_interchange, None,
+            "fun(x: 2.3.f32, y: 4.f32 => (x |> map(map(neg)), (x |> map(fun(a => a |> map(fun(v => v * 2.0)))), x |> map(fun(a => y |> map(fun(v => (a |> reduce(add, 0.0)) * v)))))))"),
         info!("dropBeforeTake", "drop(m)(take(k)(x)) -> take(k - m)(drop(m)(x))", drop_before_take, Some(Prim::Take),
             "fun(x: 6.f32 => x |> take(5) |> drop(2))"),
         info!("takeBeforeDrop", "take(n)(drop(m)(x)) -> drop(m)(take(n + m)(x))", take_before_drop, Some(Prim::Drop),

@@ -256,12 +256,39 @@ fn inner_of_nest(outer: &Term) -> Option<Term> {
 /// two loops of a map nest swapped (`**g = T ∘ **g ∘ T`; ELEVATE's
 /// `idAfter ; createTransposePair ; DFNF ; argument(mapMapFBeforeTranspose)`). Also
 /// matches the data-flow normal form `map(fun(a => map(g)(a)))(x)`.
+///
+/// When the inner map runs over an array `e` that does not depend on the outer
+/// element, the loops swap without transposing the input:
+/// `map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))`
+/// (`a` not free in `e`).
 pub fn loop_interchange() -> Strategy<Term> {
     rule("loopInterchange", |t: &Term| {
         let (_, m) = applied(t, Prim::Map, 2)?;
-        let g = inner_of_nest(&m[0])?;
-        let nest = call(Prim::Map, &[], [g]);
-        Some(transpose(map(nest, transpose(m[1].clone()))))
+        if let Some(g) = inner_of_nest(&m[0]) {
+            let nest = call(Prim::Map, &[], [g]);
+            return Some(transpose(map(nest, transpose(m[1].clone()))));
+        }
+        let Expr::Lambda(a, annotation, body) = m[0].expr() else {
+            return None;
+        };
+        let (_, inner) = applied(body, Prim::Map, 2)?;
+        let e = &inner[1];
+        if e.free_vars().contains(&a.id) {
+            return None;
+        }
+        // The inner function as `fun(b => f)`.
+        let (b, f) = match inner[0].expr() {
+            Expr::Lambda(b, None, f) => (b.clone(), f.clone()),
+            _ => {
+                let b = Ident::fresh("b");
+                (b.clone(), Term::app(inner[0].clone(), Term::var(&b)))
+            }
+        };
+        let over_x = map(
+            Term::new(Expr::Lambda(a.clone(), annotation.clone(), f)),
+            m[1].clone(),
+        );
+        Some(transpose(map(Term::lambda(b, over_x), e.clone())))
     })
 }
 
