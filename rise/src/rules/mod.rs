@@ -8,25 +8,29 @@
 
 mod algorithmic;
 mod core;
+mod gemm;
 mod lowering;
 mod movement;
 pub(crate) mod pattern;
 mod predicates;
 mod reduction;
+mod tiling;
 mod traversal;
 
 pub use self::algorithmic::*;
 pub use self::core::*;
+pub use self::gemm::*;
 pub use self::lowering::*;
 pub use self::movement::*;
 pub use self::predicates::*;
 pub use self::reduction::*;
+pub use self::tiling::*;
 pub use self::traversal::*;
 
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry};
+use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry, Value};
 
 /// A rule of the library: its name, its equation, and how to make it.
 pub struct RuleInfo {
@@ -324,6 +328,7 @@ pub fn registry() -> Registry<Term> {
         "blockedReduce(n), under the ELEVATE paper's name",
         |a| Ok(split_strategy(int_arg(a, 0)? as i64)),
     );
+    add_strategies(&mut r);
     type Lowering = fn(i64) -> Strategy<Term>;
     let gpu: [(&str, &str, Lowering); 3] = [
         (
@@ -472,4 +477,94 @@ pub fn registry() -> Registry<Term> {
         },
     );
     r
+}
+
+/// The loop-nest and matrix-multiplication strategies.
+fn add_strategies(r: &mut Registry<Term>) {
+    let sizes = |a: &[Value<Term>], from: usize| -> Result<Vec<i64>, String> {
+        (from..a.len())
+            .map(|i| int_arg(a, i).map(|n| n as i64))
+            .collect()
+    };
+    r.add(
+        "tile",
+        "(x, y)",
+        "2-D tiling of a two-deep map nest: tileNDList([x, y])",
+        move |a| {
+            let s = sizes(a, 0)?;
+            match s.as_slice() {
+                [x, y] => Ok(tile(*x, *y)),
+                _ => Err(format!("expects 2 sizes, found {}", s.len())),
+            }
+        },
+    );
+    r.add(
+        "tileND",
+        "(d)(n)",
+        "d-dimensional tiling with blocks of n",
+        |a| Ok(tile_nd(int_arg(a, 0)?, int_arg(a, 1)? as i64)),
+    );
+    r.add(
+        "tileNDList",
+        "([n1, ..., nd])",
+        "tiling of a d-deep map nest: fmap(tileNDList(rest)) ; splitJoin(n1) ; interchange(d)",
+        |a| match a.first() {
+            Some(Value::List(l)) if a.len() == 1 => Ok(tile_nd_list(l)),
+            _ => Err("expects one list of sizes".into()),
+        },
+    );
+    r.add(
+        "interchange",
+        "(d)",
+        "after a split of the outermost of d tiled dimensions: moves its element loop inside the block loops",
+        |a| Ok(interchange(int_arg(a, 0)?)),
+    );
+    r.add(
+        "loopInterchangeAtLevel",
+        "(l)",
+        "loopInterchange at nest level l, then RNF",
+        |a| Ok(loop_interchange_at_level(int_arg(a, 0)?)),
+    );
+    r.add(
+        "reorder",
+        "([p1, ..., pk])",
+        "permutes the loops of a nest (maps and reductions): the loop at depth p1 becomes the outermost, ...",
+        |a| match a.first() {
+            Some(Value::List(l)) if a.len() == 1 && l.iter().all(|p| *p > 0) => {
+                Ok(reorder(&l.iter().map(|p| *p as usize).collect::<Vec<_>>()))
+            }
+            _ => Err("expects one list of loop depths (1 = outermost)".into()),
+        },
+    );
+    r.add(
+        "moveTowardsArgument",
+        "(i)(s)",
+        "s on the i-th stage of a pipeline, towards its input: argument^i(s)",
+        |a| Ok(move_towards_argument(int_arg(a, 0)?, strategy_arg(a, 1)?)),
+    );
+    r.unary(
+        "stage",
+        "s on the first stage of a pipeline where it succeeds",
+        stage,
+    );
+    r.unary(
+        "freduce",
+        "s on the body of a reduction's operator",
+        freduce,
+    );
+    r.rule(
+        "isFullyAppliedReduce",
+        "the node is reduce(op)(init)(xs)",
+        is_fully_applied_reduce,
+    );
+    r.rule(
+        "baseline",
+        "TVM matmul: DFNF ; fuseReduceMap @ topDown",
+        baseline,
+    );
+    r.rule(
+        "blocking",
+        "TVM matmul: baseline, 32x32 tiles, reduction split by 4, reordered [1, 2, 5, 6, 3, 4]",
+        blocking,
+    );
 }

@@ -1,0 +1,158 @@
+//! Loop-nest strategies: tiling, interchange and reordering of nested maps and
+//! reductions (ELEVATE's `tile`, `tileND`, `interchange`, `reorder`).
+//!
+//! A loop nest in the rewrite normal form is a pipeline of maps whose lambdas hold
+//! the inner loops' pipelines. The nest's levels are found by searching the stages of
+//! each pipeline ([`stage`]) rather than by fixed positions, so the strategies work on
+//! programs where other stages (joins, transposes) sit between the loops.
+
+use super::algorithmic::split_join;
+use super::movement::loop_interchange;
+use super::predicates::{dfnf, rnf};
+use super::reduction::{lift_reduce, reduce_seq_init_fusion};
+use super::traversal::{argument, argument_of, body, fmap, function};
+use crate::prim::Prim;
+use crate::term::Term;
+use elevate_core::Strategy;
+use elevate_strategies::{fail, id, recursive, top_down};
+
+/// A composite strategy that prints as `name` (its text form, so that printing gives
+/// text that parses back to it).
+pub(crate) fn named(name: String, s: Strategy<Term>) -> Strategy<Term> {
+    recursive(name, |_| s)
+}
+
+/// `moveTowardsArgument(i)(s) = argument(argument(...(s)))` (`i` times): `s` on the
+/// `i`-th stage of a pipeline, counting towards its input.
+pub fn move_towards_argument(i: usize, s: Strategy<Term>) -> Strategy<Term> {
+    let name = format!("moveTowardsArgument({i})({s})");
+    named(name, (0..i).fold(s, |s, _| argument(s)))
+}
+
+/// `stage(s) = s <+ argument(stage(s))`: `s` on the first stage of a pipeline
+/// `h(g(f(x)))` where it succeeds, from the output towards the input.
+pub fn stage(s: Strategy<Term>) -> Strategy<Term> {
+    let name = format!("stage({s})");
+    recursive(name, move |me| s | argument(me))
+}
+
+/// `s` on the loop `level` maps deep in a nest: level 0 is a stage of the pipeline
+/// here, level `l` a stage of the pipeline in the lambda of a level `l - 1` map.
+pub fn nest_level(level: usize, s: Strategy<Term>) -> Strategy<Term> {
+    (0..level).fold(stage(s), |inner, _| stage(fmap(inner)))
+}
+
+/// `loopInterchangeAtLevel(l) = loopInterchange` at nest level `l`, then `RNF`: swaps
+/// the loops at levels `l` and `l + 1`.
+pub fn loop_interchange_at_level(level: usize) -> Strategy<Term> {
+    named(
+        format!("loopInterchangeAtLevel({level})"),
+        nest_level(level, loop_interchange()) >> rnf(),
+    )
+}
+
+/// `interchange(d)`: in a nest whose outermost dimension was just split into blocks
+/// and elements (above `d - 1` already tiled dimensions: block loops, then element
+/// loops), moves the outer element loop inwards past the `d - 1` inner block loops,
+/// so that all block loops come first.
+pub fn interchange(d: usize) -> Strategy<Term> {
+    let swaps = (1..d).fold(rnf(), |s, level| s >> loop_interchange_at_level(level));
+    named(format!("interchange({d})"), swaps)
+}
+
+/// `tileNDList([n1, ..., nd])` at an applied nest of `d` maps: each dimension `i`
+/// split into blocks of `ni`, the block loops outside the element loops.
+/// `[n] = splitJoin(n)`; `[n1, n2, ...] = fmap(tileNDList([n2, ...])) ; splitJoin(n1) ; interchange(d)`.
+pub fn tile_nd_list(sizes: &[i64]) -> Strategy<Term> {
+    let name = format!(
+        "tileNDList([{}])",
+        sizes
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let s = match sizes {
+        [] => id(),
+        [n] => split_join(*n),
+        [n, rest @ ..] => {
+            fmap(stage(tile_nd_list(rest))) >> split_join(*n) >> interchange(sizes.len())
+        }
+    };
+    named(name, s)
+}
+
+/// `tile(x, y) = tileNDList([x, y])`: 2-D tiling of a two-deep map nest.
+pub fn tile(x: i64, y: i64) -> Strategy<Term> {
+    named(format!("tile({x}, {y})"), tile_nd_list(&[x, y]))
+}
+
+/// `tileND(d)(n) = tileNDList([n, ..., n])` (`d` times).
+pub fn tile_nd(d: usize, n: i64) -> Strategy<Term> {
+    named(format!("tileND({d})({n})"), tile_nd_list(&vec![n; d]))
+}
+
+/// `freduce(s)`: `s` on the body of the operator of `reduceSeq(fun(acc, y => b))(init)(xs)`.
+pub fn freduce(s: Strategy<Term>) -> Strategy<Term> {
+    let into = |p: Prim, s: Strategy<Term>| function(function(argument_of(p, body(body(s)))));
+    into(Prim::ReduceSeq, s.clone()) | into(Prim::Reduce, s)
+}
+
+/// One loop level down: into a map's lambda or a reduction's operator, through the
+/// stages of the pipeline found there.
+fn step_down(s: Strategy<Term>) -> Strategy<Term> {
+    fmap(stage(s.clone())) | freduce(stage(s))
+}
+
+/// `s` on the loop at `depth` (1 = a stage of the pipeline here).
+fn at_depth(depth: usize, s: Strategy<Term>) -> Strategy<Term> {
+    stage((1..depth).fold(s, |s, _| step_down(s)))
+}
+
+/// Swaps the loop here with the loop directly inside it: a map over a reduction
+/// becomes a reduction over maps (`liftReduce`, after folding a combined start
+/// value into the reduction), two maps swap (`loopInterchange`).
+fn swap_with_inner() -> Strategy<Term> {
+    let absorb = fmap(top_down(reduce_seq_init_fusion()));
+    lift_reduce() | (absorb >> dfnf() >> lift_reduce()) | loop_interchange()
+}
+
+/// Brings the loop `depth` levels down (1 = here) up to this level, one swap at a
+/// time from the inside out.
+fn move_up(depth: usize) -> Strategy<Term> {
+    (2..=depth).rev().fold(id(), |s, j| {
+        s >> at_depth(j - 1, swap_with_inner()) >> rnf()
+    })
+}
+
+/// `reorder([p1, ..., pk])`: permutes the `k` loops of a nest (maps and reductions),
+/// outermost first: the loop at depth `p1` becomes the outermost, and so on. A
+/// reduction moves outwards past maps (`liftReduce`), a map past maps
+/// (`loopInterchange`). Applied at a nest, after `RNF`.
+pub fn reorder(perm: &[usize]) -> Strategy<Term> {
+    let text = perm
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut sorted = perm.to_vec();
+    sorted.sort_unstable();
+    if sorted != (1..=perm.len()).collect::<Vec<_>>() {
+        return named(format!("reorder([{text}])"), fail());
+    }
+    named(format!("reorder([{text}])"), rnf() >> reorder_rec(perm))
+}
+
+fn reorder_rec(perm: &[usize]) -> Strategy<Term> {
+    let Some((&head, tail)) = perm.split_first() else {
+        return id();
+    };
+    let rest: Vec<usize> = tail
+        .iter()
+        .map(|&x| if x < head { x } else { x - 1 })
+        .collect();
+    if rest.is_empty() {
+        return move_up(head);
+    }
+    move_up(head) >> stage(step_down(reorder_rec(&rest)))
+}
