@@ -8,6 +8,7 @@
 
 mod algorithmic;
 mod core;
+mod layout;
 mod lowering;
 mod movement;
 pub(crate) mod pattern;
@@ -16,6 +17,7 @@ mod traversal;
 
 pub use self::algorithmic::*;
 pub use self::core::*;
+pub use self::layout::*;
 pub use self::lowering::*;
 pub use self::movement::*;
 pub use self::predicates::*;
@@ -57,7 +59,7 @@ pub fn library() -> Vec<RuleInfo> {
             }
         };
     }
-    vec![
+    let mut all = vec![
         info!(
             "betaReduction",
             "fun(x => b)(a) -> b[x := a]",
@@ -235,7 +237,9 @@ pub fn library() -> Vec<RuleInfo> {
         info!("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap, Some(Prim::Zip)),
         info!("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)", unzip_zip_is_pair, Some(Prim::Zip),
             "fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
-    ]
+    ];
+    all.extend(layout::infos());
+    all
 }
 
 /// The names of the strategy language for RISE: Elevate's combinators, the RISE
@@ -253,6 +257,7 @@ pub fn registry() -> Registry<Term> {
         "map(f)(x) -> join(map(map(f))(split(n)(x)))   (n divides the length)",
         |a| Ok(split_join(int_arg(a, 0)? as i64)),
     );
+    layout::register(&mut r);
     type Lowering = fn(i64) -> Strategy<Term>;
     let gpu: [(&str, &str, Lowering); 3] = [
         (
