@@ -11,6 +11,7 @@ mod core;
 mod layout;
 mod lowering;
 mod movement;
+mod pairs;
 pub(crate) mod pattern;
 mod predicates;
 mod traversal;
@@ -20,6 +21,7 @@ pub use self::core::*;
 pub use self::layout::*;
 pub use self::lowering::*;
 pub use self::movement::*;
+pub use self::pairs::*;
 pub use self::predicates::*;
 pub use self::traversal::*;
 
@@ -239,6 +241,7 @@ pub fn library() -> Vec<RuleInfo> {
             "fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
     ];
     all.extend(layout::infos());
+    all.extend(pairs::infos());
     all
 }
 
