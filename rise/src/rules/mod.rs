@@ -7,6 +7,7 @@
 //! node they rewrite and fail on untyped nodes.
 
 mod algorithmic;
+mod bindings;
 mod core;
 mod layout;
 mod lowering;
@@ -17,6 +18,7 @@ mod predicates;
 mod traversal;
 
 pub use self::algorithmic::*;
+pub use self::bindings::*;
 pub use self::core::*;
 pub use self::layout::*;
 pub use self::lowering::*;
@@ -242,6 +244,7 @@ pub fn library() -> Vec<RuleInfo> {
     ];
     all.extend(layout::infos());
     all.extend(pairs::infos());
+    all.extend(bindings::infos());
     all
 }
 
