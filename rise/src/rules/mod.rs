@@ -7,10 +7,13 @@
 //! node they rewrite and fail on untyped nodes.
 
 mod algorithmic;
+mod bindings;
 mod core;
 mod gemm;
+mod layout;
 mod lowering;
 mod movement;
+mod pairs;
 pub(crate) mod pattern;
 mod predicates;
 mod reduction;
@@ -18,10 +21,13 @@ mod tiling;
 mod traversal;
 
 pub use self::algorithmic::*;
+pub use self::bindings::*;
 pub use self::core::*;
 pub use self::gemm::*;
+pub use self::layout::*;
 pub use self::lowering::*;
 pub use self::movement::*;
+pub use self::pairs::*;
 pub use self::predicates::*;
 pub use self::reduction::*;
 pub use self::tiling::*;
@@ -63,7 +69,7 @@ pub fn library() -> Vec<RuleInfo> {
             }
         };
     }
-    vec![
+    let mut all = vec![
         info!(
             "betaReduction",
             "fun(x => b)(a) -> b[x := a]",
@@ -298,7 +304,11 @@ pub fn library() -> Vec<RuleInfo> {
         info!("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap, Some(Prim::Zip)),
         info!("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)", unzip_zip_is_pair, Some(Prim::Zip),
             "fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
-    ]
+    ];
+    all.extend(layout::infos());
+    all.extend(pairs::infos());
+    all.extend(bindings::infos());
+    all
 }
 
 /// The names of the strategy language for RISE: Elevate's combinators, the RISE
@@ -329,6 +339,7 @@ pub fn registry() -> Registry<Term> {
         |a| Ok(split_strategy(int_arg(a, 0)? as i64)),
     );
     add_strategies(&mut r);
+    layout::register(&mut r);
     type Lowering = fn(i64) -> Strategy<Term>;
     let gpu: [(&str, &str, Lowering); 3] = [
         (
