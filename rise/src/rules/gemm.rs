@@ -4,9 +4,10 @@
 //! `a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(mul) |> reduce(add, 0)))))`.
 
 use super::algorithmic::map_fusion;
+use super::pattern::named;
 use super::predicates::{dfnf, is_applied, is_reduce, is_reduce_seq};
 use super::reduction::{fuse_reduce_map, reduce_map_fission, split_strategy};
-use super::tiling::{named, reorder, tile};
+use super::tiling::{reorder, tile};
 use super::traversal::{innermost, map_nest, outermost};
 use crate::term::Term;
 use elevate_core::Strategy;
@@ -25,7 +26,7 @@ pub fn is_fully_applied_reduce() -> Strategy<Term> {
 /// `baseline = DFNF ; fuseReduceMap @ topDown`: the multiplication fused into the
 /// reduction, one loop per dimension.
 pub fn baseline() -> Strategy<Term> {
-    named("baseline".into(), dfnf() >> top_down(fuse_reduce_map()))
+    named("baseline", dfnf() >> top_down(fuse_reduce_map()))
 }
 
 /// `blocking = baseline ; tile(32, 32) @ outermost(mapNest(2)) ;; reduceMapFission @
@@ -48,5 +49,5 @@ pub fn blocking() -> Strategy<Term> {
         reorder(&[1, 2, 5, 6, 3, 4]),
     );
     let _ = (map_fusion, normalize::<Term>);
-    named("blocking".into(), s)
+    named("blocking", s)
 }

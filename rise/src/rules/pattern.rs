@@ -76,3 +76,9 @@ pub(crate) fn call(p: Prim, nats: &[Nat], args: impl IntoIterator<Item = Term>) 
         .fold(Term::prim(p), |f, n| Term::nat_app(f, n.clone()));
     Term::apps(head, args)
 }
+
+/// A composite strategy that prints as `name` (its text form, so that printing gives
+/// text that parses back to it).
+pub(crate) fn named(name: impl Into<Name>, s: Strategy<Term>) -> Strategy<Term> {
+    elevate_strategies::recursive(name, |_| s)
+}

@@ -2,6 +2,7 @@
 
 use super::algorithmic::{map_fusion, map_last_fission};
 use super::core::{beta_reduction, eta_reduction};
+use super::pattern::named;
 use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
@@ -129,7 +130,7 @@ pub fn infer_types() -> Strategy<Term> {
 
 /// `BENF`, the beta-eta normal form: `normalize(etaReduction <+ betaReduction)`.
 pub fn benf() -> Strategy<Term> {
-    normalize(eta_reduction() | beta_reduction())
+    named("BENF", normalize(eta_reduction() | beta_reduction()))
 }
 
 /// `DFNF`, the data-flow normal form: `BENF`, then every function given to `map` or
@@ -139,7 +140,7 @@ pub fn benf() -> Strategy<Term> {
 pub fn dfnf() -> Strategy<Term> {
     let lambda_argument = |p: Prim| argument_of(p, not(is_lambda()) >> eta_expand());
     let partial = || function(is_map()) | one(function(is_reduce()));
-    benf()
+    let s = benf()
         >> normalize(lambda_argument(Prim::Map))
         >> normalize(lambda_argument(Prim::Reduce))
         >> normalize(argument_of(
@@ -147,7 +148,8 @@ pub fn dfnf() -> Strategy<Term> {
             body(not(is_lambda()) >> eta_expand()),
         ))
         >> normalize(one(partial()) >> not(is_apply()) >> one(partial() >> eta_expand()))
-        >> try_(infer_types())
+        >> try_(infer_types());
+    named("DFNF", s)
 }
 
 /// `RNF`, the rewrite normal form (every map fissioned):
@@ -159,10 +161,13 @@ pub fn dfnf() -> Strategy<Term> {
 /// second RNF changes the program. Putting DFNF at the root of every round makes RNF
 /// idempotent.
 pub fn rnf() -> Strategy<Term> {
-    repeat(dfnf() >> top_down(map_last_fission())) >> dfnf()
+    named(
+        "RNF",
+        repeat(dfnf() >> top_down(map_last_fission())) >> dfnf(),
+    )
 }
 
 /// `CNF`, the codegen normal form (every map fused): `normalize(mapFusion)`.
 pub fn cnf() -> Strategy<Term> {
-    normalize(map_fusion())
+    named("CNF", normalize(map_fusion()))
 }

@@ -7,20 +7,15 @@
 //! programs where other stages (joins, transposes) sit between the loops.
 
 use super::algorithmic::split_join;
-use super::movement::loop_interchange;
+use super::movement::{loop_interchange, split_before_map};
+use super::pattern::named;
 use super::predicates::{dfnf, rnf};
-use super::reduction::{lift_reduce, reduce_seq_init_fusion};
+use super::reduction::{fuse_reduce_map, lift_reduce, reduce_seq_init_fusion};
 use super::traversal::{argument, argument_of, body, fmap, function};
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::{fail, id, recursive, top_down};
-
-/// A composite strategy that prints as `name` (its text form, so that printing gives
-/// text that parses back to it).
-pub(crate) fn named(name: String, s: Strategy<Term>) -> Strategy<Term> {
-    recursive(name, |_| s)
-}
+use elevate_strategies::{fail, id, normalize, recursive, top_down, try_};
 
 /// `moveTowardsArgument(i)(s) = argument(argument(...(s)))` (`i` times): `s` on the
 /// `i`-th stage of a pipeline, counting towards its input.
@@ -128,7 +123,8 @@ fn move_up(depth: usize) -> Strategy<Term> {
 /// `reorder([p1, ..., pk])`: permutes the `k` loops of a nest (maps and reductions),
 /// outermost first: the loop at depth `p1` becomes the outermost, and so on. A
 /// reduction moves outwards past maps (`liftReduce`), a map past maps
-/// (`loopInterchange`). Applied at a nest, after `RNF`.
+/// (`loopInterchange`). Applied at the first nest, top-down, where it succeeds, after
+/// a normalization that makes each loop's body the next loop.
 pub fn reorder(perm: &[usize]) -> Strategy<Term> {
     let text = perm
         .iter()
@@ -140,7 +136,18 @@ pub fn reorder(perm: &[usize]) -> Strategy<Term> {
     if sorted != (1..=perm.len()).collect::<Vec<_>>() {
         return named(format!("reorder([{text}])"), fail());
     }
-    named(format!("reorder([{text}])"), rnf() >> reorder_rec(perm))
+    named(
+        format!("reorder([{text}])"),
+        norm_for_reorder() >> top_down(reorder_rec(perm)) >> rnf(),
+    )
+}
+
+/// `(splitBeforeMap @ topDown) ;; (fuseReduceMap @ topDown) ;; (fuseReduceMap @ topDown) ;; RNF`,
+/// each step optional: splits move before the work mapped over their input, and that
+/// work is fused into the reductions, so that each loop's body is the next loop.
+fn norm_for_reorder() -> Strategy<Term> {
+    let fuse = || try_(top_down(fuse_reduce_map())) >> dfnf();
+    dfnf() >> normalize(split_before_map()) >> dfnf() >> fuse() >> fuse() >> rnf()
 }
 
 fn reorder_rec(perm: &[usize]) -> Strategy<Term> {
