@@ -5,7 +5,7 @@ use super::pattern::{applied, call};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use crate::types::{Type, TypeKind};
+use crate::types::TypeKind;
 use elevate_core::{Name, Rule, Strategy};
 
 /// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
@@ -112,7 +112,7 @@ impl Rule<Term> for SplitJoin {
 
     fn rewrite(&self, t: &Term) -> Option<Term> {
         let (_, args) = applied(t, Prim::Map, 2)?;
-        let TypeKind::Array(len, elem) = args[1].ty()?.kind() else {
+        let TypeKind::Array(len, _) = args[1].ty()?.kind() else {
             return None;
         };
         // A constant length must be a multiple of `n`; a symbolic one is split as
@@ -124,8 +124,7 @@ impl Rule<Term> for SplitJoin {
         }
         let inner = call(Prim::Map, &[], [args[0].clone()]);
         // The split array's type is known: later rules (a second splitJoin) read it.
-        let chunks = Type::array(len.div(&n), Type::array(n.clone(), elem.clone()));
-        let split = call(Prim::Split, &[n], [args[1].clone()]).with_type(chunks);
+        let split = call(Prim::Split, &[n], [args[1].clone()]);
         let mapped = call(Prim::Map, &[], [inner, split]);
         super::pattern::typed_result(t, call(Prim::Join, &[], [mapped]))
     }

@@ -3,20 +3,11 @@
 //! `cacheBlocks`, `par`), for `matmul.rise`'s
 //! `a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(mul) |> reduce(add, 0)))))`.
 
-use super::algorithmic::map_fusion;
 use super::pattern::named;
-use super::predicates::{dfnf, is_applied, is_reduce, is_reduce_seq};
-use super::reduction::{fuse_reduce_map, reduce_map_fission, split_strategy};
-use super::tiling::{reorder, tile};
-use super::traversal::{innermost, map_nest, outermost};
+use super::*;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::{normalize, top_down};
-
-/// `s1 ;; s2 = s1 ; DFNF ; s2`
-fn then(first: Strategy<Term>, second: Strategy<Term>) -> Strategy<Term> {
-    first >> dfnf() >> second
-}
+use elevate_strategies::top_down;
 
 /// A fully applied reduction `reduce(op)(init)(xs)`.
 pub fn is_fully_applied_reduce() -> Strategy<Term> {
@@ -35,19 +26,125 @@ pub fn baseline() -> Strategy<Term> {
 /// the result, the reduction split by 4, both reduction loops outside the two loops
 /// within a block (TVM's `xo, yo, ko, ki, xi, yi`).
 pub fn blocking() -> Strategy<Term> {
-    let s = then(
-        then(
-            then(
-                baseline() >> outermost(map_nest(2), tile(32, 32)),
-                outermost(
-                    is_applied(is_applied(is_applied(is_reduce_seq()))),
-                    reduce_map_fission(),
-                ),
-            ),
-            innermost(is_fully_applied_reduce(), split_strategy(4)),
-        ),
-        reorder(&[1, 2, 5, 6, 3, 4]),
-    );
-    let _ = (map_fusion, normalize::<Term>);
-    named("blocking", s)
+    named(
+        "blocking",
+        tiled_and_split() >> dfnf() >> reorder(&[1, 2, 5, 6, 3, 4]),
+    )
+}
+
+/// The part `blocking` and `loopPerm` share: `baseline`, 32x32 tiles, the
+/// multiplication fissioned out of the reduction, the reduction split by 4.
+fn tiled_and_split() -> Strategy<Term> {
+    baseline()
+        >> outermost(map_nest(2), tile(32, 32))
+        >> dfnf()
+        >> outermost(
+            is_applied(is_applied(is_applied(is_reduce_seq()))),
+            reduce_map_fission(),
+        )
+        >> dfnf()
+        >> innermost(is_fully_applied_reduce(), split_strategy(4))
+}
+
+/// An applied map `map(f)(xs)`.
+pub fn is_fully_applied_map() -> Strategy<Term> {
+    is_applied(is_applied(is_map()))
+}
+
+/// `transpose(x)`: the transposed `b` of `matmul.rise`.
+pub fn is_transposed_b() -> Strategy<Term> {
+    is_applied(is_transpose())
+}
+
+/// `vectorization = blocking ;; vectorize(32) @ innermost(isApplied(isApplied(isMap)))`:
+/// the innermost loop on vectors of 32.
+pub fn vectorization() -> Strategy<Term> {
+    named(
+        "vectorization",
+        blocking() >> dfnf() >> innermost(is_fully_applied_map(), vectorize(32)),
+    )
+}
+
+/// `loopPerm`: as `blocking` with the loop order `[1, 2, 5, 3, 6, 4]` (TVM's
+/// `xo, yo, ko, xi, ki, yi`: the row loop inside the outer reduction), then
+/// vectorized like `vectorization`.
+pub fn loop_perm() -> Strategy<Term> {
+    named(
+        "loopPerm",
+        tiled_and_split()
+            >> dfnf()
+            >> reorder(&[1, 2, 5, 3, 6, 4])
+            >> dfnf()
+            >> innermost(is_fully_applied_map(), vectorize(32)),
+    )
+}
+
+/// `permuteB`: `transpose(b)` (an `m.k` array) rewritten so that its values are copied
+/// into blocks of 32 columns, `(m/32).k.32` (TVM's packed B), and read back through
+/// `join(map(transpose)(...))`: `splitJoin2(32)`, a transpose pair inside the blocks,
+/// and an explicit element-wise copy (`copyAfter`) of the packed blocks.
+pub fn permute_b() -> Strategy<Term> {
+    named(
+        "permuteB",
+        split_join2(32)
+            >> argument(map_identity_after())
+            >> dfnf()
+            >> top_down(fmap(create_transpose_pair()))
+            >> rnf()
+            >> argument(argument(copy_after()))
+            >> dfnf(),
+    )
+}
+
+/// `packB = storeInMemory(isTransposedB, permuteB ;; vectorize(32) @
+/// innermost(isFullyAppliedMap) ;; parallel @ outermost(isApplied(isMap))) @ inLambda`:
+/// `transpose(b)` packed into memory once, before the loops, by a parallel,
+/// vectorized copy.
+pub fn pack_b() -> Strategy<Term> {
+    let how = permute_b()
+        >> dfnf()
+        >> innermost(is_fully_applied_map(), vectorize(32))
+        >> dfnf()
+        >> outermost(is_applied(is_map()), parallel());
+    named("packB", in_lambda(store_in_memory(is_transposed_b(), how)))
+}
+
+/// `arrayPacking = packB ;; loopPerm`.
+pub fn array_packing() -> Strategy<Term> {
+    named("arrayPacking", pack_b() >> dfnf() >> loop_perm())
+}
+
+/// `cacheBlocks = arrayPacking ;; unroll @ innermost(isReduceSeq)`: the innermost
+/// reduction unrolled.
+pub fn cache_blocks() -> Strategy<Term> {
+    named(
+        "cacheBlocks",
+        array_packing() >> dfnf() >> innermost(is_reduce_seq(), unroll()),
+    )
+}
+
+/// `par = arrayPacking ;; parallel @ outermost(isApplied(isMap)) ;; unroll @
+/// innermost(isReduceSeq)`: the outermost loop on threads as well.
+pub fn par() -> Strategy<Term> {
+    named(
+        "par",
+        array_packing()
+            >> dfnf()
+            >> outermost(is_applied(is_map()), parallel())
+            >> dfnf()
+            >> innermost(is_reduce_seq(), unroll()),
+    )
+}
+
+/// The seven strategies by name, simplest first.
+pub fn matmul_strategies() -> Vec<(&'static str, Strategy<Term>)> {
+    vec![
+        ("baseline", baseline()),
+        ("blocking", blocking()),
+        ("vectorization", vectorization()),
+        ("loopPerm", loop_perm()),
+        ("arrayPacking", array_packing()),
+        ("cacheBlocks", cache_blocks()),
+        ("par", par()),
+    ]
 }

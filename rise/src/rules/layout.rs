@@ -6,12 +6,12 @@
 //! nat arguments. Where the equation is only right under a divisibility or positivity
 //! fact, the rule checks it on constant sizes and fails when it cannot tell.
 
-use super::pattern::{applied, call, keep_type, rule};
+use super::pattern::{applied, call, rule, typed_result};
 use super::RuleInfo;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Literal, Term};
-use crate::types::{Type, TypeKind};
+use crate::types::TypeKind;
 use elevate_core::{Name, Rule, Strategy};
 use elevate_strategies::text::{int_arg, Registry};
 
@@ -233,8 +233,8 @@ pub fn take_before_join() -> Strategy<Term> {
 }
 
 /// `splitJoin2(n)`: `e -> join(split(n)(e))` for an array `e` whose length `n`
-/// provably divides: a constant length is checked, a symbolic one must be a multiple
-/// of `n` in the nat normal form (`4*k` for `n = 4`, not `k`).
+/// divides: a constant length is checked; a symbolic one is split as RISE does, the
+/// type `(len/n).n` recording that `n` divides it (as `splitJoin`).
 struct SplitJoin2(i64);
 
 impl Rule<Term> for SplitJoin2 {
@@ -243,16 +243,15 @@ impl Rule<Term> for SplitJoin2 {
     }
 
     fn rewrite(&self, t: &Term) -> Option<Term> {
-        let TypeKind::Array(len, elem) = t.ty()?.kind() else {
+        let TypeKind::Array(len, _) = t.ty()?.kind() else {
             return None;
         };
         let n = Nat::cst(self.0);
-        if self.0 <= 0 || len.rem(&n) != Nat::cst(0) {
+        if self.0 <= 0 || len.as_const().is_some_and(|l| l % self.0 != 0) {
             return None;
         }
-        let chunks = Type::array(len.div(&n), Type::array(n.clone(), elem.clone()));
-        let split = call(Prim::Split, &[n], [t.clone()]).with_type(chunks);
-        Some(keep_type(t, join(split)))
+        let split = call(Prim::Split, &[n], [t.clone()]);
+        typed_result(t, join(split))
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -289,7 +288,7 @@ impl Rule<Term> for SlideOverlap {
             return None;
         }
         let tiles = slide(Nat::cst(u), Nat::cst(v), x[0].clone());
-        Some(keep_type(t, join(map(call(Prim::Slide, &w, []), tiles))))
+        typed_result(t, join(map(call(Prim::Slide, &w, []), tiles)))
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

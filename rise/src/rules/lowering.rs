@@ -1,10 +1,13 @@
 //! Lowering rules: choose how a high-level primitive is computed. Each keeps the type.
 
-use super::pattern::rule;
+use super::pattern::{applied, call, rule};
+use super::predicates::benf;
 use crate::nat::Nat;
 use crate::prim::Prim;
-use crate::term::{Expr, Term};
-use elevate_core::Strategy;
+use crate::term::{Expr, Ident, Term};
+use crate::types::{Type, TypeKind};
+use elevate_core::{Context, Failure, Name, Program, RewriteResult, Rule, Strategy, StrategyImpl};
+use elevate_strategies::normalize;
 
 fn replace(from: Prim, to: Prim, nats: Vec<i64>) -> impl Fn(&Term) -> Option<Term> {
     move |t: &Term| match t.expr() {
@@ -69,4 +72,287 @@ pub fn reduce_seq_unroll() -> Strategy<Term> {
         "reduceSeqUnroll",
         replace(Prim::Reduce, Prim::ReduceSeqUnroll, vec![]),
     )
+}
+
+/// `unroll`: `reduceSeq -> reduceSeqUnroll`.
+pub fn unroll() -> Strategy<Term> {
+    rule(
+        "unroll",
+        replace(Prim::ReduceSeq, Prim::ReduceSeqUnroll, vec![]),
+    )
+}
+
+/// Whether `f` computes something: contains a lambda on scalars or vectors (or
+/// pairs of them), as opposed to a function that only reshapes arrays.
+fn contains_computation(f: &Term) -> bool {
+    fn on_scalars(ty: &Type) -> bool {
+        match ty.kind() {
+            TypeKind::Scalar(_) | TypeKind::Vector(..) => true,
+            TypeKind::Pair(a, b) => on_scalars(a) && on_scalars(b),
+            _ => false,
+        }
+    }
+    let here = matches!(f.expr(), Expr::Lambda(..))
+        && matches!(f.ty().map(Type::kind), Some(TypeKind::Fun(param, _)) if on_scalars(param));
+    here || (0..f.arity()).any(|i| contains_computation(f.child(i)))
+}
+
+/// `copyAfter`: `e -> map(fun(x => map(fun(y => ... fun(z => z) ...))(x)))(e)` for an
+/// array `e` of scalars (any depth): an explicit element-wise copy, which `toMem` or
+/// a lowering materializes (ELEVATE's `insertCopyAfter`).
+pub fn copy_after() -> Strategy<Term> {
+    fn copy(depth: usize, e: Term) -> Term {
+        if depth == 0 {
+            return e;
+        }
+        let x = Ident::fresh("x");
+        let inner = copy(depth - 1, Term::var(&x));
+        call(Prim::Map, &[], [Term::lambda(x, inner), e])
+    }
+    rule("copyAfter", |t: &Term| {
+        let mut depth = 0;
+        let mut ty = t.ty()?;
+        while let TypeKind::Array(_, elem) = ty.kind() {
+            depth += 1;
+            ty = elem;
+        }
+        (depth > 0 && matches!(ty.kind(), TypeKind::Scalar(_))).then(|| copy(depth, t.clone()))
+    })
+}
+
+/// `map(f) -> p(f)` for a partially applied `map` whose function computes something.
+fn map_compute(name: &'static str, p: Prim) -> Strategy<Term> {
+    rule(name, move |t: &Term| {
+        let (_, args) = applied(t, Prim::Map, 1)?;
+        contains_computation(&args[0]).then(|| call(p, &[], [args[0].clone()]))
+    })
+}
+
+/// `parallel` (ELEVATE's `mapParCompute`): `map(f) -> mapPar(f)` where `f` computes
+/// something (not for pure reshaping such as `map(transpose)`).
+pub fn parallel() -> Strategy<Term> {
+    map_compute("parallel", Prim::MapPar)
+}
+
+/// `mapSeqCompute`: `map(f) -> mapSeq(f)` where `f` computes something.
+pub fn map_seq_compute() -> Strategy<Term> {
+    map_compute("mapSeqCompute", Prim::MapSeq)
+}
+
+/// `toMemAfterMapSeq`: `mapSeq(f)(x) -> toMem(mapSeq(f)(x))`: the loop writes to memory.
+pub fn to_mem_after_map_seq() -> Strategy<Term> {
+    rule("toMemAfterMapSeq", |t: &Term| {
+        applied(t, Prim::MapSeq, 2)?;
+        Some(call(Prim::ToMem, &[], [t.clone()]))
+    })
+}
+
+/// `toMemAfter`: `e -> toMem(e)` for data `e` not already in memory.
+pub fn to_mem_after() -> Strategy<Term> {
+    rule("toMemAfter", |t: &Term| {
+        if !t.ty()?.is_data() || applied(t, Prim::ToMem, 1).is_some() {
+            return None;
+        }
+        Some(call(Prim::ToMem, &[], [t.clone()]))
+    })
+}
+
+/// `toMemInit`: `R(op)(init)(xs) -> R(op)(toMem(init))(xs)` for a sequential
+/// reduction whose start value is an array not yet in memory: the accumulator is a
+/// buffer.
+pub fn to_mem_init() -> Strategy<Term> {
+    rule("toMemInit", |t: &Term| {
+        let (p, args) = [Prim::ReduceSeq, Prim::ReduceSeqUnroll]
+            .into_iter()
+            .find_map(|p| applied(t, p, 3).map(|(_, a)| (p, a)))?;
+        let init = &args[1];
+        if !matches!(init.ty()?.kind(), TypeKind::Array(..))
+            || applied(init, Prim::ToMem, 1).is_some()
+        {
+            return None;
+        }
+        Some(call(
+            p,
+            &[],
+            [
+                args[0].clone(),
+                call(Prim::ToMem, &[], [init.clone()]),
+                args[2].clone(),
+            ],
+        ))
+    })
+}
+
+/// `defaultLowering`: makes any well-typed program low-level, as the MLIR bridge
+/// needs it: `BENF ; normalize(mapSeq <+ reduceSeq) ; normalize(toMemInit)` (every
+/// map a sequential loop, every reduction a sequential fold, array accumulators in
+/// memory). Loops already chosen (`mapPar`, `reduceSeqUnroll`, ...) stay.
+pub fn default_lowering() -> Strategy<Term> {
+    super::pattern::named(
+        "defaultLowering",
+        benf() >> normalize(map_seq() | reduce_seq()) >> normalize(to_mem_init()),
+    )
+}
+
+/// Whether `t` only computes with scalars: arithmetic, pairs, variables, literals.
+fn scalar_computation(t: &Term) -> bool {
+    use Prim::*;
+    match t.expr() {
+        Expr::Var(_) | Expr::Literal(_) => true,
+        Expr::Prim(p) => matches!(
+            p,
+            Add | Sub | Mul | Div | Neg | Max | Min | Exp | Sqrt | Abs | Fst | Snd | MakePair
+        ),
+        Expr::App(f, a) => scalar_computation(f) && scalar_computation(a),
+        _ => false,
+    }
+}
+
+/// The scalar computation `t` on vectors: literals become `vectorFromScalar(l)`,
+/// types are forgotten (inference gives the vector ones).
+fn on_vectors(t: &Term) -> Term {
+    match t.expr() {
+        Expr::Literal(_) => call(Prim::VectorFromScalar, &[], [Term::new(t.expr().clone())]),
+        Expr::App(f, a) => Term::app(on_vectors(f), on_vectors(a)),
+        e => Term::new(e.clone()),
+    }
+}
+
+/// Whether every leaf of `ty` (through pairs) is a scalar.
+fn scalar_tree(ty: &Type) -> bool {
+    match ty.kind() {
+        TypeKind::Scalar(_) => true,
+        TypeKind::Pair(a, b) => scalar_tree(a) && scalar_tree(b),
+        _ => false,
+    }
+}
+
+/// `xs`, of scalar trees, as an array of vectors of `n`: `asVector(n)(xs)` for
+/// scalars, `zip(V(fst(unzip(xs))))(V(snd(unzip(xs))))` for pairs.
+fn as_vectors(xs: Term, elem: &Type, n: i64) -> Term {
+    match elem.kind() {
+        TypeKind::Pair(a, b) => {
+            let unzipped = call(Prim::Unzip, &[], [xs]);
+            let first = as_vectors(call(Prim::Fst, &[], [unzipped.clone()]), a, n);
+            let second = as_vectors(call(Prim::Snd, &[], [unzipped]), b, n);
+            call(Prim::Zip, &[], [first, second])
+        }
+        _ => call(Prim::AsVector, &[Nat::cst(n)], [xs]),
+    }
+}
+
+/// `vectorize(n)`: `map(f)(xs) -> asScalar(map(f')(V(xs)))` where `f` computes on
+/// scalars (or pairs of them) and returns a scalar, `V` turns `xs` into vectors of
+/// `n` (`asVector(n)`, through `unzip`/`zip` for pairs) and `f'` is `f` on vectors
+/// (literals as `vectorFromScalar`); `n` divides the length.
+struct Vectorize(i64);
+
+impl Rule<Term> for Vectorize {
+    fn name(&self) -> Name {
+        Name::new("vectorize")
+    }
+
+    fn rewrite(&self, t: &Term) -> Option<Term> {
+        let (_, args) = applied(t, Prim::Map, 2)?;
+        let Expr::Lambda(x, None, body) = args[0].expr() else {
+            return None;
+        };
+        let TypeKind::Array(len, elem) = args[1].ty()?.kind() else {
+            return None;
+        };
+        let TypeKind::Array(_, result) = t.ty()?.kind() else {
+            return None;
+        };
+        if self.0 <= 1
+            || len.as_const().is_some_and(|l| l % self.0 != 0)
+            || !scalar_tree(elem)
+            || !matches!(result.kind(), TypeKind::Scalar(_))
+            || !scalar_computation(body)
+        {
+            return None;
+        }
+        let f = Term::lambda(x.clone(), on_vectors(body));
+        let vectors = as_vectors(args[1].clone(), elem, self.0);
+        let mapped = call(Prim::Map, &[], [f, vectors]);
+        super::pattern::typed_result(t, call(Prim::AsScalar, &[], [mapped]))
+    }
+
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "vectorize({})", self.0)
+    }
+}
+
+/// `vectorize(n)`, see [`Vectorize`].
+pub fn vectorize(n: i64) -> Strategy<Term> {
+    Strategy::from_rule(Vectorize(n))
+}
+
+/// `storeInMemory(what, how)`: computes a value once, in memory, before the term that
+/// uses it: the first subterm `v` where the predicate `what` holds (top-down; its free
+/// variables must be bound outside the term) becomes `let(toMem(how(v)))(fun(x => t'))`
+/// where `t'` is the term with every occurrence of `v` replaced by `x`.
+pub fn store_in_memory(what: Strategy<Term>, how: Strategy<Term>) -> Strategy<Term> {
+    Strategy::new(StoreInMemory { what, how })
+}
+
+struct StoreInMemory {
+    what: Strategy<Term>,
+    how: Strategy<Term>,
+}
+
+fn find_first(t: &Term, what: &Strategy<Term>, cx: &mut Context) -> Result<Option<Term>, Failure> {
+    if what.attempt(t, cx)?.is_some() {
+        return Ok(Some(t.clone()));
+    }
+    for i in 0..t.arity() {
+        if let Some(found) = find_first(t.child(i), what, cx)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+fn replace_all(t: &Term, old: &Term, new: &Term) -> Term {
+    if t == old {
+        return new.clone();
+    }
+    let mut changed = false;
+    let children: Vec<Term> = (0..t.arity())
+        .map(|i| {
+            let c = replace_all(t.child(i), old, new);
+            changed |= !c.same_node(t.child(i));
+            c
+        })
+        .collect();
+    if changed {
+        t.with_children(children)
+    } else {
+        t.clone()
+    }
+}
+
+impl StrategyImpl<Term> for StoreInMemory {
+    fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
+        let failure = || Failure::no_match("storeInMemory");
+        let found = find_first(t, &self.what, cx)?.ok_or_else(failure)?;
+        let outside = t.free_vars();
+        if !found.free_vars().iter().all(|v| outside.contains(v)) {
+            return Err(failure());
+        }
+        let ty = found.ty().cloned().ok_or_else(failure)?;
+        let stored = self.how.apply(&found, cx)?;
+        let x = Ident::fresh("x");
+        let var = Term::with(Expr::Var(x.clone()), Some(ty), None);
+        let rest = Term::lambda(x, replace_all(t, &found, &var));
+        let result = call(Prim::Let, &[], [call(Prim::ToMem, &[], [stored]), rest]);
+        super::pattern::typed_result(t, result).ok_or_else(failure)
+    }
+
+    fn name(&self) -> Name {
+        Name::new("storeInMemory")
+    }
+
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "storeInMemory({}, {})", self.what, self.how)
+    }
 }

@@ -568,14 +568,111 @@ fn add_strategies(r: &mut Registry<Term>) {
         "the node is reduce(op)(init)(xs)",
         is_fully_applied_reduce,
     );
+    let matmul: [(&str, &str, fn() -> Strategy<Term>); 7] = [
+        ("baseline", "TVM matmul: DFNF ; fuseReduceMap @ topDown", baseline),
+        (
+            "blocking",
+            "TVM matmul: baseline, 32x32 tiles, reduction split by 4, loops reordered [1, 2, 5, 6, 3, 4]",
+            blocking,
+        ),
+        (
+            "vectorization",
+            "TVM matmul: blocking ;; vectorize(32) @ innermost(isApplied(isApplied(isMap)))",
+            vectorization,
+        ),
+        (
+            "loopPerm",
+            "TVM matmul: as blocking with loops [1, 2, 5, 3, 6, 4], vectorized",
+            loop_perm,
+        ),
+        (
+            "arrayPacking",
+            "TVM matmul: packB ;; loopPerm (transpose(b) packed in 32-column blocks, once)",
+            array_packing,
+        ),
+        (
+            "cacheBlocks",
+            "TVM matmul: arrayPacking ;; unroll @ innermost(isReduceSeq)",
+            cache_blocks,
+        ),
+        (
+            "par",
+            "TVM matmul: arrayPacking ;; parallel @ outermost(isApplied(isMap)) ;; unroll @ innermost(isReduceSeq)",
+            par,
+        ),
+    ];
+    for (name, doc, make) in matmul {
+        r.rule(name, doc, make);
+    }
     r.rule(
-        "baseline",
-        "TVM matmul: DFNF ; fuseReduceMap @ topDown",
-        baseline,
+        "packB",
+        "TVM matmul: storeInMemory(isTransposedB, permuteB ;; vectorize ;; parallel) @ inLambda",
+        pack_b,
     );
     r.rule(
-        "blocking",
-        "TVM matmul: baseline, 32x32 tiles, reduction split by 4, reordered [1, 2, 5, 6, 3, 4]",
-        blocking,
+        "permuteB",
+        "transpose(b) copied into 32-column blocks, read back through join(map(transpose))",
+        permute_b,
     );
+    r.rule(
+        "isFullyAppliedMap",
+        "the node is map(f)(xs)",
+        is_fully_applied_map,
+    );
+    r.rule("isTransposedB", "the node is transpose(x)", is_transposed_b);
+    r.unary(
+        "inLambda",
+        "s on the body below the leading lambdas",
+        in_lambda,
+    );
+    r.add(
+        "vectorize",
+        "(n)",
+        "map(f)(xs) -> asScalar(map(f on vectors)(asVector(n)(xs)))   (f scalar arithmetic, n divides the length)",
+        |a| Ok(vectorize(int_arg(a, 0)? as i64)),
+    );
+    r.add(
+        "storeInMemory",
+        "(what, how)",
+        "the first v where the predicate what holds becomes let(toMem(how(v)))(fun(x => ... x ...))",
+        |a| Ok(store_in_memory(strategy_arg(a, 0)?, strategy_arg(a, 1)?)),
+    );
+    r.rule(
+        "defaultLowering",
+        "every map mapSeq, every reduce reduceSeq, array accumulators in memory",
+        default_lowering,
+    );
+    let lowering: [(&str, &str, fn() -> Strategy<Term>); 8] = [
+        (
+            "copyAfter",
+            "e -> map(fun(x => ... fun(z => z) ...))(e): an element-wise copy of an array",
+            copy_after,
+        ),
+        ("unroll", "reduceSeq -> reduceSeqUnroll", unroll),
+        ("parallel", "map(f) -> mapPar(f)   (f computes)", parallel),
+        (
+            "mapSeqCompute",
+            "map(f) -> mapSeq(f)   (f computes)",
+            map_seq_compute,
+        ),
+        (
+            "toMemAfterMapSeq",
+            "mapSeq(f)(x) -> toMem(mapSeq(f)(x))",
+            to_mem_after_map_seq,
+        ),
+        ("toMemAfter", "e -> toMem(e)   (e data)", to_mem_after),
+        (
+            "toMemInit",
+            "R(op)(init)(xs) -> R(op)(toMem(init))(xs)   (array init)",
+            to_mem_init,
+        ),
+        (
+            "fuseReduceMap",
+            "reduceMapFusion under its other name",
+            fuse_reduce_map,
+        ),
+    ];
+    for (name, doc, make) in lowering {
+        r.rule(name, doc, make);
+    }
 }

@@ -151,3 +151,12 @@ pub fn everywhere(s: Strategy<Term>) -> Strategy<Term> {
 pub fn check(p: Strategy<Term>, s: Strategy<Term>) -> Strategy<Term> {
     p >> s
 }
+
+/// `inLambda(s) = (isLambda ; body(inLambda(s))) <+ s`: `s` on the body below the
+/// leading lambdas (a program's parameters).
+pub fn in_lambda(s: Strategy<Term>) -> Strategy<Term> {
+    let name = format!("inLambda({s})");
+    elevate_strategies::recursive(name, move |me| {
+        (super::predicates::is_lambda() >> body(me)) | s
+    })
+}
