@@ -1,20 +1,40 @@
 //! Symbolic natural-number expressions ("nats") for RISE types, and a solver
 //! for equations between them.
 //!
-//! A [`Nat`] is kept in a canonical normal form: a polynomial with `i64`
+//! A [`Nat`] is kept in a canonical normal form: a polynomial with rational
 //! coefficients over *atoms*, where an atom is a variable or an irreducible
 //! division, remainder or power. Structural equality (`==`, `Hash`) of normal
 //! forms therefore decides the equalities that type checking needs, such as
-//! `1 + (n - 1) == n` or `(n * 32) / 32 == n`.
+//! `1 + (n - 1) == n` or `(n / 4) * 4 == n`.
 //!
 //! # Semantics
 //!
-//! Nats are treated as integers. Division and remainder follow Euclidean
-//! semantics (`div_euclid`/`rem_euclid`; for a positive divisor this is floor
-//! division), and the simplifications assume that divisors are non-zero.
-//! An arithmetic overflow of `i64` produces a sticky "overflow" value (see
-//! [`Nat::is_overflow`]) that absorbs every further operation, except for
-//! powers, which stay symbolic instead.
+//! Nats denote integers, and division is *exact*, as in RISE: `n / 4` stands
+//! for the integer `q` with `4 * q == n`, and means something only when there
+//! is one. (`split(4)` on an array of length `n` gives type `(n/4).4.t`, and
+//! `join` of that must have length `n` again.) So the normal form has rational
+//! coefficients:
+//!
+//! - dividing by a non-zero constant divides every coefficient:
+//!   `(n / 4) * 4 == n`, `(2*n + 2) / 4 == n/2 + 1/2`, `7 / 2` is `7/2`;
+//! - dividing by a polynomial that divides the dividend gives the quotient:
+//!   `(n*m + m) / m == n + 1`; other divisions stay irreducible atoms.
+//!
+//! A remainder is Euclidean (`rem_euclid`). It is computed for integer
+//! constants, and `p % c` for an integer constant `c` drops the terms of `p`
+//! whose coefficients are integer multiples of `c`: `(4*k + 5) % 4 == 1`.
+//! Other remainders stay atoms.
+//!
+//! The simplifications assume that every divisor is non-zero and every
+//! division exact; under that assumption they agree with integer arithmetic.
+//! [`Nat::eval`] checks it: it fails when a division in the normal form has a
+//! value that is not an integer, when an operand of a remainder or power is
+//! not an integer, or when the result is not one. Only the terms of a sum may
+//! be fractions: `n/2 + m/2` evaluates to `1` at `n = m = 1`.
+//!
+//! An arithmetic overflow of `i64` (in a numerator or denominator) produces a
+//! sticky "overflow" value (see [`Nat::is_overflow`]) that absorbs every
+//! further operation, except for powers, which stay symbolic instead.
 
 #![warn(missing_docs)]
 
@@ -25,6 +45,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops;
 use std::sync::Arc;
+
+mod ratio;
+
+use ratio::{Ratio, WideSum};
 
 /// Largest constant exponent to which a polynomial with several terms is
 /// expanded; larger powers stay symbolic.
@@ -77,7 +101,9 @@ fn checked<T>(value: Option<T>) -> Res<T> {
 /// let one = Nat::cst(1);
 /// assert_eq!(&one + &(&n - &one), n);
 /// assert_eq!(&(&n * &Nat::cst(32)) / &Nat::cst(32), n);
+/// assert_eq!(&(&n / &Nat::cst(4)) * &Nat::cst(4), n);
 /// assert_eq!((&n + &Nat::cst(2)).to_string(), "n + 2");
+/// assert_eq!((&(&n * &Nat::cst(3)) / &Nat::cst(4)).to_string(), "3*n/4");
 /// assert_eq!(Nat::cst(2).pow(&Nat::cst(3)).as_const(), Some(8));
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,8 +111,9 @@ pub struct Nat(Repr);
 
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Repr {
-    /// A constant; the only representation of a constant value.
-    Const(i64),
+    /// A constant (possibly a fraction); the only representation of a
+    /// constant value.
+    Const(Ratio),
     /// A polynomial with at least one non-constant term. Terms are strictly
     /// sorted by monomial and have non-zero coefficients.
     Poly(Arc<[Term]>),
@@ -98,7 +125,7 @@ enum Repr {
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Term {
     mono: Mono,
-    coef: i64,
+    coef: Ratio,
 }
 
 /// A product of atoms with positive exponents, strictly sorted by atom. The
@@ -223,32 +250,10 @@ fn graded_cmp(a: &Mono, b: &Mono) -> Ordering {
     })
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
-    let (mut x, mut y) = (a.unsigned_abs(), b.unsigned_abs());
-    while y != 0 {
-        (x, y) = (y, x % y);
-    }
-    // Only called with a positive `i64` operand, so the gcd fits.
-    i64::try_from(x).unwrap_or(1)
-}
-
-/// Greatest common divisor of `c` and all coefficients of `terms`.
-fn content_gcd(terms: &[Term], c: i64) -> i64 {
-    terms.iter().fold(c, |g, t| gcd(g, t.coef))
-}
-
-/// Divides every coefficient by `g`, which must divide all of them.
-fn divide_coefs(terms: Vec<Term>, g: i64) -> Vec<Term> {
-    if g == 1 {
-        return terms;
-    }
-    terms
-        .into_iter()
-        .map(|t| Term {
-            coef: t.coef / g,
-            ..t
-        })
-        .collect()
+/// Greatest common divisor of the coefficients of `terms` (see
+/// [`Ratio::gcd`]); zero for no terms.
+fn content(terms: &[Term]) -> Res<Ratio> {
+    terms.iter().try_fold(Ratio::ZERO, |g, t| g.gcd(t.coef))
 }
 
 /// `x^e` on `i64`, `None` on overflow or if the result is not an integer.
@@ -265,38 +270,35 @@ fn pow_i64(x: i64, e: i64) -> Option<i64> {
 }
 
 /// Exact division `a / b` of polynomials (given as term lists), if there is a
-/// polynomial `q` with integer coefficients such that `a == q * b`.
+/// polynomial `q` (with rational coefficients) such that `a == q * b`.
 ///
 /// This is the multivariate division algorithm with respect to
 /// [`graded_cmp`]; for a single divisor it leaves remainder zero exactly when
 /// the division is exact. Overflow counts as "not exact".
 fn exact_div(a: &[Term], b: &[Term]) -> Option<Nat> {
     let lead = b.iter().max_by(|x, y| graded_cmp(&x.mono, &y.mono))?;
-    let mut rest: BTreeMap<Mono, i64> = a.iter().map(|t| (t.mono.clone(), t.coef)).collect();
+    let mut rest: BTreeMap<Mono, Ratio> = a.iter().map(|t| (t.mono.clone(), t.coef)).collect();
     let mut quotient = Vec::new();
     for _ in 0..MAX_DIVISION_STEPS {
         let Some((mono, coef)) = rest.iter().max_by(|x, y| graded_cmp(x.0, y.0)) else {
             return Nat::from_terms(quotient).ok();
         };
         let q_mono = mono.div(&lead.mono)?;
-        if coef.checked_rem(lead.coef)? != 0 {
-            return None;
-        }
-        let q_coef = coef.checked_div(lead.coef)?;
+        let q_coef = coef.div(lead.coef).ok()?;
         for t in b {
             let m = q_mono.mul(&t.mono).ok()?;
-            let c = q_coef.checked_mul(t.coef)?;
+            let c = q_coef.mul(t.coef).ok()?;
             match rest.entry(m) {
                 Entry::Occupied(mut entry) => {
-                    let left = entry.get().checked_sub(c)?;
-                    if left == 0 {
+                    let left = entry.get().sub(c).ok()?;
+                    if left.is_zero() {
                         entry.remove();
                     } else {
                         entry.insert(left);
                     }
                 }
                 Entry::Vacant(entry) => {
-                    entry.insert(c.checked_neg()?);
+                    entry.insert(c.neg().ok()?);
                 }
             }
         }
@@ -310,12 +312,16 @@ fn exact_div(a: &[Term], b: &[Term]) -> Option<Nat> {
 
 impl Nat {
     /// The constant `0`.
-    pub const ZERO: Nat = Nat(Repr::Const(0));
+    pub const ZERO: Nat = Nat(Repr::Const(Ratio::ZERO));
     /// The constant `1`.
-    pub const ONE: Nat = Nat(Repr::Const(1));
+    pub const ONE: Nat = Nat(Repr::Const(Ratio::ONE));
 
     /// The constant `value`.
     pub fn cst(value: i64) -> Nat {
+        Nat(Repr::Const(Ratio::int(value)))
+    }
+
+    fn from_ratio(value: Ratio) -> Nat {
         Nat(Repr::Const(value))
     }
 
@@ -337,7 +343,7 @@ impl Nat {
     fn from_atom(atom: Atom) -> Nat {
         let term = Term {
             mono: Mono(vec![(atom, 1)]),
-            coef: 1,
+            coef: Ratio::ONE,
         };
         Nat(Repr::Poly(Arc::from(vec![term])))
     }
@@ -351,7 +357,7 @@ impl Nat {
     fn from_sorted(terms: Vec<Term>) -> Nat {
         match terms.as_slice() {
             [] => Nat::ZERO,
-            [t] if t.mono.is_one() => Nat::cst(t.coef),
+            [t] if t.mono.is_one() => Nat::from_ratio(t.coef),
             _ => Nat(Repr::Poly(terms.into())),
         }
     }
@@ -362,20 +368,19 @@ impl Nat {
         let mut out: Vec<Term> = Vec::with_capacity(terms.len());
         for t in terms {
             match out.last_mut() {
-                Some(last) if last.mono == t.mono => {
-                    last.coef = checked(last.coef.checked_add(t.coef))?;
-                }
+                Some(last) if last.mono == t.mono => last.coef = last.coef.add(t.coef)?,
                 _ => out.push(t),
             }
         }
-        out.retain(|t| t.coef != 0);
+        out.retain(|t| !t.coef.is_zero());
         Ok(Nat::from_sorted(out))
     }
 
     /// The terms of a non-overflow nat.
     fn terms(&self) -> Cow<'_, [Term]> {
         match &self.0 {
-            Repr::Const(0) | Repr::Overflow => Cow::Borrowed(&[]),
+            Repr::Const(c) if c.is_zero() => Cow::Borrowed(&[]),
+            Repr::Overflow => Cow::Borrowed(&[]),
             Repr::Const(c) => Cow::Owned(vec![Term {
                 mono: Mono::default(),
                 coef: *c,
@@ -422,13 +427,16 @@ impl Nat {
         Nat::settle(self.try_mul(other))
     }
 
-    /// `self / other`: exact when possible, otherwise an irreducible
-    /// division (see the module documentation for the semantics).
+    /// `self / other`, an exact division: by a constant it divides the
+    /// coefficients; by a polynomial that divides `self` it is the quotient;
+    /// otherwise it is an irreducible division (see the module documentation
+    /// for the semantics).
     pub fn div(&self, other: &Nat) -> Nat {
         Nat::settle(self.try_div(other))
     }
 
-    /// `self % other`.
+    /// `self % other` (Euclidean remainder), computed where the module
+    /// documentation says, otherwise an irreducible remainder.
     pub fn rem(&self, other: &Nat) -> Nat {
         Nat::settle(self.try_rem(other))
     }
@@ -441,25 +449,37 @@ impl Nat {
 
     /// `0 - self`.
     pub fn neg(&self) -> Nat {
-        Nat::settle(self.scale(-1))
+        Nat::settle(self.scale(Ratio::int(-1)))
     }
 
-    /// The value of a constant nat.
+    /// The value of a constant nat that is an integer; `None` for a fraction
+    /// such as `7/2` and for non-constants.
     pub fn as_const(&self) -> Option<i64> {
         match self.0 {
-            Repr::Const(c) => Some(c),
+            Repr::Const(c) => c.to_integer(),
             _ => None,
         }
     }
 
-    /// Whether the nat is a constant.
+    /// Whether the nat is a constant, an integer or a fraction such as `7/2`.
     pub fn is_const(&self) -> bool {
         matches!(self.0, Repr::Const(_))
     }
 
     /// Whether the nat is the constant `0`.
     pub fn is_zero(&self) -> bool {
-        matches!(self.0, Repr::Const(0))
+        matches!(&self.0, Repr::Const(c) if c.is_zero())
+    }
+
+    /// Whether every coefficient of the normal form is an integer. Such a nat
+    /// is an integer wherever it is defined; the converse fails for
+    /// `n*n/2 + n/2`, which is always an integer, too. `false` on overflow.
+    pub fn is_integral(&self) -> bool {
+        match &self.0 {
+            Repr::Const(c) => c.is_integer(),
+            Repr::Poly(terms) => terms.iter().all(|t| t.coef.is_integer()),
+            Repr::Overflow => false,
+        }
     }
 
     /// Whether computing this nat overflowed `i64`. Such a nat prints as
@@ -541,7 +561,7 @@ impl Nat {
                 continue;
             }
             changed = true;
-            let mut value = Nat::cst(t.coef);
+            let mut value = Nat::from_ratio(t.coef);
             let mut untouched = Vec::new();
             let mut replaced = replaced.into_iter().peekable();
             for (i, (atom, e)) in t.mono.0.iter().enumerate() {
@@ -552,7 +572,7 @@ impl Nat {
             }
             let untouched = Nat::from_sorted(vec![Term {
                 mono: Mono(untouched),
-                coef: 1,
+                coef: Ratio::ONE,
             }]);
             rebuilt = rebuilt.combine(&value.try_mul(&untouched)?, false)?;
         }
@@ -563,41 +583,38 @@ impl Nat {
     }
 
     /// Evaluates the nat with variable values from `env`. `None` if a
-    /// variable is unbound, on division by zero, on `i64` overflow, or for a
-    /// power with a negative exponent that is not an integer.
+    /// variable is unbound, on division by zero, on `i64` overflow, for a
+    /// power with a negative exponent that is not an integer, and where an
+    /// exact division is not exact: when the value of a division atom, an
+    /// operand of a remainder or power, or the result is not an integer.
+    /// (The terms of a sum may be fractions, as in `n/2 + m/2`.)
     pub fn eval(&self, env: &dyn Fn(&NatVar) -> Option<i64>) -> Option<i64> {
         match &self.0 {
-            Repr::Const(c) => Some(*c),
+            Repr::Const(c) => c.to_integer(),
             Repr::Overflow => None,
-            Repr::Poly(terms) => terms.iter().try_fold(0i64, |sum, t| {
-                let value = t.mono.0.iter().try_fold(t.coef, |product, (atom, e)| {
-                    product.checked_mul(atom.eval(env)?.checked_pow(*e)?)
+            Repr::Poly(terms) => {
+                // In `i128`, so that `n^3/8` evaluates even where `n^3` does
+                // not fit in an `i64`, and so do partial sums.
+                let sum = terms.iter().try_fold(WideSum::ZERO, |sum, t| {
+                    let product = t.mono.0.iter().try_fold(1, |product: i128, (atom, e)| {
+                        product.checked_mul(i128::from(atom.eval(env)?).checked_pow(*e)?)
+                    })?;
+                    sum.add(t.coef, product)
                 })?;
-                sum.checked_add(value)
-            }),
+                sum.to_integer()
+            }
         }
     }
 
     /// `self + other` or `self - other`.
     fn combine(&self, other: &Nat, negate: bool) -> Res<Nat> {
+        let sign = |c: Ratio| if negate { c.neg() } else { Ok(c) };
         match (&self.0, &other.0) {
             (Repr::Overflow, _) | (_, Repr::Overflow) => Err(Overflow),
-            (Repr::Const(a), Repr::Const(b)) => checked(if negate {
-                a.checked_sub(*b)
-            } else {
-                a.checked_add(*b)
-            })
-            .map(Nat::cst),
-            (_, Repr::Const(0)) => Ok(self.clone()),
-            (Repr::Const(0), _) if !negate => Ok(other.clone()),
+            (Repr::Const(a), Repr::Const(b)) => a.add(sign(*b)?).map(Nat::from_ratio),
+            (_, Repr::Const(b)) if b.is_zero() => Ok(self.clone()),
+            (Repr::Const(a), _) if a.is_zero() && !negate => Ok(other.clone()),
             _ => {
-                let sign = |c: i64| {
-                    if negate {
-                        checked(c.checked_neg())
-                    } else {
-                        Ok(c)
-                    }
-                };
                 let (a, b) = (self.terms(), other.terms());
                 let mut out = Vec::with_capacity(a.len() + b.len());
                 let (mut i, mut j) = (0, 0);
@@ -616,8 +633,8 @@ impl Nat {
                                 j += 1;
                             }
                             Ordering::Equal => {
-                                let coef = checked(x.coef.checked_add(sign(y.coef)?))?;
-                                if coef != 0 {
+                                let coef = x.coef.add(sign(y.coef)?)?;
+                                if !coef.is_zero() {
                                     out.push(Term {
                                         mono: x.mono.clone(),
                                         coef,
@@ -647,19 +664,19 @@ impl Nat {
     }
 
     /// `c * self`.
-    fn scale(&self, c: i64) -> Res<Nat> {
-        match (&self.0, c) {
-            (Repr::Overflow, _) => Err(Overflow),
-            (_, 0) => Ok(Nat::ZERO),
-            (_, 1) => Ok(self.clone()),
-            (Repr::Const(a), _) => checked(a.checked_mul(c)).map(Nat::cst),
-            (Repr::Poly(terms), _) => {
+    fn scale(&self, c: Ratio) -> Res<Nat> {
+        match &self.0 {
+            Repr::Overflow => Err(Overflow),
+            _ if c.is_zero() => Ok(Nat::ZERO),
+            _ if c == Ratio::ONE => Ok(self.clone()),
+            Repr::Const(a) => a.mul(c).map(Nat::from_ratio),
+            Repr::Poly(terms) => {
                 let scaled = terms
                     .iter()
                     .map(|t| {
                         Ok(Term {
                             mono: t.mono.clone(),
-                            coef: checked(t.coef.checked_mul(c))?,
+                            coef: t.coef.mul(c)?,
                         })
                     })
                     .collect::<Res<Vec<_>>>()?;
@@ -679,7 +696,7 @@ impl Nat {
                     for y in b.iter() {
                         out.push(Term {
                             mono: x.mono.mul(&y.mono)?,
-                            coef: checked(x.coef.checked_mul(y.coef))?,
+                            coef: x.coef.mul(y.coef)?,
                         });
                     }
                 }
@@ -690,104 +707,95 @@ impl Nat {
 
     fn try_div(&self, other: &Nat) -> Res<Nat> {
         self.check_overflow(other)?;
-        let atom = || Ok(Nat::from_atom(Atom::Div(self.clone(), other.clone())));
-        match other.0 {
-            Repr::Const(0) => atom(),
-            Repr::Const(c) if c > 0 => self.div_by_positive(c),
-            // a / (-c) == -(a / c) in Euclidean semantics.
-            Repr::Const(c) => match c.checked_neg() {
-                Some(p) => self.div_by_positive(p)?.scale(-1),
-                None => atom(),
-            },
+        match &other.0 {
+            Repr::Const(c) if c.is_zero() => {
+                Ok(Nat::from_atom(Atom::Div(self.clone(), other.clone())))
+            }
+            Repr::Const(c) => self.scale(c.recip()?),
             _ => match exact_div(&self.terms(), &other.terms()) {
                 Some(q) => Ok(q),
-                None => atom(),
+                None => self.div_atom(other),
             },
         }
     }
 
-    /// `self / c` for `c > 0`: writes `self = c*q + r` with every coefficient
-    /// of `r` in `0..c`, so that `self / c == q + r / c`; then cancels the
-    /// common factor of `r` and `c`.
-    fn div_by_positive(&self, c: i64) -> Res<Nat> {
-        let terms = match &self.0 {
-            _ if c == 1 => return Ok(self.clone()),
-            Repr::Overflow => return Err(Overflow),
-            Repr::Const(a) => return Ok(Nat::cst(a.div_euclid(c))),
-            Repr::Poly(terms) => terms,
+    /// The irreducible division `self / other` for a non-constant `other`, in
+    /// canonical form `Div(a, b) / l`: the divisor `b` has coprime integer
+    /// coefficients and a positive leading one, and the dividend `a` integer
+    /// coefficients. So `n / (2*m)` and `(n / 2) / m` are both `(n / m)/2`.
+    ///
+    /// Dividing both operands by the same number leaves the quotient as it
+    /// is, and multiplying it by the integer `l` keeps it an integer, so the
+    /// atom is an integer wherever `self / other` is.
+    fn div_atom(&self, other: &Nat) -> Res<Nat> {
+        let g = content(other.poly_terms())?;
+        let g = if other.leading_coef().is_negative() {
+            g.neg()?
+        } else {
+            g
         };
-        let (mut quotient, mut rest) = (Vec::new(), Vec::new());
-        for t in terms.iter() {
-            let (q, r) = (t.coef.div_euclid(c), t.coef.rem_euclid(c));
-            if q != 0 {
-                quotient.push(Term {
-                    mono: t.mono.clone(),
-                    coef: q,
-                });
-            }
-            if r != 0 {
-                rest.push(Term {
-                    mono: t.mono.clone(),
-                    coef: r,
-                });
-            }
-        }
-        let quotient = Nat::from_sorted(quotient);
-        // A constant remainder lies in `0..c`, so it contributes nothing.
-        if rest.iter().all(|t| t.mono.is_one()) {
-            return Ok(quotient);
-        }
-        let g = content_gcd(&rest, c);
-        let rest = Nat::from_sorted(divide_coefs(rest, g));
-        let atom = Nat::from_atom(Atom::Div(rest, Nat::cst(c / g)));
-        quotient.combine(&atom, false)
+        let (dividend, divisor) = (self.scale(g.recip()?)?, other.scale(g.recip()?)?);
+        // The gcd of rational coefficients has the lcm of their denominators
+        // as its denominator.
+        let l = Ratio::int(content(&dividend.terms())?.denom());
+        let atom = Nat::from_atom(Atom::Div(dividend.scale(l)?, divisor));
+        atom.scale(l.recip()?)
     }
 
     fn try_rem(&self, other: &Nat) -> Res<Nat> {
         self.check_overflow(other)?;
         let atom = || Ok(Nat::from_atom(Atom::Mod(self.clone(), other.clone())));
-        match other.0 {
-            Repr::Const(0) => atom(),
-            Repr::Const(c) if c > 0 => self.rem_by_positive(c),
-            // a % (-c) == a % c in Euclidean semantics.
-            Repr::Const(c) => match c.checked_neg() {
-                Some(p) => self.rem_by_positive(p),
-                None => atom(),
+        match &other.0 {
+            // a % (-c) == a % c for Euclidean remainders.
+            Repr::Const(c) => match c.to_integer().and_then(i64::checked_abs) {
+                Some(0) | None => atom(),
+                Some(c) => self.rem_by_positive(c),
             },
+            // `self` is a multiple of `other` if the quotient has integer
+            // coefficients (and so is an integer).
             _ => match exact_div(&self.terms(), &other.terms()) {
-                Some(_) => Ok(Nat::ZERO),
-                None => atom(),
+                Some(q) if q.is_integral() => Ok(Nat::ZERO),
+                _ => atom(),
             },
         }
     }
 
-    /// `self % c` for `c > 0`: reduces every coefficient modulo `c`, then
-    /// pulls out the common factor `g` of the rest and `c`, using
-    /// `(g*x) % (g*d) == g * (x % d)`.
+    /// `self % c` for an integer `c > 0`. Reduces every coefficient to
+    /// `0 <= coef < c`, which subtracts integer multiples of `c` (the atoms
+    /// are integers); then pulls out the common factor `g` of the rest and
+    /// `c`, using `(g*x) % (g*d) == g * (x % d)`, which leaves `x` with
+    /// integer coefficients and `d` an integer.
     fn rem_by_positive(&self, c: i64) -> Res<Nat> {
         let terms = match &self.0 {
             Repr::Overflow => return Err(Overflow),
-            Repr::Const(a) => return Ok(Nat::cst(a.rem_euclid(c))),
+            Repr::Const(a) => {
+                return Ok(match a.to_integer() {
+                    Some(a) => Nat::cst(a.rem_euclid(c)),
+                    // A fraction has no remainder.
+                    None => Nat::from_atom(Atom::Mod(self.clone(), Nat::cst(c))),
+                });
+            }
             Repr::Poly(terms) => terms,
         };
-        let rest: Vec<Term> = terms
-            .iter()
-            .filter_map(|t| {
-                let coef = t.coef.rem_euclid(c);
-                (coef != 0).then(|| Term {
+        let mut rest = Vec::with_capacity(terms.len());
+        for t in terms.iter() {
+            let coef = t.coef.rem_euclid(c)?;
+            if !coef.is_zero() {
+                rest.push(Term {
                     mono: t.mono.clone(),
                     coef,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         match rest.as_slice() {
             [] => return Ok(Nat::ZERO),
-            [t] if t.mono.is_one() => return Ok(Nat::cst(t.coef)),
+            [t] if t.mono.is_one() => return Nat::from_ratio(t.coef).rem_by_positive(c),
             _ => {}
         }
-        let g = content_gcd(&rest, c);
-        let rest = Nat::from_sorted(divide_coefs(rest, g));
-        Nat::from_atom(Atom::Mod(rest, Nat::cst(c / g))).scale(g)
+        let c = Ratio::int(c);
+        let g = content(&rest)?.gcd(c)?;
+        let rest = Nat::from_sorted(rest).scale(g.recip()?)?;
+        Nat::from_atom(Atom::Mod(rest, Nat::from_ratio(c.div(g)?))).scale(g)
     }
 
     fn try_pow(&self, other: &Nat) -> Res<Nat> {
@@ -810,13 +818,16 @@ impl Nat {
         match (&self.0, e) {
             (_, 0) => Some(Nat::ONE),
             (_, 1) => Some(self.clone()),
-            (Repr::Const(x), _) => pow_i64(*x, e).map(Nat::cst),
+            (Repr::Const(x), _) => match x.to_integer() {
+                Some(x) => pow_i64(x, e).map(Nat::cst),
+                None => x.pow(u32::try_from(e).ok()?).ok().map(Nat::from_ratio),
+            },
             (Repr::Poly(terms), _) => match &terms[..] {
                 [t] => {
                     let e = u32::try_from(e).ok()?;
                     let term = Term {
                         mono: t.mono.pow(e).ok()?,
-                        coef: t.coef.checked_pow(e)?,
+                        coef: t.coef.pow(e).ok()?,
                     };
                     Some(Nat::from_sorted(vec![term]))
                 }
@@ -871,14 +882,14 @@ impl Nat {
     }
 
     /// The coefficient of the greatest term in display order.
-    fn leading_coef(&self) -> i64 {
+    fn leading_coef(&self) -> Ratio {
         match &self.0 {
             Repr::Const(c) => *c,
-            Repr::Overflow => 0,
+            Repr::Overflow => Ratio::ZERO,
             Repr::Poly(terms) => terms
                 .iter()
                 .max_by(|x, y| graded_cmp(&x.mono, &y.mono))
-                .map_or(0, |t| t.coef),
+                .map_or(Ratio::ZERO, |t| t.coef),
         }
     }
 }
@@ -920,7 +931,10 @@ impl Atom {
     fn eval(&self, env: &dyn Fn(&NatVar) -> Option<i64>) -> Option<i64> {
         match self {
             Atom::Var(v) => env(v),
-            Atom::Div(a, b) => a.eval(env)?.checked_div_euclid(b.eval(env)?),
+            Atom::Div(a, b) => {
+                let (a, b) = (a.eval(env)?, b.eval(env)?);
+                (a.checked_rem(b)? == 0).then(|| a.checked_div(b))?
+            }
             Atom::Mod(a, b) => a.eval(env)?.checked_rem_euclid(b.eval(env)?),
             Atom::Pow(a, b) => pow_i64(a.eval(env)?, b.eval(env)?),
         }
@@ -941,15 +955,17 @@ const PRIMARY: u8 = 3;
 impl Nat {
     fn level(&self) -> u8 {
         match &self.0 {
-            Repr::Const(c) if *c < 0 => SUM,
+            Repr::Const(c) if c.is_negative() => SUM,
+            // `7/2`
+            Repr::Const(c) if !c.is_integer() => PRODUCT,
             Repr::Const(_) | Repr::Overflow => PRIMARY,
             Repr::Poly(terms) => match &terms[..] {
-                [t] if t.coef == 1 => match &t.mono.0[..] {
+                [t] if t.coef == Ratio::ONE => match &t.mono.0[..] {
                     [(atom, 1)] => atom.level(),
                     [_] => POWER,
                     _ => PRODUCT,
                 },
-                [t] if t.coef > 1 => PRODUCT,
+                [t] if !t.coef.is_negative() => PRODUCT,
                 _ => SUM,
             },
         }
@@ -1000,29 +1016,35 @@ impl fmt::Display for Atom {
     }
 }
 
-/// Writes `|t.coef| * t.mono`.
+/// Writes `|t.coef| * t.mono` as `a*mono/b` for the coefficient `±a/b`,
+/// leaving out `1*` and `/1`: `n`, `3*n`, `n/4`, `3*n*m/4`, `3/4`.
 fn write_term_magnitude(t: &Term, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let magnitude = t.coef.unsigned_abs();
+    let (num, den) = (t.coef.numer().unsigned_abs(), t.coef.denom());
     if t.mono.is_one() {
-        return write!(f, "{magnitude}");
-    }
-    let alone = magnitude == 1 && t.mono.0.len() == 1;
-    let mut first = true;
-    if magnitude != 1 {
-        write!(f, "{magnitude}")?;
-        first = false;
-    }
-    for (atom, e) in &t.mono.0 {
-        if !first {
-            f.write_str("*")?;
+        write!(f, "{num}")?;
+    } else {
+        // A lone atom may be a division or remainder: `n % m`, not `(n % m)`.
+        let alone = num == 1 && den == 1 && t.mono.0.len() == 1;
+        let mut first = true;
+        if num != 1 {
+            write!(f, "{num}")?;
+            first = false;
         }
-        first = false;
-        if *e == 1 {
-            atom.write_at(f, if alone { PRODUCT } else { POWER })?;
-        } else {
-            atom.write_at(f, PRIMARY)?;
-            write!(f, "^{e}")?;
+        for (atom, e) in &t.mono.0 {
+            if !first {
+                f.write_str("*")?;
+            }
+            first = false;
+            if *e == 1 {
+                atom.write_at(f, if alone { PRODUCT } else { POWER })?;
+            } else {
+                atom.write_at(f, PRIMARY)?;
+                write!(f, "^{e}")?;
+            }
         }
+    }
+    if den != 1 {
+        write!(f, "/{den}")?;
     }
     Ok(())
 }
@@ -1030,21 +1052,23 @@ fn write_term_magnitude(t: &Term, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 impl fmt::Display for Nat {
     /// Prints the nat in the RISE nat grammar: positive terms first, then
     /// negative ones, each group by descending degree with the constant last.
+    /// A fractional coefficient divides its term: `3*n/4 - 1/2`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let terms = match &self.0 {
-            Repr::Const(c) if *c < 0 => return write!(f, "0 - {}", c.unsigned_abs()),
-            Repr::Const(c) => return write!(f, "{c}"),
-            Repr::Overflow => return f.write_str("<overflow>"),
-            Repr::Poly(terms) => terms,
-        };
+        if self.is_overflow() {
+            return f.write_str("<overflow>");
+        }
+        if self.is_zero() {
+            return f.write_str("0");
+        }
+        let terms = self.terms();
         let mut order: Vec<&Term> = terms.iter().collect();
         order.sort_by(|x, y| {
-            (x.coef < 0)
-                .cmp(&(y.coef < 0))
+            (x.coef.is_negative())
+                .cmp(&y.coef.is_negative())
                 .then_with(|| graded_cmp(&y.mono, &x.mono))
         });
         for (i, t) in order.iter().enumerate() {
-            match (i, t.coef < 0) {
+            match (i, t.coef.is_negative()) {
                 (0, false) => {}
                 (0, true) => f.write_str("0 - ")?,
                 (_, false) => f.write_str(" + ")?,
@@ -1162,8 +1186,8 @@ pub type Solution = BTreeMap<u32, Nat>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SolveError {
     /// Equation `index` is false whatever the unknowns are, e.g. `5 = 6`, or
-    /// `3 * ?1 = 1000` (no integer solution), or `n = m` for distinct named
-    /// variables.
+    /// `3 * ?1 = 1000` (no integer solution), or `?1 + 5 = 2` (no natural
+    /// solution), or `n = m` for distinct named variables.
     False {
         /// Position of the equation in the input.
         index: usize,
@@ -1225,9 +1249,12 @@ const OVERFLOW_REASON: &str = "integer overflow";
 /// then solving resumes. Values may thus mention unknowns without a value.
 /// Unknowns that occur in no equation are absent from the solution.
 ///
-/// A non-exact quotient such as `?1 * 32 = n` is accepted symbolically
-/// (`?1 := n / 32`), unless it can never be an integer (`3 * ?1 = 1000`,
-/// `2 * ?1 = 2*n + 1`) or is a negative constant, which is [`SolveError::False`].
+/// Linear equations are solved exactly over the rationals. A symbolic
+/// solution with fractions such as `?1 := n/32` (from `?1 * 32 = n`) is
+/// accepted, assuming divisibility as RISE does, unless it can never be an
+/// integer (`2 * ?1 = 2*n + 1` gives `n + 1/2`). That, a constant solution
+/// that is not an integer (`3 * ?1 = 1000`) and a negative constant solution
+/// are [`SolveError::False`].
 ///
 /// ```
 /// use elevate_rise::nat::{solve, Equation, Nat};
@@ -1237,6 +1264,9 @@ const OVERFLOW_REASON: &str = "integer overflow";
 /// let eqs = [Equation::new(&(&Nat::cst(1) * &x) + &Nat::cst(3), &n + &Nat::cst(2))];
 /// let solution = solve(&eqs).unwrap();
 /// assert_eq!(solution[&1], &n - &Nat::cst(1));
+///
+/// let quarter = [Equation::new(&x * &Nat::cst(4), n.clone())];
+/// assert_eq!(solve(&quarter).unwrap()[&1].to_string(), "n/4");
 ///
 /// let bad = [Equation::new(&Nat::cst(3) * &x, Nat::cst(1000))];
 /// assert!(solve(&bad).is_err());
@@ -1347,37 +1377,41 @@ fn examine(lhs: &Nat, rhs: &Nat) -> Result<Step, String> {
 /// Solves `a * x + b = 0` for `x`, where `a != 0` and `b` contain no unknowns.
 fn solve_linear(a: &Nat, b: &Nat) -> Result<Nat, String> {
     // x = (-b) / a, with the sign normalized so that `a` leads positively.
-    let (a, dividend) = if a.leading_coef() < 0 {
+    let (a, dividend) = if a.leading_coef().is_negative() {
         (a.neg(), b.clone())
     } else {
         (a.clone(), b.neg())
     };
-    if a.is_overflow() || dividend.is_overflow() {
+    let value = dividend.div(&a);
+    if value.is_overflow() {
         return Err(OVERFLOW_REASON.into());
     }
-    if let Some(c) = a.as_const() {
-        // `dividend` is divisible by `c` for some values only if its constant
-        // term is divisible by gcd(c, the other coefficients).
-        let terms = dividend.terms();
-        let constant = terms.iter().find(|t| t.mono.is_one()).map_or(0, |t| t.coef);
-        let g = terms
-            .iter()
-            .filter(|t| !t.mono.is_one())
-            .fold(c, |g, t| gcd(g, t.coef));
-        if constant % g != 0 {
-            return Err(if dividend.is_const() {
-                format!("{dividend} is not divisible by {c}")
-            } else {
-                format!("{dividend} is never divisible by {c}")
-            });
-        }
+    if !can_be_integer(&value).map_err(|Overflow| OVERFLOW_REASON)? {
+        return Err(if value.is_const() {
+            format!("{dividend} is not divisible by {a}")
+        } else {
+            format!("{dividend} is never divisible by {a}")
+        });
     }
-    let value = dividend.div(&a);
     match value.as_const() {
-        _ if value.is_overflow() => Err(OVERFLOW_REASON.into()),
         Some(v) if v < 0 => Err(format!("the solution {v} is negative")),
         _ => Ok(value),
     }
+}
+
+/// Whether `value` is an integer for some integer values of its atoms. It is
+/// not when its constant term `k` is a fraction whose denominator does not
+/// divide that of the gcd `g` of the other coefficients: the other terms add
+/// up to a multiple of `g`, so `k` plus them is never an integer. For
+/// example, `n + 1/2` never is, while `n/2 + 1/2` is for odd `n`.
+fn can_be_integer(value: &Nat) -> Res<bool> {
+    let terms = value.terms();
+    // The constant term comes first: the monomial `1` is the smallest.
+    let (constant, others) = match terms.split_first() {
+        Some((t, others)) if t.mono.is_one() => (t.coef, others),
+        _ => (Ratio::ZERO, &terms[..]),
+    };
+    Ok(content(others)?.denom() % constant.denom() == 0)
 }
 
 /// For `diff = 0`: binds the highest-numbered unknown that occurs linearly
@@ -1415,119 +1449,9 @@ mod tests {
         Nat::unknown(k)
     }
 
-    // -- A tiny parser for the RISE nat grammar (tests only). --
-
-    #[derive(Clone, Debug, PartialEq)]
-    enum Tok {
-        Int(i64),
-        Ident(String),
-        Sym(char),
-    }
-
-    fn tokenize(s: &str) -> Option<Vec<Tok>> {
-        let chars: Vec<char> = s.chars().collect();
-        let mut toks = Vec::new();
-        let mut i = 0;
-        while let Some(&ch) = chars.get(i) {
-            if ch.is_whitespace() {
-                i += 1;
-            } else if ch.is_ascii_digit() {
-                let start = i;
-                while chars.get(i).is_some_and(char::is_ascii_digit) {
-                    i += 1;
-                }
-                let text: String = chars[start..i].iter().collect();
-                toks.push(Tok::Int(text.parse().ok()?));
-            } else if ch.is_alphabetic() || ch == '_' {
-                let start = i;
-                while chars
-                    .get(i)
-                    .is_some_and(|c| c.is_alphanumeric() || *c == '_')
-                {
-                    i += 1;
-                }
-                toks.push(Tok::Ident(chars[start..i].iter().collect()));
-            } else if "+-*/%^()".contains(ch) {
-                toks.push(Tok::Sym(ch));
-                i += 1;
-            } else {
-                return None;
-            }
-        }
-        Some(toks)
-    }
-
-    struct Parser {
-        toks: Vec<Tok>,
-        pos: usize,
-    }
-
-    impl Parser {
-        fn peek_sym(&self) -> Option<char> {
-            match self.toks.get(self.pos) {
-                Some(Tok::Sym(c)) => Some(*c),
-                _ => None,
-            }
-        }
-
-        fn sum(&mut self) -> Option<Nat> {
-            let mut acc = self.product()?;
-            while let Some(op @ ('+' | '-')) = self.peek_sym() {
-                self.pos += 1;
-                let rhs = self.product()?;
-                acc = if op == '+' { &acc + &rhs } else { &acc - &rhs };
-            }
-            Some(acc)
-        }
-
-        fn product(&mut self) -> Option<Nat> {
-            let mut acc = self.power()?;
-            while let Some(op @ ('*' | '/' | '%')) = self.peek_sym() {
-                self.pos += 1;
-                let rhs = self.power()?;
-                acc = match op {
-                    '*' => &acc * &rhs,
-                    '/' => &acc / &rhs,
-                    _ => &acc % &rhs,
-                };
-            }
-            Some(acc)
-        }
-
-        fn power(&mut self) -> Option<Nat> {
-            let base = self.primary()?;
-            if self.peek_sym() == Some('^') {
-                self.pos += 1;
-                let exponent = self.power()?;
-                return Some(base.pow(&exponent));
-            }
-            Some(base)
-        }
-
-        fn primary(&mut self) -> Option<Nat> {
-            let tok = self.toks.get(self.pos)?.clone();
-            self.pos += 1;
-            match tok {
-                Tok::Int(v) => Some(c(v)),
-                Tok::Ident(name) => Some(Nat::named(&name)),
-                Tok::Sym('(') => {
-                    let inner = self.sum()?;
-                    (self.peek_sym() == Some(')')).then_some(())?;
-                    self.pos += 1;
-                    Some(inner)
-                }
-                Tok::Sym(_) => None,
-            }
-        }
-    }
-
+    /// Parses with the RISE parser, so that printing is checked against it.
     fn parse(s: &str) -> Option<Nat> {
-        let mut parser = Parser {
-            toks: tokenize(s)?,
-            pos: 0,
-        };
-        let nat = parser.sum()?;
-        (parser.pos == parser.toks.len()).then_some(nat)
+        crate::parser::parse_nat(s).ok()
     }
 
     fn p(s: &str) -> Nat {
@@ -1553,27 +1477,84 @@ mod tests {
     }
 
     #[test]
+    fn division_is_exact() {
+        let (n, m, k) = (n(), m(), Nat::named("k"));
+        // Splitting into chunks of 4 and joining them gives the length back.
+        assert_eq!(&(&n / &c(4)) * &c(4), n);
+        assert_eq!(&c(4) * &(&n / &c(4)), n);
+        assert_eq!(&(&(&n / &c(4)) / &c(8)) * &c(32), n);
+        // Division by a constant distributes over sums.
+        assert_eq!(&(&n + &m) / &c(3), &(&n / &c(3)) + &(&m / &c(3)));
+        // Division by a variable does not: `n / k` need not be an integer
+        // where `(n + m) / k` is.
+        assert_ne!(&(&n + &m) / &k, &(&n / &k) + &(&m / &k));
+        assert_eq!(&(&c(2) * &n) / &c(4), &n / &c(2));
+        assert_eq!(p("(n*32)/32"), n);
+        assert_eq!(p("(n*m)/m"), n);
+        assert_eq!(p("(n*m + m)/m"), p("n + 1"));
+        assert_eq!(p("(n*m) / (2*m)"), p("n/2"));
+        assert_eq!(p("(n + 1) / (2*n + 2)"), p("1/2"));
+        // A division atom has one normal form however it was written.
+        assert_eq!(p("n / (2*m)"), p("(n / 2) / m"));
+        assert_eq!(p("n / (2*m)"), p("(n / m) / 2"));
+        assert_eq!(p("(0 - n) / (0 - m)"), p("n / m"));
+        assert_ne!(p("n / m"), n);
+        // Fractional constants are constants, but not integers.
+        let half = p("7 / 2");
+        assert!(half.is_const() && !half.is_integral());
+        assert_eq!(half.as_const(), None);
+        assert_eq!(&half * &c(2), c(7));
+        assert_eq!(p("1/2 + 1/2"), c(1));
+        assert!(!p("n/2").is_integral() && !p("n*n/2 + n/2").is_integral());
+        assert!(p("2*n + n / m").is_integral());
+    }
+
+    #[test]
+    fn remainders() {
+        let k = Nat::named("k");
+        assert_eq!(&(&(&c(4) * &k) + &c(1)) % &c(4), c(1));
+        assert_eq!(&(&c(4) * &k) % &c(4), c(0));
+        assert_eq!(p("(4*k + 5) % 4"), c(1));
+        assert_eq!(p("(4*k - 1) % 4"), c(3));
+        assert_eq!(p("(8*k + 4*n + 6) % 4"), c(2));
+        assert_eq!(p("(4*k + 1) % (0 - 4)"), c(1));
+        assert_eq!(p("7 % 2"), c(1));
+        assert_eq!(p("(0 - 7) % 2"), c(1));
+        // Not every coefficient is a multiple: a remainder atom remains.
+        assert_eq!(p("(n + 5) % 4"), p("(n + 1) % 4"));
+        assert_eq!(p("(2*n + 2) % 4"), p("2 * ((n + 1) % 2)"));
+        assert_eq!(p("(n/2 + 1/2) % 4"), p("((n + 1) % 8) / 2"));
+        assert_ne!(p("(2*k + 1) % 4"), c(1));
+        assert_ne!(p("(k/4) % 1"), c(0));
+        // By polynomials: zero only for an integral quotient.
+        assert_eq!(p("(n*m) % m"), c(0));
+        assert_eq!(p("(n*m + 2*m) % m"), c(0));
+        assert_ne!(p("n % (2*n)"), c(0));
+        // Fractions have no remainder.
+        assert_eq!(p("(7/2) % 2").eval(&|_| None), None);
+    }
+
+    #[test]
     fn more_equalities() {
         assert_eq!(p("(n + 32) / 32"), p("n / 32 + 1"));
         assert_eq!(p("(n*n - 1) / (n - 1)"), p("n + 1"));
         assert_eq!(p("(2*n + 2) / (n + 1)"), c(2));
-        assert_eq!(p("(n + 1) / (2*n + 2)"), p("(n + 1) / (2*n + 2)"));
-        assert_ne!(p("(n + 1) / (2*n + 2)"), c(0));
         assert_eq!(p("(2*n + 2) / 4"), p("(n + 1) / 2"));
-        assert_eq!(p("(n + 5) % 4"), p("(n + 1) % 4"));
-        assert_eq!(p("(2*n + 2) % 4"), p("2 * ((n + 1) % 2)"));
-        assert_eq!(p("(n*m) % m"), c(0));
-        assert_eq!(p("7 / 2"), c(3));
-        assert_eq!(p("7 % 2"), c(1));
         assert_eq!(p("n / 1"), n());
         assert_eq!(p("(4*n) / (0 - 2)"), p("0 - 2*n"));
         assert_eq!(p("(n + 1)^2"), p("n*n + 2*n + 1"));
+        assert_eq!(p("(n / 2)^2"), p("n*n / 4"));
+        assert_eq!(p("(1/2)^3"), p("1/8"));
         assert_eq!(p("1^n"), c(1));
         assert_eq!(p("n^m * 2"), p("2 * n^m"));
         assert!(p("n / 0").eval(&|_| Some(1)).is_none());
         assert_eq!(
             (&u(1) * &c(32)).substitute(&|_| Some(&n() * &c(2))),
             &c(64) * &n()
+        );
+        assert_eq!(
+            (&u(1) / &m()).substitute(&|v| (*v == NatVar::Unknown(1)).then(|| &n() * &m())),
+            n()
         );
         assert_eq!(
             p("n ^ m").substitute(&|v| (v.to_string() == "m").then(|| c(2))),
@@ -1596,16 +1577,26 @@ mod tests {
     #[test]
     fn eval_works() {
         let env = |v: &NatVar| match v.to_string().as_str() {
-            "n" => Some(10),
+            "n" => Some(12),
             "m" => Some(3),
+            "k" => Some(10),
             _ => None,
         };
-        assert_eq!(
-            p("n*m + n / m - n % m + 2^m").eval(&env),
-            Some(30 + 3 - 1 + 8)
-        );
-        assert_eq!(p("k + 1").eval(&env), None);
+        assert_eq!(p("n*m + n / m - n % m + 2^m").eval(&env), Some(36 + 4 + 8));
+        assert_eq!(p("j + 1").eval(&env), None);
         assert_eq!(p("n / (m - 3)").eval(&env), None);
+        // Inexact divisions do not evaluate.
+        assert_eq!(p("k / 4").eval(&env), None);
+        assert_eq!(p("k / m").eval(&env), None);
+        assert_eq!(p("2 * (k / m)").eval(&env), None);
+        assert_eq!(p("(k / 4) % 2").eval(&env), None);
+        assert_eq!(p("2 ^ (k / 4)").eval(&env), None);
+        assert_eq!(p("5/2").eval(&env), None);
+        // ... but fractional terms may add up to an integer.
+        assert_eq!(p("(k + m + 1) / 2").eval(&env), Some(7));
+        assert_eq!(p("(k / 4) * 4").eval(&env), Some(10));
+        assert_eq!(p("n / (2*m)").eval(&env), Some(2));
+        assert_eq!(p("k*k/2 + k/2").eval(&env), Some(55));
     }
 
     #[test]
@@ -1618,6 +1609,11 @@ mod tests {
         assert_eq!(sum.to_string(), "<overflow>");
         assert!((&c(i64::MIN) - &c(1)).is_overflow());
         assert!((&(&big * &n()) * &c(2)).is_overflow());
+        // Denominators overflow, too.
+        let tiny = &c(1) / &big;
+        assert!(!tiny.is_overflow());
+        assert!((&tiny / &c(2)).is_overflow());
+        assert!((&(&n() / &big) + &(&n() / &c(i64::MAX - 1))).is_overflow());
         // Powers stay symbolic instead.
         let huge = c(2).pow(&c(100));
         assert!(!huge.is_overflow() && !huge.is_const());
@@ -1625,12 +1621,16 @@ mod tests {
         assert_eq!(parse(&huge.to_string()), Some(huge.clone()));
         assert!(!p("(n + 1)^100").is_overflow());
         assert!(!n().pow(&c(i64::MAX)).is_overflow());
+        assert!(!tiny.pow(&c(2)).is_overflow());
         // Division corner cases.
-        assert_eq!(&c(i64::MIN) / &c(-1), &c(i64::MIN) / &c(-1));
-        let _ = &c(i64::MIN) % &c(-1);
+        assert!((&c(i64::MIN) / &c(-1)).is_overflow());
+        assert_eq!(&c(i64::MIN) % &c(-1), c(0));
         let _ = &(&c(i64::MIN) * &n()) / &c(i64::MIN);
+        let _ = &(&c(i64::MIN) * &n()) / &(&c(-1) * &m());
         let _ = &(&c(i64::MIN) * &n()) % &(&c(-1) * &m());
+        let _ = &(&c(i64::MIN) * &n()) % &c(i64::MIN);
         let _ = c(i64::MIN).to_string();
+        let _ = (&c(i64::MIN) / &c(3)).to_string();
         let eq = [Equation::new(&u(1) * &c(2), sum)];
         assert!(matches!(solve(&eq), Err(SolveError::False { .. })));
     }
@@ -1649,13 +1649,27 @@ mod tests {
             ("0 - n", "0 - n"),
             ("0 - n - 3", "0 - n - 3"),
             ("(n + m) * (n + m)", "m^2 + 2*m*n + n^2"),
-            ("n / 32", "n / 32"),
-            ("2 * (n / 32)", "2*(n / 32)"),
-            ("n / (2*m)", "n / (2*m)"),
+            ("n / 32", "n/32"),
+            ("2 * (n / 32)", "n/16"),
+            ("3 * n / 4", "3*n/4"),
+            ("(3 * n) / 4", "3*n/4"),
+            ("n * m / 32", "m*n/32"),
+            ("(2*n + 2) / 4", "n/2 + 1/2"),
+            ("n / 2 - 3 / 4", "n/2 - 3/4"),
+            ("7 / 2", "7/2"),
+            ("0 - 7 / 2", "0 - 7/2"),
+            ("(n / 2) * (n / 2)", "n^2/4"),
+            ("n / m", "n / m"),
+            ("2 * (n / m)", "2*(n / m)"),
+            ("n / (2*m)", "(n / m)/2"),
+            ("2 * (n / m) / 3", "2*(n / m)/3"),
+            ("n / (m*k + 1)", "n / (k*m + 1)"),
             ("(n + 1) % m", "(n + 1) % m"),
+            ("(n / 2) % m", "n/2 % m"),
             ("n ^ m ^ k", "n^m^k"),
             ("(n ^ m) ^ k", "(n^m)^k"),
-            ("(n / 2) * (n / 2)", "(n / 2)^2"),
+            ("(n / 2) ^ m", "(n/2)^m"),
+            ("n ^ (1 / 2)", "n^(1/2)"),
         ];
         for (input, expected) in cases {
             assert_eq!(p(input).to_string(), expected, "for {input}");
@@ -1678,6 +1692,11 @@ mod tests {
             "(n % 3) ^ 3",
             "5 / 0 + n % 0",
             "(n*n - m) / (n + m) * (n / 2)",
+            "3*n/4 - 5/7",
+            "0 - 1/2",
+            "(n / 3) / m + (n/2) % m - 2 / (3*m)",
+            "(n/2)^m + m^(1/3) + (1/2)^m",
+            "(n / m) % (k / 2)",
         ];
         for s in cases {
             let x = p(s);
@@ -1704,7 +1723,7 @@ mod tests {
         assert_eq!(solved(&[eq(&c(32) * &u(1), c(1024))]), [(1, "32".into())]);
         let s = solve(&[eq(&u(1) * &c(32), n())]).unwrap();
         assert_eq!(s[&1], &n() / &c(32));
-        assert_eq!(s[&1].to_string(), "n / 32");
+        assert_eq!(s[&1].to_string(), "n/32");
         assert_eq!(
             solved(&[eq(&(&c(1) * &u(1)) + &c(3), &n() + &c(2))]),
             [(1, "n - 1".into())]
@@ -1723,6 +1742,40 @@ mod tests {
             [(1, "n".into())]
         );
         assert_eq!(solved(&[eq(&n() * &u(1), &n() * &m())]), [(1, "m".into())]);
+    }
+
+    #[test]
+    fn solver_divides_exactly() {
+        // split(4) on an array of length n, 12 and 10.
+        assert_eq!(solved(&[eq(&u(1) * &c(4), n())]), [(1, "n/4".into())]);
+        assert_eq!(solved(&[eq(&u(1) * &c(4), c(12))]), [(1, "3".into())]);
+        let err = solve(&[eq(&u(1) * &c(4), c(10))]).unwrap_err();
+        assert!(matches!(err, SolveError::False { index: 0, .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "4*?1 = 10 has no solution: 10 is not divisible by 4"
+        );
+        // Fractions are fine where the solution can be an integer.
+        assert_eq!(
+            solved(&[eq(&u(1) * &c(4), &n() + &c(2))]),
+            [(1, "n/4 + 1/2".into())]
+        );
+        assert_eq!(solved(&[eq(&u(1) / &c(2), n())]), [(1, "2*n".into())]);
+        assert_eq!(
+            solved(&[eq(&(&c(3) * &u(1)) / &c(4), &n() / &c(2))]),
+            [(1, "2*n/3".into())]
+        );
+        assert_eq!(solved(&[eq(&m() * &u(1), n())]), [(1, "n / m".into())]);
+        // ... and an error where it cannot.
+        let err = solve(&[eq(&c(2) * &u(1), &(&c(2) * &n()) + &c(1))]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "2*?1 = 2*n + 1 has no solution: 2*n + 1 is never divisible by 2"
+        );
+        assert!(matches!(
+            solve(&[eq(&u(1) + &c(1), c(1) / c(2))]),
+            Err(SolveError::False { .. })
+        ));
     }
 
     #[test]
@@ -1747,16 +1800,16 @@ mod tests {
             solve(&[eq(&u(1) + &c(5), c(2))]),
             Err(SolveError::False { .. })
         ));
-        assert!(matches!(
-            solve(&[eq(&c(2) * &u(1), &(&c(2) * &n()) + &c(1))]),
-            Err(SolveError::False { .. })
-        ));
         let err = solve(&[eq(&u(1) * &u(2), c(1024))]).unwrap_err();
         assert!(matches!(err, SolveError::Unsolvable { index: 0, .. }));
         assert!(err.to_string().starts_with("cannot solve ?1*?2 = 1024"));
         assert!(matches!(
-            solve(&[eq(c(1), c(1)), eq(&u(1) / &c(2), n())]),
+            solve(&[eq(c(1), c(1)), eq(&u(1) / &m(), n())]),
             Err(SolveError::Unsolvable { index: 1, .. })
+        ));
+        assert!(matches!(
+            solve(&[eq(&u(1) % &c(2), n())]),
+            Err(SolveError::Unsolvable { index: 0, .. })
         ));
     }
 
@@ -1785,6 +1838,7 @@ mod tests {
         Mul(Box<Expr>, Box<Expr>),
         Div(Box<Expr>, Box<Expr>),
         Rem(Box<Expr>, Box<Expr>),
+        Pow(Box<Expr>, Box<Expr>),
     }
 
     const NAMES: [&str; 3] = ["a", "b", "c"];
@@ -1795,7 +1849,7 @@ mod tests {
         let choice = if depth == 0 {
             u8::arbitrary(g) % 2
         } else {
-            u8::arbitrary(g) % 13
+            u8::arbitrary(g) % 15
         };
         match choice {
             0 => Expr::Lit(small(g, 10)),
@@ -1803,10 +1857,11 @@ mod tests {
             2 | 3 => Expr::Add(sub(g), sub(g)),
             4 | 5 => Expr::Sub(sub(g), sub(g)),
             6..=8 => Expr::Mul(sub(g), sub(g)),
-            9 => Expr::Div(sub(g), Box::new(Expr::Lit(1 + small(g, 6)))),
-            10 => Expr::Rem(sub(g), Box::new(Expr::Lit(1 + small(g, 6)))),
-            11 => Expr::Div(sub(g), sub(g)),
-            _ => Expr::Rem(sub(g), sub(g)),
+            9 | 10 => Expr::Div(sub(g), Box::new(Expr::Lit(1 + small(g, 6)))),
+            11 => Expr::Rem(sub(g), Box::new(Expr::Lit(1 + small(g, 6)))),
+            12 => Expr::Div(sub(g), sub(g)),
+            13 => Expr::Rem(sub(g), sub(g)),
+            _ => Expr::Pow(sub(g), Box::new(Expr::Lit(small(g, 4)))),
         }
     }
 
@@ -1822,18 +1877,27 @@ mod tests {
                 | Expr::Sub(a, b)
                 | Expr::Mul(a, b)
                 | Expr::Div(a, b)
-                | Expr::Rem(a, b) => Box::new([(**a).clone(), (**b).clone()].into_iter()),
+                | Expr::Rem(a, b)
+                | Expr::Pow(a, b) => Box::new([(**a).clone(), (**b).clone()].into_iter()),
             }
         }
     }
 
-    /// Non-negative values for `a`, `b`, `c`.
+    /// Positive values for `a`, `b`, `c`, often with many divisors.
     #[derive(Clone, Debug)]
     struct Env([i64; 3]);
 
     impl Arbitrary for Env {
         fn arbitrary(g: &mut Gen) -> Env {
-            Env([(); 3].map(|()| i64::from(u8::arbitrary(g) % 21)))
+            const SMOOTH: [i64; 8] = [2, 4, 6, 8, 12, 16, 24, 48];
+            Env([(); 3].map(|()| {
+                let x = u8::arbitrary(g);
+                if x % 2 == 0 {
+                    SMOOTH[usize::from(x / 2) % SMOOTH.len()]
+                } else {
+                    1 + i64::from(x % 20)
+                }
+            }))
         }
     }
 
@@ -1855,11 +1919,13 @@ mod tests {
                 Expr::Mul(a, b) => &a.to_nat() * &b.to_nat(),
                 Expr::Div(a, b) => &a.to_nat() / &b.to_nat(),
                 Expr::Rem(a, b) => &a.to_nat() % &b.to_nat(),
+                Expr::Pow(a, b) => a.to_nat().pow(&b.to_nat()),
             }
         }
 
-        /// Direct evaluation with floor division on non-negative operands;
-        /// `None` when that is not defined.
+        /// The reference semantics on integers: exact division (`None` when
+        /// a division leaves a remainder or divides by zero), Euclidean
+        /// remainder, and `None` on overflow.
         fn eval(&self, env: &Env) -> Option<i64> {
             let both = |a: &Expr, b: &Expr| Some((a.eval(env)?, b.eval(env)?));
             match self {
@@ -1869,11 +1935,12 @@ mod tests {
                 Expr::Sub(a, b) => both(a, b).and_then(|(x, y)| x.checked_sub(y)),
                 Expr::Mul(a, b) => both(a, b).and_then(|(x, y)| x.checked_mul(y)),
                 Expr::Div(a, b) => both(a, b)
-                    .filter(|&(x, y)| x >= 0 && y > 0)
-                    .map(|(x, y)| x / y),
-                Expr::Rem(a, b) => both(a, b)
-                    .filter(|&(x, y)| x >= 0 && y > 0)
-                    .map(|(x, y)| x % y),
+                    .filter(|&(x, y)| x.checked_rem(y) == Some(0))
+                    .and_then(|(x, y)| x.checked_div(y)),
+                Expr::Rem(a, b) => both(a, b).and_then(|(x, y)| x.checked_rem_euclid(y)),
+                Expr::Pow(a, b) => {
+                    both(a, b).and_then(|(x, y)| x.checked_pow(u32::try_from(y).ok()?))
+                }
             }
         }
     }
@@ -1883,7 +1950,7 @@ mod tests {
     }
 
     #[test]
-    fn prop_eval_agrees_with_direct_evaluation() {
+    fn prop_normal_form_agrees_with_exact_evaluation() {
         fn prop(e: Expr, env: Env) -> TestResult {
             let Some(expected) = e.eval(&env) else {
                 return TestResult::discard();
@@ -1892,6 +1959,20 @@ mod tests {
             TestResult::from_bool(nat.eval(&|v| env.lookup(v)) == Some(expected))
         }
         quickcheck().quickcheck(prop as fn(Expr, Env) -> TestResult);
+    }
+
+    #[test]
+    fn prop_dividing_then_multiplying_is_identity() {
+        fn prop(e: Expr, k: u8) -> TestResult {
+            let value = e.to_nat();
+            let k = c(1 + i64::from(k % 12));
+            let back = &(&value / &k) * &k;
+            if back.is_overflow() {
+                return TestResult::discard();
+            }
+            TestResult::from_bool(back == value && &(&value * &k) / &k == value)
+        }
+        quickcheck().quickcheck(prop as fn(Expr, u8) -> TestResult);
     }
 
     #[test]
@@ -1905,15 +1986,20 @@ mod tests {
 
     #[test]
     fn prop_ring_laws() {
-        fn prop(a: Expr, b: Expr, d: Expr) -> bool {
+        fn prop(a: Expr, b: Expr, d: Expr) -> TestResult {
             let (a, b, d) = (a.to_nat(), b.to_nat(), d.to_nat());
-            &a + &b == &b + &a
-                && &a * &b == &b * &a
-                && &a * &(&b + &d) == &(&a * &b) + &(&a * &d)
-                && &(&a + &b) - &b == a
-                && &(&a + &b) + &d == &a + &(&b + &d)
+            if [&a, &b, &d].iter().any(|x| x.is_overflow()) {
+                return TestResult::discard();
+            }
+            TestResult::from_bool(
+                &a + &b == &b + &a
+                    && &a * &b == &b * &a
+                    && &a * &(&b + &d) == &(&a * &b) + &(&a * &d)
+                    && &(&a + &b) - &b == a
+                    && &(&a + &b) + &d == &a + &(&b + &d),
+            )
         }
-        quickcheck().quickcheck(prop as fn(Expr, Expr, Expr) -> bool);
+        quickcheck().quickcheck(prop as fn(Expr, Expr, Expr) -> TestResult);
     }
 
     #[test]
@@ -1932,12 +2018,36 @@ mod tests {
     fn prop_solver_inverts_scaling() {
         fn prop(e: Expr, k: u8) -> TestResult {
             let value = e.to_nat();
-            if value.is_overflow() || value.as_const().is_some_and(|v| v < 0) {
+            let solvable = !value.is_overflow()
+                && can_be_integer(&value).unwrap_or(false)
+                && value.as_const().is_none_or(|v| v >= 0);
+            if !solvable {
                 return TestResult::discard();
             }
             let k = c(1 + i64::from(k % 9));
             let eqs = [Equation::new(&k * &u(1), &k * &value)];
             TestResult::from_bool(solve(&eqs).ok().and_then(|s| s.get(&1).cloned()) == Some(value))
+        }
+        quickcheck().quickcheck(prop as fn(Expr, u8) -> TestResult);
+    }
+
+    #[test]
+    fn prop_solver_divides_exactly() {
+        fn prop(e: Expr, k: u8) -> TestResult {
+            let value = e.to_nat();
+            if value.is_overflow() || value.contains_unknown() {
+                return TestResult::discard();
+            }
+            // `k * ?1 = value`: solved by `value / k`, if that can be a nat.
+            let k = c(1 + i64::from(k % 9));
+            let quotient = &value / &k;
+            let expected = can_be_integer(&quotient).unwrap_or(false)
+                && quotient.as_const().is_none_or(|v| v >= 0);
+            let found = solve(&[Equation::new(&k * &u(1), value.clone())]).ok();
+            TestResult::from_bool(match found {
+                Some(s) => expected && s.get(&1) == Some(&quotient),
+                None => !expected,
+            })
         }
         quickcheck().quickcheck(prop as fn(Expr, u8) -> TestResult);
     }
