@@ -116,7 +116,7 @@ pub fn is_applied(s: Strategy<Term>) -> Strategy<Term> {
 /// Eta-expansion where the position guarantees a function (the argument of `map`):
 /// `f -> fun(x => f(x))`, without needing the node's type.
 fn eta_expand() -> Strategy<Term> {
-    rule("etaAbstraction", |t: &Term| {
+    super::pattern::rule("etaAbstraction", |t: &Term| {
         let x = Ident::fresh("x");
         Some(Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x))))
     })

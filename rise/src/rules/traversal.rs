@@ -153,10 +153,11 @@ pub fn check(p: Strategy<Term>, s: Strategy<Term>) -> Strategy<Term> {
 }
 
 /// `inLambda(s) = (isLambda ; body(inLambda(s))) <+ s`: `s` on the body below the
-/// leading lambdas (a program's parameters).
+/// leading lambdas (a program's parameters, its nat parameters included).
 pub fn in_lambda(s: Strategy<Term>) -> Strategy<Term> {
     let name = format!("inLambda({s})");
-    elevate_strategies::recursive(name, move |me| {
-        (super::predicates::is_lambda() >> body(me)) | s
-    })
+    let binder = elevate_core::rule("isLambda", |t: &Term| {
+        matches!(t.expr(), Expr::Lambda(..) | Expr::NatLambda(..)).then(|| t.clone())
+    });
+    elevate_strategies::recursive(name, move |me| (binder >> body(me)) | s)
 }
