@@ -26,3 +26,15 @@ pub fn with_inputs(size: i64) -> (Program, NatEnv, Vec<Value>) {
     let inputs = io::random_inputs(&program.signature(), &nats, 1).expect("inputs");
     (program, nats, inputs)
 }
+
+/// The typed `matmul.rise` with its sizes fixed to `size` (`n = k = m = size`), as the
+/// ELEVATE paper rewrites it (1024 there).
+pub fn instantiated(size: i64) -> elevate::rise::Term {
+    use elevate::rise::nat::Nat;
+    use elevate::rise::term::Expr;
+    let mut term = program().entry().term.clone();
+    while let Expr::NatLambda(v, body) = term.expr() {
+        term = body.substitute_nat(v, &Nat::cst(size));
+    }
+    elevate::rise::infer(&term).expect("the instantiated matmul type-checks")
+}

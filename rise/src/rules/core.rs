@@ -91,3 +91,15 @@ pub fn remove_id() -> Strategy<Term> {
         Some(args[0].clone())
     })
 }
+
+/// `depFun(n => b)(k) -> b[n := k]`: beta reduction of a function of a nat (the form
+/// a call of a definition with nat parameters takes).
+pub fn beta_nat_reduction() -> Strategy<Term> {
+    rule("betaNatReduction", |t: &Term| match t.expr() {
+        Expr::NatApp(f, k) => match f.expr() {
+            Expr::NatLambda(v, body) => Some(body.substitute_nat(v, k)),
+            _ => None,
+        },
+        _ => None,
+    })
+}

@@ -17,6 +17,7 @@ mod pairs;
 pub(crate) mod pattern;
 mod predicates;
 mod reduction;
+mod separable;
 mod tiling;
 mod traversal;
 
@@ -30,6 +31,7 @@ pub use self::movement::*;
 pub use self::pairs::*;
 pub use self::predicates::*;
 pub use self::reduction::*;
+pub use self::separable::*;
 pub use self::tiling::*;
 pub use self::traversal::*;
 
@@ -91,6 +93,27 @@ pub fn library() -> Vec<RuleInfo> {
             "let(v, fun(x => b)) -> b[x := v]",
             let_inline,
             Some(Prim::Let)
+        ),
+        info!(
+            "separateDotHV",
+            "sum(zip(join(nbh), join(u ⊗ v)) |> map(mul)) -> dot(map(fun(r => dot(r, v)))(nbh), u)   (u ⊗ v = map(fun(a => map(fun(b => a * b))(v)))(u))",
+            separate_dot_hv,
+            None,
+            "fun(nbh: 3.3.f32, u: 3.f32, v: 3.f32 => zip(join(nbh), join(u |> map(fun(a => v |> map(fun(b => a * b)))))) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0))"
+        ),
+        info!(
+            "separateDotVH",
+            "sum(zip(join(nbh), join(u ⊗ v)) |> map(mul)) -> dot(map(fun(c => dot(c, u)))(transpose(nbh)), v)",
+            separate_dot_vh,
+            None,
+            "fun(nbh: 3.3.f32, u: 3.f32, v: 3.f32 => zip(join(u |> map(fun(a => v |> map(fun(b => b * a))))), join(nbh)) |> map(fun(p => snd(p) * fst(p))) |> reduce(fun(x, y => x + y), 0.0))"
+        ),
+        info!(
+            "betaNatReduction",
+            "depFun(n => b)(k) -> b[n := k]",
+            beta_nat_reduction,
+            None,
+            "fun(y: 4.f32 => depFun(n => fun(x: n.f32 => x |> map(neg)))(4, y))"
         ),
         info!("fstReduction", "fst((a, b)) -> a", fst_reduction, None),
         info!("sndReduction", "snd((a, b)) -> b", snd_reduction, None),
@@ -426,7 +449,7 @@ pub fn registry() -> Registry<Term> {
     );
     r.rule(
         "BENF",
-        "beta-eta normal form: normalize(etaReduction <+ betaReduction)",
+        "beta-eta normal form: normalize(etaReduction <+ betaReduction <+ betaNatReduction)",
         benf,
     );
     r.rule(
@@ -489,6 +512,9 @@ pub fn registry() -> Registry<Term> {
     );
     r
 }
+
+/// A name, its meaning, and the strategy.
+type Named = (&'static str, &'static str, fn() -> Strategy<Term>);
 
 /// The loop-nest and matrix-multiplication strategies.
 fn add_strategies(r: &mut Registry<Term>) {
@@ -568,7 +594,7 @@ fn add_strategies(r: &mut Registry<Term>) {
         "the node is reduce(op)(init)(xs)",
         is_fully_applied_reduce,
     );
-    let matmul: [(&str, &str, fn() -> Strategy<Term>); 7] = [
+    let matmul: [Named; 7] = [
         ("baseline", "TVM matmul: DFNF ; fuseReduceMap @ topDown", baseline),
         (
             "blocking",
@@ -604,6 +630,11 @@ fn add_strategies(r: &mut Registry<Term>) {
     for (name, doc, make) in matmul {
         r.rule(name, doc, make);
     }
+    r.rule(
+        "separableConvolution",
+        "a 3x3 convolution with weights u ⊗ v becomes a vertical then a horizontal 1-D convolution",
+        separable_convolution,
+    );
     r.rule(
         "packB",
         "TVM matmul: storeInMemory(isTransposedB, permuteB ;; vectorize ;; parallel) @ inLambda",
@@ -642,7 +673,7 @@ fn add_strategies(r: &mut Registry<Term>) {
         "every map mapSeq, every reduce reduceSeq, array accumulators in memory",
         default_lowering,
     );
-    let lowering: [(&str, &str, fn() -> Strategy<Term>); 8] = [
+    let lowering: [Named; 8] = [
         (
             "copyAfter",
             "e -> map(fun(x => ... fun(z => z) ...))(e): an element-wise copy of an array",

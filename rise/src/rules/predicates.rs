@@ -1,12 +1,12 @@
 //! RISE predicates (succeed with the term unchanged, or fail) and normal forms.
 
 use super::algorithmic::{map_fusion, map_last_fission};
-use super::core::{beta_reduction, eta_reduction};
+use super::core::{beta_nat_reduction, beta_reduction, eta_reduction};
 use super::pattern::named;
 use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use elevate_core::{rule, Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
 
@@ -125,12 +125,34 @@ fn eta_expand() -> Strategy<Term> {
 /// `inferTypes`: re-infers the types of a closed term (rules leave new nodes untyped;
 /// rules that need sizes read types); fails if the term does not type-check.
 pub fn infer_types() -> Strategy<Term> {
-    rule("inferTypes", |t: &Term| crate::infer::infer(t).ok())
+    elevate_core::rule("inferTypes", |t: &Term| crate::infer::infer(t).ok())
 }
 
-/// `BENF`, the beta-eta normal form: `normalize(etaReduction <+ betaReduction)`.
+/// Whether some node of `t` has no type.
+fn has_untyped(t: &Term) -> bool {
+    t.ty().is_none() || (0..t.arity()).any(|i| has_untyped(t.child(i)))
+}
+
+/// `inferTypes` where a node is untyped (rules type what they build, so after rules
+/// there is usually nothing to do).
+fn types_where_missing() -> Strategy<Term> {
+    elevate_core::rule("inferTypes", |t: &Term| {
+        if has_untyped(t) {
+            crate::infer::infer(t).ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// `BENF`, the beta-eta normal form:
+/// `normalize(etaReduction <+ betaReduction <+ betaNatReduction)` (the last one for
+/// calls of definitions with nat parameters, which ELEVATE's RISE does not have).
 pub fn benf() -> Strategy<Term> {
-    named("BENF", normalize(eta_reduction() | beta_reduction()))
+    named(
+        "BENF",
+        normalize(eta_reduction() | beta_reduction() | beta_nat_reduction()),
+    )
 }
 
 /// `DFNF`, the data-flow normal form: `BENF`, then every function given to `map` or
@@ -148,7 +170,7 @@ pub fn dfnf() -> Strategy<Term> {
             body(not(is_lambda()) >> eta_expand()),
         ))
         >> normalize(one(partial()) >> not(is_apply()) >> one(partial() >> eta_expand()))
-        >> try_(infer_types());
+        >> try_(types_where_missing());
     named("DFNF", s)
 }
 

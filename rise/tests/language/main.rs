@@ -9,6 +9,7 @@ mod nats;
 mod primitives;
 mod properties;
 mod rules;
+mod strategies;
 mod terms;
 
 use elevate_rise::Program;

@@ -1,0 +1,215 @@
+//! The loop-nest strategies and the seven ELEVATE matrix-multiplication strategies:
+//! each result re-parses, type-checks to the input's type and computes the same
+//! values as the input (the interpreter is the oracle).
+
+use super::{example, load};
+use elevate_core::{Context, Program as _};
+use elevate_rise::nat::NatVar;
+use elevate_rise::{infer, io, print_definition, print_term, rules, NatEnv, Program, Term};
+
+/// Sizes `n = k = m = size` for the matmul example.
+fn square(size: i64) -> NatEnv {
+    let mut nats = NatEnv::default();
+    for name in ["n", "k", "m"] {
+        nats.insert(NatVar::Named(name.into()), size);
+    }
+    nats
+}
+
+/// Prints `rewritten` as a definition, loads the text again, and checks that it has
+/// `original`'s type and computes its values on random inputs.
+fn reloads_with_same_meaning(original: &Program, rewritten: &Term, nats: &NatEnv) -> Program {
+    let text = print_definition(&original.entry().name, rewritten);
+    let reloaded = Program::load(&text, None)
+        .unwrap_or_else(|e| panic!("the result does not load again: {e}\n{text}"));
+    assert_eq!(
+        reloaded.entry().term.ty(),
+        original.entry().term.ty(),
+        "{text}"
+    );
+    for seed in 0..2 {
+        let expected = original.eval_random(nats, seed).unwrap().to_json().unwrap();
+        let found = reloaded
+            .eval_random(nats, seed)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .to_json()
+            .unwrap();
+        assert!(io::approx_eq(&expected, &found), "different values\n{text}");
+    }
+    reloaded
+}
+
+#[test]
+fn the_seven_matmul_strategies_keep_the_meaning_of_matmul() {
+    let original = load(&example("matmul.rise"));
+    let nats = square(64);
+    for (name, strategy) in rules::matmul_strategies() {
+        let mut cx = Context::default();
+        let rewritten = strategy
+            .apply(&original.entry().term, &mut cx)
+            .unwrap_or_else(|e| panic!("{name} failed: {e}"));
+        assert!(cx.stats().steps > 0, "{name} did nothing");
+        let text = print_term(&rewritten);
+        reloads_with_same_meaning(&original, &rewritten, &nats);
+        let has = |s: &str| text.contains(s);
+        match name {
+            "baseline" => assert!(has("reduceSeq") && !has("split"), "{text}"),
+            "blocking" | "loopPerm" => assert!(has("split(32)") && has("split(4)"), "{text}"),
+            "vectorization" => assert!(has("asVector(32)"), "{text}"),
+            "arrayPacking" => assert!(has("toMem") && has("let"), "{text}"),
+            "cacheBlocks" => assert!(has("reduceSeqUnroll"), "{text}"),
+            "par" => assert!(has("mapPar") && has("asVector(32)"), "{text}"),
+            _ => unreachable!("{name}"),
+        }
+    }
+}
+
+fn strategy(text: &str) -> elevate_core::Strategy<Term> {
+    rules::registry()
+        .parse(text)
+        .unwrap_or_else(|e| panic!("{}", e.render("strategy", text)))
+}
+
+fn rewrite(source: &str, text: &str) -> (Program, Term) {
+    let program = load(source);
+    let result = strategy(text)
+        .apply(&program.entry().term, &mut Context::default())
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    (program, result)
+}
+
+#[test]
+fn tiling_a_two_deep_nest_blocks_both_dimensions_and_keeps_the_values() {
+    let source = "def f(x: 8.12.f32) = x |> map(fun(r => r |> map(fun(v => v * 2.0))))";
+    let (program, tiled) = rewrite(source, "DFNF ; (tile(4, 3) @ outermost(mapNest(2)))");
+    let text = print_term(&tiled);
+    assert!(
+        text.contains("split(4)") && text.contains("split(3)"),
+        "{text}"
+    );
+    reloads_with_same_meaning(&program, &tiled, &NatEnv::default());
+    // Elevate's expected shape: J ∘ **J ∘ *T ∘ ****f ∘ *T ∘ **S ∘ S.
+    assert_eq!(
+        text,
+        "fun(x: 8.12.f32 => x |> split(4) |> map(fun(x2 => x2 |> map(fun(x3 => x3 |> split(3))))) \
+         |> map(fun(x2 => x2 |> transpose)) \
+         |> map(fun(x2 => x2 |> map(fun(x3 => x3 |> map(fun(x4 => x4 |> map(fun(v => v * 2.0)))))))) \
+         |> map(fun(x2 => x2 |> transpose)) |> map(fun(x2 => x2 |> map(fun(x3 => x3 |> join)))) |> join)"
+    );
+    let (_, nested) = rewrite(source, "DFNF ; (tileND(2)(2) @ outermost(mapNest(2)))");
+    reloads_with_same_meaning(&program, &nested, &NatEnv::default());
+}
+
+#[test]
+fn tiling_three_dimensions_keeps_the_values() {
+    let source =
+        "def f(x: 4.6.8.f32) = x |> map(fun(a => a |> map(fun(b => b |> map(fun(v => v + 1.0))))))";
+    let (program, tiled) = rewrite(
+        source,
+        "DFNF ; (tileNDList([2, 3, 4]) @ outermost(mapNest(3)))",
+    );
+    let text = print_term(&tiled);
+    for n in [2, 3, 4] {
+        assert!(text.contains(&format!("split({n})")), "{text}");
+    }
+    reloads_with_same_meaning(&program, &tiled, &NatEnv::default());
+}
+
+#[test]
+fn reorder_moves_a_reduction_outside_a_map_and_swaps_maps() {
+    // Row sums: the reduction moves outside the map over rows.
+    let source = "def f(x: 4.6.f32) = x |> map(fun(r => r |> reduce(add, 0.0)))";
+    let (program, reordered) = rewrite(source, "reorder([2, 1])");
+    let text = print_term(&reordered);
+    assert!(
+        text.starts_with("fun(x: 4.6.f32 => x |> transpose |> reduce"),
+        "{text}"
+    );
+    reloads_with_same_meaning(&program, &reordered, &NatEnv::default());
+    let source = "def f(x: 4.6.f32) = x |> map(fun(r => r |> map(fun(v => v * v))))";
+    let (program, swapped) = rewrite(source, "reorder([2, 1])");
+    reloads_with_same_meaning(&program, &swapped, &NatEnv::default());
+    assert!(print_term(&swapped).contains("transpose"));
+    // Not a permutation: a failure, not a panic.
+    let program = load(source);
+    assert!(strategy("reorder([1, 1])")
+        .apply(&program.entry().term, &mut Context::default())
+        .is_err());
+}
+
+#[test]
+fn vectorize_and_store_in_memory() {
+    let source = "def f(x: 64.f32, y: 64.f32) = zip(x, y) |> map(fun(p => fst(p) * snd(p) + 1.0))";
+    let (program, vectorized) = rewrite(source, "DFNF ; (vectorize(8) @ topDown)");
+    let text = print_term(&vectorized);
+    assert!(
+        text.contains("asVector(8)") && text.contains("vectorFromScalar"),
+        "{text}"
+    );
+    reloads_with_same_meaning(&program, &vectorized, &NatEnv::default());
+    // 6 does not divide 64: no vectorization.
+    assert!(strategy("vectorize(6) @ topDown")
+        .apply(&program.entry().term, &mut Context::default())
+        .is_err());
+    let source = "def f(a: 8.4.f32, b: 4.8.f32) = a |> map(fun(r => transpose(b) |> map(fun(c => zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
+    let (program, stored) = rewrite(source, "storeInMemory(isTransposedB, copyAfter) @ inLambda");
+    let text = print_term(&stored);
+    assert!(
+        text.contains("toMem") && text.matches("transpose").count() == 1,
+        "{text}"
+    );
+    reloads_with_same_meaning(&program, &stored, &NatEnv::default());
+}
+
+#[test]
+fn default_lowering_makes_every_example_low_level() {
+    for name in ["dot.rise", "scal.rise", "matmul.rise", "conv2d.rise"] {
+        let program = load(&example(name));
+        let lowered = rules::default_lowering()
+            .apply(&program.entry().term, &mut Context::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = print_term(&lowered);
+        for high in ["map(", "reduce("] {
+            assert!(
+                !text.contains(&format!(" {high}")) && !text.contains(&format!("|> {high}")),
+                "{name} still has {high}: {text}"
+            );
+        }
+        let nats = square(8);
+        let typed = infer(&lowered).unwrap();
+        assert_eq!(typed.ty(), program.entry().term.ty());
+        let _ = typed.size();
+        reloads_with_same_meaning(&program, &lowered, &nats);
+    }
+}
+
+#[test]
+fn separable_convolution_becomes_a_vertical_then_a_horizontal_convolution() {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/rise/separable.rise"
+    ))
+    .unwrap();
+    let (program, separated) = rewrite(&source, "separableConvolution");
+    let text = print_term(&separated);
+    // P >> Sv >> *(T >> *(Dv)) >> *(Sh >> *(Dh)): the vertical dot products over the
+    // whole image, then a horizontal sliding window over their results.
+    let vertical = text.find("zip(wv, ").expect("a vertical dot product");
+    let horizontal = text.find("zip(wh, ").expect("a horizontal dot product");
+    let second_slide = text.rfind("slide(3, 1)").unwrap();
+    assert!(
+        vertical < second_slide && second_slide < horizontal,
+        "{text}"
+    );
+    assert!(
+        !text.contains("join"),
+        "the 2-D dot product is gone: {text}"
+    );
+    let mut nats = NatEnv::default();
+    nats.insert(NatVar::Named("n".into()), 7);
+    nats.insert(NatVar::Named("m".into()), 9);
+    reloads_with_same_meaning(&program, &separated, &nats);
+    // Weights that are not an outer product: the rule does not apply.
+    let (_, unchanged) = rewrite(&example("conv2d.rise"), "try(separableConvolution)");
+    assert!(print_term(&unchanged).contains("join"));
+}
