@@ -50,6 +50,16 @@ pub fn parse_program(source: &str) -> Result<Vec<Definition>, Error> {
     Ok(defs)
 }
 
+/// Parses a pattern: an expression whose unknown names are free variables (untyped),
+/// as strategies such as `isEqualTo("transpose(b)")` write them.
+pub fn parse_pattern(source: &str) -> Result<Term, Error> {
+    let mut parser = Parser::new(source)?;
+    parser.free = Some(Vec::new());
+    let term = parser.expression(&[])?.term;
+    parser.expect_end()?;
+    Ok(term)
+}
+
 /// Parses one expression (no definitions), e.g. `map(fun(x => x + 1.0))`.
 pub fn parse_term(source: &str) -> Result<Term, Error> {
     let mut parser = Parser::new(source)?;
@@ -101,6 +111,9 @@ struct Parser {
     scope: Vec<(String, Binding)>,
     /// Counts inlined definitions, to give their nat parameters fresh names.
     inlined: usize,
+    /// For patterns ([`parse_pattern`]): unknown names become free variables, kept
+    /// here so that a name used twice is the same variable.
+    free: Option<Vec<(String, Ident)>>,
 }
 
 fn at(span: Span) -> Option<Span> {
@@ -114,6 +127,7 @@ impl Parser {
             pos: 0,
             scope: Vec::new(),
             inlined: 0,
+            free: None,
         })
     }
 
@@ -618,6 +632,20 @@ impl Parser {
             return Ok(Parsed {
                 term: Term::with(Expr::Prim(prim), None, at(span)),
                 nat_arity: prim.nat_params(),
+            });
+        }
+        if let Some(free) = &mut self.free {
+            let x = match free.iter().find(|(n, _)| *n == name) {
+                Some((_, x)) => x.clone(),
+                None => {
+                    let x = Ident::fresh(&name);
+                    free.push((name.clone(), x.clone()));
+                    x
+                }
+            };
+            return Ok(Parsed {
+                term: Term::with(Expr::Var(x), None, at(span)),
+                nat_arity: 0,
             });
         }
         Err(Error::new(

@@ -169,7 +169,12 @@ fn rewrite_reads_strategy_files_and_reports_failures() {
     );
     let o = elevate(&["rewrite", &program, "--strategy", &format!("@{file}")]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = elevate(&["rewrite", &program, "--strategy", "topDown(removeTransposePair)"]);
+    let o = elevate(&[
+        "rewrite",
+        &program,
+        "--strategy",
+        "topDown(removeTransposePair)",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("strategy `topDown` failed"),

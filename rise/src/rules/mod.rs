@@ -585,6 +585,16 @@ fn add_strategies(r: &mut Registry<Term>) {
         stage,
     );
     r.unary(
+        "fmapRNF",
+        "DFNF ; try(mapFusion) ; DFNF ; fmap(s) ; DFNF ; try(mapFullFission)",
+        fmap_rnf,
+    );
+    r.unary(
+        "mapped",
+        "s <+ fmapRNF(mapped(s)): s here or inside the functions of nested maps",
+        mapped,
+    );
+    r.unary(
         "freduce",
         "s on the body of a reduction's operator",
         freduce,
@@ -629,6 +639,25 @@ fn add_strategies(r: &mut Registry<Term>) {
     ];
     for (name, doc, make) in matmul {
         r.rule(name, doc, make);
+    }
+    for (name, doc, make) in [
+        (
+            "isEqualTo",
+            "predicate: the program is PROGRAM (RISE text; free variables by name)",
+            is_equal_to as fn(Term) -> Strategy<Term>,
+        ),
+        (
+            "contains",
+            "predicate: the program has a subterm that is PROGRAM",
+            contains,
+        ),
+    ] {
+        r.add(name, "(\"PROGRAM\")", doc, move |a| match a {
+            [Value::Str(text)] => crate::parser::parse_pattern(text)
+                .map(make)
+                .map_err(|e| format!("argument 1 is not a RISE program: {}", e.message)),
+            _ => Err("expects one RISE program as a string".into()),
+        });
     }
     r.rule(
         "separableConvolution",

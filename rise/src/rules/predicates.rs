@@ -193,3 +193,98 @@ pub fn rnf() -> Strategy<Term> {
 pub fn cnf() -> Strategy<Term> {
     named("CNF", normalize(map_fusion()))
 }
+
+/// Whether `t` is `pattern` up to the names of bound variables, with free variables
+/// compared by name (a pattern written as text cannot know the program's variables).
+fn matches_pattern(pattern: &Term, t: &Term, bound: &mut Vec<(u64, u64)>) -> bool {
+    match (pattern.expr(), t.expr()) {
+        (Expr::Var(x), Expr::Var(y)) => {
+            match bound.iter().rev().find(|(p, q)| *p == x.id || *q == y.id) {
+                Some(&(p, q)) => p == x.id && q == y.id,
+                None => x.name == y.name,
+            }
+        }
+        (Expr::Lambda(x, _, a), Expr::Lambda(y, _, b)) => {
+            bound.push((x.id, y.id));
+            let equal = matches_pattern(a, b, bound);
+            bound.pop();
+            equal
+        }
+        (Expr::NatLambda(v, a), Expr::NatLambda(w, b)) => v == w && matches_pattern(a, b, bound),
+        (Expr::NatApp(f, n), Expr::NatApp(g, m)) => n == m && matches_pattern(f, g, bound),
+        (Expr::App(f, a), Expr::App(g, b)) => {
+            matches_pattern(f, g, bound) && matches_pattern(a, b, bound)
+        }
+        (Expr::Annotation(a, _), _) => matches_pattern(a, t, bound),
+        (_, Expr::Annotation(b, _)) => matches_pattern(pattern, b, bound),
+        (Expr::Literal(a), Expr::Literal(b)) => a == b,
+        (Expr::Prim(p), Expr::Prim(q)) => p == q,
+        (Expr::Array(xs), Expr::Array(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| matches_pattern(x, y, bound))
+        }
+        _ => false,
+    }
+}
+
+struct IsEqualTo {
+    pattern: Term,
+    contains: bool,
+}
+
+impl IsEqualTo {
+    fn holds(&self, t: &Term) -> bool {
+        if matches_pattern(&self.pattern, t, &mut Vec::new()) {
+            return true;
+        }
+        self.contains && (0..t.arity()).any(|i| self.holds(t.child(i)))
+    }
+}
+
+impl StrategyImpl<Term> for IsEqualTo {
+    fn apply(&self, t: &Term, _: &mut Context) -> RewriteResult<Term> {
+        if self.holds(t) {
+            Ok(t.clone())
+        } else {
+            Err(Failure::no_match(self.name()))
+        }
+    }
+
+    fn name(&self) -> Name {
+        Name::new(if self.contains {
+            "contains"
+        } else {
+            "isEqualTo"
+        })
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = crate::print::print_term(&self.pattern);
+        write!(f, "{}({:?})", self.name(), text)
+    }
+}
+
+/// `isEqualTo(pattern)`: holds where the program is `pattern` (bound variables up to
+/// renaming, free variables by name, types ignored).
+///
+/// ```
+/// use elevate_rise::{parse_term, rules};
+/// let t = parse_term("fun(b => transpose(b))").unwrap();
+/// let pattern = parse_term("transpose(b)").unwrap();
+/// assert!(rules::body(rules::is_equal_to(pattern.clone())).run(&t).is_ok());
+/// assert!(rules::is_equal_to(pattern).run(&t).is_err());
+/// ```
+pub fn is_equal_to(pattern: Term) -> Strategy<Term> {
+    Strategy::new(IsEqualTo {
+        pattern,
+        contains: false,
+    })
+}
+
+/// `contains(pattern) = topDown(isEqualTo(pattern))` as a predicate: holds where the
+/// program has a subterm that is `pattern`.
+pub fn contains(pattern: Term) -> Strategy<Term> {
+    Strategy::new(IsEqualTo {
+        pattern,
+        contains: true,
+    })
+}

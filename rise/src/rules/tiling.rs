@@ -6,7 +6,7 @@
 //! each pipeline ([`stage`]) rather than by fixed positions, so the strategies work on
 //! programs where other stages (joins, transposes) sit between the loops.
 
-use super::algorithmic::split_join;
+use super::algorithmic::{map_full_fission, map_fusion, split_join};
 use super::movement::{loop_interchange, split_before_map};
 use super::pattern::named;
 use super::predicates::{dfnf, rnf};
@@ -162,4 +162,22 @@ fn reorder_rec(perm: &[usize]) -> Strategy<Term> {
         return move_up(head);
     }
     move_up(head) >> stage(step_down(reorder_rec(&rest)))
+}
+
+/// `fmapRNF(s) = DFNF ; try(mapFusion) ; DFNF ; fmap(s) ; DFNF ; try(mapFullFission)`:
+/// `s` inside an applied map's function, after fusing it with the map before it,
+/// fissioned again afterwards. (ELEVATE requires the fusion to succeed; here a map
+/// that has no map before it is entered as it is.)
+pub fn fmap_rnf(s: Strategy<Term>) -> Strategy<Term> {
+    let name = format!("fmapRNF({s})");
+    let steps =
+        dfnf() >> try_(map_fusion()) >> dfnf() >> fmap(s) >> dfnf() >> try_(map_full_fission());
+    named(name, steps)
+}
+
+/// `mapped(s) = s <+ fmapRNF(mapped(s))`: `s` here, or inside the functions of the
+/// maps, however deeply nested.
+pub fn mapped(s: Strategy<Term>) -> Strategy<Term> {
+    let name = format!("mapped({s})");
+    recursive(name, move |me| s | fmap_rnf(me))
 }

@@ -213,3 +213,55 @@ fn separable_convolution_becomes_a_vertical_then_a_horizontal_convolution() {
     let (_, unchanged) = rewrite(&example("conv2d.rise"), "try(separableConvolution)");
     assert!(print_term(&unchanged).contains("join"));
 }
+
+#[test]
+fn strategy_text_with_programs_and_library_strategies_prints_back_to_itself() {
+    let registry = rules::registry();
+    for text in [
+        "storeInMemory(isEqualTo(\"transpose(b)\"), copyAfter) @ inLambda",
+        "contains(\"zip(arow, bcol)\") ; not(contains(\"fun(x => x)\"))",
+        "tile(32, 32) @ outermost(mapNest(2))",
+        "tileND(2)(4) ; tileNDList([2, 3, 4]) ; reorder([1, 2, 5, 6, 3, 4])",
+        "vectorize(32) @ innermost(isFullyAppliedMap) ;; parallel @ outermost(isApplied(isMap))",
+        "blockedReduce(4) ; splitStrategy(2) ; moveTowardsArgument(2)(liftReduce)",
+        "baseline ; blocking ; vectorization ; loopPerm ; arrayPacking ; cacheBlocks ; par",
+        "separableConvolution ; defaultLowering",
+    ] {
+        let strategy = registry
+            .parse(text)
+            .unwrap_or_else(|e| panic!("{}", e.render("strategy", text)));
+        let printed = strategy.to_string();
+        let again = registry
+            .parse(&printed)
+            .unwrap_or_else(|e| panic!("{}", e.render("printed", &printed)));
+        assert_eq!(again.to_string(), printed, "{text}");
+    }
+    let program = load(&example("matmul.rise"));
+    let term = &program.entry().term;
+    let run = |text: &str| strategy(text).apply(term, &mut Context::default());
+    assert!(run("contains(\"zip(arow, bcol)\")").is_ok());
+    assert!(run("contains(\"zip(bcol, arow)\")").is_err());
+    assert!(run("isEqualTo(\"transpose(b)\")").is_err());
+    let stored = run("storeInMemory(isEqualTo(\"transpose(b)\"), id) @ inLambda").unwrap();
+    assert!(print_term(&stored).contains("let x = b |> transpose |> toMem in"));
+    let bad = registry
+        .parse("isEqualTo(\"map(\")")
+        .err()
+        .expect("a parse error");
+    assert!(bad.to_string().contains("not a RISE program"), "{bad}");
+}
+
+#[test]
+fn mapped_reaches_into_nested_maps_and_fissions_back() {
+    let source = "def f(x: 4.6.f32) = x |> map(fun(r => r |> map(fun(v => v * 2.0)))) |> map(fun(r => r |> reduce(add, 0.0)))";
+    let (program, lowered) = rewrite(
+        source,
+        "body(mapped(isFullyAppliedReduce ; function(function(function(reduceSeq)))))",
+    );
+    let text = print_term(&lowered);
+    assert!(
+        text.contains("reduceSeq") && text.matches("|> map(").count() == 2,
+        "{text}"
+    );
+    reloads_with_same_meaning(&program, &lowered, &NatEnv::default());
+}
