@@ -244,10 +244,9 @@ fn strategy_text_with_programs_and_library_strategies_prints_back_to_itself() {
     assert!(run("isEqualTo(\"transpose(b)\")").is_err());
     let stored = run("storeInMemory(isEqualTo(\"transpose(b)\"), id) @ inLambda").unwrap();
     assert!(print_term(&stored).contains("let x = b |> transpose |> toMem in"));
-    let bad = registry
-        .parse("isEqualTo(\"map(\")")
-        .err()
-        .expect("a parse error");
+    let Err(bad) = registry.parse("isEqualTo(\"map(\")") else {
+        panic!("a malformed program argument parses");
+    };
     assert!(bad.to_string().contains("not a RISE program"), "{bad}");
 }
 
