@@ -1,10 +1,12 @@
 //! Rewriting speed of the seven ELEVATE matrix-multiplication strategies on the
 //! 1024x1024x1024 matmul, as JSON lines:
-//! `{"strategy":"par","steps":..,"ms":..,"steps_per_s":..,"applications":..}`.
+//! `{"strategy":"par","steps":..,"ms":..,"steps_per_s":..,"successes":..,"successes_per_s":..,"applications":..}`.
 //!
 //! `cargo run --release --example rewrite_bench [-- --quick]`. `steps` are successful
-//! rule applications, `applications` all strategy applications (what ELEVATE counts
-//! as rewrite steps); `ms` is the mean time of one run, over repeated runs.
+//! rule applications; `successes` successful strategy applications of any kind (rules,
+//! combinators, traversals, predicates: what ELEVATE counts as rewrite steps);
+//! `applications` all strategy applications, failed ones included. `ms` is the mean
+//! time of one run, over repeated runs.
 
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
@@ -18,7 +20,7 @@ fn main() {
     let term = matmul::instantiated(1024);
     for (name, strategy) in rules::matmul_strategies() {
         let mut runs = 0u32;
-        let (mut steps, mut applications) = (0u64, 0u64);
+        let (mut steps, mut applications, mut successes) = (0u64, 0u64, 0u64);
         let start = Instant::now();
         let min_ms = if quick { 0 } else { 300 };
         while start.elapsed().as_millis() < min_ms || runs < 3 {
@@ -29,10 +31,12 @@ fn main() {
             }
             steps += cx.stats().steps;
             applications += cx.stats().applications;
+            successes += cx.stats().successes;
             runs += 1;
         }
         let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(runs);
         let per_run = steps as f64 / f64::from(runs);
+        let successes = successes as f64 / f64::from(runs);
         println!(
             "{}",
             serde_json::json!({
@@ -40,6 +44,8 @@ fn main() {
                 "steps": per_run,
                 "ms": (ms * 1000.0).round() / 1000.0,
                 "steps_per_s": (per_run / ms * 1e3).round(),
+                "successes": successes,
+                "successes_per_s": (successes / ms * 1e3).round(),
                 "applications": applications / u64::from(runs),
             })
         );

@@ -163,6 +163,7 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
             serde_json::json!({
                 "steps": stats.steps,
                 "applications": stats.applications,
+                "successes": stats.successes,
                 "ms": (elapsed.as_secs_f64() * 1e6).round() / 1e3,
                 "nodes": result.size(),
                 "nodes_allocated": collect_nodes(&result).difference(&before).count(),

@@ -58,6 +58,9 @@ pub struct Stats {
     pub applications: u64,
     /// Successful rule applications ("rewrite steps").
     pub steps: u64,
+    /// Successful strategy applications of any kind (rules, combinators, traversals,
+    /// predicates): what ELEVATE counts as rewrite steps.
+    pub successes: u64,
 }
 
 /// One successful rule application: which rule, where (from the root of the program
@@ -279,6 +282,12 @@ impl Context {
         };
         self.next_check = at_limit.min(at_clock);
         Ok(())
+    }
+
+    /// Counts one successful strategy application (see [`Stats::successes`]).
+    #[inline]
+    pub fn count_success(&mut self) {
+        self.stats.successes += 1;
     }
 
     /// Records a successful application of `rule` at the current location, and checks

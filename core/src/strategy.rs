@@ -208,8 +208,9 @@ impl<P: 'static> Strategy<P> {
         cx.enter(|| self.0.name())?;
         let mark = cx.trace_mark();
         let result = self.0.apply(program, cx);
-        if result.is_err() {
-            cx.rollback_trace(mark);
+        match result {
+            Ok(_) => cx.count_success(),
+            Err(_) => cx.rollback_trace(mark),
         }
         result
     }
@@ -222,7 +223,9 @@ impl<P: 'static> Strategy<P> {
         cx.enter(|| self.0.name())?;
         let mark = cx.trace_mark();
         let result = self.0.attempt(program, cx);
-        if !matches!(result, Ok(Some(_))) {
+        if matches!(result, Ok(Some(_))) {
+            cx.count_success();
+        } else {
             cx.rollback_trace(mark);
         }
         result

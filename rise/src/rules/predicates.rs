@@ -155,14 +155,39 @@ pub fn benf() -> Strategy<Term> {
     )
 }
 
+/// `etaReduction` except of `fun(x => p(...)(x))` for a primitive `p`: the form DFNF
+/// gives the functions of maps and reductions, so reducing it would only be undone.
+fn eta_reduction_keeping_primitives() -> Strategy<Term> {
+    let eta = eta_reduction();
+    elevate_core::rule("etaReduction", move |t: &Term| {
+        if let Expr::Lambda(_, _, body) = t.expr() {
+            if let Expr::App(f, _) = body.expr() {
+                let mut head = f;
+                while let Expr::App(g, _) | Expr::NatApp(g, _) = head.expr() {
+                    head = g;
+                }
+                if matches!(head.expr(), Expr::Prim(_)) {
+                    return None;
+                }
+            }
+        }
+        eta.attempt(t, &mut Context::default()).ok().flatten()
+    })
+}
+
 /// `DFNF`, the data-flow normal form: `BENF`, then every function given to `map` or
 /// `reduce` is a lambda and every map is applied to its array, so that `fmap`,
 /// `mapNest` and the movement rules find `map(fun(x => ...))(xs)`. Ends by re-inferring
 /// types where the term is closed.
+///
+/// The BENF step leaves `fun(x => p(...)(x))` for a primitive `p` alone: DFNF would
+/// eta-expand it again (the normal form is the same; ELEVATE reduces and re-expands).
 pub fn dfnf() -> Strategy<Term> {
     let lambda_argument = |p: Prim| argument_of(p, not(is_lambda()) >> eta_expand());
     let partial = || function(is_map()) | one(function(is_reduce()));
-    let s = benf()
+    let beta_eta =
+        normalize(eta_reduction_keeping_primitives() | beta_reduction() | beta_nat_reduction());
+    let s = beta_eta
         >> normalize(lambda_argument(Prim::Map))
         >> normalize(lambda_argument(Prim::Reduce))
         >> normalize(argument_of(
