@@ -292,9 +292,9 @@ impl StrategyImpl<Term> for IsEqualTo {
 /// renaming, free variables by name, types ignored).
 ///
 /// ```
-/// use elevate_rise::{parse_term, rules};
+/// use elevate_rise::{parse_pattern, parse_term, rules};
 /// let t = parse_term("fun(b => transpose(b))").unwrap();
-/// let pattern = parse_term("transpose(b)").unwrap();
+/// let pattern = parse_pattern("transpose(b)").unwrap();
 /// assert!(rules::body(rules::is_equal_to(pattern.clone())).run(&t).is_ok());
 /// assert!(rules::is_equal_to(pattern).run(&t).is_err());
 /// ```
