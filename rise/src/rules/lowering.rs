@@ -268,6 +268,8 @@ impl Rule<Term> for Vectorize {
             || !scalar_tree(elem)
             || !matches!(result.kind(), TypeKind::Scalar(_))
             || !scalar_computation(body)
+            // A constant function has no vector width to infer from its argument.
+            || !body.free_vars().contains(&x.id)
         {
             return None;
         }

@@ -327,6 +327,22 @@ pub fn library() -> Vec<RuleInfo> {
         info!("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap, Some(Prim::Zip)),
         info!("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)", unzip_zip_is_pair, Some(Prim::Zip),
             "fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
+        info!("unroll", "reduceSeq -> reduceSeqUnroll", unroll, Some(Prim::ReduceSeq),
+            "fun(x: 4.f32 => x |> reduceSeq(fun(a, y => a + y), 0.0))"),
+        info!("parallel", "map(f) -> mapPar(f)   (f computes on scalars)", parallel, Some(Prim::Map),
+            "fun(x: 4.3.f32 => x |> map(fun(r => r |> map(fun(v => v * 2.0)))))"),
+        info!("mapSeqCompute", "map(f) -> mapSeq(f)   (f computes on scalars)", map_seq_compute, Some(Prim::Map),
+            "fun(x: 4.3.f32 => (x |> map(fun(r => r |> map(fun(v => v * 2.0)))), x |> transpose |> map(fun(c => c |> reduce(add, 0.0)))))"),
+        info!("toMemAfterMapSeq", "mapSeq(f)(x) -> toMem(mapSeq(f)(x))", to_mem_after_map_seq, Some(Prim::MapSeq),
+            "fun(x: 4.f32 => x |> mapSeq(fun(v => v + 1.0)))"),
+        info!("toMemAfter", "e -> toMem(e)   (e data, not already toMem(...))", to_mem_after, None,
+            "fun(x: 4.f32 => x |> map(neg) |> toMem)"),
+        info!("toMemInit", "R(op)(init)(xs) -> R(op)(toMem(init))(xs)   (R sequential, init an array)", to_mem_init, Some(Prim::ReduceSeq),
+            "fun(x: 3.4.f32 => x |> reduceSeq(fun(acc, r => zip(acc, r) |> map(fun(p => fst(p) + snd(p)))), generate(fun(i => 0.0))))"),
+        info!("copyAfter", "e -> map(fun(x => ... fun(z => z) ...))(e)   (e an array of scalars)", copy_after, None,
+            "fun(x: 2.3.f32 => x |> transpose)"),
+        info!("vectorize(4)", "map(f)(xs) -> asScalar(map(f on vectors)(V(xs)))   (f scalar arithmetic on scalars or pairs of them, 4 divides the length)", || vectorize(4), Some(Prim::Map),
+            "fun(x: 8.f32, y: 8.f32 => (x |> map(fun(v => v * 2.0 + 1.0)), zip(x, y) |> map(fun(p => fst(p) * snd(p)))))"),
     ];
     all.extend(layout::infos());
     all.extend(pairs::infos());
