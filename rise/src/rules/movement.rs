@@ -566,3 +566,32 @@ pub fn zip_rotate_right() -> Strategy<Term> {
         Some(map(Term::lambda(x.clone(), regroup), zipped))
     })
 }
+
+/// `padCstAfterMap`: `map(f)(padCst(l, r, c)(x)) -> padCst(l, r, f(c))(map(f)(x))`: the
+/// padding value goes through `f` too.
+pub fn pad_cst_after_map() -> Strategy<Term> {
+    rule("padCstAfterMap", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let (lr, pad) = applied(&m[1], Prim::PadCst, 2)?;
+        let padding = Term::app(m[0].clone(), pad[0].clone());
+        Some(call(
+            Prim::PadCst,
+            &lr,
+            [padding, map(m[0].clone(), pad[1].clone())],
+        ))
+    })
+}
+
+/// `padClampAfterMap`: `map(f)(padClamp(l, r)(x)) -> padClamp(l, r)(map(f)(x))`: the
+/// repeated border elements are mapped like the others.
+pub fn pad_clamp_after_map() -> Strategy<Term> {
+    rule("padClampAfterMap", |t: &Term| {
+        let (_, m) = applied(t, Prim::Map, 2)?;
+        let (lr, pad) = applied(&m[1], Prim::PadClamp, 1)?;
+        Some(call(
+            Prim::PadClamp,
+            &lr,
+            [map(m[0].clone(), pad[0].clone())],
+        ))
+    })
+}

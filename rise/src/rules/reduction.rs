@@ -321,3 +321,52 @@ pub fn lift_reduce() -> Strategy<Term> {
         ))
     })
 }
+
+/// `reduceMap`, the inverse of [`lift_reduce`]:
+/// `R(fun(acc, y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y))))(generate(fun(i => init)))(transpose(xs)) -> map(fun(v => R(op)(init)(v)))(xs)`
+/// where `op` and `init` do not use the bound variables: a reduction over arrays,
+/// element by element, becomes a map of reductions (the map's loop moves outside the
+/// reduction's).
+pub fn reduce_map() -> Strategy<Term> {
+    rule("reduceMap", |t: &Term| {
+        let (r, args) = reduction(t)?;
+        let (acc, y, body) = binary_lambda(&args[0])?;
+        let (_, m) = applied(body, Prim::Map, 2)?;
+        let (_, z) = applied(&m[1], Prim::Zip, 2)?;
+        let is = |t: &Term, x: &Ident| matches!(t.expr(), Expr::Var(v) if v.id == x.id);
+        if !is(&z[0], acc) || !is(&z[1], y) {
+            return None;
+        }
+        let Expr::Lambda(q, _, pointwise) = m[0].expr() else {
+            return None;
+        };
+        let Expr::App(op_first, second) = pointwise.expr() else {
+            return None;
+        };
+        let Expr::App(op, first) = op_first.expr() else {
+            return None;
+        };
+        let projects = |t: &Term, p: Prim| applied(t, p, 1).is_some_and(|(_, a)| is(&a[0], q));
+        if !projects(first, Prim::Fst)
+            || !projects(second, Prim::Snd)
+            || [acc, y, q].iter().any(|x| mentions(op, x))
+        {
+            return None;
+        }
+        let (_, generated) = applied(&args[1], Prim::Generate, 1)?;
+        let Expr::Lambda(i, _, init) = generated[0].expr() else {
+            return None;
+        };
+        if mentions(init, i) {
+            return None;
+        }
+        let (_, columns) = applied(&args[2], Prim::Transpose, 1)?;
+        let v = Ident::fresh("v");
+        let per_row = call(r, &[], [op.clone(), init.clone(), Term::var(&v)]);
+        Some(call(
+            Prim::Map,
+            &[],
+            [Term::lambda(v, per_row), columns[0].clone()],
+        ))
+    })
+}

@@ -265,3 +265,16 @@ fn mapped_reaches_into_nested_maps_and_fissions_back() {
     );
     reloads_with_same_meaning(&program, &lowered, &NatEnv::default());
 }
+
+#[test]
+fn reduce_map_undoes_lift_reduce() {
+    let source = "def f(x: 4.6.f32) = x |> map(fun(r => r |> reduce(add, 0.0)))";
+    let (program, there_and_back) = rewrite(source, "topDown(liftReduce) ; topDown(reduceMap)");
+    assert!(
+        there_and_back
+            .erase_types()
+            .alpha_eq(&program.entry().term.erase_types()),
+        "{}",
+        print_term(&there_and_back)
+    );
+}
