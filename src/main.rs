@@ -221,8 +221,15 @@ fn check_same_values(
     for seed in 0..3 {
         let inputs = io::random_inputs(&signature, &nats, seed).map_err(|e| e.to_string())?;
         let before = evaluate(&entry.term, &nats, &inputs).map_err(|e| e.to_string())?;
-        let after = evaluate(rewritten, &nats, &inputs)
-            .map_err(|e| format!("the rewritten program fails: {e}"))?;
+        let after = evaluate(rewritten, &nats, &inputs).map_err(|e| {
+            let hint = if e.to_string().contains("cannot evaluate the nat") {
+                " (sizes for --check come from --nat NAME=VALUE, 16 by default; \
+                     choose sizes that the program's divisions divide)"
+            } else {
+                ""
+            };
+            format!("the rewritten program fails: {e}{hint}")
+        })?;
         let (before, after) = (before.to_json()?, after.to_json()?);
         if !io::approx_eq(&before, &after) {
             return Err(format!(

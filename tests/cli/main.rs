@@ -226,3 +226,54 @@ fn strategies_lists_every_name_with_its_meaning() {
         "{out}"
     );
 }
+
+#[test]
+fn rewrite_runs_the_matmul_strategies_from_the_tvm_strategy_file() {
+    // The shared strategy file defines `tiled` and ends with `blocking`.
+    let o = elevate(&[
+        "rewrite",
+        &example("matmul.rise"),
+        "--strategy",
+        &format!("@{}", example("matmul-tvm.elv")),
+        "--stats",
+        "--check",
+        "--nat",
+        "n=64",
+        "--nat",
+        "k=64",
+        "--nat",
+        "m=64",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("\"successes\":"), "{err}");
+    assert!(err.contains("check: same type, same values"), "{err}");
+    assert!(stdout(&o).contains("split(32)") && stdout(&o).contains("split(4)"));
+    let o = elevate(&["rewrite", &example("matmul.rise"), "--strategy", "par"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("mapPar") && stdout(&o).contains("asVector(32)"));
+    // Sizes that the tiles do not divide: a clear message, exit status 1.
+    let o = elevate(&[
+        "rewrite",
+        &example("matmul.rise"),
+        "--strategy",
+        "baseline ; (tile(32, 32) @ outermost(mapNest(2)))",
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("cannot evaluate the nat m/32 (sizes for --check come from --nat"),
+        "{}",
+        stderr(&o)
+    );
+    let o = elevate(&["strategies"]);
+    for name in [
+        "tile(x, y)",
+        "reorder([p1, ..., pk])",
+        "par ",
+        "separableConvolution",
+        "defaultLowering",
+    ] {
+        assert!(stdout(&o).contains(name), "{name}");
+    }
+}
