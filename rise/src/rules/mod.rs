@@ -1,10 +1,27 @@
-//! The RISE rewrite rules, each a named [`Strategy`] with its equation in its doc
-//! comment, and a registry of them for tests, documentation and the strategy language.
+//! The RISE rewrite library: rules, each a named [`Strategy`] with its equation in its
+//! doc comment; RISE locations, predicates and normal forms; the loop-nest strategies
+//! (`tile`, `reorder`, ...), the ELEVATE matrix-multiplication strategies and the
+//! separable-convolution strategy; and a registry of all of them for tests,
+//! documentation and the strategy language.
 //!
 //! Rules match the curried application form the parser produces (`xs |> map(f)` is
 //! `map(f)(xs)`) and rebuild terms with fresh binders, so they are safe to apply
-//! anywhere. Rules that need a size (`splitJoin`) read it from the inferred type of the
-//! node they rewrite and fail on untyped nodes.
+//! anywhere. Each rule types what it builds: the new nodes are inferred around the
+//! typed nodes the rule reused, against the type of the node replaced
+//! ([`crate::infer::retype_as`]); a result that does not type-check is no result. So
+//! rules that read sizes from types (`splitJoin`, `vectorize`, ...) compose.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `core` | beta (also for nat functions), eta, let inlining, projections, identity |
+//! | `algorithmic` | map fusion and fission, `splitJoin`, transpose pairs |
+//! | `movement` | exchanges of maps with layout primitives, zip and take/drop rules, `loopInterchange` |
+//! | `reduction` | `reduceMapFusion`/`Fission`, `blockedReduce`, `liftReduce`, `reduceMap` |
+//! | `layout`, `pairs`, `bindings` | slide/split/join/transpose/take/drop, zip/pair/select, id and let rules |
+//! | `lowering` | `mapSeq`, `mapPar`, GPU maps, `reduceSeq`, unrolling, `toMem`, `vectorize`, `storeInMemory`, `defaultLowering` |
+//! | `traversal`, `predicates` | RISE locations, predicates, `BENF`, `DFNF`, `RNF`, `CNF`, `isEqualTo`, `contains` |
+//! | `tiling` | `tile`, `tileND`, `tileNDList`, `interchange`, `reorder`, `mapped`, `stage` |
+//! | `gemm`, `separable` | the seven TVM matmul strategies; separable convolution |
 
 mod algorithmic;
 mod bindings;
