@@ -284,7 +284,10 @@ impl Rule<Term> for Vectorize {
     }
 }
 
-/// `vectorize(n)`, see [`Vectorize`].
+/// `vectorize(n)`: `map(f)(xs) -> asScalar(map(f')(V(xs)))` where `f` computes on
+/// scalars (or pairs of them) and returns a scalar, `V` turns `xs` into vectors of `n`
+/// (`asVector(n)`, through `unzip`/`zip` for pairs), `f'` is `f` on vectors (literals
+/// as `vectorFromScalar`), and `n` divides the length.
 pub fn vectorize(n: i64) -> Strategy<Term> {
     Strategy::from_rule(Vectorize(n))
 }

@@ -204,7 +204,9 @@ impl Rule<Term> for BlockedReduce {
     }
 }
 
-/// `blockedReduce(n)` (see [`BlockedReduce`]'s equation in the rule table).
+/// `blockedReduce(n)`: `reduce(op)(init)(xs) -> reduceSeq(fun(acc, y => op(acc)(reduce(op)(init)(y))))(init)(split(n)(xs))`
+/// for `op` = `add` with `init` 0 or `mul` with `init` 1, `n` dividing the length:
+/// each block of `n` is reduced on its own and the partial results are combined.
 pub fn blocked_reduce(n: i64) -> Strategy<Term> {
     Strategy::from_rule(BlockedReduce {
         n,
