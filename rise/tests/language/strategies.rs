@@ -278,3 +278,42 @@ fn reduce_map_undoes_lift_reduce() {
         print_term(&there_and_back)
     );
 }
+
+/// Whether the bare primitive `p` occurs in `t`.
+fn has_primitive(t: &Term, p: elevate_rise::prim::Prim) -> bool {
+    matches!(t.expr(), elevate_rise::Expr::Prim(q) if *q == p)
+        || (0..t.arity()).any(|i| has_primitive(t.child(i), p))
+}
+
+#[test]
+fn default_lowering_and_tiling_keep_random_programs_meaning() {
+    use elevate_rise::generate::Generator;
+    use elevate_rise::prim::Prim;
+    let (mut lowered, mut tiled) = (0, 0);
+    for seed in 0..80u64 {
+        let mut generator = Generator::new(seed + 5000);
+        generator.favourite = Some(if seed % 2 == 0 {
+            Prim::Map
+        } else {
+            Prim::Reduce
+        });
+        let term = infer(&generator.program(10 + (seed % 20) as usize)).unwrap();
+        let program = Program::load(&print_definition("f", &term), None).unwrap();
+        let low = rules::default_lowering()
+            .apply(&term, &mut Context::default())
+            .unwrap_or_else(|e| panic!("{e}\n{}", print_term(&term)));
+        for p in [Prim::Map, Prim::Reduce] {
+            assert!(!has_primitive(&low, p), "{p:?} left: {}", print_term(&low));
+        }
+        reloads_with_same_meaning(&program, &low, &NatEnv::default());
+        lowered += 1;
+        if let Ok(t) = strategy("DFNF ; (tile(2, 2) @ outermost(mapNest(2)))")
+            .apply(&term, &mut Context::default())
+        {
+            reloads_with_same_meaning(&program, &t, &NatEnv::default());
+            tiled += 1;
+        }
+    }
+    println!("lowered {lowered} random programs, tiled {tiled}");
+    assert_eq!(lowered, 80);
+}
