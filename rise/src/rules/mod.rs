@@ -480,9 +480,7 @@ pub fn registry() -> Registry<Term> {
         "(PRIM, s)",
         "s on the argument of PRIM(a)",
         |a| {
-            let name = name_arg(a, 0)?;
-            let prim =
-                Prim::from_name(name).ok_or_else(|| format!("`{name}` is not a primitive"))?;
+            let prim = prim_arg(a, 0)?;
             Ok(argument_of(prim, strategy_arg(a, 1)?))
         },
     );
@@ -543,13 +541,21 @@ pub fn registry() -> Registry<Term> {
         "(PRIM)",
         "the node is the primitive PRIM",
         |a| {
-            let name = name_arg(a, 0)?;
-            let prim =
-                Prim::from_name(name).ok_or_else(|| format!("`{name}` is not a primitive"))?;
+            let prim = prim_arg(a, 0)?;
             Ok(is_primitive(prim))
         },
     );
     r
+}
+
+/// Argument `i` as a primitive's name. Some primitives are also the names of rules
+/// (`reduceSeq`, `mapSeq`, ...), which the text parser reads as strategies.
+fn prim_arg(a: &[Value<Term>], i: usize) -> Result<Prim, String> {
+    let name = match a.get(i) {
+        Some(Value::Strategy(s)) => s.to_string(),
+        _ => name_arg(a, i)?.to_string(),
+    };
+    Prim::from_name(&name).ok_or_else(|| format!("`{name}` is not a primitive"))
 }
 
 /// A name, its meaning, and the strategy.

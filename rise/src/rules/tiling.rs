@@ -89,8 +89,12 @@ pub fn tile_nd(d: usize, n: i64) -> Strategy<Term> {
 
 /// `freduce(s)`: `s` on the body of the operator of `reduceSeq(fun(acc, y => b))(init)(xs)`.
 pub fn freduce(s: Strategy<Term>) -> Strategy<Term> {
+    let name = format!("freduce({s})");
     let into = |p: Prim, s: Strategy<Term>| function(function(argument_of(p, body(body(s)))));
-    into(Prim::ReduceSeq, s.clone()) | into(Prim::Reduce, s)
+    named(
+        name,
+        into(Prim::ReduceSeq, s.clone()) | into(Prim::Reduce, s),
+    )
 }
 
 /// One loop level down: into a map's lambda or a reduction's operator, through the

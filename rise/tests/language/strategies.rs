@@ -227,6 +227,7 @@ fn strategy_text_with_programs_and_library_strategies_prints_back_to_itself() {
         "blockedReduce(4) ; splitStrategy(2) ; moveTowardsArgument(2)(liftReduce)",
         "baseline ; blocking ; vectorization ; loopPerm ; arrayPacking ; cacheBlocks ; par",
         "separableConvolution ; defaultLowering",
+        "argumentOf(reduceSeq, body(id)) <+ isPrimitive(mapSeq) <+ freduce(id)",
     ] {
         let strategy = registry
             .parse(text)
@@ -316,4 +317,32 @@ fn default_lowering_and_tiling_keep_random_programs_meaning() {
     }
     println!("lowered {lowered} random programs, tiled {tiled}");
     assert_eq!(lowered, 80);
+}
+
+#[test]
+fn every_registered_name_prints_back_to_its_text() {
+    let registry = rules::registry();
+    let mut checked = 0;
+    for entry in registry.entries() {
+        let text = match entry.params.as_str() {
+            "" => entry.name.clone(),
+            "(n)" | "(d)" | "(u)" | "(l)" => format!("{}(2)", entry.name),
+            "(s)" => format!("{}(id)", entry.name),
+            "(p)(s)" => format!("{}(isMap)(id)", entry.name),
+            _ => continue,
+        };
+        let Ok(strategy) = registry.parse(&text) else {
+            panic!("{text} does not parse");
+        };
+        let printed = strategy.to_string();
+        let again = registry.parse(&printed).unwrap_or_else(|e| {
+            panic!(
+                "{text} prints as {printed}: {}",
+                e.render("printed", &printed)
+            )
+        });
+        assert_eq!(again.to_string(), printed, "{text}");
+        checked += 1;
+    }
+    assert!(checked > 150, "{checked}");
 }
