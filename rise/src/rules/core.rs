@@ -22,7 +22,12 @@ pub fn beta_reduction() -> Strategy<Term> {
 /// annotated is left alone: the annotation may be what makes the program's type
 /// inferable (a program's parameters are such lambdas).
 pub fn eta_reduction() -> Strategy<Term> {
-    rule("etaReduction", |t: &Term| match t.expr() {
+    rule("etaReduction", eta_reduce)
+}
+
+/// The equation of [`eta_reduction`], as a function.
+pub(crate) fn eta_reduce(t: &Term) -> Option<Term> {
+    match t.expr() {
         Expr::Lambda(x, None, body) => match body.expr() {
             Expr::App(f, arg)
                 if matches!(arg.expr(), Expr::Var(y) if y.id == x.id)
@@ -33,7 +38,7 @@ pub fn eta_reduction() -> Strategy<Term> {
             _ => None,
         },
         _ => None,
-    })
+    }
 }
 
 /// `f -> fun(x => f(x))` for a term whose (inferred) type is a function.

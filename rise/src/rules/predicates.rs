@@ -158,8 +158,7 @@ pub fn benf() -> Strategy<Term> {
 /// `etaReduction` except of `fun(x => p(...)(x))` for a primitive `p`: the form DFNF
 /// gives the functions of maps and reductions, so reducing it would only be undone.
 fn eta_reduction_keeping_primitives() -> Strategy<Term> {
-    let eta = eta_reduction();
-    elevate_core::rule("etaReduction", move |t: &Term| {
+    super::pattern::rule("etaReduction", move |t: &Term| {
         if let Expr::Lambda(_, _, body) = t.expr() {
             if let Expr::App(f, _) = body.expr() {
                 let mut head = f;
@@ -171,7 +170,7 @@ fn eta_reduction_keeping_primitives() -> Strategy<Term> {
                 }
             }
         }
-        eta.attempt(t, &mut Context::default()).ok().flatten()
+        super::core::eta_reduce(t)
     })
 }
 
