@@ -1,10 +1,13 @@
 //! Random well-typed RISE programs, for property tests of this crate and of the ones
 //! built on it (rules, the bridge, equality saturation).
 //!
-//! Generation is type-directed: pick a type, then an expression of that type from the
-//! primitives that can produce it, recursively, with a size budget. Programs are closed
-//! functions with annotated parameters and concrete sizes, so they can be type-checked,
-//! printed, evaluated on random inputs and compiled.
+//! Two kinds of program are made. Expressions are type-directed: pick a type, then an
+//! expression of that type from the primitives that can produce it, recursively, with
+//! a size budget. Pipelines ([`Generator::pipeline_program`]) go forwards from array
+//! parameters through stages (`map`, reductions, `split`/`join`, `slide`,
+//! `transpose`, `zip`, ...), the shape most rewrite rules look for. Programs are
+//! closed functions with annotated parameters and concrete sizes, so they can be
+//! type-checked, printed, evaluated on random inputs and compiled.
 //!
 //! ```
 //! use elevate_rise::generate::Generator;
@@ -21,12 +24,31 @@ use crate::types::{Scalar, Type, TypeKind};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+mod pipeline;
+
 /// A reproducible source of random well-typed programs.
+///
+/// ```
+/// use elevate_rise::{generate::Generator, prim::Prim, print_term};
+/// let mut generator = Generator::new(3);
+/// generator.favourites = vec![Prim::Transpose, Prim::Map];
+/// let program = generator.pipeline_program(4);
+/// assert!(elevate_rise::infer(&program).is_ok(), "{}", print_term(&program));
+/// ```
 pub struct Generator {
     rng: ChaCha8Rng,
     /// Bias towards a primitive: when set, it is chosen whenever it fits the type
     /// asked for, so that rules whose left-hand side needs it find matches.
     pub favourite: Option<Prim>,
+    /// Further primitives to favour in pipelines (see [`Generator::pipeline_program`]):
+    /// stages and element functions with one of them (or with `favourite`) are
+    /// chosen several times as often. Favouring the primitives of a left-hand side
+    /// makes its neighbouring stages likely together.
+    pub favourites: Vec<Prim>,
+    /// Whether pipelines may call functions generic in a size,
+    /// `depFun(n => fun(x: n.t => ...))(len)`, whose bodies have symbolic sizes (off by
+    /// default: rules that split an array assume that a symbolic length divides).
+    pub symbolic_sizes: bool,
 }
 
 type Env = Vec<(Ident, Type)>;
@@ -52,6 +74,8 @@ impl Generator {
         Generator {
             rng: ChaCha8Rng::seed_from_u64(seed),
             favourite: None,
+            favourites: Vec::new(),
+            symbolic_sizes: false,
         }
     }
 
@@ -61,6 +85,16 @@ impl Generator {
 
     fn pick<T: Clone>(&mut self, items: &[T]) -> T {
         items[self.rng.random_range(0..items.len())].clone()
+    }
+
+    /// A number in `0..n`.
+    fn rng_below(&mut self, n: u32) -> u32 {
+        self.rng.random_range(0..n)
+    }
+
+    /// A number in `lo..hi`.
+    fn rng_range(&mut self, lo: usize, hi: usize) -> usize {
+        self.rng.random_range(lo..hi)
     }
 
     /// A random data type: scalars, arrays of 1 to 4 elements (up to two deep), pairs.
@@ -79,8 +113,17 @@ impl Generator {
         }
     }
 
-    /// A closed program `fun(x1: T1, ... => body)` of about `size` nodes.
+    /// A closed program `fun(x1: T1, ... => body)` of about `size` nodes: half the
+    /// time (more with favourites) a [`Generator::pipeline_program`] of 2 to 5
+    /// stages, else an expression built backwards from a random result type.
     pub fn program(&mut self, size: usize) -> Term {
+        let biased = self.favourite.is_some() || !self.favourites.is_empty();
+        let share = if biased { 70 } else { 50 };
+        if self.chance(share) {
+            let most = if size < 10 { 3 } else { 5 };
+            let stages = self.rng_range(2, most + 1);
+            return self.pipeline_program(stages);
+        }
         let params = self.rng.random_range(1..3);
         let mut env: Env = Vec::new();
         for i in 0..params {
