@@ -632,6 +632,17 @@ fn check_resolved(ty: &Type, t: &Term) -> Result<(), Error> {
             _ => true,
         }
     }
+    if let Some(size) = fractional_size(ty) {
+        return Err(Error::new(
+            ErrorKind::Nat,
+            span_of(t),
+            format!(
+                "the size {size} in {ty} is not a whole number: a division in the program's \
+                 types does not divide (a function generic in a size used at a size it \
+                 cannot take)"
+            ),
+        ));
+    }
     if !data_inside(ty) {
         return Err(Error::new(
             ErrorKind::Type,
@@ -640,6 +651,22 @@ fn check_resolved(ty: &Type, t: &Term) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// A constant size in `ty` that is not a whole number (`3/2`), if any.
+fn fractional_size(ty: &Type) -> Option<Nat> {
+    let fractional = |n: &Nat| (n.is_const() && !n.is_integral()).then(|| n.clone());
+    match ty.kind() {
+        TypeKind::Scalar(_) | TypeKind::Var(_) => None,
+        TypeKind::Index(n) => fractional(n),
+        TypeKind::Vector(e, n) | TypeKind::Array(n, e) => {
+            fractional(n).or_else(|| fractional_size(e))
+        }
+        TypeKind::Pair(a, b) | TypeKind::Fun(a, b) => {
+            fractional_size(a).or_else(|| fractional_size(b))
+        }
+        TypeKind::DepFun(_, b) => fractional_size(b),
+    }
 }
 
 /// `k` if `n` is just the unknown `?k`.

@@ -342,20 +342,29 @@ impl Printer {
                     return Ok(());
                 }
                 (Prim::Let, [Arg::Value(value), Arg::Value(lambda)]) => {
-                    if let Expr::Lambda(x, None, body) = lambda.expr() {
-                        return self.parenthesize(out, Prec::Pipe, context, |pr, out| {
-                            // Variables are looked up by identity, so binding `x`
-                            // before printing the value cannot confuse the value's
-                            // free variables; it only keeps their names distinct.
-                            let name = pr.bind(x);
-                            write!(out, "let {name} = ")?;
-                            pr.term(out, value, Prec::Pipe)?;
-                            out.push_str(" in ");
-                            pr.term(out, body, Prec::Pipe)?;
-                            pr.unbind(x, &name);
-                            Ok(())
-                        });
-                    }
+                    // `let(v, f)` with a function that is not a lambda (after eta
+                    // reduction, say) has no syntax of its own: it is written
+                    // `let x = v in f(x)`, which parses to its eta-expansion.
+                    let (x, body) = match lambda.expr() {
+                        Expr::Lambda(x, _, body) => (x.clone(), body.clone()),
+                        _ => {
+                            let x = Ident::fresh("x");
+                            (x.clone(), Term::app((*lambda).clone(), Term::var(&x)))
+                        }
+                    };
+                    let (x, body) = (&x, &body);
+                    return self.parenthesize(out, Prec::Pipe, context, |pr, out| {
+                        // Variables are looked up by identity, so binding `x`
+                        // before printing the value cannot confuse the value's
+                        // free variables; it only keeps their names distinct.
+                        let name = pr.bind(x);
+                        write!(out, "let {name} = ")?;
+                        pr.term(out, value, Prec::Pipe)?;
+                        out.push_str(" in ");
+                        pr.term(out, body, Prec::Pipe)?;
+                        pr.unbind(x, &name);
+                        Ok(())
+                    });
                 }
                 _ => {}
             }

@@ -194,26 +194,56 @@ pub fn default_lowering() -> Strategy<Term> {
     )
 }
 
-/// Whether `t` only computes with scalars: arithmetic, pairs, variables, literals.
-fn scalar_computation(t: &Term) -> bool {
+/// The primitives a vectorized function may apply to its (vector) argument.
+fn lane_wise(p: Prim) -> bool {
     use Prim::*;
+    matches!(
+        p,
+        Add | Sub | Mul | Div | Neg | Max | Min | Exp | Sqrt | Abs | Fst | Snd | MakePair
+    )
+}
+
+/// Whether `t`, the body of a function of `x`, computes lane-wise: what depends on `x`
+/// is built with [`lane_wise`] primitives, what does not is a scalar (a literal or a
+/// typed scalar expression, which becomes a broadcast vector).
+fn vectorizable(t: &Term, x: &Ident) -> bool {
+    if !t.free_vars().contains(&x.id) {
+        return match t.ty() {
+            Some(ty) => matches!(ty.kind(), TypeKind::Scalar(_)),
+            None => matches!(t.expr(), Expr::Literal(_)),
+        };
+    }
     match t.expr() {
-        Expr::Var(_) | Expr::Literal(_) => true,
-        Expr::Prim(p) => matches!(
-            p,
-            Add | Sub | Mul | Div | Neg | Max | Min | Exp | Sqrt | Abs | Fst | Snd | MakePair
-        ),
-        Expr::App(f, a) => scalar_computation(f) && scalar_computation(a),
+        Expr::Var(_) => true,
+        Expr::App(f, a) => vectorizable_function(f, x) && vectorizable(a, x),
         _ => false,
     }
 }
 
-/// The scalar computation `t` on vectors: literals become `vectorFromScalar(l)`,
-/// types are forgotten (inference gives the vector ones).
-fn on_vectors(t: &Term) -> Term {
+fn vectorizable_function(f: &Term, x: &Ident) -> bool {
+    match f.expr() {
+        Expr::Prim(p) => lane_wise(*p),
+        Expr::App(g, a) => vectorizable_function(g, x) && vectorizable(a, x),
+        _ => false,
+    }
+}
+
+/// The computation `t` of `x` on vectors: scalars that do not depend on `x` become
+/// `vectorFromScalar(s)`; the rest is rebuilt untyped (inference gives the vector
+/// types).
+fn on_vectors(t: &Term, x: &Ident) -> Term {
+    if !t.free_vars().contains(&x.id) {
+        return call(Prim::VectorFromScalar, &[], [t.clone()]);
+    }
     match t.expr() {
-        Expr::Literal(_) => call(Prim::VectorFromScalar, &[], [Term::new(t.expr().clone())]),
-        Expr::App(f, a) => Term::app(on_vectors(f), on_vectors(a)),
+        Expr::App(f, a) => Term::app(function_on_vectors(f, x), on_vectors(a, x)),
+        e => Term::new(e.clone()),
+    }
+}
+
+fn function_on_vectors(f: &Term, x: &Ident) -> Term {
+    match f.expr() {
+        Expr::App(g, a) => Term::app(function_on_vectors(g, x), on_vectors(a, x)),
         e => Term::new(e.clone()),
     }
 }
@@ -267,13 +297,13 @@ impl Rule<Term> for Vectorize {
             || len.as_const().is_some_and(|l| l % self.0 != 0)
             || !scalar_tree(elem)
             || !matches!(result.kind(), TypeKind::Scalar(_))
-            || !scalar_computation(body)
             // A constant function has no vector width to infer from its argument.
             || !body.free_vars().contains(&x.id)
+            || !vectorizable(body, x)
         {
             return None;
         }
-        let f = Term::lambda(x.clone(), on_vectors(body));
+        let f = Term::lambda(x.clone(), on_vectors(body, x));
         let vectors = as_vectors(args[1].clone(), elem, self.0);
         let mapped = call(Prim::Map, &[], [f, vectors]);
         super::pattern::typed_result(t, call(Prim::AsScalar, &[], [mapped]))

@@ -103,3 +103,15 @@ fn split_and_join_evaluate_on_divisible_lengths() {
         e.message
     );
 }
+
+#[test]
+fn a_generic_function_used_at_a_size_its_types_cannot_take_is_a_nat_error() {
+    let source = "def halves(x: n.f32) = x |> split(2)\ndef f(y: 3.f32) = halves(y)";
+    let e = elevate_rise::Program::load(source, None).unwrap_err();
+    assert_eq!(e.kind, elevate_rise::ErrorKind::Nat);
+    assert!(e.message.contains("the size 3/2"), "{}", e.message);
+    // Known limit: a division that does not show in the function's type (`split(2)`
+    // then `join`) is not checked at the call, only when the program runs.
+    let hidden = "def same(x: n.f32) = x |> split(2) |> join\ndef f(y: 3.f32) = same(y)";
+    assert!(elevate_rise::Program::load(hidden, None).is_ok());
+}

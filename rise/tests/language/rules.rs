@@ -58,6 +58,15 @@ const ONLY_ON_THEIR_EXAMPLE: &[&str] = &[
     "betaNatReduction",
 ];
 
+/// Rules whose left-hand side is what another rule produces: random programs for
+/// them are first rewritten by the strategy given (where it applies).
+const PREPARED_BY: &[(&str, &str)] = &[
+    // The inverse of liftReduce.
+    ("reduceMap", "topDown(liftReduce)"),
+    // A sequential reduction with an array accumulator: liftReduce makes one.
+    ("toMemInit", "topDown(liftReduce) ; try(topDown(reduceSeq))"),
+];
+
 /// The primitives in `term`.
 fn primitives(term: &Term, out: &mut Vec<Prim>) {
     if let Expr::Prim(p) = term.expr() {
@@ -144,6 +153,10 @@ fn check_library(symbolic_sizes: bool) -> Summary {
                 summary.failures.push(e);
                 0
             });
+        let prepare = PREPARED_BY
+            .iter()
+            .find(|(name, _)| *name == info.name)
+            .map(|(_, text)| rules::registry().parse(text).unwrap());
         let mut on_random = 0;
         for seed in 1..=RANDOM_PROGRAMS {
             let mut generator = Generator::new(seed * 7919 + info.name.len() as u64);
@@ -157,6 +170,13 @@ fn check_library(symbolic_sizes: bool) -> Summary {
                     print_term(&program)
                 )
             });
+            let program = match prepare
+                .as_ref()
+                .map(|s| s.apply(&program, &mut Context::default()))
+            {
+                Some(Ok(prepared)) => infer(&prepared).unwrap(),
+                _ => program,
+            };
             match check_everywhere(&info, &program, seed) {
                 Ok(applied) => on_random += applied,
                 Err(e) => {
@@ -211,8 +231,11 @@ fn every_rule_preserves_types_and_values_wherever_it_applies() {
 /// lengths in their bodies. `splitJoin(2)` and `splitJoin2(2)` rewrite there as RISE
 /// does, assuming that 2 divides the symbolic length (`(n/2).2`); instantiated at an
 /// odd length, the rewritten program fails (`split(2) of 3 elements`) where the
-/// original computed a value. Kept as a record of that assumption until the rules
-/// decide what to do about it.
+/// original computed a value. That is RISE's semantics (a split records that the
+/// size divides); what is missing is the language side: a function's type does not
+/// carry the divisibility its body assumes, so the call is not rejected when the
+/// program is checked (a size that shows in the type is: `halves(y)` at 3 is a nat
+/// error). Kept as a record until types carry such constraints.
 #[test]
 #[ignore = "splitJoin(2) and splitJoin2(2) assume that a symbolic length divides"]
 fn rules_in_size_generic_functions() {
