@@ -202,6 +202,24 @@ impl Term {
         Term::with(self.expr().clone(), Some(ty), self.span())
     }
 
+    /// The node with `f` applied to each child, rebuilt only if a child changed (so an
+    /// unchanged term stays the same node, shared).
+    pub fn map_children(&self, mut f: impl FnMut(&Term) -> Term) -> Term {
+        let mut changed = false;
+        let children: Vec<Term> = (0..self.arity())
+            .map(|i| {
+                let c = f(self.child(i));
+                changed |= !c.same_node(self.child(i));
+                c
+            })
+            .collect();
+        if changed {
+            self.with_children(children)
+        } else {
+            self.clone()
+        }
+    }
+
     /// The same node without its type (its children keep theirs).
     pub fn untyped_root(&self) -> Term {
         Term::with(self.expr().clone(), None, self.span())
@@ -344,21 +362,7 @@ fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
                 }
             }
         }
-        _ => {
-            let mut changed = false;
-            let children: Vec<Term> = (0..t.arity())
-                .map(|i| {
-                    let c = substitute(t.child(i), x, value, free);
-                    changed |= !c.same_node(t.child(i));
-                    c
-                })
-                .collect();
-            if changed {
-                t.with_children(children)
-            } else {
-                t.clone()
-            }
-        }
+        _ => t.map_children(|c| substitute(c, x, value, free)),
     })
 }
 

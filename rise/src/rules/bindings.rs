@@ -124,61 +124,45 @@ pub fn hoist_let() -> Strategy<Term> {
     })
 }
 
-fn info(
-    name: &'static str,
-    equation: &'static str,
-    make: fn() -> Strategy<Term>,
-    bias: Option<Prim>,
-    example: &'static str,
-) -> RuleInfo {
-    RuleInfo {
-        name,
-        equation,
-        make,
-        bias,
-        example,
-    }
-}
-
 /// The rules of this module for [`super::library`].
 pub(super) fn infos() -> Vec<RuleInfo> {
     vec![
-        info(
+        RuleInfo::new(
             "liftId",
             "id(a) -> map(fun(x => id(x)))(a)   (a an array)",
             lift_id,
             None,
             "fun(x: 3.2.f32 => (id(x), id(x |> map(map(neg)))))",
         ),
-        info(
+        RuleInfo::new(
             "idToCopy",
             "id(a) -> fun(x => x)(a)   (a a scalar)",
             id_to_copy,
             None,
             "fun(x: f32 => id(x) * 2.0)",
         ),
-        info(
+        RuleInfo::new(
             "eliminateMapIdentity",
             "map(fun(x => x)) -> fun(y => y)",
             eliminate_map_identity,
             Some(Prim::Map),
             "fun(x: 2.3.f32 => (x |> map(map(fun(v => v))), x |> map(fun(r => r))))",
         ),
-        info(
+        RuleInfo::new(
             "letSwap",
             "let(v1)(fun(x1 => let(v2)(fun(x2 => b)))) -> let(v2)(fun(x2 => let(v1)(fun(x1 => b))))   (x1 not free in v2)",
             let_swap,
             Some(Prim::Let),
             "fun(x: f32, y: f32 => (let a = x * 2.0 in let b = y + 1.0 in a * b, let c = x in let d = c + 1.0 in d))",
         ),
-        info(
+        RuleInfo::new(
             "letSame",
             "let(v)(fun(x => let(v)(fun(y => b)))) -> let(v)(fun(x => b[y := x]))",
             let_same,
             Some(Prim::Let),
             "fun(x: f32 => let a = x * 2.0 in let b = x * 2.0 in a + b)",
         ),
-        info(
+        RuleInfo::new(
             "hoistLet",
             "f(let(v)(fun(x => b))) -> let(v)(fun(x => f(b))); let(v)(fun(x => b))(a) -> let(v)(fun(x => b(a)))   (x not free in f, a)",
             hoist_let,
@@ -191,17 +175,7 @@ pub(super) fn infos() -> Vec<RuleInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{infer, parse_term, print_term};
-    use elevate_core::Context;
-
-    fn rewrite(rule: Strategy<Term>, source: &str) -> Option<String> {
-        let t = infer(&parse_term(source).unwrap()).unwrap();
-        let Expr::Lambda(_, _, body) = t.expr() else {
-            panic!("a program");
-        };
-        let r = rule.apply(body, &mut Context::default()).ok()?;
-        Some(print_term(&r))
-    }
+    use crate::rules::test_support::rewrite;
 
     #[test]
     fn let_swap_keeps_dependent_bindings_in_order() {

@@ -397,124 +397,108 @@ pub(super) fn register(r: &mut Registry<Term>) {
     );
 }
 
-fn info(
-    name: &'static str,
-    equation: &'static str,
-    make: fn() -> Strategy<Term>,
-    bias: Option<Prim>,
-    example: &'static str,
-) -> RuleInfo {
-    RuleInfo {
-        name,
-        equation,
-        make,
-        bias,
-        example,
-    }
-}
-
 /// The rules of this module for [`super::library`].
 pub(super) fn infos() -> Vec<RuleInfo> {
     vec![
-        info(
+        RuleInfo::new(
             "transposeBeforeSlide",
             "S(transpose(y)) -> map(transpose)(transpose(map(S)(y)))   (S = slide(n, m) or split(n))",
             transpose_before_slide,
             Some(Prim::Transpose),
             "fun(y: 3.4.f32 => (y |> transpose |> slide(2, 1), y |> transpose |> split(2)))",
         ),
-        info(
+        RuleInfo::new(
             "transposeBeforeMapSlide",
             "map(S)(transpose(y)) -> transpose(map(transpose)(S(y)))   (S = slide(n, m) or split(n))",
             transpose_before_map_slide,
             Some(Prim::Transpose),
             "fun(y: 4.3.f32 => (y |> transpose |> map(slide(2, 1)), y |> transpose |> map(split(2))))",
         ),
-        info(
+        RuleInfo::new(
             "mapSlideBeforeTranspose",
             "transpose(map(S)(y)) -> map(transpose)(S(transpose(y)))   (S = slide(n, m) or split(n))",
             map_slide_before_transpose,
             Some(Prim::Transpose),
             "fun(y: 3.4.f32 => (y |> map(slide(2, 2)) |> transpose, y |> map(split(2)) |> transpose))",
         ),
-        info(
+        RuleInfo::new(
             "transposeBeforeMapJoin",
             "map(join)(transpose(y)) -> transpose(join(map(transpose)(y)))",
             transpose_before_map_join,
             Some(Prim::Transpose),
             "fun(y: 2.3.4.f32 => y |> transpose |> map(join))",
         ),
-        info(
+        RuleInfo::new(
             "mapJoinBeforeTranspose",
             "transpose(map(join)(y)) -> join(map(transpose)(transpose(y)))",
             map_join_before_transpose,
             Some(Prim::Transpose),
             "fun(y: 2.3.4.f32 => y |> map(join) |> transpose)",
         ),
-        info(
+        RuleInfo::new(
             "slideBeforeSplit",
             "split(k)(slide(n, s)(y)) -> map(slide(n, s))(slide((k - 1)*s + n, k*s)(y))   (k, s constant)",
             slide_before_split,
             Some(Prim::Split),
             "fun(y: 10.f32, z: 13.f32 => (y |> slide(3, 1) |> split(4), z |> slide(3, 2) |> split(3)))",
         ),
-        info(
+        RuleInfo::new(
             "slideBeforeSlide",
             "slide(m, k)(slide(n, s)(y)) -> map(slide(n, s))(slide((m - 1)*s + n, k*s)(y))   (m, k, s constant)",
             slide_before_slide,
             Some(Prim::Slide),
             "fun(y: 10.f32, z: 13.f32 => (y |> slide(3, 1) |> slide(4, 2), z |> slide(3, 2) |> slide(2, 1)))",
         ),
-        info(
+        RuleInfo::new(
             "dropBeforeJoin",
             "drop(d)(join(x)) -> drop(d % m)(join(drop(d / m)(x)))   (x : n.m.t; d, m constant, d >= m)",
             drop_before_join,
             Some(Prim::Join),
             "fun(x: 4.3.f32 => (x |> join |> drop(7), (x |> join |> drop(6), x |> join |> drop(2))))",
         ),
-        info(
+        RuleInfo::new(
             "takeBeforeJoin",
             "take(k)(join(x)) -> take(k)(join(take(ceil(k / m))(x)))   (x : n.m.t; k, m constant, rows left out)",
             take_before_join,
             Some(Prim::Join),
             "fun(x: 4.3.f32 => (x |> join |> take(5), (x |> join |> take(6), x |> join |> take(10))))",
         ),
-        info(
+        RuleInfo::new(
             "splitJoin2(2)",
             "e -> join(split(n)(e))   (n divides the length of the array e)",
             || split_join2(2),
             Some(Prim::Split),
             "fun(x: 6.f32 => x |> map(neg))",
         ),
-        info(
+        RuleInfo::new(
             "slideOverlap(4)",
             "slide(n, m)(x) -> join(map(slide(n, m))(slide(u, u + m - n)(x)))   (tiles of u elements cover x)",
             || slide_overlap(4),
             Some(Prim::Slide),
             "fun(x: 10.f32, y: 12.f32 => (x |> slide(3, 1), (y |> slide(2, 2), x |> slide(2, 2))))",
         ),
-        info(
+        RuleInfo::new(
             "dropInSlide",
             "drop(l)(slide(n, 1)(x)) -> map(drop(l))(slide(n + l, 1)(x))   (a window remains)",
             drop_in_slide,
             Some(Prim::Slide),
             "fun(x: 6.f32 => x |> slide(3, 1) |> drop(2))",
         ),
-        info(
+        RuleInfo::new(
             "takeInSlide",
             "take(r)(slide(n, 1)(x)) -> map(take(n))(slide(n + w - r, 1)(x))   (w windows, r >= 1)",
             take_in_slide,
             Some(Prim::Slide),
             "fun(x: 6.f32 => x |> slide(3, 1) |> take(3))",
         ),
-        info(
+        RuleInfo::new(
             "transposePairAfter",
             "e -> transpose(transpose(e))   (e a 2D array)",
             transpose_pair_after,
             Some(Prim::Transpose),
             "fun(x: 2.3.f32 => x |> map(map(neg)))",
         ),
-        info(
+        RuleInfo::new(
             "idxReduction",
             "idx(natAsIndex(n)(k))([e0, ..., e(n-1)]) -> ek   (k literal); idx(i)(generate(f)) -> f(i)",
             idx_reduction,
@@ -527,17 +511,7 @@ pub(super) fn infos() -> Vec<RuleInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{infer, parse_term, print_term};
-    use elevate_core::Context;
-
-    fn rewrite(rule: Strategy<Term>, source: &str) -> Option<String> {
-        let t = infer(&parse_term(source).unwrap()).unwrap();
-        let Expr::Lambda(_, _, body) = t.expr() else {
-            panic!("a program");
-        };
-        let r = rule.apply(body, &mut Context::default()).ok()?;
-        Some(print_term(&r))
-    }
+    use crate::rules::test_support::rewrite;
 
     #[test]
     fn slide_rules_use_the_general_step() {

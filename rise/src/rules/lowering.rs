@@ -351,19 +351,7 @@ fn replace_all(t: &Term, old: &Term, new: &Term) -> Term {
     if t == old {
         return new.clone();
     }
-    let mut changed = false;
-    let children: Vec<Term> = (0..t.arity())
-        .map(|i| {
-            let c = replace_all(t.child(i), old, new);
-            changed |= !c.same_node(t.child(i));
-            c
-        })
-        .collect();
-    if changed {
-        t.with_children(children)
-    } else {
-        t.clone()
-    }
+    t.map_children(|c| replace_all(c, old, new))
 }
 
 impl StrategyImpl<Term> for StoreInMemory {

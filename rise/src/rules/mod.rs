@@ -72,6 +72,25 @@ pub struct RuleInfo {
     pub example: &'static str,
 }
 
+impl RuleInfo {
+    /// A rule's entry in the table.
+    pub fn new(
+        name: &'static str,
+        equation: &'static str,
+        make: fn() -> Strategy<Term>,
+        bias: Option<Prim>,
+        example: &'static str,
+    ) -> RuleInfo {
+        RuleInfo {
+            name,
+            equation,
+            make,
+            bias,
+            example,
+        }
+    }
+}
+
 /// Every rule of the library.
 pub fn library() -> Vec<RuleInfo> {
     macro_rules! info {
@@ -779,5 +798,23 @@ fn add_strategies(r: &mut Registry<Term>) {
     ];
     for (name, doc, make) in lowering {
         r.rule(name, doc, make);
+    }
+}
+
+/// Helpers for the rules' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::term::{Expr, Term};
+    use crate::{infer, parse_term, print_term};
+    use elevate_core::{Context, Strategy};
+
+    /// `rule` applied to the body of the program `source` (a lambda), printed.
+    pub(crate) fn rewrite(rule: Strategy<Term>, source: &str) -> Option<String> {
+        let t = infer(&parse_term(source).unwrap()).unwrap();
+        let Expr::Lambda(_, _, body) = t.expr() else {
+            panic!("a program");
+        };
+        let r = rule.apply(body, &mut Context::default()).ok()?;
+        Some(print_term(&r))
     }
 }
