@@ -1,0 +1,322 @@
+//! Compiling a payload in process with melior (MLIR 22): parse and verify, lower to the
+//! LLVM dialect, JIT with MLIR's ExecutionEngine, and call the function on JSON
+//! inputs. MLIR's diagnostics become [`BridgeError`]s naming the stage.
+
+use crate::error::{BridgeError, Stage};
+use crate::payload::Payload;
+use elevate_rise::types::{Scalar, Type, TypeKind};
+use melior::dialect::DialectRegistry;
+use melior::ir::operation::OperationLike;
+use melior::ir::Module;
+use melior::pass::PassManager;
+use melior::utility::{
+    parse_pass_pipeline, register_all_dialects, register_all_llvm_translations,
+    register_all_passes,
+};
+use melior::{Context, ExecutionEngine};
+use serde_json::Value as Json;
+use std::sync::{Arc, Mutex};
+
+/// The passes from the payload's dialects to the LLVM dialect.
+pub const LOWERING: &str = "builtin.module(convert-scf-to-cf,convert-math-to-llvm,\
+expand-strided-metadata,finalize-memref-to-llvm,convert-arith-to-llvm,\
+convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)";
+
+/// A payload compiled to machine code, ready to call.
+pub struct Compiled {
+    // Dropped before the context it was made in.
+    engine: ExecutionEngine,
+    /// The module after lowering (LLVM dialect), as text.
+    pub llvm_dialect: String,
+    payload: Payload,
+    _context: Context,
+}
+
+/// A context with every dialect, pass and LLVM translation registered, whose
+/// diagnostics are collected in the returned list.
+fn context() -> (Context, Arc<Mutex<Vec<String>>>) {
+    let registry = DialectRegistry::new();
+    register_all_dialects(&registry);
+    register_all_passes();
+    let context = Context::new();
+    context.append_dialect_registry(&registry);
+    context.load_all_available_dialects();
+    register_all_llvm_translations(&context);
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let sink = messages.clone();
+    context.attach_diagnostic_handler(move |d| {
+        if let Ok(mut m) = sink.lock() {
+            m.push(format!("{}: {}", d.location(), d));
+        }
+        true
+    });
+    (context, messages)
+}
+
+fn failure(stage: Stage, what: &str, messages: &Arc<Mutex<Vec<String>>>) -> BridgeError {
+    let detail = messages
+        .lock()
+        .map(|m| m.join("\n"))
+        .unwrap_or_default();
+    BridgeError::new(stage, format!("{what}\n{detail}").trim_end().to_string())
+}
+
+/// Parses, verifies and lowers `mlir` to the LLVM dialect; returns the lowered text.
+pub fn lower(mlir: &str) -> Result<String, BridgeError> {
+    let (context, messages) = context();
+    let mut module = parse(&context, mlir, &messages)?;
+    lower_module(&context, &mut module, &messages)?;
+    Ok(module.as_operation().to_string())
+}
+
+fn parse<'c>(
+    context: &'c Context,
+    mlir: &str,
+    messages: &Arc<Mutex<Vec<String>>>,
+) -> Result<Module<'c>, BridgeError> {
+    let module = Module::parse(context, mlir)
+        .ok_or_else(|| failure(Stage::Verify, "the module does not parse", messages))?;
+    if !module.as_operation().verify() {
+        return Err(failure(Stage::Verify, "the module does not verify", messages));
+    }
+    Ok(module)
+}
+
+fn lower_module(
+    context: &Context,
+    module: &mut Module,
+    messages: &Arc<Mutex<Vec<String>>>,
+) -> Result<(), BridgeError> {
+    let passes = PassManager::new(context);
+    parse_pass_pipeline(passes.as_operation_pass_manager(), LOWERING)
+        .map_err(|e| BridgeError::new(Stage::Lower, e.to_string()))?;
+    passes
+        .run(module)
+        .map_err(|_| failure(Stage::Lower, "the lowering passes failed", messages))
+}
+
+/// Compiles a payload: parse, verify, lower, JIT (LLVM optimization level 3).
+pub fn compile(payload: &Payload) -> Result<Compiled, BridgeError> {
+    let (context, messages) = context();
+    let mut module = parse(&context, &payload.mlir, &messages)?;
+    lower_module(&context, &mut module, &messages)?;
+    let llvm_dialect = module.as_operation().to_string();
+    let engine = ExecutionEngine::new(&module, 3, &[], false, false);
+    if engine.lookup(&format!("_mlir_ciface_{}", payload.name)).is_null() {
+        return Err(failure(Stage::Jit, "the compiled function is missing", &messages));
+    }
+    drop(module);
+    Ok(Compiled {
+        engine,
+        llvm_dialect,
+        payload: payload.clone(),
+        _context: context,
+    })
+}
+
+/// A memref's storage and descriptor (`{allocated, aligned, offset, sizes, strides}`).
+struct Buffer {
+    data: Vec<u64>,
+    scalar: Scalar,
+    dims: Vec<i64>,
+    descriptor: Vec<u64>,
+}
+
+fn width(s: Scalar) -> usize {
+    match s {
+        Scalar::Bool => 1,
+        Scalar::I32 | Scalar::F32 => 4,
+        Scalar::I64 | Scalar::F64 => 8,
+    }
+}
+
+fn shape(ty: &Type) -> Result<(Vec<i64>, Scalar), BridgeError> {
+    let mut dims = Vec::new();
+    let mut t = ty;
+    loop {
+        match t.kind() {
+            TypeKind::Array(n, e) => {
+                dims.push(n.as_const().ok_or_else(|| {
+                    BridgeError::new(Stage::Run, format!("the size {n} is not known"))
+                })?);
+                t = e;
+            }
+            TypeKind::Scalar(s) => return Ok((dims, *s)),
+            _ => return Err(BridgeError::new(Stage::Run, format!("unsupported data {ty}"))),
+        }
+    }
+}
+
+impl Buffer {
+    fn new(ty: &Type) -> Result<Buffer, BridgeError> {
+        let (dims, scalar) = shape(ty)?;
+        let count: i64 = dims.iter().product();
+        let bytes = count as usize * width(scalar);
+        let mut buffer = Buffer {
+            data: vec![0u64; bytes.div_ceil(8).max(1)],
+            scalar,
+            dims,
+            descriptor: Vec::new(),
+        };
+        let ptr = buffer.data.as_mut_ptr() as u64;
+        let mut strides = vec![1i64; buffer.dims.len()];
+        for k in (0..buffer.dims.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * buffer.dims[k + 1];
+        }
+        buffer.descriptor = [ptr, ptr, 0]
+            .into_iter()
+            .chain(buffer.dims.iter().map(|d| *d as u64))
+            .chain(strides.iter().map(|s| *s as u64))
+            .collect();
+        Ok(buffer)
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        let len = self.dims.iter().product::<i64>() as usize * width(self.scalar);
+        // SAFETY: `data` holds at least `len` bytes; u8 has no alignment needs.
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut u8, len) }
+    }
+
+    /// Fills the buffer from nested JSON arrays, row-major.
+    fn fill(&mut self, json: &Json) -> Result<(), BridgeError> {
+        let mut flat = Vec::new();
+        flatten(json, &mut flat);
+        let (s, w) = (self.scalar, width(self.scalar));
+        let bytes = self.bytes();
+        if flat.len() * w != bytes.len() {
+            return Err(BridgeError::new(Stage::Run, "an input of the wrong size"));
+        }
+        for (k, v) in flat.iter().enumerate() {
+            let chunk = &mut bytes[k * w..(k + 1) * w];
+            write_scalar(chunk, s, v)?;
+        }
+        Ok(())
+    }
+
+    /// The contents as nested JSON arrays.
+    fn to_json(&mut self) -> Json {
+        let (s, w) = (self.scalar, width(self.scalar));
+        let dims = self.dims.clone();
+        let bytes = self.bytes().to_vec();
+        let scalars: Vec<Json> = bytes.chunks(w).map(|c| read_scalar(c, s)).collect();
+        nest(&scalars, &dims)
+    }
+}
+
+fn flatten(json: &Json, out: &mut Vec<Json>) {
+    match json {
+        Json::Array(items) => items.iter().for_each(|i| flatten(i, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+fn nest(scalars: &[Json], dims: &[i64]) -> Json {
+    match dims.split_first() {
+        None => scalars.first().cloned().unwrap_or(Json::Null),
+        Some((&n, rest)) => {
+            let chunk = scalars.len() / n.max(1) as usize;
+            Json::Array(
+                (0..n as usize)
+                    .map(|i| nest(&scalars[i * chunk..(i + 1) * chunk], rest))
+                    .collect(),
+            )
+        }
+    }
+}
+
+fn write_scalar(out: &mut [u8], s: Scalar, v: &Json) -> Result<(), BridgeError> {
+    let bad = || BridgeError::new(Stage::Run, format!("{v} is not a {}", s.name()));
+    match s {
+        Scalar::Bool => out[0] = u8::from(v.as_bool().ok_or_else(bad)?),
+        Scalar::I32 => out.copy_from_slice(&(v.as_i64().ok_or_else(bad)? as i32).to_ne_bytes()),
+        Scalar::I64 => out.copy_from_slice(&v.as_i64().ok_or_else(bad)?.to_ne_bytes()),
+        Scalar::F32 => out.copy_from_slice(&(v.as_f64().ok_or_else(bad)? as f32).to_ne_bytes()),
+        Scalar::F64 => out.copy_from_slice(&v.as_f64().ok_or_else(bad)?.to_ne_bytes()),
+    }
+    Ok(())
+}
+
+fn read_scalar(c: &[u8], s: Scalar) -> Json {
+    let float = |v: f64| serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number);
+    match s {
+        Scalar::Bool => Json::Bool(c[0] != 0),
+        Scalar::I32 => Json::from(i32::from_ne_bytes(c.try_into().unwrap())),
+        Scalar::I64 => Json::from(i64::from_ne_bytes(c.try_into().unwrap())),
+        // Printed as f32 prints, then read as f64, so that values match the
+        // interpreter's JSON.
+        Scalar::F32 => float(
+            f32::from_ne_bytes(c.try_into().unwrap())
+                .to_string()
+                .parse()
+                .unwrap_or(f64::NAN),
+        ),
+        Scalar::F64 => float(f64::from_ne_bytes(c.try_into().unwrap())),
+    }
+}
+
+/// A scalar argument's storage (eight bytes, the value in the low bytes).
+fn scalar_argument(s: Scalar, v: &Json) -> Result<u64, BridgeError> {
+    let mut word = [0u8; 8];
+    write_scalar(&mut word[..width(s)], s, v)?;
+    Ok(u64::from_ne_bytes(word))
+}
+
+impl Compiled {
+    /// Calls the function on `inputs` (one JSON value per parameter, as `elevate eval`
+    /// reads them) and returns its result as JSON.
+    pub fn run(&self, inputs: &[Json]) -> Result<Json, BridgeError> {
+        let params = &self.payload.params;
+        if inputs.len() != params.len() {
+            return Err(BridgeError::new(
+                Stage::Run,
+                format!("{} inputs for {} parameters", inputs.len(), params.len()),
+            ));
+        }
+        let mut buffers: Vec<Buffer> = Vec::new();
+        let mut scalars: Vec<u64> = Vec::new();
+        enum Arg {
+            Buffer(usize),
+            Scalar(usize),
+        }
+        let mut order = Vec::new();
+        for (ty, json) in params.iter().zip(inputs) {
+            match ty.kind() {
+                TypeKind::Scalar(s) => {
+                    scalars.push(scalar_argument(*s, json)?);
+                    order.push(Arg::Scalar(scalars.len() - 1));
+                }
+                _ => {
+                    let mut b = Buffer::new(ty)?;
+                    b.fill(json)?;
+                    buffers.push(b);
+                    order.push(Arg::Buffer(buffers.len() - 1));
+                }
+            }
+        }
+        buffers.push(Buffer::new(&self.payload.result)?);
+        order.push(Arg::Buffer(buffers.len() - 1));
+        // MLIR's C API calls the function's C interface (`_mlir_ciface_NAME`, from
+        // `llvm.emit_c_interface`) through its packed wrapper, which takes a pointer
+        // to each argument: for a memref, a pointer to its descriptor's address.
+        let mut descriptor_pointers: Vec<*mut u64> = buffers
+            .iter_mut()
+            .map(|b| b.descriptor.as_mut_ptr())
+            .collect();
+        let mut arguments: Vec<*mut ()> = Vec::new();
+        for a in &order {
+            match a {
+                Arg::Buffer(k) => {
+                    arguments.push(&mut descriptor_pointers[*k] as *mut *mut u64 as *mut ())
+                }
+                Arg::Scalar(k) => arguments.push(&mut scalars[*k] as *mut u64 as *mut ()),
+            }
+        }
+        // SAFETY: every pointer points to live storage of the type the C interface
+        // expects (descriptors built for these shapes, scalars by value in the low
+        // bytes of eight).
+        unsafe { self.engine.invoke_packed(&self.payload.name, &mut arguments) }
+            .map_err(|e| BridgeError::new(Stage::Run, e.to_string()))?;
+        let out = buffers.last_mut().expect("the result buffer");
+        Ok(out.to_json())
+    }
+}

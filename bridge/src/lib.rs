@@ -1,0 +1,15 @@
+//! `elevate-bridge`: the RISE program a strategy chose, as MLIR that MLIR compiles.
+//!
+//! [`payload`] translates a typed RISE function with concrete sizes into an MLIR module
+//! (pure Rust, no LLVM needed); with the `mlir` feature, [`jit`] parses, verifies,
+//! lowers and JIT-compiles it through melior and calls it on inputs.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod payload;
+#[cfg(feature = "mlir")]
+pub mod jit;
+
+pub use error::{BridgeError, Stage};
+pub use payload::{instantiate, payload, Payload};
