@@ -7,7 +7,10 @@ fn main() {
     let mut nats = elevate_rise::NatEnv::default();
     for a in &args[2..] {
         if let Some((k, v)) = a.split_once('=') {
-            nats.insert(elevate_rise::nat::NatVar::Named(k.into()), v.parse().unwrap());
+            nats.insert(
+                elevate_rise::nat::NatVar::Named(k.into()),
+                v.parse().unwrap(),
+            );
         }
     }
     let term = elevate_bridge::instantiate(&program.entry().term, &nats).unwrap();

@@ -8,7 +8,10 @@ fn main() {
     let mut nats = elevate_rise::NatEnv::default();
     for a in &args[2..] {
         if let Some((k, v)) = a.split_once('=') {
-            nats.insert(elevate_rise::nat::NatVar::Named(k.into()), v.parse().unwrap());
+            nats.insert(
+                elevate_rise::nat::NatVar::Named(k.into()),
+                v.parse().unwrap(),
+            );
         }
     }
     let term = elevate_bridge::instantiate(&program.entry().term, &nats).unwrap();
@@ -21,13 +24,21 @@ fn main() {
         None => term,
     };
     let payload = elevate_bridge::payload("f", &term).unwrap();
-    let compiled = elevate_bridge::jit::compile(&payload).unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
+    let compiled =
+        elevate_bridge::jit::compile(&payload).unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
     let signature = elevate_rise::io::signature(&term);
-    let inputs = elevate_rise::io::random_inputs(&signature, &elevate_rise::NatEnv::default(), 1).unwrap();
+    let inputs =
+        elevate_rise::io::random_inputs(&signature, &elevate_rise::NatEnv::default(), 1).unwrap();
     let json: Vec<_> = inputs.iter().map(|v| v.to_json().unwrap()).collect();
     let t = std::time::Instant::now();
     let out = compiled.run(&json).unwrap();
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    let expected = elevate_rise::evaluate(&term, &elevate_rise::NatEnv::default(), &inputs).unwrap().to_json().unwrap();
-    println!("same: {} ({ms:.3} ms)", elevate_rise::io::approx_eq(&out, &expected));
+    let expected = elevate_rise::evaluate(&term, &elevate_rise::NatEnv::default(), &inputs)
+        .unwrap()
+        .to_json()
+        .unwrap();
+    println!(
+        "same: {} ({ms:.3} ms)",
+        elevate_rise::io::approx_eq(&out, &expected)
+    );
 }

@@ -10,17 +10,17 @@ use melior::ir::operation::OperationLike;
 use melior::ir::Module;
 use melior::pass::PassManager;
 use melior::utility::{
-    parse_pass_pipeline, register_all_dialects, register_all_llvm_translations,
-    register_all_passes,
+    parse_pass_pipeline, register_all_dialects, register_all_llvm_translations, register_all_passes,
 };
 use melior::{Context, ExecutionEngine};
 use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 
 /// The passes from the payload's dialects to the LLVM dialect.
-pub const LOWERING: &str = "builtin.module(convert-scf-to-cf,convert-math-to-llvm,\
-expand-strided-metadata,finalize-memref-to-llvm,convert-arith-to-llvm,\
-convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)";
+pub const LOWERING: &str = "builtin.module(convert-vector-to-scf,convert-scf-to-cf,\
+convert-vector-to-llvm,convert-math-to-llvm,expand-strided-metadata,finalize-memref-to-llvm,\
+convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,\
+reconcile-unrealized-casts)";
 
 /// A payload compiled to machine code, ready to call.
 pub struct Compiled {
@@ -54,10 +54,7 @@ fn context() -> (Context, Arc<Mutex<Vec<String>>>) {
 }
 
 fn failure(stage: Stage, what: &str, messages: &Arc<Mutex<Vec<String>>>) -> BridgeError {
-    let detail = messages
-        .lock()
-        .map(|m| m.join("\n"))
-        .unwrap_or_default();
+    let detail = messages.lock().map(|m| m.join("\n")).unwrap_or_default();
     BridgeError::new(stage, format!("{what}\n{detail}").trim_end().to_string())
 }
 
@@ -77,7 +74,11 @@ fn parse<'c>(
     let module = Module::parse(context, mlir)
         .ok_or_else(|| failure(Stage::Verify, "the module does not parse", messages))?;
     if !module.as_operation().verify() {
-        return Err(failure(Stage::Verify, "the module does not verify", messages));
+        return Err(failure(
+            Stage::Verify,
+            "the module does not verify",
+            messages,
+        ));
     }
     Ok(module)
 }
@@ -102,8 +103,15 @@ pub fn compile(payload: &Payload) -> Result<Compiled, BridgeError> {
     lower_module(&context, &mut module, &messages)?;
     let llvm_dialect = module.as_operation().to_string();
     let engine = ExecutionEngine::new(&module, 3, &[], false, false);
-    if engine.lookup(&format!("_mlir_ciface_{}", payload.name)).is_null() {
-        return Err(failure(Stage::Jit, "the compiled function is missing", &messages));
+    if engine
+        .lookup(&format!("_mlir_ciface_{}", payload.name))
+        .is_null()
+    {
+        return Err(failure(
+            Stage::Jit,
+            "the compiled function is missing",
+            &messages,
+        ));
     }
     drop(module);
     Ok(Compiled {
@@ -142,7 +150,12 @@ fn shape(ty: &Type) -> Result<(Vec<i64>, Scalar), BridgeError> {
                 t = e;
             }
             TypeKind::Scalar(s) => return Ok((dims, *s)),
-            _ => return Err(BridgeError::new(Stage::Run, format!("unsupported data {ty}"))),
+            _ => {
+                return Err(BridgeError::new(
+                    Stage::Run,
+                    format!("unsupported data {ty}"),
+                ))
+            }
         }
     }
 }
@@ -314,8 +327,11 @@ impl Compiled {
         // SAFETY: every pointer points to live storage of the type the C interface
         // expects (descriptors built for these shapes, scalars by value in the low
         // bytes of eight).
-        unsafe { self.engine.invoke_packed(&self.payload.name, &mut arguments) }
-            .map_err(|e| BridgeError::new(Stage::Run, e.to_string()))?;
+        unsafe {
+            self.engine
+                .invoke_packed(&self.payload.name, &mut arguments)
+        }
+        .map_err(|e| BridgeError::new(Stage::Run, e.to_string()))?;
         let out = buffers.last_mut().expect("the result buffer");
         Ok(out.to_json())
     }

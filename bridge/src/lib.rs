@@ -7,9 +7,9 @@
 #![warn(missing_docs)]
 
 pub mod error;
-pub mod payload;
 #[cfg(feature = "mlir")]
 pub mod jit;
+pub mod payload;
 
 pub use error::{BridgeError, Stage};
 pub use payload::{instantiate, payload, Payload};

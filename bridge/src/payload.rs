@@ -23,6 +23,8 @@ use std::rc::Rc;
 enum Val {
     /// An SSA value of a scalar type.
     Scalar(String, Scalar),
+    /// An SSA value of type `vector<lanes x scalar>`.
+    Vector(String, Scalar, i64),
     /// An SSA value of type `index` (RISE's `idx[n]`).
     Index(String),
     /// An array, read element by element.
@@ -45,7 +47,11 @@ struct ArrayVal {
 }
 
 impl ArrayVal {
-    fn new(len: i64, elem: Type, get: impl Fn(&mut Gen, &str) -> Result<Val, BridgeError> + 'static) -> ArrayVal {
+    fn new(
+        len: i64,
+        elem: Type,
+        get: impl Fn(&mut Gen, &str) -> Result<Val, BridgeError> + 'static,
+    ) -> ArrayVal {
         ArrayVal {
             len,
             elem,
@@ -56,6 +62,18 @@ impl ArrayVal {
     fn at(&self, g: &mut Gen, i: &str) -> Result<Val, BridgeError> {
         (self.get)(g, i)
     }
+}
+
+/// Where a value of a data type lives: one memref per scalar leaf of the type, an
+/// array of pairs as a pair of arrays.
+#[derive(Clone)]
+enum Storage {
+    Leaf {
+        buffer: String,
+        dims: Rc<Vec<i64>>,
+        scalar: Scalar,
+    },
+    Pair(Rc<Storage>, Rc<Storage>),
 }
 
 /// The environment: term variables (by identity) and their values.
@@ -87,7 +105,10 @@ fn mlir_scalar(s: Scalar) -> &'static str {
 /// A constant size, or an error naming the term.
 fn size(n: &Nat, what: &Term) -> Result<i64, BridgeError> {
     n.as_const().ok_or_else(|| {
-        BridgeError::unsupported(what, format!("the size {n} is not known (compile with concrete sizes)"))
+        BridgeError::unsupported(
+            what,
+            format!("the size {n} is not known (compile with concrete sizes)"),
+        )
     })
 }
 
@@ -177,7 +198,9 @@ impl Gen {
     ) -> Result<(), BridgeError> {
         let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
         let i = self.fresh();
-        self.emit(format!("scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{"));
+        self.emit(format!(
+            "scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{"
+        ));
         self.indent += 1;
         body(self, &i)?;
         self.indent -= 1;
@@ -185,78 +208,178 @@ impl Gen {
         Ok(())
     }
 
-    /// A new buffer for values of `ty` (nested arrays of scalars).
-    fn alloc(&mut self, ty: &Type, what: &Term) -> Result<(String, Vec<i64>, Scalar), BridgeError> {
-        let (dims, s) = shape(ty, what)?;
-        let buffer = self.op(format!("memref.alloc() : {}", memref_type(&dims, s)));
-        Ok((buffer, dims, s))
+    /// New buffers for a value of type `ty`: one memref per scalar leaf of the type
+    /// (an array of pairs is stored as a pair of arrays).
+    fn alloc(&mut self, ty: &Type, what: &Term) -> Result<Storage, BridgeError> {
+        self.alloc_within(ty, Vec::new(), what)
     }
 
-    /// Writes `v` (of type `ty`) into `buffer` at `prefix` and the positions below.
+    fn alloc_within(
+        &mut self,
+        ty: &Type,
+        mut dims: Vec<i64>,
+        what: &Term,
+    ) -> Result<Storage, BridgeError> {
+        match ty.kind() {
+            TypeKind::Array(n, e) => {
+                dims.push(size(n, what)?);
+                self.alloc_within(e, dims, what)
+            }
+            TypeKind::Scalar(s) => {
+                let buffer = self.op(format!("memref.alloc() : {}", memref_type(&dims, *s)));
+                Ok(Storage::Leaf {
+                    buffer,
+                    dims: Rc::new(dims),
+                    scalar: *s,
+                })
+            }
+            TypeKind::Vector(e, n) => {
+                dims.push(size(n, what)?);
+                self.alloc_within(e, dims, what)
+            }
+            TypeKind::Pair(a, b) => Ok(Storage::Pair(
+                Rc::new(self.alloc_within(a, dims.clone(), what)?),
+                Rc::new(self.alloc_within(b, dims, what)?),
+            )),
+            _ => Err(BridgeError::unsupported(
+                what,
+                format!("storing a value of type {ty}"),
+            )),
+        }
+    }
+
+    /// Writes `v` into `storage` at `prefix` and the positions below.
     fn store(
         &mut self,
         v: &Val,
-        buffer: &str,
-        dims: &[i64],
-        s: Scalar,
+        storage: &Storage,
         prefix: &[String],
         what: &Term,
     ) -> Result<(), BridgeError> {
-        match v {
-            Val::Scalar(x, _) => {
-                let idx = prefix.join(", ");
+        match (v, storage) {
+            (
+                Val::Scalar(x, _),
+                Storage::Leaf {
+                    buffer,
+                    dims,
+                    scalar,
+                },
+            ) => {
                 self.emit(format!(
-                    "memref.store {x}, {buffer}[{idx}] : {}",
-                    memref_type(dims, s)
+                    "memref.store {x}, {buffer}[{}] : {}",
+                    prefix.join(", "),
+                    memref_type(dims, *scalar)
                 ));
                 Ok(())
             }
-            Val::Array(a) => {
-                let a = a.clone();
-                let (buffer, prefix, dims) = (buffer.to_string(), prefix.to_vec(), dims.to_vec());
+            (
+                Val::Vector(x, s, n),
+                Storage::Leaf {
+                    buffer,
+                    dims,
+                    scalar,
+                },
+            ) => {
+                let zero = self.index(0);
+                let at = prefix
+                    .iter()
+                    .cloned()
+                    .chain([zero])
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let t = lane_type(*s, Some(*n));
+                self.emit(format!(
+                    "vector.store {x}, {buffer}[{at}] : {}, {t}",
+                    memref_type(dims, *scalar)
+                ));
+                Ok(())
+            }
+            (Val::Pair(a, b), Storage::Pair(sa, sb)) => {
+                self.store(a, sa, prefix, what)?;
+                self.store(b, sb, prefix, what)
+            }
+            (Val::Array(a), _) => {
+                let (a, storage, prefix) = (a.clone(), storage.clone(), prefix.to_vec());
                 self.for_loop(a.len, |g, i| {
                     let element = a.at(g, i)?;
                     let mut inner = prefix.clone();
                     inner.push(i.to_string());
-                    g.store(&element, &buffer, &dims, s, &inner, what)
+                    g.store(&element, &storage, &inner, what)
                 })
             }
-            _ => Err(BridgeError::unsupported(what, "storing a pair or a function")),
+            _ => Err(BridgeError::unsupported(
+                what,
+                "storing a function or an index",
+            )),
         }
     }
 
-    /// The array held in `buffer` (its leading `prefix` positions fixed; fewer than
-    /// its rank), as a value.
-    fn buffer_view(buffer: String, dims: Rc<Vec<i64>>, s: Scalar, prefix: Vec<String>) -> Val {
-        let depth = prefix.len();
-        let elem = dims[depth + 1..]
-            .iter()
-            .rev()
-            .fold(Type::scalar(s), |t, d| Type::array(Nat::cst(*d), t));
-        let len = dims[depth];
-        Val::Array(ArrayVal::new(len, elem, move |g, i| {
-            let mut at = prefix.clone();
-            at.push(i.to_string());
-            if at.len() == dims.len() {
-                let x = g.op(format!(
-                    "memref.load {buffer}[{}] : {}",
-                    at.join(", "),
-                    memref_type(&dims, s)
-                ));
-                Ok(Val::Scalar(x, s))
-            } else {
-                Ok(Gen::buffer_view(buffer.clone(), dims.clone(), s, at))
+    /// The value of type `ty` held in `storage` at `prefix`: arrays are read where
+    /// they are indexed, scalars are loaded now.
+    fn view(&mut self, storage: &Storage, ty: &Type, prefix: Vec<String>) -> Val {
+        match (ty.kind(), storage) {
+            (TypeKind::Array(n, e), _) => {
+                let (storage, e) = (storage.clone(), e.clone());
+                let len = n.as_const().unwrap_or(0);
+                Val::Array(ArrayVal::new(len, e.clone(), move |g, i| {
+                    let mut at = prefix.clone();
+                    at.push(i.to_string());
+                    Ok(g.view(&storage, &e, at))
+                }))
             }
-        }))
+            (TypeKind::Pair(a, b), Storage::Pair(sa, sb)) => Val::Pair(
+                Box::new(self.view(sa, a, prefix.clone())),
+                Box::new(self.view(sb, b, prefix)),
+            ),
+            (
+                TypeKind::Vector(_, n),
+                Storage::Leaf {
+                    buffer,
+                    dims,
+                    scalar,
+                },
+            ) => {
+                let lanes = n.as_const().unwrap_or(1);
+                let zero = self.index(0);
+                let at = prefix
+                    .iter()
+                    .cloned()
+                    .chain([zero])
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let t = lane_type(*scalar, Some(lanes));
+                let v = self.op(format!(
+                    "vector.load {buffer}[{at}] : {}, {t}",
+                    memref_type(dims, *scalar)
+                ));
+                Val::Vector(v, *scalar, lanes)
+            }
+            (
+                _,
+                Storage::Leaf {
+                    buffer,
+                    dims,
+                    scalar,
+                },
+            ) => {
+                let x = self.op(format!(
+                    "memref.load {buffer}[{}] : {}",
+                    prefix.join(", "),
+                    memref_type(dims, *scalar)
+                ));
+                Val::Scalar(x, *scalar)
+            }
+            _ => unreachable!("storage made for this type"),
+        }
     }
 
-    /// `v` computed into a new buffer, then read from it.
+    /// `v` (of type `ty`) computed into new buffers, then read from them.
     fn materialize(&mut self, v: &Val, ty: &Type, what: &Term) -> Result<Val, BridgeError> {
         match v {
             Val::Array(_) => {
-                let (buffer, dims, s) = self.alloc(ty, what)?;
-                self.store(v, &buffer, &dims, s, &[], what)?;
-                Ok(Gen::buffer_view(buffer, Rc::new(dims), s, Vec::new()))
+                let storage = self.alloc(ty, what)?;
+                self.store(v, &storage, &[], what)?;
+                Ok(self.view(&storage, ty, Vec::new()))
             }
             _ => Ok(v.clone()),
         }
@@ -273,7 +396,9 @@ impl Gen {
             Expr::Literal(l) => Ok(self.literal(*l)),
             Expr::Lambda(x, _, body) => {
                 let (x, body, env) = (x.id, body.clone(), env.clone());
-                Ok(Val::Fun(Rc::new(move |g, arg| g.expr(&body, &bind(&env, x, arg)))))
+                Ok(Val::Fun(Rc::new(move |g, arg| {
+                    g.expr(&body, &bind(&env, x, arg))
+                })))
             }
             Expr::App(f, a) => {
                 let f = self.expr(f, env)?;
@@ -291,21 +416,28 @@ impl Gen {
                 let TypeKind::Array(_, elem) = ty.kind() else {
                     return Err(BridgeError::untyped(t));
                 };
-                let (buffer, dims, s) = self.alloc(&ty, t)?;
+                let storage = self.alloc(&ty, t)?;
                 for (k, item) in items.iter().enumerate() {
                     let v = self.expr(item, env)?;
                     let i = self.index(k as i64);
-                    self.store(&v, &buffer, &dims, s, &[i], t)?;
+                    self.store(&v, &storage, &[i], t)?;
                 }
                 let _ = elem;
-                Ok(Gen::buffer_view(buffer, Rc::new(dims), s, Vec::new()))
+                Ok(self.view(&storage, &ty, Vec::new()))
             }
         }
     }
 
     fn literal(&mut self, l: Literal) -> Val {
         let (text, s) = match l {
-            Literal::Bool(b) => (if b { "true".to_string() } else { "false".to_string() }, Scalar::Bool),
+            Literal::Bool(b) => (
+                if b {
+                    "true".to_string()
+                } else {
+                    "false".to_string()
+                },
+                Scalar::Bool,
+            ),
             Literal::I32(v) => (v.to_string(), Scalar::I32),
             Literal::I64(v) => (v.to_string(), Scalar::I64),
             // The bit pattern: exact, and MLIR reads it for float types.
@@ -319,7 +451,10 @@ impl Gen {
     fn apply(&mut self, f: Val, a: Val, at: &Term) -> Result<Val, BridgeError> {
         match f {
             Val::Fun(f) => f(self, a),
-            _ => Err(BridgeError::unsupported(at, "applying a value that is not a function")),
+            _ => Err(BridgeError::unsupported(
+                at,
+                "applying a value that is not a function",
+            )),
         }
     }
 
@@ -333,7 +468,10 @@ impl Gen {
         }
         nats.reverse();
         let Expr::Prim(p) = head.expr() else {
-            return Err(BridgeError::unsupported(t, "a nat argument of something other than a primitive"));
+            return Err(BridgeError::unsupported(
+                t,
+                "a nat argument of something other than a primitive",
+            ));
         };
         let ty = t.ty().cloned().ok_or_else(|| BridgeError::untyped(t))?;
         Ok(curried(*p, Rc::new(nats), ty, Vec::new(), t.clone()))
@@ -359,6 +497,33 @@ fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<Val>, at: Term) -> V
             Ok(curried(p, nats.clone(), rest, args, at.clone()))
         }
     }))
+}
+
+/// `f32` or `vector<8xf32>`.
+fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
+    match lanes {
+        None => mlir_scalar(s).to_string(),
+        Some(n) => format!("vector<{n}x{}>", mlir_scalar(s)),
+    }
+}
+
+fn lanes_value(x: String, s: Scalar, lanes: Option<i64>) -> Val {
+    match lanes {
+        None => Val::Scalar(x, s),
+        Some(n) => Val::Vector(x, s, n),
+    }
+}
+
+/// A scalar or a vector: its SSA name, element type and lane count.
+fn arith_of(v: &Val, at: &Term) -> Result<(String, Scalar, Option<i64>), BridgeError> {
+    match v {
+        Val::Scalar(x, s) => Ok((x.clone(), *s, None)),
+        Val::Vector(x, s, n) => Ok((x.clone(), *s, Some(*n))),
+        _ => Err(BridgeError::unsupported(
+            at,
+            "expected a number or a vector here",
+        )),
+    }
 }
 
 fn scalar_of(v: &Val, at: &Term) -> Result<(String, Scalar), BridgeError> {
@@ -393,17 +558,22 @@ impl Gen {
         at: &Term,
     ) -> Result<Val, BridgeError> {
         use Prim::*;
-        let unsupported = |what: &str| Err(BridgeError::unsupported(at, format!("`{}`: {what}", p.name())));
+        let unsupported = |what: &str| {
+            Err(BridgeError::unsupported(
+                at,
+                format!("`{}`: {what}", p.name()),
+            ))
+        };
         match p {
             Id => Ok(args[0].clone()),
             Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
-                let (x, s) = scalar_of(&args[0], at)?;
-                let (y, _) = scalar_of(&args[1], at)?;
-                self.binary(p, &x, &y, s, at)
+                let (x, s, lanes) = arith_of(&args[0], at)?;
+                let (y, _, _) = arith_of(&args[1], at)?;
+                self.binary(p, &x, &y, s, lanes, at)
             }
             Neg | Not | Exp | Sqrt | Abs => {
-                let (x, s) = scalar_of(&args[0], at)?;
-                self.unary(p, &x, s, at)
+                let (x, s, lanes) = arith_of(&args[0], at)?;
+                self.unary(p, &x, s, lanes, at)
             }
             Select => {
                 let (c, _) = scalar_of(&args[0], at)?;
@@ -433,9 +603,11 @@ impl Gen {
                 };
                 let f = args[0].clone();
                 let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(size(n, at)?, elem.clone(), move |g, i| {
-                    g.apply(f.clone(), Val::Index(i.to_string()), &at2)
-                })))
+                Ok(Val::Array(ArrayVal::new(
+                    size(n, at)?,
+                    elem.clone(),
+                    move |g, i| g.apply(f.clone(), Val::Index(i.to_string()), &at2),
+                )))
             }
             Idx => {
                 let Val::Index(i) = &args[0] else {
@@ -459,10 +631,14 @@ impl Gen {
                 let xs = array_of(&args[0], at)?;
                 let n = nats[0];
                 let (len, offset) = if p == Take { (n, 0) } else { (xs.len - n, n) };
-                Ok(Val::Array(ArrayVal::new(len, xs.elem.clone(), move |g, i| {
-                    let i = g.offset(i, offset);
-                    xs.at(g, &i)
-                })))
+                Ok(Val::Array(ArrayVal::new(
+                    len,
+                    xs.elem.clone(),
+                    move |g, i| {
+                        let i = g.offset(i, offset);
+                        xs.at(g, &i)
+                    },
+                )))
             }
             Concat => {
                 let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
@@ -473,13 +649,21 @@ impl Gen {
                 let xs = array_of(&args[0], at)?;
                 let n = nats[0];
                 let chunk_ty = Type::array(Nat::cst(n), xs.elem.clone());
-                Ok(Val::Array(ArrayVal::new(xs.len / n, chunk_ty, move |_, i| {
-                    let (xs, i) = (xs.clone(), i.to_string());
-                    Ok(Val::Array(ArrayVal::new(n, xs.elem.clone(), move |g, j| {
-                        let k = g.affine(&i, n, j);
-                        xs.at(g, &k)
-                    })))
-                })))
+                Ok(Val::Array(ArrayVal::new(
+                    xs.len / n,
+                    chunk_ty,
+                    move |_, i| {
+                        let (xs, i) = (xs.clone(), i.to_string());
+                        Ok(Val::Array(ArrayVal::new(
+                            n,
+                            xs.elem.clone(),
+                            move |g, j| {
+                                let k = g.affine(&i, n, j);
+                                xs.at(g, &k)
+                            },
+                        )))
+                    },
+                )))
             }
             Join => {
                 let xs = array_of(&args[0], at)?;
@@ -502,10 +686,14 @@ impl Gen {
                 let window_ty = Type::array(Nat::cst(sz), xs.elem.clone());
                 Ok(Val::Array(ArrayVal::new(len, window_ty, move |_, i| {
                     let (xs, i) = (xs.clone(), i.to_string());
-                    Ok(Val::Array(ArrayVal::new(sz, xs.elem.clone(), move |g, j| {
-                        let k = g.affine(&i, sp, j);
-                        xs.at(g, &k)
-                    })))
+                    Ok(Val::Array(ArrayVal::new(
+                        sz,
+                        xs.elem.clone(),
+                        move |g, j| {
+                            let k = g.affine(&i, sp, j);
+                            xs.at(g, &k)
+                        },
+                    )))
                 })))
             }
             Transpose => {
@@ -534,9 +722,11 @@ impl Gen {
                 };
                 let len = l + xs.len + r;
                 let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(len, xs.elem.clone(), move |g, i| {
-                    g.padded(&xs, l, i, value.as_ref(), &at2)
-                })))
+                Ok(Val::Array(ArrayVal::new(
+                    len,
+                    xs.elem.clone(),
+                    move |g, i| g.padded(&xs, l, i, value.as_ref(), &at2),
+                )))
             }
             Zip => {
                 let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
@@ -555,14 +745,27 @@ impl Gen {
                     let at = at.clone();
                     Val::Array(ArrayVal::new(xs.len, t, move |g, i| match xs.at(g, i)? {
                         Val::Pair(a, b) => Ok(if second { *b } else { *a }),
-                        _ => Err(BridgeError::unsupported(&at, "unzip of something else than pairs")),
+                        _ => Err(BridgeError::unsupported(
+                            &at,
+                            "unzip of something else than pairs",
+                        )),
                     }))
                 };
-                Ok(Val::Pair(Box::new(side(false, ta.clone())), Box::new(side(true, tb.clone()))))
+                Ok(Val::Pair(
+                    Box::new(side(false, ta.clone())),
+                    Box::new(side(true, tb.clone())),
+                ))
             }
-            MakePair => Ok(Val::Pair(Box::new(args[0].clone()), Box::new(args[1].clone()))),
+            MakePair => Ok(Val::Pair(
+                Box::new(args[0].clone()),
+                Box::new(args[1].clone()),
+            )),
             Fst | Snd => match &args[0] {
-                Val::Pair(a, b) => Ok(if p == Fst { (**a).clone() } else { (**b).clone() }),
+                Val::Pair(a, b) => Ok(if p == Fst {
+                    (**a).clone()
+                } else {
+                    (**b).clone()
+                }),
                 _ => unsupported("a projection of something else than a pair"),
             },
             MapFst | MapSnd => match &args[1] {
@@ -581,35 +784,88 @@ impl Gen {
                 // A view: each element computed where it is read.
                 let (f, xs) = (args[0].clone(), array_of(&args[1], at)?);
                 let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(xs.len, elem_of(ty), move |g, i| {
-                    let x = xs.at(g, i)?;
-                    g.apply(f.clone(), x, &at2)
-                })))
+                Ok(Val::Array(ArrayVal::new(
+                    xs.len,
+                    elem_of(ty),
+                    move |g, i| {
+                        let x = xs.at(g, i)?;
+                        g.apply(f.clone(), x, &at2)
+                    },
+                )))
             }
             MapSeq | MapSeqUnroll | MapPar => {
                 let (f, xs) = (args[0].clone(), array_of(&args[1], at)?);
-                let (buffer, dims, s) = self.alloc(ty, at)?;
-                let (b2, d2) = (buffer.clone(), dims.clone());
-                let at2 = at.clone();
+                let storage = self.alloc(ty, at)?;
+                let (s2, at2, len) = (storage.clone(), at.clone(), xs.len);
                 let body = move |g: &mut Gen, i: &str| {
                     let x = xs.at(g, i)?;
                     let y = g.apply(f.clone(), x, &at2)?;
-                    g.store(&y, &b2, &d2, s, &[i.to_string()], &at2)
+                    g.store(&y, &s2, &[i.to_string()], &at2)
                 };
                 if p == MapPar {
-                    self.parallel_loop(dims[0], body)?;
+                    self.parallel_loop(len, body)?;
                 } else {
-                    self.for_loop(dims[0], body)?;
+                    self.for_loop(len, body)?;
                 }
-                Ok(Gen::buffer_view(buffer, Rc::new(dims), s, Vec::new()))
+                Ok(self.view(&storage, ty, Vec::new()))
             }
             Reduce | ReduceSeq | ReduceSeqUnroll => {
                 let (op, init, xs) = (args[0].clone(), args[1].clone(), array_of(&args[2], at)?);
                 self.reduce(op, init, xs, ty, at)
             }
             MapGlobal | MapWorkGroup | MapLocal => unsupported("GPU maps need the GPU target"),
-            VectorFromScalar | AsVector | AsVectorAligned | AsScalar => {
-                unsupported("vectors are not supported by the bridge yet")
+            VectorFromScalar => {
+                let (x, s) = scalar_of(&args[0], at)?;
+                let TypeKind::Vector(_, n) = ty.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let lanes = size(n, at)?;
+                let v = self.splat(&x, s, Some(lanes));
+                Ok(Val::Vector(v, s, lanes))
+            }
+            AsVector | AsVectorAligned => {
+                let xs = array_of(&args[0], at)?;
+                let n = nats[0];
+                let TypeKind::Scalar(s) = xs.elem.kind() else {
+                    return unsupported("vectors of something other than scalars");
+                };
+                let s = *s;
+                let at2 = at.clone();
+                let elem = Type::vector(xs.elem.clone(), Nat::cst(n));
+                Ok(Val::Array(ArrayVal::new(xs.len / n, elem, move |g, i| {
+                    let mut lanes = Vec::new();
+                    for k in 0..n {
+                        let kc = g.index(k);
+                        let base = g.index(n);
+                        let scaled = g.op(format!("arith.muli {i}, {base} : index"));
+                        let at_k = g.op(format!("arith.addi {scaled}, {kc} : index"));
+                        let (x, _) = scalar_of(&xs.at(g, &at_k)?, &at2)?;
+                        lanes.push(x);
+                    }
+                    let t = lane_type(s, Some(n));
+                    let v = g.op(format!("vector.from_elements {} : {t}", lanes.join(", ")));
+                    Ok(Val::Vector(v, s, n))
+                })))
+            }
+            AsScalar => {
+                let xs = array_of(&args[0], at)?;
+                let TypeKind::Vector(e, n) = xs.elem.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let (n, e) = (size(n, at)?, e.clone());
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(xs.len * n, e, move |g, k| {
+                    let nc = g.index(n);
+                    let i = g.op(format!("arith.divui {k}, {nc} : index"));
+                    let j = g.op(format!("arith.remui {k}, {nc} : index"));
+                    let (v, s, lanes) = arith_of(&xs.at(g, &i)?, &at2)?;
+                    let t = lane_type(s, lanes);
+                    let x = g.op(format!(
+                        "vector.extract {v}[{j}] : {} from {t}",
+                        mlir_scalar(s)
+                    ));
+                    Ok(Val::Scalar(x, s))
+                })))
             }
             ScanSeq | Iterate => unsupported("not supported by the bridge yet"),
         }
@@ -658,11 +914,18 @@ impl Gen {
         select_val(self, &outside, value, &inner, at)
     }
 
-    fn reduce(&mut self, op: Val, init: Val, xs: ArrayVal, ty: &Type, at: &Term) -> Result<Val, BridgeError> {
+    fn reduce(
+        &mut self,
+        op: Val,
+        init: Val,
+        xs: ArrayVal,
+        ty: &Type,
+        at: &Term,
+    ) -> Result<Val, BridgeError> {
         match &init {
-            Val::Scalar(x0, s) => {
-                let s = *s;
-                let t = mlir_scalar(s);
+            Val::Scalar(..) | Val::Vector(..) => {
+                let (x0, s, lanes) = arith_of(&init, at)?;
+                let t = lane_type(s, lanes);
                 let (zero, end, one) = (self.index(0), self.index(xs.len), self.index(1));
                 let (i, acc) = (self.fresh(), self.fresh());
                 let result = self.fresh();
@@ -671,22 +934,21 @@ impl Gen {
                 ));
                 self.indent += 1;
                 let x = xs.at(self, &i)?;
-                let step = self.apply(op.clone(), Val::Scalar(acc.clone(), s), at)?;
+                let step = self.apply(op.clone(), lanes_value(acc.clone(), s, lanes), at)?;
                 let next = self.apply(step, x, at)?;
-                let (next, _) = scalar_of(&next, at)?;
+                let (next, _, _) = arith_of(&next, at)?;
                 self.emit(format!("scf.yield {next} : {t}"));
                 self.indent -= 1;
                 self.emit("}");
-                Ok(Val::Scalar(result, s))
+                Ok(lanes_value(result, s, lanes))
             }
             Val::Array(_) => {
                 // The accumulator lives in a buffer: each step computes the next one
                 // into a second buffer, then copies it back.
-                let (acc, dims, s) = self.alloc(ty, at)?;
-                self.store(&init, &acc, &dims, s, &[], at)?;
-                let dims = Rc::new(dims);
-                let acc_view = Gen::buffer_view(acc.clone(), dims.clone(), s, Vec::new());
-                let (acc2, dims2, view2) = (acc.clone(), dims.clone(), acc_view.clone());
+                let acc = self.alloc(ty, at)?;
+                self.store(&init, &acc, &[], at)?;
+                let acc_view = self.view(&acc, ty, Vec::new());
+                let (acc2, view2) = (acc.clone(), acc_view.clone());
                 let at2 = at.clone();
                 let ty2 = ty.clone();
                 self.for_loop(xs.len, move |g, i| {
@@ -694,16 +956,27 @@ impl Gen {
                     let step = g.apply(op.clone(), view2.clone(), &at2)?;
                     let next = g.apply(step, x, &at2)?;
                     let next = g.materialize(&next, &ty2, &at2)?;
-                    g.store(&next, &acc2, &dims2, s, &[], &at2)
+                    g.store(&next, &acc2, &[], &at2)
                 })?;
                 Ok(acc_view)
             }
-            _ => Err(BridgeError::unsupported(at, "a reduction with a pair accumulator")),
+            _ => Err(BridgeError::unsupported(
+                at,
+                "a reduction with a pair accumulator",
+            )),
         }
     }
 
-    fn binary(&mut self, p: Prim, x: &str, y: &str, s: Scalar, at: &Term) -> Result<Val, BridgeError> {
-        let t = mlir_scalar(s);
+    fn binary(
+        &mut self,
+        p: Prim,
+        x: &str,
+        y: &str,
+        s: Scalar,
+        lanes: Option<i64>,
+        at: &Term,
+    ) -> Result<Val, BridgeError> {
+        let t = lane_type(s, lanes);
         let float = s.is_float();
         let name = match (p, float) {
             (Prim::Add, true) => "arith.addf",
@@ -731,33 +1004,63 @@ impl Gen {
                 };
                 let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
                 let b = self.op(format!("{cmp} {predicate}, {x}, {y} : {t}"));
-                return Ok(Val::Scalar(b, Scalar::Bool));
+                return Ok(lanes_value(b, Scalar::Bool, lanes));
             }
-            _ => return Err(BridgeError::unsupported(at, format!("`{}` on {t}", p.name()))),
+            _ => {
+                return Err(BridgeError::unsupported(
+                    at,
+                    format!("`{}` on {t}", p.name()),
+                ))
+            }
         };
         let z = self.op(format!("{name} {x}, {y} : {t}"));
-        Ok(Val::Scalar(z, s))
+        Ok(lanes_value(z, s, lanes))
     }
 
-    fn unary(&mut self, p: Prim, x: &str, s: Scalar, at: &Term) -> Result<Val, BridgeError> {
-        let t = mlir_scalar(s);
+    fn unary(
+        &mut self,
+        p: Prim,
+        x: &str,
+        s: Scalar,
+        lanes: Option<i64>,
+        at: &Term,
+    ) -> Result<Val, BridgeError> {
+        let t = lane_type(s, lanes);
         let z = match (p, s.is_float()) {
             (Prim::Neg, true) => self.op(format!("arith.negf {x} : {t}")),
             (Prim::Neg, false) => {
-                let zero = self.op(format!("arith.constant 0 : {t}"));
+                let zero = self.op(format!("arith.constant 0 : {}", mlir_scalar(s)));
+                let zero = self.splat(&zero, s, lanes);
                 self.op(format!("arith.subi {zero}, {x} : {t}"))
             }
             (Prim::Not, _) => {
                 let one = self.op("arith.constant true");
-                self.op(format!("arith.xori {x}, {one} : i1"))
+                let one = self.splat(&one, s, lanes);
+                self.op(format!("arith.xori {x}, {one} : {t}"))
             }
             (Prim::Exp, true) => self.op(format!("math.exp {x} : {t}")),
             (Prim::Sqrt, true) => self.op(format!("math.sqrt {x} : {t}")),
             (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),
             (Prim::Abs, false) => self.op(format!("math.absi {x} : {t}")),
-            _ => return Err(BridgeError::unsupported(at, format!("`{}` on {t}", p.name()))),
+            _ => {
+                return Err(BridgeError::unsupported(
+                    at,
+                    format!("`{}` on {t}", p.name()),
+                ))
+            }
         };
-        Ok(Val::Scalar(z, s))
+        Ok(lanes_value(z, s, lanes))
+    }
+
+    /// `x` (a scalar) broadcast to `lanes` lanes, or `x` itself for a scalar.
+    fn splat(&mut self, x: &str, s: Scalar, lanes: Option<i64>) -> String {
+        match lanes {
+            None => x.to_string(),
+            Some(n) => {
+                let t = lane_type(s, Some(n));
+                self.op(format!("vector.broadcast {x} : {} to {t}", mlir_scalar(s)))
+            }
+        }
     }
 
     fn cast(&mut self, x: &str, from: Scalar, to: Scalar, at: &Term) -> Result<Val, BridgeError> {
@@ -777,14 +1080,18 @@ impl Gen {
                 self.op(format!("arith.cmpf une, {x}, {zero} : {f}"))
             }
             (true, false) => self.op(format!("arith.fptosi {x} : {f} to {t}")),
-            (true, true) if width(to) > width(from) => self.op(format!("arith.extf {x} : {f} to {t}")),
+            (true, true) if width(to) > width(from) => {
+                self.op(format!("arith.extf {x} : {f} to {t}"))
+            }
             (true, true) => self.op(format!("arith.truncf {x} : {f} to {t}")),
             (false, false) if to == Bool => {
                 let zero = self.op(format!("arith.constant 0 : {f}"));
                 self.op(format!("arith.cmpi ne, {x}, {zero} : {f}"))
             }
             (false, false) if from == Bool => self.op(format!("arith.extui {x} : {f} to {t}")),
-            (false, false) if width(to) > width(from) => self.op(format!("arith.extsi {x} : {f} to {t}")),
+            (false, false) if width(to) > width(from) => {
+                self.op(format!("arith.extsi {x} : {f} to {t}"))
+            }
             (false, false) => self.op(format!("arith.trunci {x} : {f} to {t}")),
         };
         let _ = at;
@@ -797,8 +1104,16 @@ impl Gen {
 fn select_val(g: &mut Gen, cond: &str, a: &Val, b: &Val, at: &Term) -> Result<Val, BridgeError> {
     match (a, b) {
         (Val::Scalar(x, s), Val::Scalar(y, _)) => {
-            let z = g.op(format!("arith.select {cond}, {x}, {y} : {}", mlir_scalar(*s)));
+            let z = g.op(format!(
+                "arith.select {cond}, {x}, {y} : {}",
+                mlir_scalar(*s)
+            ));
             Ok(Val::Scalar(z, *s))
+        }
+        (Val::Vector(x, s, n), Val::Vector(y, _, _)) => {
+            let t = lane_type(*s, Some(*n));
+            let z = g.op(format!("arith.select {cond}, {x}, {y} : {t}"));
+            Ok(Val::Vector(z, *s, *n))
         }
         (Val::Index(x), Val::Index(y)) => {
             let z = g.op(format!("arith.select {cond}, {x}, {y} : index"));
@@ -810,10 +1125,14 @@ fn select_val(g: &mut Gen, cond: &str, a: &Val, b: &Val, at: &Term) -> Result<Va
         )),
         (Val::Array(xs), Val::Array(ys)) => {
             let (xs, ys, cond, at) = (xs.clone(), ys.clone(), cond.to_string(), at.clone());
-            Ok(Val::Array(ArrayVal::new(xs.len, xs.elem.clone(), move |g, i| {
-                let (x, y) = (xs.at(g, i)?, ys.at(g, i)?);
-                select_val(g, &cond, &x, &y, &at)
-            })))
+            Ok(Val::Array(ArrayVal::new(
+                xs.len,
+                xs.elem.clone(),
+                move |g, i| {
+                    let (x, y) = (xs.at(g, i)?, ys.at(g, i)?);
+                    select_val(g, &cond, &x, &y, &at)
+                },
+            )))
         }
         _ => Err(BridgeError::unsupported(at, "selecting between functions")),
     }
@@ -860,7 +1179,12 @@ pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
             TypeKind::Array(..) => {
                 let (dims, s) = shape(&ty, body)?;
                 let mt = memref_type(&dims, s);
-                (Gen::buffer_view(arg.clone(), Rc::new(dims), s, Vec::new()), mt)
+                let storage = Storage::Leaf {
+                    buffer: arg.clone(),
+                    dims: Rc::new(dims),
+                    scalar: s,
+                };
+                (g.view(&storage, &ty, Vec::new()), mt)
             }
             _ => {
                 return Err(BridgeError::unsupported(
@@ -874,12 +1198,20 @@ pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
         params.push(ty);
         body = b;
     }
-    let result_ty = body.ty().cloned().ok_or_else(|| BridgeError::untyped(body))?;
+    let result_ty = body
+        .ty()
+        .cloned()
+        .ok_or_else(|| BridgeError::untyped(body))?;
     let (dims, s) = shape(&result_ty, body)?;
     let out_ty = memref_type(&dims, s);
     signature.push(format!("%out: {out_ty}"));
     let result = g.expr(body, &env)?;
-    g.store(&result, "%out", &dims, s, &[], body)?;
+    let out = Storage::Leaf {
+        buffer: "%out".into(),
+        dims: Rc::new(dims),
+        scalar: s,
+    };
+    g.store(&result, &out, &[], body)?;
     let mut mlir = String::new();
     let _ = writeln!(mlir, "module {{");
     let _ = writeln!(
@@ -915,7 +1247,8 @@ pub fn instantiate(term: &Term, nats: &elevate_rise::NatEnv) -> Result<Term, Bri
         })?;
         t = body.substitute_nat(v, &Nat::cst(*n));
     }
-    let t = elevate_rise::infer(&t).map_err(|e| BridgeError::new(crate::Stage::Rise, e.to_string()))?;
+    let t =
+        elevate_rise::infer(&t).map_err(|e| BridgeError::new(crate::Stage::Rise, e.to_string()))?;
     // Calls of definitions are `depFun` applications: inline them.
     elevate_rise::rules::benf()
         .apply(&t, &mut elevate_core::Context::default())
