@@ -16,6 +16,7 @@
 //! assert_eq!(s.run(&t).unwrap().to_string(), "x");
 //! ```
 
+pub use elevate_bridge as bridge;
 pub use elevate_core as core;
 pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;

@@ -1,5 +1,7 @@
 //! The `elevate` command line: a thin layer over the library (see `spec/cli.md`).
 
+mod bridge_cmd;
+
 use clap::{Parser, Subcommand};
 use elevate_core::{Budget, Context, Program as _};
 use elevate_rise::nat::NatVar;
@@ -59,6 +61,57 @@ enum Command {
     },
     /// List every named rule, strategy and traversal with its arguments and meaning.
     Strategies,
+    /// Bridge to MLIR and show a stage: `rise` (the program compiled, after the
+    /// strategy and `defaultLowering`), `payload` (the MLIR module), `mlir` (lowered to
+    /// the LLVM dialect).
+    Compile {
+        /// The RISE file.
+        program: PathBuf,
+        /// The entry point (default: the last definition).
+        #[arg(long)]
+        entry: Option<String>,
+        /// Strategy text, or `@FILE.elv`, applied before `defaultLowering`.
+        #[arg(long)]
+        strategy: Option<String>,
+        /// The target: `cpu`.
+        #[arg(long, default_value = "cpu")]
+        target: String,
+        /// The stage to show: `rise`, `payload` or `mlir`.
+        #[arg(long)]
+        emit: String,
+        /// Sizes: the payload is specialized to them, e.g. `--nat n=1024`.
+        #[arg(long = "nat", value_parser = parse_nat_binding)]
+        nats: Vec<(String, i64)>,
+        /// Write to this file instead of standard output.
+        #[arg(short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Compile through MLIR for the CPU, run, and print the result as JSON.
+    Run {
+        /// The RISE file.
+        program: PathBuf,
+        /// The entry point (default: the last definition).
+        #[arg(long)]
+        entry: Option<String>,
+        /// Strategy text, or `@FILE.elv`, applied before `defaultLowering`.
+        #[arg(long)]
+        strategy: Option<String>,
+        /// JSON inputs, one file per parameter, in order.
+        #[arg(long = "input", num_args = 1.., conflicts_with = "random")]
+        inputs: Vec<PathBuf>,
+        /// Reproducible pseudo-random inputs from this seed.
+        #[arg(long)]
+        random: Option<u64>,
+        /// Sizes for random inputs, e.g. `--nat n=1024`.
+        #[arg(long = "nat", value_parser = parse_nat_binding)]
+        nats: Vec<(String, i64)>,
+        /// Compare the result with the reference interpreter's (standard error).
+        #[arg(long)]
+        check: bool,
+        /// Time N calls and print one JSON line instead of the result.
+        #[arg(long)]
+        bench: Option<usize>,
+    },
     /// Run the reference interpreter; print the result as JSON.
     Eval {
         /// The RISE file.
@@ -119,16 +172,38 @@ struct RewriteOptions {
     budget: Budget,
 }
 
+/// JSON inputs, one file per parameter.
+fn read_inputs(paths: &[PathBuf]) -> Result<Vec<serde_json::Value>, Failure> {
+    paths
+        .iter()
+        .map(|input| {
+            let text = read(input)?;
+            serde_json::from_str(&text).map_err(|e| {
+                Failure(format!(
+                    "{}:{}:{}: input error: not JSON: {e}",
+                    input.display(),
+                    e.line(),
+                    e.column()
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The strategy given as text or as `@FILE.elv`.
+fn parse_strategy(text: &str) -> Result<elevate_core::Strategy<Term>, Failure> {
+    let (strategy_file, strategy_text) = match text.strip_prefix('@') {
+        Some(file) => (file.to_string(), read(Path::new(file))?),
+        None => ("strategy".to_string(), text.to_string()),
+    };
+    rules::registry()
+        .parse(&strategy_text)
+        .map_err(|e| Failure(e.render(&strategy_file, &strategy_text)))
+}
+
 fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<(), Failure> {
     let (program, source) = load(path, entry)?;
-    let (strategy_file, strategy_text) = match options.strategy.strip_prefix('@') {
-        Some(file) => (file.to_string(), read(Path::new(file))?),
-        None => ("strategy".to_string(), options.strategy.clone()),
-    };
-    let registry = rules::registry();
-    let strategy = registry
-        .parse(&strategy_text)
-        .map_err(|e| Failure(e.render(&strategy_file, &strategy_text)))?;
+    let strategy = parse_strategy(&options.strategy)?;
     let entry = program.entry();
     let mut cx = Context::new(options.budget);
     if options.trace {
@@ -281,6 +356,42 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 println!("{signature:width$}  {}", e.doc);
             }
         }
+        Command::Compile {
+            program,
+            entry,
+            strategy,
+            target,
+            emit,
+            nats,
+            output,
+        } => bridge_cmd::compile(bridge_cmd::CompileOptions {
+            path: &program,
+            entry: entry.as_deref(),
+            strategy: strategy.as_deref(),
+            target: &target,
+            emit: &emit,
+            nats: &nats,
+            output: output.as_deref(),
+        })?,
+        Command::Run {
+            program,
+            entry,
+            strategy,
+            inputs,
+            random,
+            nats,
+            check,
+            bench,
+        } => bridge_cmd::run(bridge_cmd::RunOptions {
+            path: &program,
+            entry: entry.as_deref(),
+            strategy: strategy.as_deref(),
+            inputs: &inputs,
+            random,
+            nats: &nats,
+            check,
+            bench,
+        })?,
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;
             for line in program.summary() {
@@ -306,21 +417,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     }
                     program.eval_random(&env, seed)
                 }
-                None => {
-                    let mut json = Vec::new();
-                    for input in &inputs {
-                        let text = read(input)?;
-                        json.push(serde_json::from_str(&text).map_err(|e| {
-                            Failure(format!(
-                                "{}:{}:{}: input error: not JSON: {e}",
-                                input.display(),
-                                e.line(),
-                                e.column()
-                            ))
-                        })?);
-                    }
-                    program.eval_json(&json)
-                }
+                None => program.eval_json(&read_inputs(&inputs)?),
             }
             .map_err(|e| render(&e, &path, &source))?;
             let json = value

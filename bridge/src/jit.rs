@@ -274,10 +274,23 @@ fn scalar_argument(s: Scalar, v: &Json) -> Result<u64, BridgeError> {
     Ok(u64::from_ne_bytes(word))
 }
 
+/// The arguments of one call, in the buffers the compiled function reads and writes.
+pub struct Call<'a> {
+    compiled: &'a Compiled,
+    buffers: Vec<Buffer>,
+    scalars: Vec<u64>,
+    order: Vec<Arg>,
+}
+
+enum Arg {
+    Buffer(usize),
+    Scalar(usize),
+}
+
 impl Compiled {
-    /// Calls the function on `inputs` (one JSON value per parameter, as `elevate eval`
-    /// reads them) and returns its result as JSON.
-    pub fn run(&self, inputs: &[Json]) -> Result<Json, BridgeError> {
+    /// Puts `inputs` (one JSON value per parameter, as `elevate eval` reads them) into
+    /// buffers for calling the function, with a buffer for its result.
+    pub fn prepare(&self, inputs: &[Json]) -> Result<Call<'_>, BridgeError> {
         let params = &self.payload.params;
         if inputs.len() != params.len() {
             return Err(BridgeError::new(
@@ -285,54 +298,75 @@ impl Compiled {
                 format!("{} inputs for {} parameters", inputs.len(), params.len()),
             ));
         }
-        let mut buffers: Vec<Buffer> = Vec::new();
-        let mut scalars: Vec<u64> = Vec::new();
-        enum Arg {
-            Buffer(usize),
-            Scalar(usize),
-        }
-        let mut order = Vec::new();
+        let mut call = Call {
+            compiled: self,
+            buffers: Vec::new(),
+            scalars: Vec::new(),
+            order: Vec::new(),
+        };
         for (ty, json) in params.iter().zip(inputs) {
             match ty.kind() {
                 TypeKind::Scalar(s) => {
-                    scalars.push(scalar_argument(*s, json)?);
-                    order.push(Arg::Scalar(scalars.len() - 1));
+                    call.scalars.push(scalar_argument(*s, json)?);
+                    call.order.push(Arg::Scalar(call.scalars.len() - 1));
                 }
                 _ => {
                     let mut b = Buffer::new(ty)?;
                     b.fill(json)?;
-                    buffers.push(b);
-                    order.push(Arg::Buffer(buffers.len() - 1));
+                    call.buffers.push(b);
+                    call.order.push(Arg::Buffer(call.buffers.len() - 1));
                 }
             }
         }
-        buffers.push(Buffer::new(&self.payload.result)?);
-        order.push(Arg::Buffer(buffers.len() - 1));
+        call.buffers.push(Buffer::new(&self.payload.result)?);
+        call.order.push(Arg::Buffer(call.buffers.len() - 1));
+        Ok(call)
+    }
+
+    /// Calls the function on `inputs` and returns its result as JSON.
+    pub fn run(&self, inputs: &[Json]) -> Result<Json, BridgeError> {
+        let mut call = self.prepare(inputs)?;
+        call.invoke()?;
+        Ok(call.output())
+    }
+}
+
+impl Call<'_> {
+    /// Calls the compiled function once (the result buffer is overwritten).
+    pub fn invoke(&mut self) -> Result<(), BridgeError> {
         // MLIR's C API calls the function's C interface (`_mlir_ciface_NAME`, from
         // `llvm.emit_c_interface`) through its packed wrapper, which takes a pointer
         // to each argument: for a memref, a pointer to its descriptor's address.
-        let mut descriptor_pointers: Vec<*mut u64> = buffers
+        let mut descriptor_pointers: Vec<*mut u64> = self
+            .buffers
             .iter_mut()
             .map(|b| b.descriptor.as_mut_ptr())
             .collect();
         let mut arguments: Vec<*mut ()> = Vec::new();
-        for a in &order {
+        for a in &self.order {
             match a {
                 Arg::Buffer(k) => {
                     arguments.push(&mut descriptor_pointers[*k] as *mut *mut u64 as *mut ())
                 }
-                Arg::Scalar(k) => arguments.push(&mut scalars[*k] as *mut u64 as *mut ()),
+                Arg::Scalar(k) => arguments.push(&mut self.scalars[*k] as *mut u64 as *mut ()),
             }
         }
         // SAFETY: every pointer points to live storage of the type the C interface
         // expects (descriptors built for these shapes, scalars by value in the low
         // bytes of eight).
         unsafe {
-            self.engine
-                .invoke_packed(&self.payload.name, &mut arguments)
+            self.compiled
+                .engine
+                .invoke_packed(&self.compiled.payload.name, &mut arguments)
         }
-        .map_err(|e| BridgeError::new(Stage::Run, e.to_string()))?;
-        let out = buffers.last_mut().expect("the result buffer");
-        Ok(out.to_json())
+        .map_err(|e| BridgeError::new(Stage::Run, e.to_string()))
+    }
+
+    /// The result of the last call, as JSON.
+    pub fn output(&mut self) -> Json {
+        self.buffers
+            .last_mut()
+            .expect("the result buffer")
+            .to_json()
     }
 }

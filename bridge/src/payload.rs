@@ -90,6 +90,9 @@ pub(crate) struct Gen {
     lines: Vec<String>,
     indent: usize,
     next: usize,
+    /// The buffers allocated in each open region (function body, loop bodies), freed
+    /// when the region ends: nothing allocated inside a region is used outside it.
+    allocations: Vec<Vec<(String, String)>>,
 }
 
 fn mlir_scalar(s: Scalar) -> &'static str {
@@ -150,6 +153,7 @@ impl Gen {
             lines: Vec::new(),
             indent: 2,
             next: 0,
+            allocations: vec![Vec::new()],
         }
     }
 
@@ -174,6 +178,31 @@ impl Gen {
         self.op(format!("arith.constant {k} : index"))
     }
 
+    /// Opens a region (a loop body).
+    fn enter(&mut self) {
+        self.indent += 1;
+        self.allocations.push(Vec::new());
+    }
+
+    /// Frees the buffers the region allocated, then closes it (after `last`, a
+    /// terminator such as `scf.yield`, if given).
+    fn leave(&mut self, last: Option<String>) {
+        self.free_region();
+        if let Some(line) = last {
+            self.emit(line);
+        }
+        self.allocations.pop();
+        self.indent -= 1;
+        self.emit("}");
+    }
+
+    fn free_region(&mut self) {
+        let region = self.allocations.last().cloned().unwrap_or_default();
+        for (buffer, ty) in region.iter().rev() {
+            self.emit(format!("memref.dealloc {buffer} : {ty}"));
+        }
+    }
+
     /// `for i in 0..n { body(i) }` as `scf.for`.
     fn for_loop(
         &mut self,
@@ -183,10 +212,9 @@ impl Gen {
         let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
         let i = self.fresh();
         self.emit(format!("scf.for {i} = {zero} to {end} step {one} {{"));
-        self.indent += 1;
+        self.enter();
         body(self, &i)?;
-        self.indent -= 1;
-        self.emit("}");
+        self.leave(None);
         Ok(())
     }
 
@@ -201,10 +229,9 @@ impl Gen {
         self.emit(format!(
             "scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{"
         ));
-        self.indent += 1;
+        self.enter();
         body(self, &i)?;
-        self.indent -= 1;
-        self.emit("}");
+        self.leave(None);
         Ok(())
     }
 
@@ -226,7 +253,11 @@ impl Gen {
                 self.alloc_within(e, dims, what)
             }
             TypeKind::Scalar(s) => {
-                let buffer = self.op(format!("memref.alloc() : {}", memref_type(&dims, *s)));
+                let ty = memref_type(&dims, *s);
+                let buffer = self.op(format!("memref.alloc() : {ty}"));
+                if let Some(region) = self.allocations.last_mut() {
+                    region.push((buffer.clone(), ty));
+                }
                 Ok(Storage::Leaf {
                     buffer,
                     dims: Rc::new(dims),
@@ -932,14 +963,12 @@ impl Gen {
                 self.emit(format!(
                     "{result} = scf.for {i} = {zero} to {end} step {one} iter_args({acc} = {x0}) -> ({t}) {{"
                 ));
-                self.indent += 1;
+                self.enter();
                 let x = xs.at(self, &i)?;
                 let step = self.apply(op.clone(), lanes_value(acc.clone(), s, lanes), at)?;
                 let next = self.apply(step, x, at)?;
                 let (next, _, _) = arith_of(&next, at)?;
-                self.emit(format!("scf.yield {next} : {t}"));
-                self.indent -= 1;
-                self.emit("}");
+                self.leave(Some(format!("scf.yield {next} : {t}")));
                 Ok(lanes_value(result, s, lanes))
             }
             Val::Array(_) => {
@@ -1212,6 +1241,7 @@ pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
         scalar: s,
     };
     g.store(&result, &out, &[], body)?;
+    g.free_region();
     let mut mlir = String::new();
     let _ = writeln!(mlir, "module {{");
     let _ = writeln!(
