@@ -2,6 +2,7 @@
 //! LLVM dialect, JIT with MLIR's ExecutionEngine, and call the function on JSON
 //! inputs. MLIR's diagnostics become [`BridgeError`]s naming the stage.
 
+use crate::boundary::{assemble_json, leaf_types, split_json};
 use crate::error::{BridgeError, Stage};
 use crate::payload::Payload;
 use elevate_rise::types::{Scalar, Type, TypeKind};
@@ -184,6 +185,15 @@ impl Buffer {
         Ok(buffer)
     }
 
+    fn len_bytes(&self) -> usize {
+        self.dims.iter().product::<i64>() as usize * width(self.scalar)
+    }
+
+    fn bytes_ref(&self) -> &[u8] {
+        // SAFETY: `data` holds at least `len_bytes()` bytes; u8 has no alignment needs.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr() as *const u8, self.len_bytes()) }
+    }
+
     fn bytes(&mut self) -> &mut [u8] {
         let len = self.dims.iter().product::<i64>() as usize * width(self.scalar);
         // SAFETY: `data` holds at least `len` bytes; u8 has no alignment needs.
@@ -207,12 +217,14 @@ impl Buffer {
     }
 
     /// The contents as nested JSON arrays.
-    fn to_json(&mut self) -> Json {
+    fn to_json(&self) -> Json {
         let (s, w) = (self.scalar, width(self.scalar));
-        let dims = self.dims.clone();
-        let bytes = self.bytes().to_vec();
-        let scalars: Vec<Json> = bytes.chunks(w).map(|c| read_scalar(c, s)).collect();
-        nest(&scalars, &dims)
+        let scalars: Vec<Json> = self
+            .bytes_ref()
+            .chunks(w)
+            .map(|c| read_scalar(c, s))
+            .collect();
+        nest(&scalars, &self.dims)
     }
 }
 
@@ -280,6 +292,8 @@ pub struct Call<'a> {
     buffers: Vec<Buffer>,
     scalars: Vec<u64>,
     order: Vec<Arg>,
+    /// Where the result's buffers start.
+    outputs: usize,
 }
 
 enum Arg {
@@ -303,6 +317,7 @@ impl Compiled {
             buffers: Vec::new(),
             scalars: Vec::new(),
             order: Vec::new(),
+            outputs: 0,
         };
         for (ty, json) in params.iter().zip(inputs) {
             match ty.kind() {
@@ -311,15 +326,21 @@ impl Compiled {
                     call.order.push(Arg::Scalar(call.scalars.len() - 1));
                 }
                 _ => {
-                    let mut b = Buffer::new(ty)?;
-                    b.fill(json)?;
-                    call.buffers.push(b);
-                    call.order.push(Arg::Buffer(call.buffers.len() - 1));
+                    let leaves = split_json(ty, json);
+                    for (leaf_ty, leaf) in leaf_types(ty).iter().zip(&leaves) {
+                        let mut b = Buffer::new(leaf_ty)?;
+                        b.fill(leaf)?;
+                        call.buffers.push(b);
+                        call.order.push(Arg::Buffer(call.buffers.len() - 1));
+                    }
                 }
             }
         }
-        call.buffers.push(Buffer::new(&self.payload.result)?);
-        call.order.push(Arg::Buffer(call.buffers.len() - 1));
+        call.outputs = call.buffers.len();
+        for leaf_ty in leaf_types(&self.payload.result) {
+            call.buffers.push(Buffer::new(&leaf_ty)?);
+            call.order.push(Arg::Buffer(call.buffers.len() - 1));
+        }
         Ok(call)
     }
 
@@ -363,10 +384,11 @@ impl Call<'_> {
     }
 
     /// The result of the last call, as JSON.
-    pub fn output(&mut self) -> Json {
-        self.buffers
-            .last_mut()
-            .expect("the result buffer")
-            .to_json()
+    pub fn output(&self) -> Json {
+        let leaves: Vec<Json> = self.buffers[self.outputs..]
+            .iter()
+            .map(Buffer::to_json)
+            .collect();
+        assemble_json(&self.compiled.payload.result, &leaves)
     }
 }

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod boundary;
 pub mod error;
 #[cfg(feature = "mlir")]
 pub mod jit;

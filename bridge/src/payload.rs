@@ -115,27 +115,6 @@ fn size(n: &Nat, what: &Term) -> Result<i64, BridgeError> {
     })
 }
 
-/// The shape of nested arrays of scalars: the lengths and the scalar.
-fn shape(ty: &Type, what: &Term) -> Result<(Vec<i64>, Scalar), BridgeError> {
-    let mut dims = Vec::new();
-    let mut t = ty;
-    loop {
-        match t.kind() {
-            TypeKind::Array(n, e) => {
-                dims.push(size(n, what)?);
-                t = e;
-            }
-            TypeKind::Scalar(s) => return Ok((dims, *s)),
-            _ => {
-                return Err(BridgeError::unsupported(
-                    what,
-                    format!("arrays of {t} cannot be stored yet (only arrays of scalars)"),
-                ))
-            }
-        }
-    }
-}
-
 /// `memref<4x8xf32>`
 pub(crate) fn memref_type(dims: &[i64], s: Scalar) -> String {
     let mut out = String::from("memref<");
@@ -673,8 +652,26 @@ impl Gen {
             }
             Concat => {
                 let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
-                let _ = (a, b);
-                unsupported("not supported by the bridge yet")
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(
+                    a.len + b.len,
+                    a.elem.clone(),
+                    move |g, i| {
+                        // Both reads in range (clamped), then the one that applies.
+                        let (first, zero) = (g.index(a.len), g.index(0));
+                        let last_a = g.index((a.len - 1).max(0));
+                        let in_a = g.op(format!("arith.minsi {i}, {last_a} : index"));
+                        let shifted = g.op(format!("arith.subi {i}, {first} : index"));
+                        let in_b = g.op(format!("arith.maxsi {shifted}, {zero} : index"));
+                        let from_a = g.op(format!("arith.cmpi slt, {i}, {first} : index"));
+                        let (x, y) = match (a.len, b.len) {
+                            (0, _) => return b.at(g, &in_b),
+                            (_, 0) => return a.at(g, &in_a),
+                            _ => (a.at(g, &in_a)?, b.at(g, &in_b)?),
+                        };
+                        select_val(g, &from_a, &x, &y, &at2)
+                    },
+                )))
             }
             Split => {
                 let xs = array_of(&args[0], at)?;
@@ -1188,9 +1185,52 @@ pub struct Payload {
     pub result: Type,
 }
 
+/// The storage of a parameter or result of type `ty`: one memref argument per scalar
+/// leaf, named by `name(leaf number, dims, scalar)`.
+fn boundary_storage(
+    ty: &Type,
+    what: &Term,
+    name: &mut dyn FnMut(usize, &[i64], Scalar) -> String,
+) -> Result<Storage, BridgeError> {
+    fn walk(
+        ty: &Type,
+        dims: Vec<i64>,
+        what: &Term,
+        leaf: &mut usize,
+        name: &mut dyn FnMut(usize, &[i64], Scalar) -> String,
+    ) -> Result<Storage, BridgeError> {
+        match ty.kind() {
+            TypeKind::Array(n, e) | TypeKind::Vector(e, n) => {
+                let mut dims = dims;
+                dims.push(size(n, what)?);
+                walk(e, dims, what, leaf, name)
+            }
+            TypeKind::Pair(a, b) => Ok(Storage::Pair(
+                Rc::new(walk(a, dims.clone(), what, leaf, name)?),
+                Rc::new(walk(b, dims, what, leaf, name)?),
+            )),
+            TypeKind::Scalar(s) => {
+                let buffer = name(*leaf, &dims, *s);
+                *leaf += 1;
+                Ok(Storage::Leaf {
+                    buffer,
+                    dims: Rc::new(dims),
+                    scalar: *s,
+                })
+            }
+            _ => Err(BridgeError::unsupported(
+                what,
+                format!("a parameter or result of type {ty} (data only)"),
+            )),
+        }
+    }
+    walk(ty, Vec::new(), what, &mut 0, name)
+}
+
 /// Translates a closed, typed function `fun(x1: T1 => ... => body)` whose sizes are all
 /// constants into an MLIR function `@name(x1, ..., out)` that writes its result into
-/// `out`. Arrays (of scalars, any depth) are memrefs; scalars are values.
+/// `out`. Scalar parameters are values; any other data is one memref per scalar leaf of
+/// its type ([`crate::boundary`]), the result too (a scalar result is a rank-0 memref).
 pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
     let mut g = Gen::new();
     let mut env: Env = Rc::new(Vec::new());
@@ -1202,27 +1242,22 @@ pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
             Some(TypeKind::Fun(param, _)) => param.clone(),
             _ => return Err(BridgeError::untyped(body)),
         };
-        let arg = format!("%arg{}", params.len());
-        let (value, mlir_ty) = match ty.kind() {
-            TypeKind::Scalar(s) => (Val::Scalar(arg.clone(), *s), mlir_scalar(*s).to_string()),
-            TypeKind::Array(..) => {
-                let (dims, s) = shape(&ty, body)?;
-                let mt = memref_type(&dims, s);
-                let storage = Storage::Leaf {
-                    buffer: arg.clone(),
-                    dims: Rc::new(dims),
-                    scalar: s,
-                };
-                (g.view(&storage, &ty, Vec::new()), mt)
+        let k = params.len();
+        let value = match ty.kind() {
+            TypeKind::Scalar(s) => {
+                let arg = format!("%arg{k}");
+                signature.push(format!("{arg}: {}", mlir_scalar(*s)));
+                Val::Scalar(arg, *s)
             }
             _ => {
-                return Err(BridgeError::unsupported(
-                    body,
-                    format!("a parameter of type {ty} (only scalars and arrays of scalars)"),
-                ))
+                let storage = boundary_storage(&ty, body, &mut |leaf, dims, s| {
+                    let arg = format!("%arg{k}_{leaf}");
+                    signature.push(format!("{arg}: {}", memref_type(dims, s)));
+                    arg
+                })?;
+                g.view(&storage, &ty, Vec::new())
             }
         };
-        signature.push(format!("{arg}: {mlir_ty}"));
         env = bind(&env, x.id, value);
         params.push(ty);
         body = b;
@@ -1231,15 +1266,12 @@ pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
         .ty()
         .cloned()
         .ok_or_else(|| BridgeError::untyped(body))?;
-    let (dims, s) = shape(&result_ty, body)?;
-    let out_ty = memref_type(&dims, s);
-    signature.push(format!("%out: {out_ty}"));
+    let out = boundary_storage(&result_ty, body, &mut |leaf, dims, s| {
+        let arg = format!("%out{leaf}");
+        signature.push(format!("{arg}: {}", memref_type(dims, s)));
+        arg
+    })?;
     let result = g.expr(body, &env)?;
-    let out = Storage::Leaf {
-        buffer: "%out".into(),
-        dims: Rc::new(dims),
-        scalar: s,
-    };
     g.store(&result, &out, &[], body)?;
     g.free_region();
     let mut mlir = String::new();

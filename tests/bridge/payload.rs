@@ -1,0 +1,46 @@
+//! The payload's shape: what the RISE structure becomes in MLIR.
+
+use super::{example, lowered, sizes};
+use elevate::bridge::{instantiate, jit, payload};
+
+#[test]
+fn views_cost_no_loops_and_low_level_maps_write_buffers() {
+    // dot: zip and map are views, the reduction one loop carrying its sum.
+    let program = elevate::rise::Program::load(&example("dot.rise"), None).unwrap();
+    let high = instantiate(&program.entry().term, &sizes(&[("n", 8)])).unwrap();
+    let text = payload("dot", &high).unwrap().mlir;
+    assert_eq!(text.matches("scf.for").count(), 1, "{text}");
+    assert!(
+        text.contains("iter_args") && !text.contains("memref.alloc"),
+        "{text}"
+    );
+    // matmul after defaultLowering: the transpose is an index swap, no copy of b.
+    let mm = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", 4), ("k", 4), ("m", 4)]),
+        "id",
+    );
+    let text = payload("mm", &mm).unwrap().mlir;
+    assert!(text.contains("memref.load %arg1_0[%v"), "{text}");
+    assert_eq!(
+        text.matches("memref.alloc").count(),
+        text.matches("memref.dealloc").count()
+    );
+    // It verifies and lowers to the LLVM dialect.
+    let llvm = jit::lower(&text).unwrap();
+    assert!(llvm.contains("llvm.func @mm"), "{llvm}");
+}
+
+#[test]
+fn unsupported_constructs_and_bad_modules_are_errors_with_a_stage() {
+    let source = "def f(x: 4.f32) = x |> scanSeq(fun(a, y => a + y), 0.0)";
+    let term = lowered(source, &sizes(&[]), "id");
+    let e = payload("f", &term).unwrap_err();
+    assert!(
+        e.to_string().contains("unsupported construct: `scanSeq`"),
+        "{e}"
+    );
+    assert!(e.span.is_some(), "the error points into the program");
+    let e = jit::lower("module { func.func @f() { return %x } }").unwrap_err();
+    assert!(e.to_string().starts_with("mlir verification error"), "{e}");
+}
