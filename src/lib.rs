@@ -5,7 +5,9 @@
 //!   budgets, traces;
 //! - [`strategies`] (`elevate-strategies`): Elevate's combinators and traversals;
 //! - [`rise`] (`elevate-rise`): the RISE language: nats, types, terms, parser, printer,
-//!   type inference, reference interpreter.
+//!   type inference, reference interpreter, the rewrite library and its strategies;
+//! - [`bridge`] (`elevate-bridge`): RISE to MLIR, compiled and run in process (with
+//!   the default feature `mlir`).
 //!
 //! ```
 //! use elevate::core::arith::{self, Term};
