@@ -26,6 +26,7 @@ pub struct RunOptions<'a> {
     pub nats: &'a [(String, i64)],
     pub check: bool,
     pub bench: Option<usize>,
+    pub threads: Option<usize>,
 }
 
 fn sizes(nats: &[(String, i64)]) -> NatEnv {
@@ -136,6 +137,10 @@ pub fn run(_: RunOptions) -> Result<(), Failure> {
 
 #[cfg(feature = "mlir")]
 pub fn run(o: RunOptions) -> Result<(), Failure> {
+    if let Some(threads) = o.threads {
+        // Read by the OpenMP runtime when the JIT loads it (before any parallel loop).
+        std::env::set_var("OMP_NUM_THREADS", threads.max(1).to_string());
+    }
     let (program, source) = load(o.path, o.entry)?;
     let entry = program.entry();
     let signature = program.signature();
@@ -201,6 +206,7 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
                     "max_ms": round(times[times.len() - 1]),
                     "runs": times.len(),
                     "compile_ms": round(compile_ms),
+                    "threads": o.threads,
                 })
             );
         }

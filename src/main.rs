@@ -111,6 +111,9 @@ enum Command {
         /// Time N calls and print one JSON line instead of the result.
         #[arg(long)]
         bench: Option<usize>,
+        /// Threads for the parallel loops (`mapPar`; default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Run the reference interpreter; print the result as JSON.
     Eval {
@@ -382,6 +385,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             nats,
             check,
             bench,
+            threads,
         } => bridge_cmd::run(bridge_cmd::RunOptions {
             path: &program,
             entry: entry.as_deref(),
@@ -391,6 +395,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             nats: &nats,
             check,
             bench,
+            threads,
         })?,
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;

@@ -18,10 +18,17 @@ use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 
 /// The passes from the payload's dialects to the LLVM dialect.
-pub const LOWERING: &str = "builtin.module(convert-vector-to-scf,convert-scf-to-cf,\
-convert-vector-to-llvm,convert-math-to-llvm,expand-strided-metadata,finalize-memref-to-llvm,\
-convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,\
-reconcile-unrealized-casts)";
+/// `scf.parallel` loops (from `mapPar`) become OpenMP work-sharing loops, run by the
+/// OpenMP runtime the JIT loads ([`OPENMP_RUNTIME`]).
+/// Memrefs are lowered before the structured control flow, since the OpenMP
+/// conversion wraps loop bodies in `memref.alloca_scope`, which must keep one block.
+pub const LOWERING: &str = "builtin.module(convert-scf-to-openmp,convert-vector-to-scf,\
+expand-strided-metadata,finalize-memref-to-llvm,convert-scf-to-cf,convert-vector-to-llvm,\
+convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,\
+convert-openmp-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)";
+
+/// LLVM's OpenMP runtime (Debian's `libomp-22-dev`), for parallel loops.
+pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
 
 /// A payload compiled to machine code, ready to call.
 pub struct Compiled {
@@ -103,7 +110,23 @@ pub fn compile(payload: &Payload) -> Result<Compiled, BridgeError> {
     let mut module = parse(&context, &payload.mlir, &messages)?;
     lower_module(&context, &mut module, &messages)?;
     let llvm_dialect = module.as_operation().to_string();
-    let engine = ExecutionEngine::new(&module, 3, &[], false, false);
+    // The OpenMP runtime, for parallel loops (the path resolved: Debian's is a chain
+    // of relative symbolic links, which the JIT's loader does not follow).
+    let runtime;
+    let libraries: Vec<&str> = if payload.mlir.contains("scf.parallel") {
+        runtime = std::fs::canonicalize(OPENMP_RUNTIME).map_err(|e| {
+            BridgeError::new(
+                Stage::Jit,
+                format!(
+                    "the OpenMP runtime {OPENMP_RUNTIME} is missing ({e}): install libomp-22-dev"
+                ),
+            )
+        })?;
+        vec![runtime.to_str().unwrap_or(OPENMP_RUNTIME)]
+    } else {
+        Vec::new()
+    };
+    let engine = ExecutionEngine::new(&module, 3, &libraries, false, false);
     if engine
         .lookup(&format!("_mlir_ciface_{}", payload.name))
         .is_null()

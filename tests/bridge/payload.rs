@@ -44,3 +44,14 @@ fn unsupported_constructs_and_bad_modules_are_errors_with_a_stage() {
     let e = jit::lower("module { func.func @f() { return %x } }").unwrap_err();
     assert!(e.to_string().starts_with("mlir verification error"), "{e}");
 }
+
+#[test]
+fn map_par_becomes_an_openmp_parallel_loop() {
+    let source = "def f(x: 8.4.f32) = x |> mapPar(fun(r => r |> reduceSeq(add, 0.0)))";
+    let term = lowered(source, &sizes(&[]), "id");
+    let text = payload("f", &term).unwrap().mlir;
+    assert!(text.contains("scf.parallel"), "{text}");
+    let llvm = jit::lower(&text).unwrap();
+    assert!(llvm.contains("omp.parallel") && llvm.contains("omp.wsloop"), "{llvm}");
+    super::assert_same(&term, "mapPar");
+}
