@@ -52,6 +52,9 @@ fn map_par_becomes_an_openmp_parallel_loop() {
     let text = payload("f", &term).unwrap().mlir;
     assert!(text.contains("scf.parallel"), "{text}");
     let llvm = jit::lower(&text).unwrap();
-    assert!(llvm.contains("omp.parallel") && llvm.contains("omp.wsloop"), "{llvm}");
+    assert!(
+        llvm.contains("omp.parallel") && llvm.contains("omp.wsloop"),
+        "{llvm}"
+    );
     super::assert_same(&term, "mapPar");
 }

@@ -82,9 +82,18 @@ pub fn unroll() -> Strategy<Term> {
     )
 }
 
-/// Whether `f` computes something: contains a lambda on scalars or vectors (or
-/// pairs of them), as opposed to a function that only reshapes arrays.
+/// Whether `f` computes something: contains arithmetic, a comparison, a reduction,
+/// or a lambda on scalars or vectors (or pairs of them), as opposed to a function that
+/// only rearranges data (`transpose`, `split`, `zip`, `fst`, ...).
 fn contains_computation(f: &Term) -> bool {
+    use Prim::*;
+    if let Expr::Prim(
+        Neg | Not | Add | Sub | Mul | Div | Mod | Max | Min | Exp | Sqrt | Abs | Lt | Gt | Equal
+        | Cast | Reduce | ReduceSeq | ReduceSeqUnroll | ScanSeq | Iterate,
+    ) = f.expr()
+    {
+        return true;
+    }
     fn on_scalars(ty: &Type) -> bool {
         match ty.kind() {
             TypeKind::Scalar(_) | TypeKind::Vector(..) => true,
@@ -184,13 +193,16 @@ pub fn to_mem_init() -> Strategy<Term> {
 }
 
 /// `defaultLowering`: makes any well-typed program low-level, as the MLIR bridge
-/// needs it: `BENF ; normalize(mapSeq <+ reduceSeq) ; normalize(toMemInit)` (every
-/// map a sequential loop, every reduction a sequential fold, array accumulators in
-/// memory). Loops already chosen (`mapPar`, `reduceSeqUnroll`, ...) stay.
+/// needs it: `BENF ; normalize(mapSeqCompute <+ reduceSeq) ; normalize(toMemInit)`:
+/// every map that computes becomes a sequential loop, every reduction a sequential
+/// fold, array accumulators live in memory. Maps that only rearrange data (`transpose`,
+/// `split`, `zip`, ...) stay: they are index functions, not loops, and materializing
+/// them would copy whole arrays. Loops already chosen (`mapPar`, `reduceSeqUnroll`,
+/// ...) stay.
 pub fn default_lowering() -> Strategy<Term> {
     super::pattern::named(
         "defaultLowering",
-        benf() >> normalize(map_seq() | reduce_seq()) >> normalize(to_mem_init()),
+        benf() >> normalize(map_seq_compute() | reduce_seq()) >> normalize(to_mem_init()),
     )
 }
 

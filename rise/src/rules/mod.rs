@@ -763,7 +763,7 @@ fn add_strategies(r: &mut Registry<Term>) {
     );
     r.rule(
         "defaultLowering",
-        "every map mapSeq, every reduce reduceSeq, array accumulators in memory",
+        "every map that computes mapSeq, every reduce reduceSeq, array accumulators in memory (maps that only rearrange data stay views)",
         default_lowering,
     );
     let lowering: [Named; 8] = [
