@@ -44,6 +44,20 @@ struct ArrayVal {
     len: i64,
     elem: Type,
     get: Rc<Getter>,
+    /// Where the elements lie one after the other in a buffer, if they do: vectors of
+    /// them are loaded at once.
+    contiguous: Option<Rc<Contiguous>>,
+    /// The two arrays, if this is their `zip` (so that `unzip` gives them back).
+    zipped: Option<Rc<(ArrayVal, ArrayVal)>>,
+}
+
+/// Elements `i` of an array at `buffer[prefix..., offset + i]`.
+struct Contiguous {
+    buffer: String,
+    dims: Rc<Vec<i64>>,
+    scalar: Scalar,
+    prefix: Vec<String>,
+    offset: Option<String>,
 }
 
 impl ArrayVal {
@@ -56,6 +70,8 @@ impl ArrayVal {
             len,
             elem,
             get: Rc::new(get),
+            contiguous: None,
+            zipped: None,
         }
     }
 
@@ -329,13 +345,32 @@ impl Gen {
     fn view(&mut self, storage: &Storage, ty: &Type, prefix: Vec<String>) -> Val {
         match (ty.kind(), storage) {
             (TypeKind::Array(n, e), _) => {
+                let contiguous = match (storage, e.kind()) {
+                    (
+                        Storage::Leaf {
+                            buffer,
+                            dims,
+                            scalar,
+                        },
+                        TypeKind::Scalar(_),
+                    ) if prefix.len() + 1 == dims.len() => Some(Rc::new(Contiguous {
+                        buffer: buffer.clone(),
+                        dims: dims.clone(),
+                        scalar: *scalar,
+                        prefix: prefix.clone(),
+                        offset: None,
+                    })),
+                    _ => None,
+                };
                 let (storage, e) = (storage.clone(), e.clone());
                 let len = n.as_const().unwrap_or(0);
-                Val::Array(ArrayVal::new(len, e.clone(), move |g, i| {
+                let mut array = ArrayVal::new(len, e.clone(), move |g, i| {
                     let mut at = prefix.clone();
                     at.push(i.to_string());
                     Ok(g.view(&storage, &e, at))
-                }))
+                });
+                array.contiguous = contiguous;
+                Val::Array(array)
             }
             (TypeKind::Pair(a, b), Storage::Pair(sa, sb)) => Val::Pair(
                 Box::new(self.view(sa, a, prefix.clone())),
@@ -509,6 +544,14 @@ fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<Val>, at: Term) -> V
     }))
 }
 
+/// The offset of a contiguous array's first element in its buffer row.
+fn g_offset(g: &mut Gen, c: &Contiguous) -> String {
+    match &c.offset {
+        Some(o) => o.clone(),
+        None => g.index(0),
+    }
+}
+
 /// `f32` or `vector<8xf32>`.
 fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
     match lanes {
@@ -680,16 +723,28 @@ impl Gen {
                 Ok(Val::Array(ArrayVal::new(
                     xs.len / n,
                     chunk_ty,
-                    move |_, i| {
+                    move |g, i| {
+                        let contiguous = match &xs.contiguous {
+                            Some(c) => {
+                                let base = g_offset(g, c);
+                                let start = g.affine(i, n, &base);
+                                Some(Rc::new(Contiguous {
+                                    buffer: c.buffer.clone(),
+                                    dims: c.dims.clone(),
+                                    scalar: c.scalar,
+                                    prefix: c.prefix.clone(),
+                                    offset: Some(start),
+                                }))
+                            }
+                            None => None,
+                        };
                         let (xs, i) = (xs.clone(), i.to_string());
-                        Ok(Val::Array(ArrayVal::new(
-                            n,
-                            xs.elem.clone(),
-                            move |g, j| {
-                                let k = g.affine(&i, n, j);
-                                xs.at(g, &k)
-                            },
-                        )))
+                        let mut chunk = ArrayVal::new(n, xs.elem.clone(), move |g, j| {
+                            let k = g.affine(&i, n, j);
+                            xs.at(g, &k)
+                        });
+                        chunk.contiguous = contiguous;
+                        Ok(Val::Array(chunk))
                     },
                 )))
             }
@@ -759,12 +814,21 @@ impl Gen {
             Zip => {
                 let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
                 let elem = Type::pair(a.elem.clone(), b.elem.clone());
-                Ok(Val::Array(ArrayVal::new(a.len, elem, move |g, i| {
+                let pair = Rc::new((a.clone(), b.clone()));
+                let mut zipped = ArrayVal::new(a.len, elem, move |g, i| {
                     Ok(Val::Pair(Box::new(a.at(g, i)?), Box::new(b.at(g, i)?)))
-                })))
+                });
+                zipped.zipped = Some(pair);
+                Ok(Val::Array(zipped))
             }
             Unzip => {
                 let xs = array_of(&args[0], at)?;
+                if let Some(pair) = &xs.zipped {
+                    return Ok(Val::Pair(
+                        Box::new(Val::Array(pair.0.clone())),
+                        Box::new(Val::Array(pair.1.clone())),
+                    ));
+                }
                 let TypeKind::Pair(ta, tb) = xs.elem.kind() else {
                     return Err(BridgeError::untyped(at));
                 };
@@ -861,6 +925,20 @@ impl Gen {
                 let at2 = at.clone();
                 let elem = Type::vector(xs.elem.clone(), Nat::cst(n));
                 Ok(Val::Array(ArrayVal::new(xs.len / n, elem, move |g, i| {
+                    if let Some(c) = &xs.contiguous {
+                        // One load of n elements in a row.
+                        let base = g_offset(g, c);
+                        let start = g.affine(i, n, &base);
+                        let at = c.prefix.iter().cloned().chain([start]).collect::<Vec<_>>();
+                        let v = g.op(format!(
+                            "vector.load {}[{}] : {}, {}",
+                            c.buffer,
+                            at.join(", "),
+                            memref_type(&c.dims, c.scalar),
+                            lane_type(s, Some(n))
+                        ));
+                        return Ok(Val::Vector(v, s, n));
+                    }
                     let mut lanes = Vec::new();
                     for k in 0..n {
                         let kc = g.index(k);
