@@ -58,3 +58,21 @@ fn map_par_becomes_an_openmp_parallel_loop() {
     );
     super::assert_same(&term, "mapPar");
 }
+
+#[test]
+fn vectors_of_contiguous_elements_are_loaded_at_once() {
+    let source = "def f(x: 64.f32) = x |> asVector(8) |> mapSeq(fun(v => v * vectorFromScalar(2.0))) |> asScalar";
+    let term = lowered(source, &sizes(&[]), "id");
+    let text = payload("f", &term).unwrap().mlir;
+    assert!(
+        text.contains("vector.load") && !text.contains("vector.from_elements"),
+        "{text}"
+    );
+    super::assert_same(&term, "contiguous");
+    // A column is not contiguous: its lanes are gathered.
+    let source = "def f(x: 8.8.f32) = x |> transpose |> mapSeq(fun(c => c |> asVector(8) |> mapSeq(fun(v => v + v)) |> asScalar))";
+    let term = lowered(source, &sizes(&[]), "id");
+    let text = payload("f", &term).unwrap().mlir;
+    assert!(text.contains("vector.from_elements"), "{text}");
+    super::assert_same(&term, "gathered");
+}
