@@ -207,6 +207,7 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
                     "runs": times.len(),
                     "compile_ms": round(compile_ms),
                     "threads": o.threads,
+                    "gflops": round(payload.flops as f64 / times[times.len() / 2] / 1e6),
                 })
             );
         }

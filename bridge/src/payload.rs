@@ -109,6 +109,11 @@ pub(crate) struct Gen {
     /// The buffers allocated in each open region (function body, loop bodies), freed
     /// when the region ends: nothing allocated inside a region is used outside it.
     allocations: Vec<Vec<(String, String)>>,
+    /// How many times the code being emitted runs (the product of the enclosing
+    /// loops' trip counts).
+    trips: Vec<u64>,
+    /// Floating-point operations the function performs (each lane counts).
+    flops: u64,
 }
 
 fn mlir_scalar(s: Scalar) -> &'static str {
@@ -149,6 +154,8 @@ impl Gen {
             indent: 2,
             next: 0,
             allocations: vec![Vec::new()],
+            trips: vec![1],
+            flops: 0,
         }
     }
 
@@ -173,10 +180,12 @@ impl Gen {
         self.op(format!("arith.constant {k} : index"))
     }
 
-    /// Opens a region (a loop body).
-    fn enter(&mut self) {
+    /// Opens a region: a loop body that runs `trips` times per run of its parent.
+    fn enter(&mut self, trips: i64) {
         self.indent += 1;
         self.allocations.push(Vec::new());
+        let outer = self.trips.last().copied().unwrap_or(1);
+        self.trips.push(outer.saturating_mul(trips.max(0) as u64));
     }
 
     /// Frees the buffers the region allocated, then closes it (after `last`, a
@@ -187,6 +196,7 @@ impl Gen {
             self.emit(line);
         }
         self.allocations.pop();
+        self.trips.pop();
         self.indent -= 1;
         self.emit("}");
     }
@@ -207,7 +217,7 @@ impl Gen {
         let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
         let i = self.fresh();
         self.emit(format!("scf.for {i} = {zero} to {end} step {one} {{"));
-        self.enter();
+        self.enter(n);
         body(self, &i)?;
         self.leave(None);
         Ok(())
@@ -224,7 +234,7 @@ impl Gen {
         self.emit(format!(
             "scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{"
         ));
-        self.enter();
+        self.enter(n);
         body(self, &i)?;
         self.leave(None);
         Ok(())
@@ -1038,7 +1048,7 @@ impl Gen {
                 self.emit(format!(
                     "{result} = scf.for {i} = {zero} to {end} step {one} iter_args({acc} = {x0}) -> ({t}) {{"
                 ));
-                self.enter();
+                self.enter(xs.len);
                 let x = xs.at(self, &i)?;
                 let step = self.apply(op.clone(), lanes_value(acc.clone(), s, lanes), at)?;
                 let next = self.apply(step, x, at)?;
@@ -1118,6 +1128,9 @@ impl Gen {
             }
         };
         let z = self.op(format!("{name} {x}, {y} : {t}"));
+        if float {
+            self.count_flops(lanes);
+        }
         Ok(lanes_value(z, s, lanes))
     }
 
@@ -1154,6 +1167,13 @@ impl Gen {
             }
         };
         Ok(lanes_value(z, s, lanes))
+    }
+
+    /// Counts one floating-point operation on `lanes` lanes where the code runs.
+    fn count_flops(&mut self, lanes: Option<i64>) {
+        let runs = self.trips.last().copied().unwrap_or(1);
+        let per_run = lanes.unwrap_or(1).max(1) as u64;
+        self.flops = self.flops.saturating_add(runs.saturating_mul(per_run));
     }
 
     /// `x` (a scalar) broadcast to `lanes` lanes, or `x` itself for a scalar.
@@ -1261,6 +1281,9 @@ pub struct Payload {
     pub params: Vec<Type>,
     /// The result's type (written into the last, extra memref argument).
     pub result: Type,
+    /// The floating-point operations one call performs (arithmetic on floats, each
+    /// vector lane counted): for the matmul baseline, `2 n k m`.
+    pub flops: u64,
 }
 
 /// The storage of a parameter or result of type `ty`: one memref argument per scalar
@@ -1370,6 +1393,7 @@ pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
         name: name.to_string(),
         params,
         result: result_ty,
+        flops: g.flops,
     })
 }
 

@@ -76,3 +76,20 @@ fn vectors_of_contiguous_elements_are_loaded_at_once() {
     assert!(text.contains("vector.from_elements"), "{text}");
     super::assert_same(&term, "gathered");
 }
+
+#[test]
+fn the_payload_counts_its_floating_point_operations() {
+    let mm = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", 4), ("k", 5), ("m", 3)]),
+        "id",
+    );
+    assert_eq!(payload("mm", &mm).unwrap().flops, 2 * 4 * 5 * 3);
+    let par = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", 64), ("k", 64), ("m", 64)]),
+        "par",
+    );
+    // Vector lanes count; the strategies do the same arithmetic (no redundant work).
+    assert_eq!(payload("mm", &par).unwrap().flops, 2 * 64 * 64 * 64);
+}
