@@ -1,0 +1,175 @@
+//! Typed RISE with concrete sizes → an MLIR payload module (`func`, `scf`, `memref`,
+//! `arith`, `math`), as text.
+//!
+//! The translation follows the data: array-reshaping primitives (`split`, `join`,
+//! `transpose`, `slide`, `zip`, `pad*`, `take`, `drop`, `generate`, and `map` itself)
+//! are *views*, index functions that cost nothing until an element is read; the
+//! low-level primitives decide where loops and memory are: `mapSeq`/`mapPar` write
+//! every element into a buffer (`scf.for`/`scf.parallel` over `memref.store`), a
+//! reduction is a loop carrying its accumulator, `toMem` and `let` materialize. The
+//! entry point takes its inputs as memrefs (scalars as values) and writes its result
+//! into a last memref argument.
+
+mod arith;
+mod gen;
+mod primitives;
+mod value;
+
+use crate::error::BridgeError;
+use elevate_rise::nat::Nat;
+use elevate_rise::prim::Prim;
+use elevate_rise::term::{Expr, Literal, Term};
+use elevate_rise::types::{Scalar, Type, TypeKind};
+use gen::*;
+use std::fmt::Write;
+use std::rc::Rc;
+use value::*;
+
+/// The payload of one entry point: the MLIR module's text and how to call it.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    /// The MLIR module (`func`, `scf`, `memref`, `arith`, `math`).
+    pub mlir: String,
+    /// The function's name.
+    pub name: String,
+    /// The parameters, in order: their types.
+    pub params: Vec<Type>,
+    /// The result's type (written into the last, extra memref argument).
+    pub result: Type,
+    /// The floating-point operations one call performs (arithmetic on floats, each
+    /// vector lane counted): for the matmul baseline, `2 n k m`.
+    pub flops: u64,
+}
+
+/// The storage of a parameter or result of type `ty`: one memref argument per scalar
+/// leaf, named by `name(leaf number, dims, scalar)`.
+fn boundary_storage(
+    ty: &Type,
+    what: &Term,
+    name: &mut dyn FnMut(usize, &[i64], Scalar) -> String,
+) -> Result<Storage, BridgeError> {
+    fn walk(
+        ty: &Type,
+        dims: Vec<i64>,
+        what: &Term,
+        leaf: &mut usize,
+        name: &mut dyn FnMut(usize, &[i64], Scalar) -> String,
+    ) -> Result<Storage, BridgeError> {
+        match ty.kind() {
+            TypeKind::Array(n, e) | TypeKind::Vector(e, n) => {
+                let mut dims = dims;
+                dims.push(size(n, what)?);
+                walk(e, dims, what, leaf, name)
+            }
+            TypeKind::Pair(a, b) => Ok(Storage::Pair(
+                Rc::new(walk(a, dims.clone(), what, leaf, name)?),
+                Rc::new(walk(b, dims, what, leaf, name)?),
+            )),
+            TypeKind::Scalar(s) => {
+                let buffer = name(*leaf, &dims, *s);
+                *leaf += 1;
+                Ok(Storage::Leaf {
+                    buffer,
+                    dims: Rc::new(dims),
+                    scalar: *s,
+                })
+            }
+            _ => Err(BridgeError::unsupported(
+                what,
+                format!("a parameter or result of type {ty} (data only)"),
+            )),
+        }
+    }
+    walk(ty, Vec::new(), what, &mut 0, name)
+}
+
+/// Translates a closed, typed function `fun(x1: T1 => ... => body)` whose sizes are all
+/// constants into an MLIR function `@name(x1, ..., out)` that writes its result into
+/// `out`. Scalar parameters are values; any other data is one memref per scalar leaf of
+/// its type ([`crate::boundary`]), the result too (a scalar result is a rank-0 memref).
+pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
+    let mut g = Gen::new();
+    let mut env: Env = Rc::new(Vec::new());
+    let mut params = Vec::new();
+    let mut signature = Vec::new();
+    let mut body = term;
+    while let Expr::Lambda(x, _, b) = body.expr() {
+        let ty = match body.ty().map(Type::kind) {
+            Some(TypeKind::Fun(param, _)) => param.clone(),
+            _ => return Err(BridgeError::untyped(body)),
+        };
+        let k = params.len();
+        let value = match ty.kind() {
+            TypeKind::Scalar(s) => {
+                let arg = format!("%arg{k}");
+                signature.push(format!("{arg}: {}", mlir_scalar(*s)));
+                Val::Scalar(arg, *s)
+            }
+            _ => {
+                let storage = boundary_storage(&ty, body, &mut |leaf, dims, s| {
+                    let arg = format!("%arg{k}_{leaf}");
+                    signature.push(format!("{arg}: {}", memref_type(dims, s)));
+                    arg
+                })?;
+                g.view(&storage, &ty, Vec::new())
+            }
+        };
+        env = bind(&env, x.id, value);
+        params.push(ty);
+        body = b;
+    }
+    let result_ty = body
+        .ty()
+        .cloned()
+        .ok_or_else(|| BridgeError::untyped(body))?;
+    let out = boundary_storage(&result_ty, body, &mut |leaf, dims, s| {
+        let arg = format!("%out{leaf}");
+        signature.push(format!("{arg}: {}", memref_type(dims, s)));
+        arg
+    })?;
+    let result = g.expr(body, &env)?;
+    g.store(&result, &out, &[], body)?;
+    g.free_region();
+    let mut mlir = String::new();
+    let _ = writeln!(mlir, "module {{");
+    let _ = writeln!(
+        mlir,
+        "  func.func @{name}({}) attributes {{llvm.emit_c_interface}} {{",
+        signature.join(", ")
+    );
+    for line in &g.lines {
+        let _ = writeln!(mlir, "{line}");
+    }
+    let _ = writeln!(mlir, "    return");
+    let _ = writeln!(mlir, "  }}");
+    let _ = writeln!(mlir, "}}");
+    Ok(Payload {
+        mlir,
+        name: name.to_string(),
+        params,
+        result: result_ty,
+        flops: g.flops,
+    })
+}
+
+/// `term` (a typed entry point, possibly `depFun(n, ... => ...)`) with its nat
+/// parameters fixed to the sizes in `nats`, type-checked again: the payload is
+/// specialized to concrete sizes.
+pub fn instantiate(term: &Term, nats: &elevate_rise::NatEnv) -> Result<Term, BridgeError> {
+    let mut t = term.clone();
+    while let Expr::NatLambda(v, body) = t.expr() {
+        let n = nats.get(v).ok_or_else(|| {
+            BridgeError::new(
+                crate::Stage::Rise,
+                format!("no size for `{v}` (give it with --nat {v}=N or by inputs)"),
+            )
+        })?;
+        t = body.substitute_nat(v, &Nat::cst(*n));
+    }
+    let t =
+        elevate_rise::infer(&t).map_err(|e| BridgeError::new(crate::Stage::Rise, e.to_string()))?;
+    // Calls of definitions are `depFun` applications: inline them.
+    elevate_rise::rules::benf()
+        .apply(&t, &mut elevate_core::Context::default())
+        .map_err(|e| BridgeError::new(crate::Stage::Rise, e.to_string()))
+}

@@ -1,0 +1,475 @@
+//! The primitives: what each one is as a view, a loop or an operation.
+
+use super::*;
+
+impl Gen {
+    /// `p(nats...)(args...)` whose result has type `ty`.
+    pub(super) fn apply_primitive(
+        &mut self,
+        p: Prim,
+        nats: &[i64],
+        args: Vec<Val>,
+        ty: &Type,
+        at: &Term,
+    ) -> Result<Val, BridgeError> {
+        use Prim::*;
+        let unsupported = |what: &str| {
+            Err(BridgeError::unsupported(
+                at,
+                format!("`{}`: {what}", p.name()),
+            ))
+        };
+        match p {
+            Id => Ok(args[0].clone()),
+            Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
+                let (x, s, lanes) = arith_of(&args[0], at)?;
+                let (y, _, _) = arith_of(&args[1], at)?;
+                self.binary(p, &x, &y, s, lanes, at)
+            }
+            Neg | Not | Exp | Sqrt | Abs => {
+                let (x, s, lanes) = arith_of(&args[0], at)?;
+                self.unary(p, &x, s, lanes, at)
+            }
+            Select => {
+                let (c, _) = scalar_of(&args[0], at)?;
+                select_val(self, &c, &args[1], &args[2], at)
+            }
+            Cast => {
+                let (x, from) = scalar_of(&args[0], at)?;
+                let TypeKind::Scalar(to) = ty.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                self.cast(&x, from, *to, at)
+            }
+            Let => {
+                let value = match &args[0] {
+                    v @ Val::Array(_) => self.materialize(v, &array_type_of(v), at)?,
+                    v => v.clone(),
+                };
+                self.apply(args[1].clone(), value, at)
+            }
+            ToMem => match &args[0] {
+                v @ Val::Array(_) => self.materialize(v, &array_type_of(v), at),
+                v => Ok(v.clone()),
+            },
+            Generate => {
+                let TypeKind::Array(n, elem) = ty.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let f = args[0].clone();
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(
+                    size(n, at)?,
+                    elem.clone(),
+                    move |g, i| g.apply(f.clone(), Val::Index(i.to_string()), &at2),
+                )))
+            }
+            Idx => {
+                let Val::Index(i) = &args[0] else {
+                    return unsupported("an index that is not an idx value");
+                };
+                array_of(&args[1], at)?.at(self, i)
+            }
+            IndexAsNat => {
+                let Val::Index(i) = &args[0] else {
+                    return unsupported("an index that is not an idx value");
+                };
+                let x = self.op(format!("arith.index_cast {i} : index to i64"));
+                Ok(Val::Scalar(x, Scalar::I64))
+            }
+            NatAsIndex => {
+                let (x, _) = scalar_of(&args[0], at)?;
+                let i = self.op(format!("arith.index_cast {x} : i64 to index"));
+                Ok(Val::Index(i))
+            }
+            Take | Drop => {
+                let xs = array_of(&args[0], at)?;
+                let n = nats[0];
+                let (len, offset) = if p == Take { (n, 0) } else { (xs.len - n, n) };
+                Ok(Val::Array(ArrayVal::new(
+                    len,
+                    xs.elem.clone(),
+                    move |g, i| {
+                        let i = g.offset(i, offset);
+                        xs.at(g, &i)
+                    },
+                )))
+            }
+            Concat => {
+                let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(
+                    a.len + b.len,
+                    a.elem.clone(),
+                    move |g, i| {
+                        // Both reads in range (clamped), then the one that applies.
+                        let (first, zero) = (g.index(a.len), g.index(0));
+                        let last_a = g.index((a.len - 1).max(0));
+                        let in_a = g.op(format!("arith.minsi {i}, {last_a} : index"));
+                        let shifted = g.op(format!("arith.subi {i}, {first} : index"));
+                        let in_b = g.op(format!("arith.maxsi {shifted}, {zero} : index"));
+                        let from_a = g.op(format!("arith.cmpi slt, {i}, {first} : index"));
+                        let (x, y) = match (a.len, b.len) {
+                            (0, _) => return b.at(g, &in_b),
+                            (_, 0) => return a.at(g, &in_a),
+                            _ => (a.at(g, &in_a)?, b.at(g, &in_b)?),
+                        };
+                        select_val(g, &from_a, &x, &y, &at2)
+                    },
+                )))
+            }
+            Split => {
+                let xs = array_of(&args[0], at)?;
+                let n = nats[0];
+                let chunk_ty = Type::array(Nat::cst(n), xs.elem.clone());
+                Ok(Val::Array(ArrayVal::new(
+                    xs.len / n,
+                    chunk_ty,
+                    move |g, i| {
+                        let contiguous = match &xs.contiguous {
+                            Some(c) => {
+                                let base = g_offset(g, c);
+                                let start = g.affine(i, n, &base);
+                                Some(Rc::new(Contiguous {
+                                    buffer: c.buffer.clone(),
+                                    dims: c.dims.clone(),
+                                    scalar: c.scalar,
+                                    prefix: c.prefix.clone(),
+                                    offset: Some(start),
+                                }))
+                            }
+                            None => None,
+                        };
+                        let (xs, i) = (xs.clone(), i.to_string());
+                        let mut chunk = ArrayVal::new(n, xs.elem.clone(), move |g, j| {
+                            let k = g.affine(&i, n, j);
+                            xs.at(g, &k)
+                        });
+                        chunk.contiguous = contiguous;
+                        Ok(Val::Array(chunk))
+                    },
+                )))
+            }
+            Join => {
+                let xs = array_of(&args[0], at)?;
+                let TypeKind::Array(m, inner) = xs.elem.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let (m, inner) = (size(m, at)?, inner.clone());
+                Ok(Val::Array(ArrayVal::new(xs.len * m, inner, move |g, k| {
+                    let mc = g.index(m);
+                    let i = g.op(format!("arith.divui {k}, {mc} : index"));
+                    let j = g.op(format!("arith.remui {k}, {mc} : index"));
+                    let row = array_of(&xs.at(g, &i)?, &Term::prim(Prim::Join))?;
+                    row.at(g, &j)
+                })))
+            }
+            Slide => {
+                let xs = array_of(&args[0], at)?;
+                let (sz, sp) = (nats[0], nats[1]);
+                let len = (xs.len - sz) / sp + 1;
+                let window_ty = Type::array(Nat::cst(sz), xs.elem.clone());
+                Ok(Val::Array(ArrayVal::new(len, window_ty, move |_, i| {
+                    let (xs, i) = (xs.clone(), i.to_string());
+                    Ok(Val::Array(ArrayVal::new(
+                        sz,
+                        xs.elem.clone(),
+                        move |g, j| {
+                            let k = g.affine(&i, sp, j);
+                            xs.at(g, &k)
+                        },
+                    )))
+                })))
+            }
+            Transpose => {
+                let xs = array_of(&args[0], at)?;
+                let TypeKind::Array(m, inner) = xs.elem.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let (m, inner) = (size(m, at)?, inner.clone());
+                let n = xs.len;
+                let column_ty = Type::array(Nat::cst(n), inner.clone());
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(m, column_ty, move |_, j| {
+                    let (xs, j, at2) = (xs.clone(), j.to_string(), at2.clone());
+                    Ok(Val::Array(ArrayVal::new(n, inner.clone(), move |g, i| {
+                        let row = array_of(&xs.at(g, i)?, &at2)?;
+                        row.at(g, &j)
+                    })))
+                })))
+            }
+            PadCst | PadClamp => {
+                let (l, r) = (nats[0], nats[1]);
+                let (value, xs) = if p == PadCst {
+                    (Some(args[0].clone()), array_of(&args[1], at)?)
+                } else {
+                    (None, array_of(&args[0], at)?)
+                };
+                let len = l + xs.len + r;
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(
+                    len,
+                    xs.elem.clone(),
+                    move |g, i| g.padded(&xs, l, i, value.as_ref(), &at2),
+                )))
+            }
+            Zip => {
+                let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
+                let elem = Type::pair(a.elem.clone(), b.elem.clone());
+                let pair = Rc::new((a.clone(), b.clone()));
+                let mut zipped = ArrayVal::new(a.len, elem, move |g, i| {
+                    Ok(Val::Pair(Box::new(a.at(g, i)?), Box::new(b.at(g, i)?)))
+                });
+                zipped.zipped = Some(pair);
+                Ok(Val::Array(zipped))
+            }
+            Unzip => {
+                let xs = array_of(&args[0], at)?;
+                if let Some(pair) = &xs.zipped {
+                    return Ok(Val::Pair(
+                        Box::new(Val::Array(pair.0.clone())),
+                        Box::new(Val::Array(pair.1.clone())),
+                    ));
+                }
+                let TypeKind::Pair(ta, tb) = xs.elem.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let side = |second: bool, t: Type| {
+                    let xs = xs.clone();
+                    let at = at.clone();
+                    Val::Array(ArrayVal::new(xs.len, t, move |g, i| match xs.at(g, i)? {
+                        Val::Pair(a, b) => Ok(if second { *b } else { *a }),
+                        _ => Err(BridgeError::unsupported(
+                            &at,
+                            "unzip of something else than pairs",
+                        )),
+                    }))
+                };
+                Ok(Val::Pair(
+                    Box::new(side(false, ta.clone())),
+                    Box::new(side(true, tb.clone())),
+                ))
+            }
+            MakePair => Ok(Val::Pair(
+                Box::new(args[0].clone()),
+                Box::new(args[1].clone()),
+            )),
+            Fst | Snd => match &args[0] {
+                Val::Pair(a, b) => Ok(if p == Fst {
+                    (**a).clone()
+                } else {
+                    (**b).clone()
+                }),
+                _ => unsupported("a projection of something else than a pair"),
+            },
+            MapFst | MapSnd => match &args[1] {
+                Val::Pair(a, b) => {
+                    if p == MapFst {
+                        let a = self.apply(args[0].clone(), (**a).clone(), at)?;
+                        Ok(Val::Pair(Box::new(a), b.clone()))
+                    } else {
+                        let b = self.apply(args[0].clone(), (**b).clone(), at)?;
+                        Ok(Val::Pair(a.clone(), Box::new(b)))
+                    }
+                }
+                _ => unsupported("of something else than a pair"),
+            },
+            Map => {
+                // A view: each element computed where it is read.
+                let (f, xs) = (args[0].clone(), array_of(&args[1], at)?);
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(
+                    xs.len,
+                    elem_of(ty),
+                    move |g, i| {
+                        let x = xs.at(g, i)?;
+                        g.apply(f.clone(), x, &at2)
+                    },
+                )))
+            }
+            MapSeq | MapSeqUnroll | MapPar => {
+                let (f, xs) = (args[0].clone(), array_of(&args[1], at)?);
+                let storage = self.alloc(ty, at)?;
+                let (s2, at2, len) = (storage.clone(), at.clone(), xs.len);
+                let body = move |g: &mut Gen, i: &str| {
+                    let x = xs.at(g, i)?;
+                    let y = g.apply(f.clone(), x, &at2)?;
+                    g.store(&y, &s2, &[i.to_string()], &at2)
+                };
+                if p == MapPar {
+                    self.parallel_loop(len, body)?;
+                } else {
+                    self.for_loop(len, body)?;
+                }
+                Ok(self.view(&storage, ty, Vec::new()))
+            }
+            Reduce | ReduceSeq | ReduceSeqUnroll => {
+                let (op, init, xs) = (args[0].clone(), args[1].clone(), array_of(&args[2], at)?);
+                self.reduce(op, init, xs, ty, at)
+            }
+            MapGlobal | MapWorkGroup | MapLocal => unsupported("GPU maps need the GPU target"),
+            VectorFromScalar => {
+                let (x, s) = scalar_of(&args[0], at)?;
+                let TypeKind::Vector(_, n) = ty.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let lanes = size(n, at)?;
+                let v = self.splat(&x, s, Some(lanes));
+                Ok(Val::Vector(v, s, lanes))
+            }
+            AsVector | AsVectorAligned => {
+                let xs = array_of(&args[0], at)?;
+                let n = nats[0];
+                let TypeKind::Scalar(s) = xs.elem.kind() else {
+                    return unsupported("vectors of something other than scalars");
+                };
+                let s = *s;
+                let at2 = at.clone();
+                let elem = Type::vector(xs.elem.clone(), Nat::cst(n));
+                Ok(Val::Array(ArrayVal::new(xs.len / n, elem, move |g, i| {
+                    if let Some(c) = &xs.contiguous {
+                        // One load of n elements in a row.
+                        let base = g_offset(g, c);
+                        let start = g.affine(i, n, &base);
+                        let at = c.prefix.iter().cloned().chain([start]).collect::<Vec<_>>();
+                        let v = g.op(format!(
+                            "vector.load {}[{}] : {}, {}",
+                            c.buffer,
+                            at.join(", "),
+                            memref_type(&c.dims, c.scalar),
+                            lane_type(s, Some(n))
+                        ));
+                        return Ok(Val::Vector(v, s, n));
+                    }
+                    let mut lanes = Vec::new();
+                    for k in 0..n {
+                        let kc = g.index(k);
+                        let base = g.index(n);
+                        let scaled = g.op(format!("arith.muli {i}, {base} : index"));
+                        let at_k = g.op(format!("arith.addi {scaled}, {kc} : index"));
+                        let (x, _) = scalar_of(&xs.at(g, &at_k)?, &at2)?;
+                        lanes.push(x);
+                    }
+                    let t = lane_type(s, Some(n));
+                    let v = g.op(format!("vector.from_elements {} : {t}", lanes.join(", ")));
+                    Ok(Val::Vector(v, s, n))
+                })))
+            }
+            AsScalar => {
+                let xs = array_of(&args[0], at)?;
+                let TypeKind::Vector(e, n) = xs.elem.kind() else {
+                    return Err(BridgeError::untyped(at));
+                };
+                let (n, e) = (size(n, at)?, e.clone());
+                let at2 = at.clone();
+                Ok(Val::Array(ArrayVal::new(xs.len * n, e, move |g, k| {
+                    let nc = g.index(n);
+                    let i = g.op(format!("arith.divui {k}, {nc} : index"));
+                    let j = g.op(format!("arith.remui {k}, {nc} : index"));
+                    let (v, s, lanes) = arith_of(&xs.at(g, &i)?, &at2)?;
+                    let t = lane_type(s, lanes);
+                    let x = g.op(format!(
+                        "vector.extract {v}[{j}] : {} from {t}",
+                        mlir_scalar(s)
+                    ));
+                    Ok(Val::Scalar(x, s))
+                })))
+            }
+            ScanSeq | Iterate => unsupported("not supported by the bridge yet"),
+        }
+    }
+
+    /// `k + offset` as an index.
+    pub(super) fn offset(&mut self, k: &str, offset: i64) -> String {
+        if offset == 0 {
+            return k.to_string();
+        }
+        let c = self.index(offset);
+        self.op(format!("arith.addi {k}, {c} : index"))
+    }
+
+    /// `i * n + j` as an index.
+    pub(super) fn affine(&mut self, i: &str, n: i64, j: &str) -> String {
+        let c = self.index(n);
+        let scaled = self.op(format!("arith.muli {i}, {c} : index"));
+        self.op(format!("arith.addi {scaled}, {j} : index"))
+    }
+
+    /// Element `i` of `xs` padded by `l` on the left: `value` outside (or the nearest
+    /// element when `value` is `None`).
+    pub(super) fn padded(
+        &mut self,
+        xs: &ArrayVal,
+        l: i64,
+        i: &str,
+        value: Option<&Val>,
+        at: &Term,
+    ) -> Result<Val, BridgeError> {
+        // The clamped position in xs, computed with signed arithmetic on index.
+        let lc = self.index(l);
+        let shifted = self.op(format!("arith.subi {i}, {lc} : index"));
+        let zero = self.index(0);
+        let last = self.index(xs.len - 1);
+        let low = self.op(format!("arith.maxsi {shifted}, {zero} : index"));
+        let clamped = self.op(format!("arith.minsi {low}, {last} : index"));
+        let inner = xs.at(self, &clamped)?;
+        let Some(value) = value else {
+            return Ok(inner);
+        };
+        let below = self.op(format!("arith.cmpi slt, {shifted}, {zero} : index"));
+        let above = self.op(format!("arith.cmpi sgt, {shifted}, {last} : index"));
+        let outside = self.op(format!("arith.ori {below}, {above} : i1"));
+        select_val(self, &outside, value, &inner, at)
+    }
+
+    pub(super) fn reduce(
+        &mut self,
+        op: Val,
+        init: Val,
+        xs: ArrayVal,
+        ty: &Type,
+        at: &Term,
+    ) -> Result<Val, BridgeError> {
+        match &init {
+            Val::Scalar(..) | Val::Vector(..) => {
+                let (x0, s, lanes) = arith_of(&init, at)?;
+                let t = lane_type(s, lanes);
+                let (zero, end, one) = (self.index(0), self.index(xs.len), self.index(1));
+                let (i, acc) = (self.fresh(), self.fresh());
+                let result = self.fresh();
+                self.emit(format!(
+                    "{result} = scf.for {i} = {zero} to {end} step {one} iter_args({acc} = {x0}) -> ({t}) {{"
+                ));
+                self.enter(xs.len);
+                let x = xs.at(self, &i)?;
+                let step = self.apply(op.clone(), lanes_value(acc.clone(), s, lanes), at)?;
+                let next = self.apply(step, x, at)?;
+                let (next, _, _) = arith_of(&next, at)?;
+                self.leave(Some(format!("scf.yield {next} : {t}")));
+                Ok(lanes_value(result, s, lanes))
+            }
+            Val::Array(_) => {
+                // The accumulator lives in a buffer: each step computes the next one
+                // into a second buffer, then copies it back.
+                let acc = self.alloc(ty, at)?;
+                self.store(&init, &acc, &[], at)?;
+                let acc_view = self.view(&acc, ty, Vec::new());
+                let (acc2, view2) = (acc.clone(), acc_view.clone());
+                let at2 = at.clone();
+                let ty2 = ty.clone();
+                self.for_loop(xs.len, move |g, i| {
+                    let x = xs.at(g, i)?;
+                    let step = g.apply(op.clone(), view2.clone(), &at2)?;
+                    let next = g.apply(step, x, &at2)?;
+                    let next = g.materialize(&next, &ty2, &at2)?;
+                    g.store(&next, &acc2, &[], &at2)
+                })?;
+                Ok(acc_view)
+            }
+            _ => Err(BridgeError::unsupported(
+                at,
+                "a reduction with a pair accumulator",
+            )),
+        }
+    }
+}

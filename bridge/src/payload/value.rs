@@ -1,0 +1,197 @@
+//! The values of the translation: scalars and vectors as SSA names, arrays as index
+//! functions (views), pairs, functions; where data lives (buffers); helpers on them.
+
+use super::*;
+
+/// A value during translation.
+#[derive(Clone)]
+pub(super) enum Val {
+    /// An SSA value of a scalar type.
+    Scalar(String, Scalar),
+    /// An SSA value of type `vector<lanes x scalar>`.
+    Vector(String, Scalar, i64),
+    /// An SSA value of type `index` (RISE's `idx[n]`).
+    Index(String),
+    /// An array, read element by element.
+    Array(ArrayVal),
+    /// A pair.
+    Pair(Box<Val>, Box<Val>),
+    /// A function, applied by generating its body where it is called.
+    Fun(Rc<FunVal>),
+}
+
+pub(super) type FunVal = dyn Fn(&mut Gen, Val) -> Result<Val, BridgeError>;
+
+pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, BridgeError>;
+
+/// An array: its length, element type, and how to read the element at an index.
+#[derive(Clone)]
+pub(super) struct ArrayVal {
+    pub(super) len: i64,
+    pub(super) elem: Type,
+    pub(super) get: Rc<Getter>,
+    /// Where the elements lie one after the other in a buffer, if they do: vectors of
+    /// them are loaded at once.
+    pub(super) contiguous: Option<Rc<Contiguous>>,
+    /// The two arrays, if this is their `zip` (so that `unzip` gives them back).
+    pub(super) zipped: Option<Rc<(ArrayVal, ArrayVal)>>,
+}
+
+/// Elements `i` of an array at `buffer[prefix..., offset + i]`.
+pub(super) struct Contiguous {
+    pub(super) buffer: String,
+    pub(super) dims: Rc<Vec<i64>>,
+    pub(super) scalar: Scalar,
+    pub(super) prefix: Vec<String>,
+    pub(super) offset: Option<String>,
+}
+
+impl ArrayVal {
+    pub(super) fn new(
+        len: i64,
+        elem: Type,
+        get: impl Fn(&mut Gen, &str) -> Result<Val, BridgeError> + 'static,
+    ) -> ArrayVal {
+        ArrayVal {
+            len,
+            elem,
+            get: Rc::new(get),
+            contiguous: None,
+            zipped: None,
+        }
+    }
+
+    pub(super) fn at(&self, g: &mut Gen, i: &str) -> Result<Val, BridgeError> {
+        (self.get)(g, i)
+    }
+}
+
+/// Where a value of a data type lives: one memref per scalar leaf of the type, an
+/// array of pairs as a pair of arrays.
+#[derive(Clone)]
+pub(super) enum Storage {
+    Leaf {
+        buffer: String,
+        dims: Rc<Vec<i64>>,
+        scalar: Scalar,
+    },
+    Pair(Rc<Storage>, Rc<Storage>),
+}
+
+/// The environment: term variables (by identity) and their values.
+pub(super) type Env = Rc<Vec<(u64, Val)>>;
+
+pub(super) fn bind(env: &Env, id: u64, v: Val) -> Env {
+    let mut e = (**env).clone();
+    e.push((id, v));
+    Rc::new(e)
+}
+
+/// The offset of a contiguous array's first element in its buffer row.
+pub(super) fn g_offset(g: &mut Gen, c: &Contiguous) -> String {
+    match &c.offset {
+        Some(o) => o.clone(),
+        None => g.index(0),
+    }
+}
+
+/// `f32` or `vector<8xf32>`.
+pub(super) fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
+    match lanes {
+        None => mlir_scalar(s).to_string(),
+        Some(n) => format!("vector<{n}x{}>", mlir_scalar(s)),
+    }
+}
+
+pub(super) fn lanes_value(x: String, s: Scalar, lanes: Option<i64>) -> Val {
+    match lanes {
+        None => Val::Scalar(x, s),
+        Some(n) => Val::Vector(x, s, n),
+    }
+}
+
+/// A scalar or a vector: its SSA name, element type and lane count.
+pub(super) fn arith_of(v: &Val, at: &Term) -> Result<(String, Scalar, Option<i64>), BridgeError> {
+    match v {
+        Val::Scalar(x, s) => Ok((x.clone(), *s, None)),
+        Val::Vector(x, s, n) => Ok((x.clone(), *s, Some(*n))),
+        _ => Err(BridgeError::unsupported(
+            at,
+            "expected a number or a vector here",
+        )),
+    }
+}
+
+pub(super) fn scalar_of(v: &Val, at: &Term) -> Result<(String, Scalar), BridgeError> {
+    match v {
+        Val::Scalar(x, s) => Ok((x.clone(), *s)),
+        _ => Err(BridgeError::unsupported(at, "expected a scalar here")),
+    }
+}
+
+pub(super) fn array_of(v: &Val, at: &Term) -> Result<ArrayVal, BridgeError> {
+    match v {
+        Val::Array(a) => Ok(a.clone()),
+        _ => Err(BridgeError::unsupported(at, "expected an array here")),
+    }
+}
+
+pub(super) fn elem_of(ty: &Type) -> Type {
+    match ty.kind() {
+        TypeKind::Array(_, e) => e.clone(),
+        _ => ty.clone(),
+    }
+}
+
+/// `cond ? a : b` for values of the same type: scalars by `arith.select`, arrays element
+/// by element (where they are read), pairs component-wise.
+pub(super) fn select_val(
+    g: &mut Gen,
+    cond: &str,
+    a: &Val,
+    b: &Val,
+    at: &Term,
+) -> Result<Val, BridgeError> {
+    match (a, b) {
+        (Val::Scalar(x, s), Val::Scalar(y, _)) => {
+            let z = g.op(format!(
+                "arith.select {cond}, {x}, {y} : {}",
+                mlir_scalar(*s)
+            ));
+            Ok(Val::Scalar(z, *s))
+        }
+        (Val::Vector(x, s, n), Val::Vector(y, _, _)) => {
+            let t = lane_type(*s, Some(*n));
+            let z = g.op(format!("arith.select {cond}, {x}, {y} : {t}"));
+            Ok(Val::Vector(z, *s, *n))
+        }
+        (Val::Index(x), Val::Index(y)) => {
+            let z = g.op(format!("arith.select {cond}, {x}, {y} : index"));
+            Ok(Val::Index(z))
+        }
+        (Val::Pair(a1, a2), Val::Pair(b1, b2)) => Ok(Val::Pair(
+            Box::new(select_val(g, cond, a1, b1, at)?),
+            Box::new(select_val(g, cond, a2, b2, at)?),
+        )),
+        (Val::Array(xs), Val::Array(ys)) => {
+            let (xs, ys, cond, at) = (xs.clone(), ys.clone(), cond.to_string(), at.clone());
+            Ok(Val::Array(ArrayVal::new(
+                xs.len,
+                xs.elem.clone(),
+                move |g, i| {
+                    let (x, y) = (xs.at(g, i)?, ys.at(g, i)?);
+                    select_val(g, &cond, &x, &y, &at)
+                },
+            )))
+        }
+        _ => Err(BridgeError::unsupported(at, "selecting between functions")),
+    }
+}
+
+/// The type of an array value (for materializing it).
+pub(super) fn array_type_of(v: &Val) -> Type {
+    match v {
+        Val::Array(a) => Type::array(Nat::cst(a.len), a.elem.clone()),
+        _ => unreachable!("only arrays are materialized"),
+    }
+}
