@@ -1,14 +1,22 @@
 //! Typed RISE with concrete sizes → an MLIR payload module (`func`, `scf`, `memref`,
-//! `arith`, `math`), as text.
+//! `arith`, `math`, `vector`), as text.
 //!
 //! The translation follows the data: array-reshaping primitives (`split`, `join`,
 //! `transpose`, `slide`, `zip`, `pad*`, `take`, `drop`, `generate`, and `map` itself)
 //! are *views*, index functions that cost nothing until an element is read; the
 //! low-level primitives decide where loops and memory are: `mapSeq`/`mapPar` write
 //! every element into a buffer (`scf.for`/`scf.parallel` over `memref.store`), a
-//! reduction is a loop carrying its accumulator, `toMem` and `let` materialize. The
-//! entry point takes its inputs as memrefs (scalars as values) and writes its result
-//! into a last memref argument.
+//! reduction is a loop carrying its accumulator, `toMem` and `let` materialize, and
+//! every buffer is freed where its region ends. The entry point takes scalars as values
+//! and other data as one memref per scalar leaf ([`crate::boundary`]), and writes its
+//! result into memref arguments after them.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `value` | values (SSA scalars and vectors, array views, pairs, functions), storage |
+//! | `gen` | the generator: lines, regions, loops, buffers, terms to values |
+//! | `primitives` | each primitive as a view, a loop or an operation |
+//! | `arith` | arithmetic, comparisons, casts, the flop count |
 
 mod arith;
 mod gen;
