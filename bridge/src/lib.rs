@@ -1,7 +1,7 @@
 //! `elevate-bridge`: the RISE program a strategy chose, as MLIR that MLIR compiles.
 //!
-//! [`payload`] translates a typed RISE function with concrete sizes into an MLIR module
-//! (pure Rust, no LLVM needed); with the `mlir` feature, [`jit`] parses, verifies,
+//! [`payload()`](fn@payload) translates a typed RISE function with concrete sizes into an MLIR module
+//! (pure Rust, no LLVM needed); with the `mlir` feature, `jit` parses, verifies,
 //! lowers and JIT-compiles it through melior and calls it on inputs.
 
 #![warn(missing_docs)]
