@@ -81,24 +81,23 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     let term = chosen(o.path, &entry.term, o.strategy, &sizes(o.nats))?;
     let text = match o.emit {
         "rise" => print_definition(&entry.name, &term),
-        "payload" | "mlir" => {
+        "payload" | "mlir" | "llvm" => {
             let payload = elevate_bridge::payload(&entry.name, &term)
                 .map_err(|e| bridge_failure(o.path, &source, e))?;
-            if o.emit == "payload" {
-                payload.mlir
-            } else {
-                lowered(o.path, &source, &payload)?
+            match o.emit {
+                "payload" => payload.mlir,
+                stage => lowered(o.path, &source, &payload, stage == "llvm")?,
             }
         }
-        "transform" | "llvm" | "ptx" => {
+        "transform" | "ptx" => {
             return Err(Failure(format!(
-                "--emit {} is not available yet (this version emits rise, payload and mlir)",
+                "--emit {} is not available yet (this version emits rise, payload, mlir and llvm)",
                 o.emit
             )))
         }
         other => {
             return Err(Failure(format!(
-                "unknown stage `{other}` (rise, payload, mlir)"
+                "unknown stage `{other}` (rise, payload, mlir, llvm)"
             )))
         }
     };
@@ -112,17 +111,24 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     }
 }
 
+/// The payload lowered to the LLVM dialect, or translated to LLVM IR.
 #[cfg(feature = "mlir")]
 fn lowered(
     path: &Path,
     source: &str,
     payload: &elevate_bridge::Payload,
+    llvm_ir: bool,
 ) -> Result<String, Failure> {
-    elevate_bridge::jit::lower(&payload.mlir).map_err(|e| bridge_failure(path, source, e))
+    let result = if llvm_ir {
+        elevate_bridge::jit::llvm_ir(&payload.mlir)
+    } else {
+        elevate_bridge::jit::lower(&payload.mlir)
+    };
+    result.map_err(|e| bridge_failure(path, source, e))
 }
 
 #[cfg(not(feature = "mlir"))]
-fn lowered(_: &Path, _: &str, _: &elevate_bridge::Payload) -> Result<String, Failure> {
+fn lowered(_: &Path, _: &str, _: &elevate_bridge::Payload, _: bool) -> Result<String, Failure> {
     Err(Failure(
         "this elevate was built without MLIR (feature `mlir`)".into(),
     ))

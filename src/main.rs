@@ -63,7 +63,7 @@ enum Command {
     Strategies,
     /// Bridge to MLIR and show a stage: `rise` (the program compiled, after the
     /// strategy and `defaultLowering`), `payload` (the MLIR module), `mlir` (lowered to
-    /// the LLVM dialect).
+    /// the LLVM dialect), `llvm` (LLVM IR).
     Compile {
         /// The RISE file.
         program: PathBuf,
@@ -76,7 +76,7 @@ enum Command {
         /// The target: `cpu`.
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// The stage to show: `rise`, `payload` or `mlir`.
+        /// The stage to show: `rise`, `payload`, `mlir` or `llvm`.
         #[arg(long)]
         emit: String,
         /// Sizes: the payload is specialized to them, e.g. `--nat n=1024`.

@@ -66,6 +66,33 @@ fn failure(stage: Stage, what: &str, messages: &Arc<Mutex<Vec<String>>>) -> Brid
     BridgeError::new(stage, format!("{what}\n{detail}").trim_end().to_string())
 }
 
+/// Parses, verifies, lowers and translates `mlir` to LLVM IR; returns its text.
+pub fn llvm_ir(mlir: &str) -> Result<String, BridgeError> {
+    let (context, messages) = context();
+    let mut module = parse(&context, mlir, &messages)?;
+    lower_module(&context, &mut module, &messages)?;
+    // SAFETY: the module is alive and lowered to the LLVM dialect; the C API returns a
+    // string allocated with malloc (or null on failure), which is freed here.
+    unsafe {
+        let raw = mlir_sys::mlirTranslateModuleToLLVMIRToString(module.as_operation().to_raw());
+        if raw.is_null() {
+            return Err(failure(
+                Stage::Lower,
+                "the translation to LLVM IR failed",
+                &messages,
+            ));
+        }
+        let text = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
+        libc_free(raw as *mut std::ffi::c_void);
+        Ok(text)
+    }
+}
+
+unsafe extern "C" {
+    #[link_name = "free"]
+    fn libc_free(ptr: *mut std::ffi::c_void);
+}
+
 /// Parses, verifies and lowers `mlir` to the LLVM dialect; returns the lowered text.
 pub fn lower(mlir: &str) -> Result<String, BridgeError> {
     let (context, messages) = context();

@@ -277,3 +277,57 @@ fn rewrite_runs_the_matmul_strategies_from_the_tvm_strategy_file() {
         assert!(stdout(&o).contains(name), "{name}");
     }
 }
+
+#[test]
+fn compile_and_run_go_through_mlir() {
+    let dot = example("dot.rise");
+    for (stage, expect) in [
+        ("rise", "reduceSeq"),
+        ("payload", "func.func @dot("),
+        ("mlir", "llvm.func @dot("),
+        ("llvm", "define void @dot("),
+    ] {
+        let o = elevate(&["compile", &dot, "--emit", stage, "--nat", "n=8"]);
+        assert!(o.status.success(), "{stage}: {}", stderr(&o));
+        assert!(stdout(&o).contains(expect), "{stage}: {}", stdout(&o));
+    }
+    let o = elevate(&["compile", &dot, "--emit", "transform", "--nat", "n=8"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not available yet"), "{}", stderr(&o));
+    let o = elevate(&["compile", &dot, "--emit", "payload"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no size for `n`"), "{}", stderr(&o));
+    let o = elevate(&["run", &dot, "--random", "1", "--nat", "n=64", "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("check: same values as the interpreter"));
+    let interpreted = elevate(&["eval", &dot, "--random", "1", "--nat", "n=64"]);
+    let (a, b): (f64, f64) = (
+        stdout(&o).trim().parse().unwrap(),
+        stdout(&interpreted).trim().parse().unwrap(),
+    );
+    assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
+    let o = elevate(&[
+        "run",
+        &example("matmul.rise"),
+        "--strategy",
+        "par",
+        "--random",
+        "1",
+        "--nat",
+        "n=64",
+        "--nat",
+        "k=64",
+        "--nat",
+        "m=64",
+        "--bench",
+        "2",
+        "--threads",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(
+        line["median_ms"].as_f64().is_some() && line["gflops"].as_f64().is_some(),
+        "{line}"
+    );
+}
