@@ -116,13 +116,7 @@ impl Gen {
         n: i64,
         body: impl FnOnce(&mut Gen, &str) -> Result<(), BridgeError>,
     ) -> Result<(), BridgeError> {
-        let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
-        let i = self.fresh();
-        self.emit(format!("scf.for {i} = {zero} to {end} step {one} {{"));
-        self.enter(n);
-        body(self, &i)?;
-        self.leave(None);
-        Ok(())
+        self.loop_over(n, false, body)
     }
 
     /// `for i in 0..n in parallel { body(i) }` as `scf.parallel`.
@@ -131,11 +125,22 @@ impl Gen {
         n: i64,
         body: impl FnOnce(&mut Gen, &str) -> Result<(), BridgeError>,
     ) -> Result<(), BridgeError> {
+        self.loop_over(n, true, body)
+    }
+
+    fn loop_over(
+        &mut self,
+        n: i64,
+        parallel: bool,
+        body: impl FnOnce(&mut Gen, &str) -> Result<(), BridgeError>,
+    ) -> Result<(), BridgeError> {
         let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
         let i = self.fresh();
-        self.emit(format!(
-            "scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{"
-        ));
+        self.emit(if parallel {
+            format!("scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{")
+        } else {
+            format!("scf.for {i} = {zero} to {end} step {one} {{")
+        });
         self.enter(n);
         body(self, &i)?;
         self.leave(None);
