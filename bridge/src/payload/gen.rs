@@ -103,6 +103,18 @@ impl Gen {
         self.emit("}");
     }
 
+    /// The position of a vector that fills the last dimension of a buffer, at `prefix`:
+    /// `prefix..., 0`.
+    fn vector_position(&mut self, prefix: &[String]) -> String {
+        let zero = self.index(0);
+        prefix
+            .iter()
+            .cloned()
+            .chain([zero])
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     pub(super) fn free_region(&mut self) {
         let region = self.allocations.last().cloned().unwrap_or_default();
         for (buffer, ty) in region.iter().rev() {
@@ -223,13 +235,7 @@ impl Gen {
                     scalar,
                 },
             ) => {
-                let zero = self.index(0);
-                let at = prefix
-                    .iter()
-                    .cloned()
-                    .chain([zero])
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let at = self.vector_position(prefix);
                 let t = lane_type(*s, Some(*n));
                 self.emit(format!(
                     "vector.store {x}, {buffer}[{at}] : {}, {t}",
@@ -302,13 +308,7 @@ impl Gen {
                 },
             ) => {
                 let lanes = n.as_const().unwrap_or(1);
-                let zero = self.index(0);
-                let at = prefix
-                    .iter()
-                    .cloned()
-                    .chain([zero])
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let at = self.vector_position(&prefix);
                 let t = lane_type(*scalar, Some(lanes));
                 let v = self.op(format!(
                     "vector.load {buffer}[{at}] : {}, {t}",
