@@ -11,6 +11,7 @@ pub mod error;
 #[cfg(feature = "mlir")]
 pub mod jit;
 pub mod payload;
+mod structured;
 
 pub use error::{BridgeError, Stage};
-pub use payload::{instantiate, payload, Payload};
+pub use payload::{instantiate, payload, payload_loops, Payload};

@@ -18,13 +18,25 @@ pub(crate) struct Gen {
     pub(super) flops: u64,
 }
 
-pub(super) fn mlir_scalar(s: Scalar) -> &'static str {
+pub(crate) fn mlir_scalar(s: Scalar) -> &'static str {
     match s {
         Scalar::Bool => "i1",
         Scalar::I32 => "i32",
         Scalar::I64 => "i64",
         Scalar::F32 => "f32",
         Scalar::F64 => "f64",
+    }
+}
+
+/// A literal as MLIR constant text, and its scalar type.
+pub(crate) fn literal_text(l: Literal) -> (String, Scalar) {
+    match l {
+        Literal::Bool(b) => (b.to_string(), Scalar::Bool),
+        Literal::I32(v) => (v.to_string(), Scalar::I32),
+        Literal::I64(v) => (v.to_string(), Scalar::I64),
+        // The bit pattern: exact, and MLIR reads it for float types.
+        Literal::F32(v) => (format!("0x{:08X}", v.to_bits()), Scalar::F32),
+        Literal::F64(v) => (format!("0x{:016X}", v.to_bits()), Scalar::F64),
     }
 }
 
@@ -396,21 +408,7 @@ impl Gen {
     }
 
     pub(super) fn literal(&mut self, l: Literal) -> Val {
-        let (text, s) = match l {
-            Literal::Bool(b) => (
-                if b {
-                    "true".to_string()
-                } else {
-                    "false".to_string()
-                },
-                Scalar::Bool,
-            ),
-            Literal::I32(v) => (v.to_string(), Scalar::I32),
-            Literal::I64(v) => (v.to_string(), Scalar::I64),
-            // The bit pattern: exact, and MLIR reads it for float types.
-            Literal::F32(v) => (format!("0x{:08X}", v.to_bits()), Scalar::F32),
-            Literal::F64(v) => (format!("0x{:016X}", v.to_bits()), Scalar::F64),
-        };
+        let (text, s) = literal_text(l);
         let x = self.op(format!("arith.constant {text} : {}", mlir_scalar(s)));
         Val::Scalar(x, s)
     }

@@ -21,7 +21,7 @@
 mod arith;
 mod gen;
 mod primitives;
-mod value;
+pub(crate) mod value;
 
 use crate::error::BridgeError;
 use elevate_rise::nat::Nat;
@@ -29,6 +29,7 @@ use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use gen::*;
+pub(crate) use gen::{literal_text, memref_type, mlir_scalar};
 use std::fmt::Write;
 use std::rc::Rc;
 use value::*;
@@ -47,6 +48,94 @@ pub struct Payload {
     /// The floating-point operations one call performs (arithmetic on floats, each
     /// vector lane counted): for the matmul baseline, `2 n k m`.
     pub flops: u64,
+    /// The Transform-dialect script (a module with `@__transform_main`) that applies
+    /// the program's schedule to the payload's `linalg` operations, when the payload is
+    /// made of them.
+    pub transform: Option<String>,
+    /// Why the payload is explicit loops instead of `linalg` operations, if it is.
+    pub loops_because: Option<String>,
+}
+
+/// A parameter of the entry point: a scalar value, or data in memrefs.
+pub(crate) enum Param {
+    Scalar(String, Scalar),
+    Data(Storage),
+}
+
+/// The entry point's parameters (term variable, type, how it is passed), its result's
+/// storage and type, and its body.
+pub(crate) struct Signature<'t> {
+    pub(crate) params: Vec<(u64, Type, Param)>,
+    pub(crate) out: Storage,
+    pub(crate) result: Type,
+    pub(crate) body: &'t Term,
+    pub(crate) text: Vec<String>,
+}
+
+pub(crate) fn signature(term: &Term) -> Result<Signature<'_>, BridgeError> {
+    let mut params = Vec::new();
+    let mut text = Vec::new();
+    let mut body = term;
+    while let Expr::Lambda(x, _, b) = body.expr() {
+        let ty = match body.ty().map(Type::kind) {
+            Some(TypeKind::Fun(param, _)) => param.clone(),
+            _ => return Err(BridgeError::untyped(body)),
+        };
+        let k = params.len();
+        let param = match ty.kind() {
+            TypeKind::Scalar(s) => {
+                let arg = format!("%arg{k}");
+                text.push(format!("{arg}: {}", mlir_scalar(*s)));
+                Param::Scalar(arg, *s)
+            }
+            _ => Param::Data(boundary_storage(&ty, body, &mut |leaf, dims, s| {
+                let arg = format!("%arg{k}_{leaf}");
+                text.push(format!("{arg}: {}", memref_type(dims, s)));
+                arg
+            })?),
+        };
+        params.push((x.id, ty, param));
+        body = b;
+    }
+    let result = body
+        .ty()
+        .cloned()
+        .ok_or_else(|| BridgeError::untyped(body))?;
+    let out = boundary_storage(&result, body, &mut |leaf, dims, s| {
+        let arg = format!("%out{leaf}");
+        text.push(format!("{arg}: {}", memref_type(dims, s)));
+        arg
+    })?;
+    Ok(Signature {
+        params,
+        out,
+        result,
+        body,
+        text,
+    })
+}
+
+/// The module around a function body.
+pub(crate) fn module_text(
+    name: &str,
+    signature: &[String],
+    lines: &[String],
+    indent: &str,
+) -> String {
+    let mut mlir = String::new();
+    let _ = writeln!(mlir, "module {{");
+    let _ = writeln!(
+        mlir,
+        "  func.func @{name}({}) attributes {{llvm.emit_c_interface}} {{",
+        signature.join(", ")
+    );
+    for line in lines {
+        let _ = writeln!(mlir, "{indent}{line}");
+    }
+    let _ = writeln!(mlir, "    return");
+    let _ = writeln!(mlir, "  }}");
+    let _ = writeln!(mlir, "}}");
+    mlir
 }
 
 /// The storage of a parameter or result of type `ty`: one memref argument per scalar
@@ -95,68 +184,45 @@ fn boundary_storage(
 /// constants into an MLIR function `@name(x1, ..., out)` that writes its result into
 /// `out`. Scalar parameters are values; any other data is one memref per scalar leaf of
 /// its type ([`crate::boundary`]), the result too (a scalar result is a rank-0 memref).
+///
+/// Where the program is a sequence of structured loop nests, the payload is `linalg`
+/// operations and the schedule the program encodes is a Transform script
+/// ([`Payload::transform`]); otherwise it is explicit loops ([`payload_loops`]).
 pub fn payload(name: &str, term: &Term) -> Result<Payload, BridgeError> {
+    match crate::structured::translate(name, term)? {
+        Ok(p) => Ok(p),
+        Err(why) => {
+            let mut p = payload_loops(name, term)?;
+            p.loops_because = Some(why.0);
+            Ok(p)
+        }
+    }
+}
+
+/// The payload as explicit loops (`scf`, `memref`, `arith`, `vector`): the schedule is
+/// in the loops themselves, and there is no Transform script.
+pub fn payload_loops(name: &str, term: &Term) -> Result<Payload, BridgeError> {
+    let sig = signature(term)?;
     let mut g = Gen::new();
     let mut env: Env = Rc::new(Vec::new());
-    let mut params = Vec::new();
-    let mut signature = Vec::new();
-    let mut body = term;
-    while let Expr::Lambda(x, _, b) = body.expr() {
-        let ty = match body.ty().map(Type::kind) {
-            Some(TypeKind::Fun(param, _)) => param.clone(),
-            _ => return Err(BridgeError::untyped(body)),
+    for (id, ty, param) in &sig.params {
+        let value = match param {
+            Param::Scalar(arg, s) => Val::Scalar(arg.clone(), *s),
+            Param::Data(storage) => g.view(storage, ty, Vec::new()),
         };
-        let k = params.len();
-        let value = match ty.kind() {
-            TypeKind::Scalar(s) => {
-                let arg = format!("%arg{k}");
-                signature.push(format!("{arg}: {}", mlir_scalar(*s)));
-                Val::Scalar(arg, *s)
-            }
-            _ => {
-                let storage = boundary_storage(&ty, body, &mut |leaf, dims, s| {
-                    let arg = format!("%arg{k}_{leaf}");
-                    signature.push(format!("{arg}: {}", memref_type(dims, s)));
-                    arg
-                })?;
-                g.view(&storage, &ty, Vec::new())
-            }
-        };
-        env = bind(&env, x.id, value);
-        params.push(ty);
-        body = b;
+        env = bind(&env, *id, value);
     }
-    let result_ty = body
-        .ty()
-        .cloned()
-        .ok_or_else(|| BridgeError::untyped(body))?;
-    let out = boundary_storage(&result_ty, body, &mut |leaf, dims, s| {
-        let arg = format!("%out{leaf}");
-        signature.push(format!("{arg}: {}", memref_type(dims, s)));
-        arg
-    })?;
-    let result = g.expr(body, &env)?;
-    g.store(&result, &out, &[], body)?;
+    let result = g.expr(sig.body, &env)?;
+    g.store(&result, &sig.out, &[], sig.body)?;
     g.free_region();
-    let mut mlir = String::new();
-    let _ = writeln!(mlir, "module {{");
-    let _ = writeln!(
-        mlir,
-        "  func.func @{name}({}) attributes {{llvm.emit_c_interface}} {{",
-        signature.join(", ")
-    );
-    for line in &g.lines {
-        let _ = writeln!(mlir, "{line}");
-    }
-    let _ = writeln!(mlir, "    return");
-    let _ = writeln!(mlir, "  }}");
-    let _ = writeln!(mlir, "}}");
     Ok(Payload {
-        mlir,
+        mlir: module_text(name, &sig.text, &g.lines, ""),
         name: name.to_string(),
-        params,
-        result: result_ty,
+        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
+        result: sig.result,
         flops: g.flops,
+        transform: None,
+        loops_because: None,
     })
 }
 

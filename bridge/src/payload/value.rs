@@ -69,7 +69,7 @@ impl ArrayVal {
 /// Where a value of a data type lives: one memref per scalar leaf of the type, an
 /// array of pairs as a pair of arrays.
 #[derive(Clone)]
-pub(super) enum Storage {
+pub(crate) enum Storage {
     Leaf {
         buffer: String,
         dims: Rc<Vec<i64>>,

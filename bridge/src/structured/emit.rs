@@ -1,0 +1,486 @@
+//! Kernels as MLIR text: the payload (`linalg.matmul` where the kernel is one,
+//! `linalg.generic` otherwise, on memrefs) and the Transform script that applies the
+//! program's schedule to them.
+
+use super::eval::{LoopKind, SExpr};
+use super::kernel::{Buf, DimExpr, Kernel, Operand};
+use crate::payload::{literal_text, memref_type, mlir_scalar};
+use elevate_rise::prim::Prim;
+use elevate_rise::types::Scalar;
+use std::fmt::Write;
+
+/// Output tiles up to this size are promoted to a buffer of their own on the stack.
+const PROMOTE_LIMIT_BYTES: i64 = 256 * 1024;
+
+/// The named operation a kernel is, if any: `linalg.matmul` with its dimensions
+/// `(m, n, k)`.
+pub(crate) fn matmul_dims(k: &Kernel) -> Option<[usize; 3]> {
+    let simple =
+        |e: &DimExpr| (e.c == 0 && e.terms.len() == 1 && e.terms[0].1 == 1).then(|| e.terms[0].0);
+    let (Some((Prim::Add, _)), 3, 2) = (k.reduction, k.dims.len(), k.inputs.len()) else {
+        return None;
+    };
+    if k.inputs
+        .iter()
+        .chain([&k.out])
+        .any(|o| o.expanded() || o.map.len() != 2)
+    {
+        return None;
+    }
+    let SExpr::Bin(Prim::Mul, a, b) = &k.body else {
+        return None;
+    };
+    let (SExpr::Load(0, _, s), SExpr::Load(1, _, s2)) = (&**a, &**b) else {
+        return None;
+    };
+    if s != s2 || !s.is_float() {
+        return None;
+    }
+    let (i, j) = (simple(&k.out.map[0])?, simple(&k.out.map[1])?);
+    let (a0, a1) = (simple(&k.inputs[0].map[0])?, simple(&k.inputs[0].map[1])?);
+    let (b0, b1) = (simple(&k.inputs[1].map[0])?, simple(&k.inputs[1].map[1])?);
+    (a0 == i && b1 == j && a1 == b0 && k.dims[a1].reduction && i != j).then_some([i, j, a1])
+}
+
+fn dim_expr_text(e: &DimExpr) -> String {
+    let mut parts: Vec<String> = e
+        .terms
+        .iter()
+        .map(|(d, k)| match k {
+            1 => format!("d{d}"),
+            k => format!("d{d} * {k}"),
+        })
+        .collect();
+    if e.c != 0 || parts.is_empty() {
+        parts.push(e.c.to_string());
+    }
+    parts.join(" + ")
+}
+
+fn affine_map(rank: usize, map: &[DimExpr]) -> String {
+    let dims: Vec<String> = (0..rank).map(|d| format!("d{d}")).collect();
+    let results: Vec<String> = map.iter().map(dim_expr_text).collect();
+    format!(
+        "affine_map<({}) -> ({})>",
+        dims.join(", "),
+        results.join(", ")
+    )
+}
+
+/// The payload function's body lines for the kernels, and the flop count.
+pub(crate) struct PayloadText {
+    pub(crate) lines: Vec<String>,
+    pub(crate) flops: u64,
+}
+
+pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize]) -> PayloadText {
+    let mut lines = Vec::new();
+    let mut flops = 0u64;
+    let mut fresh = 0usize;
+    let mut name = |prefix: &str| {
+        fresh += 1;
+        format!("%{prefix}{fresh}")
+    };
+    for b in allocated {
+        let buf = &bufs[*b];
+        lines.push(format!(
+            "{} = memref.alloc() {{alignment = 64 : i64}} : {}",
+            buf.name,
+            memref_type(&buf.dims, buf.scalar)
+        ));
+    }
+    for (n, k) in kernels.iter().enumerate() {
+        // Operands, reshaped where a buffer dimension is split into several.
+        let mut view = |o: &Operand, lines: &mut Vec<String>| -> (String, String) {
+            let buf = &bufs[o.buf];
+            let ty = memref_type(&buf.dims, buf.scalar);
+            if !o.expanded() {
+                return (buf.name.clone(), ty);
+            }
+            let mut groups = Vec::new();
+            let mut next = 0;
+            for e in &o.expand {
+                let g: Vec<String> = (next..next + e.len()).map(|i| i.to_string()).collect();
+                next += e.len();
+                groups.push(format!("[{}]", g.join(", ")));
+            }
+            let shape = o.shape();
+            let to = memref_type(&shape, buf.scalar);
+            let v = name("view");
+            let sizes: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+            lines.push(format!(
+                "{v} = memref.expand_shape {} [{}] output_shape [{}] : {ty} into {to}",
+                buf.name,
+                groups.join(", "),
+                sizes.join(", ")
+            ));
+            (v, to)
+        };
+        let ins: Vec<(String, String)> = k.inputs.iter().map(|o| view(o, &mut lines)).collect();
+        let out = view(&k.out, &mut lines);
+        let out_scalar = bufs[k.out.buf].scalar;
+        if let Some((_, init)) = k.reduction {
+            let c = name("init");
+            let (text, s) = literal_text(init);
+            lines.push(format!("{c} = arith.constant {text} : {}", mlir_scalar(s)));
+            lines.push(format!(
+                "linalg.fill ins({c} : {}) outs({} : {})",
+                mlir_scalar(s),
+                out.0,
+                out.1
+            ));
+        }
+        let iterations: i64 = k.dims.iter().map(|d| d.extent).product();
+        flops += (iterations.max(0) as u64) * float_ops(k) as u64;
+        let names = |v: &[(String, String)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let types = |v: &[(String, String)]| v.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>();
+        if matmul_dims(k).is_some() {
+            lines.push(format!(
+                "linalg.matmul {{elevate.kernel = {n} : i64}} ins({} : {}) outs({} : {})",
+                names(&ins).join(", "),
+                types(&ins).join(", "),
+                out.0,
+                out.1
+            ));
+            continue;
+        }
+        let rank = k.dims.len();
+        let maps: Vec<String> = k
+            .inputs
+            .iter()
+            .chain([&k.out])
+            .map(|o| affine_map(rank, &o.map))
+            .collect();
+        let iterators: Vec<&str> = k
+            .dims
+            .iter()
+            .map(|d| {
+                if d.reduction {
+                    "\"reduction\""
+                } else {
+                    "\"parallel\""
+                }
+            })
+            .collect();
+        let ins_text = if ins.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "ins({} : {}) ",
+                names(&ins).join(", "),
+                types(&ins).join(", ")
+            )
+        };
+        lines.push(format!(
+            "linalg.generic {{elevate.kernel = {n} : i64, indexing_maps = [{}], iterator_types = [{}]}} {ins_text}outs({} : {}) {{",
+            maps.join(", "),
+            iterators.join(", "),
+            out.0,
+            out.1
+        ));
+        let args: Vec<String> = k
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| format!("%in{i}: {}", mlir_scalar(bufs[o.buf].scalar)))
+            .chain([format!("%acc: {}", mlir_scalar(out_scalar))])
+            .collect();
+        lines.push(format!("^bb0({}):", args.join(", ")));
+        let mut body = Body {
+            lines: Vec::new(),
+            next: 0,
+        };
+        let value = body.expr(&k.body);
+        let result = match k.reduction {
+            Some((op, _)) => body.binary(op, "%acc", &value, out_scalar),
+            None => value,
+        };
+        lines.extend(body.lines.into_iter().map(|l| format!("  {l}")));
+        lines.push(format!(
+            "  linalg.yield {result} : {}",
+            mlir_scalar(out_scalar)
+        ));
+        lines.push("}".to_string());
+    }
+    for b in allocated {
+        let buf = &bufs[*b];
+        lines.push(format!(
+            "memref.dealloc {} : {}",
+            buf.name,
+            memref_type(&buf.dims, buf.scalar)
+        ));
+    }
+    PayloadText { lines, flops }
+}
+
+/// Floating-point operations per iteration of a kernel.
+fn float_ops(k: &Kernel) -> usize {
+    fn count(e: &SExpr) -> usize {
+        match e {
+            SExpr::Bin(_, a, b) => usize::from(a.scalar().is_float()) + count(a) + count(b),
+            SExpr::Un(_, a) => usize::from(a.scalar().is_float()) + count(a),
+            _ => 0,
+        }
+    }
+    let combine = match k.reduction {
+        Some(_) => usize::from(k.body.scalar().is_float()),
+        None => 0,
+    };
+    count(&k.body) + combine
+}
+
+/// A `linalg.generic` region's operations.
+struct Body {
+    lines: Vec<String>,
+    next: usize,
+}
+
+impl Body {
+    fn op(&mut self, rhs: String) -> String {
+        self.next += 1;
+        let x = format!("%b{}", self.next);
+        self.lines.push(format!("{x} = {rhs}"));
+        x
+    }
+
+    fn expr(&mut self, e: &SExpr) -> String {
+        match e {
+            SExpr::Lit(l) => {
+                let (text, s) = literal_text(*l);
+                self.op(format!("arith.constant {text} : {}", mlir_scalar(s)))
+            }
+            SExpr::Param(name, _) => name.clone(),
+            SExpr::Load(k, _, _) => format!("%in{k}"),
+            SExpr::Bin(p, a, b) => {
+                let s = a.scalar();
+                let (x, y) = (self.expr(a), self.expr(b));
+                self.binary(*p, &x, &y, s)
+            }
+            SExpr::Un(p, a) => {
+                let s = a.scalar();
+                let x = self.expr(a);
+                let t = mlir_scalar(s);
+                match (p, s.is_float()) {
+                    (Prim::Neg, true) => self.op(format!("arith.negf {x} : {t}")),
+                    (Prim::Neg, false) => {
+                        let zero = self.op(format!("arith.constant 0 : {t}"));
+                        self.op(format!("arith.subi {zero}, {x} : {t}"))
+                    }
+                    (Prim::Exp, _) => self.op(format!("math.exp {x} : {t}")),
+                    (Prim::Sqrt, _) => self.op(format!("math.sqrt {x} : {t}")),
+                    (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),
+                    _ => self.op(format!("math.absi {x} : {t}")),
+                }
+            }
+            SExpr::Acc(..) | SExpr::Red { .. } => unreachable!("kernels have no accumulators"),
+        }
+    }
+
+    fn binary(&mut self, p: Prim, x: &str, y: &str, s: Scalar) -> String {
+        let t = mlir_scalar(s);
+        let float = s.is_float();
+        let name = match (p, float) {
+            (Prim::Add, true) => "arith.addf",
+            (Prim::Add, false) => "arith.addi",
+            (Prim::Sub, true) => "arith.subf",
+            (Prim::Sub, false) => "arith.subi",
+            (Prim::Mul, true) => "arith.mulf",
+            (Prim::Mul, false) => "arith.muli",
+            (Prim::Div, true) => "arith.divf",
+            (Prim::Div, false) => "arith.divsi",
+            (Prim::Mod, true) => "arith.remf",
+            (Prim::Mod, false) => "arith.remsi",
+            (Prim::Max, true) => "arith.maxnumf",
+            (Prim::Max, false) => "arith.maxsi",
+            (Prim::Min, true) => "arith.minnumf",
+            (Prim::Min, false) => "arith.minsi",
+            (_, _) => {
+                let predicate = match (p, float) {
+                    (Prim::Lt, true) => "olt",
+                    (Prim::Gt, true) => "ogt",
+                    (Prim::Equal, true) => "oeq",
+                    (Prim::Lt, false) => "slt",
+                    (Prim::Gt, false) => "sgt",
+                    _ => "eq",
+                };
+                let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
+                return self.op(format!("{cmp} {predicate}, {x}, {y} : {t}"));
+            }
+        };
+        self.op(format!("{name} {x}, {y} : {t}"))
+    }
+}
+
+/// The Transform script: each kernel tiled loop by loop as the program nests its
+/// loops (`scf.forall` for `mapPar`), its output tile promoted to a local buffer where
+/// the program accumulates into an array, vectorized where the program's innermost
+/// loops are vector lanes (with the unrolled loops inside them), unrolled where the
+/// program unrolls; then the vector operations lowered to FMAs and the accumulators
+/// kept in registers (redundant transfers hoisted out of loops).
+pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "module attributes {{transform.with_named_sequence}} {{");
+    let _ = writeln!(
+        s,
+        "  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{"
+    );
+    let mut lines: Vec<String> = Vec::new();
+    let mut unrolls: Vec<(String, i64)> = Vec::new();
+    let mut vectorized = false;
+    let any = "!transform.any_op";
+    for (n, k) in kernels.iter().enumerate() {
+        let matmul = matmul_dims(k);
+        let op = if matmul.is_some() {
+            "linalg.matmul"
+        } else {
+            "linalg.generic"
+        };
+        // Position of each dimension in the op's tile sizes.
+        let position = |d: usize| match matmul {
+            Some(m) => m.iter().position(|x| *x == d).unwrap_or(d),
+            None => d,
+        };
+        let mut h = format!("%k{n}");
+        lines.push(format!(
+            "{h} = transform.structured.match ops{{[\"{op}\"]}} attributes{{elevate.kernel = {n} : i64}} in %root : ({any}) -> {any}"
+        ));
+        // The innermost loops that are vector lanes and unrolled loops: one vector op.
+        let plain = k.inputs.iter().chain([&k.out]).all(|o| {
+            o.map
+                .iter()
+                .all(|e| e.c == 0 && e.terms.len() <= 1 && e.terms.iter().all(|t| t.1 == 1))
+        });
+        let tail_start = k
+            .schedule
+            .iter()
+            .rposition(|st| {
+                !matches!(
+                    st.kind,
+                    LoopKind::Lane | LoopKind::Unroll | LoopKind::ReduceUnroll
+                )
+            })
+            .map_or(0, |i| i + 1);
+        let vector_tail = plain
+            && k.schedule[tail_start..]
+                .iter()
+                .any(|st| st.kind == LoopKind::Lane);
+        let tiled = if vector_tail {
+            &k.schedule[..tail_start]
+        } else {
+            &k.schedule[..]
+        };
+        // The current tile's size in each dimension.
+        let mut tile: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
+        for (j, st) in tiled.iter().enumerate() {
+            if st.trips <= 1 {
+                continue;
+            }
+            if st.array_acc {
+                let bytes: i64 = k
+                    .out
+                    .map
+                    .iter()
+                    .flat_map(|e| e.terms.iter().map(|(d, _)| tile[*d]))
+                    .product::<i64>()
+                    * scalar_bytes(bufs[k.out.buf].scalar);
+                if bytes <= PROMOTE_LIMIT_BYTES {
+                    let p = format!("%k{n}p{j}");
+                    lines.push(format!(
+                        "{p} = transform.structured.promote {h} {{ operands_to_promote = [{}], use_alloca }} : ({any}) -> {any}",
+                        k.inputs.len()
+                    ));
+                    h = p;
+                }
+            }
+            let mut sizes = vec![0i64; k.dims.len()];
+            sizes[position(st.dim)] = st.step;
+            let sizes: Vec<String> = sizes.iter().map(|x| x.to_string()).collect();
+            let (t, l) = (format!("%k{n}t{j}"), format!("%k{n}l{j}"));
+            let tiling = if st.kind == LoopKind::Par {
+                "tile_using_forall"
+            } else {
+                "tile_using_for"
+            };
+            lines.push(format!(
+                "{t}, {l} = transform.structured.{tiling} {h} tile_sizes [{}] : ({any}) -> ({any}, {any})",
+                sizes.join(", ")
+            ));
+            if matches!(st.kind, LoopKind::Unroll | LoopKind::ReduceUnroll) {
+                let mark = format!("elevate.unroll_{n}_{j}");
+                lines.push(format!("transform.annotate {l} \"{mark}\" : {any}"));
+                unrolls.push((mark, st.trips));
+            }
+            tile[st.dim] = st.step;
+            h = t;
+        }
+        if vector_tail {
+            lines.push(format!("transform.structured.vectorize {h} : {any}"));
+            vectorized = true;
+        }
+    }
+    if vectorized {
+        lines.push(format!(
+            "%f = transform.structured.match ops{{[\"func.func\"]}} in %root : ({any}) -> {any}"
+        ));
+        let patterns = |lines: &mut Vec<String>, handle: &str, ps: &[&str]| {
+            lines.push(format!("transform.apply_patterns to {handle} {{"));
+            for p in ps {
+                lines.push(format!("  transform.apply_patterns.{p}"));
+            }
+            lines.push(format!("}} : {any}"));
+        };
+        patterns(
+            &mut lines,
+            "%f",
+            &[
+                "vector.reduction_to_contract",
+                "vector.transfer_permutation_patterns",
+                "canonicalization",
+            ],
+        );
+        patterns(
+            &mut lines,
+            "%f",
+            &[
+                "vector.lower_contraction lowering_strategy = \"outerproduct\"",
+                "vector.lower_outerproduct",
+                "canonicalization",
+            ],
+        );
+        lines.push(format!(
+            "%f2 = transform.structured.hoist_redundant_vector_transfers %f : ({any}) -> {any}"
+        ));
+        patterns(
+            &mut lines,
+            "%f2",
+            &[
+                "vector.lower_transfer max_transfer_rank = 1",
+                "vector.transfer_to_scf full_unroll = true",
+                "canonicalization",
+            ],
+        );
+    }
+    for (j, (mark, factor)) in unrolls.iter().enumerate() {
+        lines.push(format!(
+            "%u{j} = transform.structured.match attributes{{{mark}}} in %root : ({any}) -> {any}"
+        ));
+        lines.push(format!(
+            "transform.loop.unroll %u{j} {{ factor = {factor} }} : {any}"
+        ));
+    }
+    for l in lines {
+        let _ = writeln!(s, "    {l}");
+    }
+    let _ = writeln!(s, "    transform.yield");
+    let _ = writeln!(s, "  }}");
+    let _ = writeln!(s, "}}");
+    s
+}
+
+fn scalar_bytes(s: Scalar) -> i64 {
+    match s {
+        Scalar::Bool => 1,
+        Scalar::I32 | Scalar::F32 => 4,
+        Scalar::I64 | Scalar::F64 => 8,
+    }
+}

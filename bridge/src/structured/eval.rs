@@ -1,0 +1,448 @@
+//! Symbolic evaluation of a low-level RISE program into loop nests.
+//!
+//! Arrays are index functions, as in the loop translation, but indices are symbolic
+//! ([`Aff`]) and scalars are expression trees ([`SExpr`]). Each computing primitive
+//! records the loop it stands for, in the order the program nests them: `mapPar`,
+//! `mapSeq`, `mapSeqUnroll` (one loop per element, its counter substituted by the
+//! position where the element is read), `reduceSeq`, `reduceSeqUnroll` (a reduction
+//! loop; the accumulator must be combined element-wise, `acc ⊕ x`, which gives the
+//! closed form `init ⊕ Σ x`), and the lanes of `asVector` vectors. Anything else makes
+//! the program "not structured", and the bridge translates it to explicit loops.
+
+use super::index::{Aff, Extents, Var};
+use elevate_rise::prim::Prim;
+use elevate_rise::term::Literal;
+use elevate_rise::types::Scalar;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// Why a program is not a nest of structured operations (the bridge then emits loops).
+#[derive(Debug, Clone)]
+pub struct NotStructured(pub String);
+
+pub(crate) type R<T> = Result<T, NotStructured>;
+
+pub(crate) fn no<T>(why: impl Into<String>) -> R<T> {
+    Err(NotStructured(why.into()))
+}
+
+/// What a recorded loop does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LoopKind {
+    /// `mapPar`
+    Par,
+    /// `mapSeq`
+    Seq,
+    /// `mapSeqUnroll`
+    Unroll,
+    /// `reduceSeq`
+    Reduce,
+    /// `reduceSeqUnroll`
+    ReduceUnroll,
+    /// The lanes of a vector.
+    Lane,
+}
+
+impl LoopKind {
+    pub(crate) fn is_reduction(self) -> bool {
+        matches!(self, LoopKind::Reduce | LoopKind::ReduceUnroll)
+    }
+}
+
+/// A loop of the program, as recorded.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopRec {
+    pub(crate) extent: i64,
+    pub(crate) kind: LoopKind,
+    /// The position its element was read at (maps and lanes).
+    pub(crate) subst: Option<Aff>,
+    /// A reduction whose accumulator is an array (a buffer block).
+    pub(crate) array_acc: bool,
+}
+
+/// A scalar computed by the program, in terms of loop variables.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum SExpr {
+    Lit(Literal),
+    /// A scalar parameter of the function (its SSA name).
+    Param(String, Scalar),
+    /// An element of a buffer.
+    Load(usize, Vec<Aff>, Scalar),
+    /// An element of a reduction's accumulator, while its step is evaluated.
+    Acc(u32, Vec<Aff>, Scalar),
+    Bin(Prim, Box<SExpr>, Box<SExpr>),
+    Un(Prim, Box<SExpr>),
+    /// `init ⊕ Σ_{vars} body`
+    Red {
+        op: Prim,
+        init: Box<SExpr>,
+        vars: Vec<Var>,
+        body: Box<SExpr>,
+    },
+}
+
+impl SExpr {
+    pub(crate) fn scalar(&self) -> Scalar {
+        match self {
+            SExpr::Lit(l) => match l {
+                Literal::Bool(_) => Scalar::Bool,
+                Literal::I32(_) => Scalar::I32,
+                Literal::I64(_) => Scalar::I64,
+                Literal::F32(_) => Scalar::F32,
+                Literal::F64(_) => Scalar::F64,
+            },
+            SExpr::Param(_, s) | SExpr::Load(_, _, s) | SExpr::Acc(_, _, s) => *s,
+            SExpr::Bin(p, a, _) => match p {
+                Prim::Lt | Prim::Gt | Prim::Equal => Scalar::Bool,
+                _ => a.scalar(),
+            },
+            SExpr::Un(_, a) => a.scalar(),
+            SExpr::Red { init, .. } => init.scalar(),
+        }
+    }
+
+    pub(crate) fn map_indices(&self, f: &mut dyn FnMut(&Aff) -> Aff) -> SExpr {
+        match self {
+            SExpr::Lit(_) | SExpr::Param(..) => self.clone(),
+            SExpr::Load(b, idx, s) => SExpr::Load(*b, idx.iter().map(&mut *f).collect(), *s),
+            SExpr::Acc(a, idx, s) => SExpr::Acc(*a, idx.iter().map(&mut *f).collect(), *s),
+            SExpr::Bin(p, a, b) => {
+                SExpr::Bin(*p, Box::new(a.map_indices(f)), Box::new(b.map_indices(f)))
+            }
+            SExpr::Un(p, a) => SExpr::Un(*p, Box::new(a.map_indices(f))),
+            SExpr::Red {
+                op,
+                init,
+                vars,
+                body,
+            } => SExpr::Red {
+                op: *op,
+                init: Box::new(init.map_indices(f)),
+                vars: vars.clone(),
+                body: Box::new(body.map_indices(f)),
+            },
+        }
+    }
+
+    fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SExpr {
+        self.map_indices(&mut |a| a.subst(v, e, x))
+    }
+
+    fn mentions_acc(&self, id: u32) -> bool {
+        match self {
+            SExpr::Acc(a, _, _) => *a == id,
+            SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) => false,
+            SExpr::Bin(_, a, b) => a.mentions_acc(id) || b.mentions_acc(id),
+            SExpr::Un(_, a) => a.mentions_acc(id),
+            SExpr::Red { init, body, .. } => init.mentions_acc(id) || body.mentions_acc(id),
+        }
+    }
+}
+
+/// A value during symbolic evaluation.
+#[derive(Clone)]
+pub(crate) enum SVal {
+    Scalar(SExpr),
+    /// A vector: its lanes are the values of `elem` for `lane` in `0..n`.
+    Vector {
+        lane: Var,
+        n: i64,
+        elem: SExpr,
+    },
+    Index(Aff),
+    Array(SArr),
+    Pair(Box<SVal>, Box<SVal>),
+    Fun(Rc<SFun>),
+}
+
+pub(crate) type SFun = dyn Fn(&mut Ex, SVal) -> R<SVal>;
+type SGet = dyn Fn(&mut Ex, &Aff) -> R<SVal>;
+
+/// An array: its length and its elements as a function of a symbolic index.
+#[derive(Clone)]
+pub(crate) struct SArr {
+    pub(crate) len: i64,
+    pub(crate) get: Rc<SGet>,
+}
+
+impl SArr {
+    pub(crate) fn new(len: i64, get: impl Fn(&mut Ex, &Aff) -> R<SVal> + 'static) -> SArr {
+        SArr {
+            len,
+            get: Rc::new(get),
+        }
+    }
+
+    pub(crate) fn at(&self, ex: &mut Ex, i: &Aff) -> R<SVal> {
+        (self.get)(ex, i)
+    }
+}
+
+impl SVal {
+    fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SVal {
+        match self {
+            SVal::Scalar(s) => SVal::Scalar(s.subst(v, e, x)),
+            SVal::Vector { lane, n, elem } => SVal::Vector {
+                lane: *lane,
+                n: *n,
+                elem: elem.subst(v, e, x),
+            },
+            SVal::Index(a) => SVal::Index(a.subst(v, e, x)),
+            SVal::Array(arr) => {
+                let (arr, e) = (arr.clone(), e.clone());
+                SVal::Array(SArr::new(arr.len, move |ex, i| {
+                    let y = arr.at(ex, i)?;
+                    Ok(y.subst(v, &e, ex))
+                }))
+            }
+            SVal::Pair(a, b) => SVal::Pair(Box::new(a.subst(v, e, x)), Box::new(b.subst(v, e, x))),
+            SVal::Fun(f) => {
+                let (f, e) = (f.clone(), e.clone());
+                SVal::Fun(Rc::new(move |ex, arg| {
+                    let y = f(ex, arg)?;
+                    Ok(y.subst(v, &e, ex))
+                }))
+            }
+        }
+    }
+
+    pub(crate) fn array(&self) -> R<SArr> {
+        match self {
+            SVal::Array(a) => Ok(a.clone()),
+            _ => no("expected an array"),
+        }
+    }
+}
+
+/// The evaluator's state: variables, the loops recorded for the kernel being built.
+#[derive(Default)]
+pub(crate) struct Ex {
+    pub(crate) extents: Vec<i64>,
+    pub(crate) loops: BTreeMap<Var, LoopRec>,
+    /// How deep in computing loops the evaluation is (0: top level, where `toMem`
+    /// materializes a buffer).
+    pub(crate) depth: usize,
+    next_acc: u32,
+}
+
+impl Extents for Ex {
+    fn extent(&self, v: Var) -> i64 {
+        self.extents[v as usize]
+    }
+}
+
+impl Ex {
+    pub(crate) fn var(&mut self, extent: i64) -> Var {
+        self.extents.push(extent.max(1));
+        (self.extents.len() - 1) as Var
+    }
+
+    fn new_loop(&mut self, extent: i64, kind: LoopKind) -> Var {
+        let v = self.var(extent);
+        self.loops.insert(
+            v,
+            LoopRec {
+                extent,
+                kind,
+                subst: None,
+                array_acc: false,
+            },
+        );
+        v
+    }
+
+    /// A vector's lanes, as a loop.
+    pub(crate) fn new_lane(&mut self, n: i64) -> Var {
+        self.new_loop(n, LoopKind::Lane)
+    }
+
+    /// Records that lane loop `lane` is read at `i`.
+    pub(crate) fn read_lane(&mut self, lane: Var, i: &Aff) -> R<()> {
+        self.record(lane, i)
+    }
+
+    /// Records that the element of loop `v` was read at `i`: once only.
+    fn record(&mut self, v: Var, i: &Aff) -> R<()> {
+        let rec = self
+            .loops
+            .get_mut(&v)
+            .ok_or_else(|| NotStructured("a loop read outside its kernel".into()))?;
+        match &rec.subst {
+            Some(prev) if prev != i => no("a computed array read at two positions"),
+            _ => {
+                rec.subst = Some(i.clone());
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn apply(&mut self, f: &SVal, x: SVal) -> R<SVal> {
+        match f {
+            SVal::Fun(f) => f(self, x),
+            _ => no("applying a value that is not a function"),
+        }
+    }
+
+    /// `mapSeq`/`mapPar`/`mapSeqUnroll`: a loop whose element is `f(xs[v])`.
+    pub(crate) fn computed_map(&mut self, kind: LoopKind, f: &SVal, xs: &SArr) -> R<SVal> {
+        let v = self.new_loop(xs.len, kind);
+        self.depth += 1;
+        let x = xs.at(self, &Aff::var(v));
+        let y = x.and_then(|x| self.apply(f, x));
+        self.depth -= 1;
+        let y = y?;
+        Ok(SVal::Array(SArr::new(xs.len, move |ex, i| {
+            ex.record(v, i)?;
+            Ok(y.subst(v, i, ex))
+        })))
+    }
+
+    /// A placeholder accumulator shaped like `like`: its elements are `Acc(id, path)`.
+    fn placeholder(&mut self, id: u32, like: &SVal, path: Vec<Aff>) -> R<SVal> {
+        match like {
+            SVal::Scalar(e) => Ok(SVal::Scalar(SExpr::Acc(id, path, e.scalar()))),
+            SVal::Vector { n, elem, .. } => {
+                let lane = self.new_loop(*n, LoopKind::Lane);
+                let mut path = path;
+                path.push(Aff::var(lane));
+                Ok(SVal::Vector {
+                    lane,
+                    n: *n,
+                    elem: SExpr::Acc(id, path, elem.scalar()),
+                })
+            }
+            SVal::Array(a) => {
+                // The shape of an element, read at a fresh position.
+                let probe = self.var(a.len);
+                let elem = a.at(self, &Aff::var(probe))?;
+                let elem = Rc::new(elem);
+                Ok(SVal::Array(SArr::new(a.len, move |ex, i| {
+                    let mut p = path.clone();
+                    p.push(i.clone());
+                    ex.placeholder(id, &elem, p)
+                })))
+            }
+            _ => no("a reduction whose accumulator is not numbers or arrays of them"),
+        }
+    }
+
+    /// `reduceSeq(f)(init)(xs)` in closed form, `init ⊕ Σ_r x(r)` element-wise.
+    pub(crate) fn reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
+        let r = self.new_loop(xs.len, kind);
+        let id = self.next_acc;
+        self.next_acc += 1;
+        if let Some(rec) = self.loops.get_mut(&r) {
+            rec.array_acc = matches!(init, SVal::Array(_));
+        }
+        let acc = self.placeholder(id, &init, Vec::new())?;
+        self.depth += 1;
+        let step = (|| {
+            let x = xs.at(self, &Aff::var(r))?;
+            let g = self.apply(f, acc)?;
+            self.apply(&g, x)
+        })();
+        self.depth -= 1;
+        closed(self, id, r, init, step?, Vec::new())
+    }
+}
+
+/// The reduction's result at `path`: `init ⊕ Σ_r x` where the step is `acc ⊕ x`.
+fn closed(ex: &mut Ex, id: u32, r: Var, init: SVal, step: SVal, path: Vec<Aff>) -> R<SVal> {
+    match (init, step) {
+        (SVal::Scalar(i0), SVal::Scalar(e)) => Ok(SVal::Scalar(fold(id, r, i0, e, &path)?)),
+        (
+            SVal::Vector {
+                lane: l0,
+                n,
+                elem: e0,
+            },
+            SVal::Vector { lane, elem, .. },
+        ) => {
+            // Lanes are one loop: the step's.
+            let e0 = e0.subst(l0, &Aff::var(lane), ex);
+            if let Some(rec) = ex.loops.get_mut(&l0) {
+                rec.subst = Some(Aff::var(lane));
+            }
+            let mut p = path;
+            p.push(Aff::var(lane));
+            let acc_lane = acc_lane(&elem, id);
+            let elem = match acc_lane {
+                Some(la) if la != lane => {
+                    if let Some(rec) = ex.loops.get_mut(&la) {
+                        rec.subst = Some(Aff::var(lane));
+                    }
+                    elem.subst(la, &Aff::var(lane), ex)
+                }
+                _ => elem,
+            };
+            Ok(SVal::Vector {
+                lane,
+                n,
+                elem: fold(id, r, e0, elem, &p)?,
+            })
+        }
+        (SVal::Array(a0), SVal::Array(s)) => Ok(SVal::Array(SArr::new(a0.len, move |ex, i| {
+            let (x0, y) = (a0.at(ex, i)?, s.at(ex, i)?);
+            let mut p = path.clone();
+            p.push(i.clone());
+            closed(ex, id, r, x0, y, p)
+        }))),
+        _ => no("a reduction whose step changes the accumulator's shape"),
+    }
+}
+
+/// The lane variable of the accumulator's element in a vector step, if any.
+fn acc_lane(e: &SExpr, id: u32) -> Option<Var> {
+    match e {
+        SExpr::Acc(a, idx, _) if *a == id => idx.last().and_then(Aff::as_var),
+        SExpr::Bin(_, a, b) => acc_lane(a, id).or_else(|| acc_lane(b, id)),
+        SExpr::Un(_, a) => acc_lane(a, id),
+        SExpr::Red { init, body, .. } => acc_lane(init, id).or_else(|| acc_lane(body, id)),
+        _ => None,
+    }
+}
+
+fn is_acc(e: &SExpr, id: u32, path: &[Aff]) -> bool {
+    matches!(e, SExpr::Acc(a, idx, _) if *a == id && idx.as_slice() == path)
+}
+
+/// `acc ⊕ x` (or a reduction starting from `acc`) becomes `init ⊕ Σ_r x`.
+fn fold(id: u32, r: Var, init: SExpr, e: SExpr, path: &[Aff]) -> R<SExpr> {
+    let associative = |p: Prim| matches!(p, Prim::Add | Prim::Mul | Prim::Max | Prim::Min);
+    match e {
+        SExpr::Bin(op, a, b) if associative(op) => {
+            let x = if is_acc(&a, id, path) {
+                b
+            } else if is_acc(&b, id, path) {
+                a
+            } else {
+                return no("a reduction step that is not `acc ⊕ x`");
+            };
+            if x.mentions_acc(id) {
+                return no("a reduction step that reads the accumulator twice");
+            }
+            Ok(SExpr::Red {
+                op,
+                init: Box::new(init),
+                vars: vec![r],
+                body: x,
+            })
+        }
+        SExpr::Red {
+            op,
+            init: inner,
+            vars,
+            body,
+        } if is_acc(&inner, id, path) && !body.mentions_acc(id) => {
+            let mut all = vec![r];
+            all.extend(vars);
+            Ok(SExpr::Red {
+                op,
+                init: Box::new(init),
+                vars: all,
+                body,
+            })
+        }
+        _ => no("a reduction step that is not `acc ⊕ x`"),
+    }
+}

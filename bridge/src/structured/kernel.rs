@@ -1,0 +1,558 @@
+//! Kernels: a materialized array's loop nest as one structured operation (its
+//! iteration dimensions, its operands' indexing, its body) and its schedule (the
+//! program's loops, outermost first, as tiles of those dimensions).
+
+use super::eval::{no, Ex, LoopKind, LoopRec, SExpr, SVal, R};
+use super::index::{Aff, Extents, Var};
+use elevate_rise::prim::Prim;
+use elevate_rise::term::Literal;
+use elevate_rise::types::{Scalar, Type, TypeKind};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// A buffer: a parameter, the result, or one a kernel writes.
+#[derive(Clone, Debug)]
+pub(crate) struct Buf {
+    pub(crate) name: String,
+    pub(crate) dims: Vec<i64>,
+    pub(crate) scalar: Scalar,
+}
+
+/// An iteration dimension of a kernel.
+#[derive(Clone, Debug)]
+pub(crate) struct Dim {
+    pub(crate) extent: i64,
+    pub(crate) reduction: bool,
+}
+
+/// `Σ coefficient * dimension + constant`: one index of an operand.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DimExpr {
+    pub(crate) terms: Vec<(usize, i64)>,
+    pub(crate) c: i64,
+}
+
+/// A buffer as an operand: its dimensions possibly expanded (`memref.expand_shape`),
+/// and the index of each (expanded) dimension.
+#[derive(Clone, Debug)]
+pub(crate) struct Operand {
+    pub(crate) buf: usize,
+    /// For each dimension of the buffer, the sizes it is expanded into.
+    pub(crate) expand: Vec<Vec<i64>>,
+    pub(crate) map: Vec<DimExpr>,
+}
+
+impl Operand {
+    pub(crate) fn expanded(&self) -> bool {
+        self.expand.iter().any(|e| e.len() != 1)
+    }
+
+    pub(crate) fn shape(&self) -> Vec<i64> {
+        self.expand.iter().flatten().copied().collect()
+    }
+}
+
+/// One loop of the schedule: it walks dimension `dim` in steps of `step`.
+#[derive(Clone, Debug)]
+pub(crate) struct Step {
+    pub(crate) dim: usize,
+    pub(crate) step: i64,
+    pub(crate) trips: i64,
+    pub(crate) kind: LoopKind,
+    pub(crate) array_acc: bool,
+}
+
+/// A kernel: `out[...] = init ⊕ Σ body` (or `out[...] = body`), its schedule.
+#[derive(Clone, Debug)]
+pub(crate) struct Kernel {
+    pub(crate) dims: Vec<Dim>,
+    pub(crate) inputs: Vec<Operand>,
+    pub(crate) out: Operand,
+    /// The body; `SExpr::Load(k, [], _)` is input operand `k`.
+    pub(crate) body: SExpr,
+    /// The combining operation and start value of a reduction.
+    pub(crate) reduction: Option<(Prim, Literal)>,
+    pub(crate) schedule: Vec<Step>,
+}
+
+/// What `toMem`/`let` do with an array at the top level.
+pub(crate) trait Materialize {
+    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal>;
+}
+
+/// Inside functions: nothing (the value is used where it is).
+pub(crate) struct Inline;
+
+impl Materialize for Inline {
+    fn materialize(&mut self, _: &mut Ex, value: SVal, _: &Type) -> R<SVal> {
+        Ok(value)
+    }
+}
+
+/// The program's buffers and kernels, as they are found.
+#[derive(Default)]
+pub(crate) struct Builder {
+    pub(crate) bufs: Vec<Buf>,
+    pub(crate) kernels: Vec<Kernel>,
+}
+
+impl Materialize for Builder {
+    /// A buffer of the program's own: laid out as the loops that write it nest (the
+    /// layout of a packed array is the packing), read back through its type's shape.
+    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal> {
+        let (dims, scalar) = shape(ty)?;
+        let b = self.bufs.len();
+        self.bufs.push(Buf {
+            name: format!("%buf{b}"),
+            dims: dims.clone(),
+            scalar,
+        });
+        let layout = self.kernel(ex, value, b, true)?;
+        Ok(laid_out(b, Rc::new(layout), &dims, scalar, Vec::new()))
+    }
+}
+
+/// Element `position` of a buffer laid out as `layout`: digit `(p, a, b)` of the
+/// layout is `(position[p] / a) mod b`.
+fn laid_out(
+    buf: usize,
+    layout: Rc<Vec<(usize, i64, i64)>>,
+    dims: &[i64],
+    s: Scalar,
+    prefix: Vec<Aff>,
+) -> SVal {
+    let dims2 = dims.to_vec();
+    SVal::Array(super::eval::SArr::new(dims[prefix.len()], move |ex, i| {
+        let mut p = prefix.clone();
+        p.push(i.clone());
+        if p.len() < dims2.len() {
+            return Ok(laid_out(buf, layout.clone(), &dims2, s, p));
+        }
+        let index = layout
+            .iter()
+            .map(|(k, a, b)| p[*k].div(*a, ex).rem(*b, ex))
+            .collect();
+        Ok(SVal::Scalar(SExpr::Load(buf, index, s)))
+    }))
+}
+
+/// The dimensions and scalar of an array of scalars.
+pub(crate) fn shape(ty: &Type) -> R<(Vec<i64>, Scalar)> {
+    let mut dims = Vec::new();
+    let mut t = ty;
+    loop {
+        match t.kind() {
+            TypeKind::Array(n, e) => {
+                dims.push(super::terms::size(n)?);
+                t = e;
+            }
+            TypeKind::Scalar(s) => return Ok((dims, *s)),
+            _ => return no(format!("a buffer of type {ty} (arrays of scalars only)")),
+        }
+    }
+}
+
+/// The elements of buffer `buf` at `prefix` and below.
+#[allow(dead_code)]
+pub(crate) fn view(buf: usize, dims: &[i64], s: Scalar, prefix: Vec<Aff>) -> SVal {
+    if prefix.len() == dims.len() {
+        return SVal::Scalar(SExpr::Load(buf, prefix, s));
+    }
+    let dims2 = dims.to_vec();
+    SVal::Array(super::eval::SArr::new(dims[prefix.len()], move |_, i| {
+        let mut p = prefix.clone();
+        p.push(i.clone());
+        Ok(view(buf, &dims2, s, p))
+    }))
+}
+
+impl Builder {
+    /// The kernel that writes `value` into buffer `out`, from the loops recorded while
+    /// `value` was evaluated.
+    /// With `natural`, the buffer is laid out as the loops nest (returned as the digits
+    /// `(position, a, b)` of the type's positions, outermost first).
+    pub(crate) fn kernel(
+        &mut self,
+        ex: &mut Ex,
+        value: SVal,
+        out: usize,
+        natural: bool,
+    ) -> R<Vec<(usize, i64, i64)>> {
+        let dims = self.bufs[out].dims.clone();
+        let positions: Vec<Var> = dims.iter().map(|d| ex.var(*d)).collect();
+        let mut v = value;
+        for p in &positions {
+            v = v.array()?.at(ex, &Aff::var(*p))?;
+        }
+        let SVal::Scalar(e) = v else {
+            return no("an array whose elements are not scalars");
+        };
+        let loops = std::mem::take(&mut ex.loops);
+        let (kernel, layout) = analyze(ex, loops, &positions, e, out, &mut self.bufs, natural)?;
+        self.kernels.push(kernel);
+        Ok(layout)
+    }
+}
+
+/// A loop of the nest, in terms of output positions or a reduction.
+struct Nested {
+    var: Var,
+    rec: LoopRec,
+}
+
+fn analyze(
+    ex: &mut Ex,
+    loops: BTreeMap<Var, LoopRec>,
+    positions: &[Var],
+    e: SExpr,
+    out: usize,
+    bufs: &mut [Buf],
+    natural: bool,
+) -> R<(Kernel, Vec<(usize, i64, i64)>)> {
+    // 1. Each map loop is a digit of an output position: `(p / a) mod b`.
+    let mut nest = Vec::new();
+    let mut digits: BTreeMap<Var, Vec<(i64, Var)>> = BTreeMap::new();
+    for (v, rec) in &loops {
+        if rec.kind.is_reduction() {
+            nest.push(Nested {
+                var: *v,
+                rec: rec.clone(),
+            });
+            continue;
+        }
+        if rec.extent == 1 {
+            continue;
+        }
+        let Some(s) = &rec.subst else {
+            return no("a loop whose elements are not used once each");
+        };
+        if let Some(w) = s.as_var() {
+            if loops.contains_key(&w) {
+                if rec.kind == LoopKind::Lane && loops[&w].kind == LoopKind::Lane {
+                    continue; // the same lanes as another vector's
+                }
+                return no("a loop read at another loop's counter");
+            }
+        }
+        let Some((p, a, b)) = s.as_digit() else {
+            return no("a loop read at a position that is not a digit of the output's");
+        };
+        if !positions.contains(&p) {
+            return no("a loop read at a position that is not the output's");
+        }
+        let b = b.unwrap_or(ex.extent(p) / a);
+        if b != rec.extent {
+            return no("a loop whose length is not its digit's");
+        }
+        digits.entry(p).or_default().push((a, *v));
+        nest.push(Nested {
+            var: *v,
+            rec: rec.clone(),
+        });
+    }
+    // 2. Each output position as the sum of its digits' loops; positions without a
+    //    loop get one (outermost).
+    let mut implicit = Vec::new();
+    let mut expansion = Vec::new();
+    let mut digit_of: BTreeMap<Var, (usize, i64)> = BTreeMap::new();
+    for (k, p) in positions.iter().enumerate() {
+        let ds = digits.entry(*p).or_default();
+        if ds.is_empty() {
+            let v = ex.var(ex.extent(*p));
+            implicit.push(Nested {
+                var: v,
+                rec: LoopRec {
+                    extent: ex.extent(*p),
+                    kind: LoopKind::Seq,
+                    subst: None,
+                    array_acc: false,
+                },
+            });
+            ds.push((1, v));
+        }
+        ds.sort_by_key(|(a, _)| std::cmp::Reverse(*a));
+        let mut sum = Aff::cst(0);
+        let mut covered = 1;
+        for (a, v) in ds.iter().rev() {
+            digit_of.insert(*v, (k, *a));
+            if *a != covered {
+                return no("an output position not covered once by its loops");
+            }
+            covered *= ex.extent(*v);
+            sum = sum.add(&Aff::var(*v).scale(*a));
+        }
+        if covered != ex.extent(*p) {
+            return no("an output position not covered once by its loops");
+        }
+        expansion.push((*p, sum));
+    }
+    implicit.extend(nest);
+    let nest = implicit;
+    let in_loops = |e: &Aff| -> Aff {
+        let mut a = e.clone();
+        for (p, sum) in &expansion {
+            a = a.subst(*p, sum, ex);
+        }
+        a
+    };
+    let e = e.map_indices(&mut |a| in_loops(a));
+    let mut layout = Vec::new();
+    let out_index: Vec<Aff> = if natural {
+        // One buffer dimension per loop that writes it, in the order they nest.
+        let mut index = Vec::new();
+        let mut dims = Vec::new();
+        for l in nest.iter().filter(|l| !l.rec.kind.is_reduction()) {
+            let (k, a) = digit_of[&l.var];
+            layout.push((k, a, l.rec.extent));
+            index.push(Aff::var(l.var));
+            dims.push(l.rec.extent);
+        }
+        bufs[out].dims = dims;
+        index
+    } else {
+        positions.iter().map(|p| in_loops(&Aff::var(*p))).collect()
+    };
+
+    // 3. The body: `init ⊕ Σ body` or a plain expression.
+    let (reduction, body, reduced) = match e {
+        SExpr::Red {
+            op,
+            init,
+            vars,
+            body,
+        } => {
+            let SExpr::Lit(init) = *init else {
+                return no("a reduction that starts from something other than a constant");
+            };
+            (Some((op, init)), *body, vars)
+        }
+        e => (None, e, Vec::new()),
+    };
+    if contains_reduction(&body) {
+        return no("a reduction inside another computation");
+    }
+    for l in &nest {
+        if l.rec.kind.is_reduction() != reduced.contains(&l.var) {
+            return no("a reduction loop that is not the kernel's reduction");
+        }
+    }
+
+    // 4. The accesses, affine in the loops.
+    let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
+    collect_loads(&body, &mut loads);
+    let linear = |idx: &[Aff]| -> R<Vec<(Vec<(Var, i64)>, i64)>> {
+        idx.iter()
+            .map(|a| match a.linear() {
+                Some(t) => Ok((t, a.c)),
+                None => no("an index that is not affine in the loops"),
+            })
+            .collect()
+    };
+    let out_lin = linear(&out_index)?;
+    let loads_lin: Vec<_> = loads.iter().map(|(_, idx)| linear(idx)).collect::<R<_>>()?;
+    let components: Vec<&(Vec<(Var, i64)>, i64)> =
+        out_lin.iter().chain(loads_lin.iter().flatten()).collect();
+
+    // 5. Dimensions: loops that appear only together, as the digits of one index.
+    let coef = |v: Var, c: &(Vec<(Var, i64)>, i64)| {
+        c.0.iter().find(|(w, _)| *w == v).map_or(0, |(_, k)| *k)
+    };
+    let signature =
+        |v: Var| -> Vec<i64> { components.iter().map(|c| coef(v, c)).collect::<Vec<_>>() };
+    let mut groups: Vec<Vec<Var>> = Vec::new();
+    for l in &nest {
+        let s = signature(l.var);
+        let joined = groups.iter_mut().find(|g| {
+            let r = signature(g[0]);
+            let same_kind = loops_kind(&nest, g[0]).is_reduction() == l.rec.kind.is_reduction();
+            same_kind && proportional(&r, &s)
+        });
+        match joined {
+            Some(g) => g.push(l.var),
+            None => groups.push(vec![l.var]),
+        }
+    }
+    let mut dims = Vec::new();
+    // For each loop: its dimension and its stride in it.
+    let mut place: BTreeMap<Var, (usize, i64)> = BTreeMap::new();
+    for g in groups {
+        let first = |v: Var| signature(v).into_iter().find(|k| *k != 0).unwrap_or(1);
+        let min = g.iter().map(|v| first(*v).abs()).min().unwrap_or(1);
+        let mut strides: Vec<(i64, Var)> = g
+            .iter()
+            .map(|v| (first(*v).abs() / min.max(1), *v))
+            .collect();
+        strides.sort_by_key(|(s, _)| std::cmp::Reverse(*s));
+        let mixed_radix = {
+            let mut covered = 1;
+            strides.iter().rev().all(|(s, v)| {
+                let ok = *s == covered;
+                covered *= ex.extent(*v);
+                ok
+            })
+        };
+        let parts: Vec<Vec<(i64, Var)>> = if mixed_radix {
+            vec![strides]
+        } else {
+            g.iter().map(|v| vec![(1, *v)]).collect()
+        };
+        for part in parts {
+            let d = dims.len();
+            let extent = part.iter().map(|(_, v)| ex.extent(*v)).product();
+            let reduction = loops_kind(&nest, part[0].1).is_reduction();
+            dims.push(Dim { extent, reduction });
+            for (s, v) in &part {
+                place.insert(*v, (d, *s));
+            }
+        }
+    }
+
+    // 6. The schedule: each dimension's loops from the largest step to the smallest.
+    let mut schedule = Vec::new();
+    let mut last_step: BTreeMap<usize, i64> = BTreeMap::new();
+    for l in &nest {
+        let (dim, step) = place[&l.var];
+        if let Some(prev) = last_step.get(&dim) {
+            if *prev <= step {
+                return no("a loop order that tiling cannot express");
+            }
+        }
+        last_step.insert(dim, step);
+        schedule.push(Step {
+            dim,
+            step,
+            trips: l.rec.extent,
+            kind: l.rec.kind,
+            array_acc: l.rec.array_acc,
+        });
+    }
+
+    // 7. Operands: each index in terms of dimensions, expanding buffer dimensions
+    //    that are split into several.
+    let in_dims = |c: &(Vec<(Var, i64)>, i64)| -> DimExpr {
+        // A loop's coefficient is its dimension's times its step.
+        let mut terms: Vec<(usize, i64)> = Vec::new();
+        for (v, k) in &c.0 {
+            let (d, s) = place[v];
+            if !terms.iter().any(|(e, _)| *e == d) {
+                terms.push((d, k / s));
+            }
+        }
+        terms.retain(|(_, k)| *k != 0);
+        DimExpr { terms, c: c.1 }
+    };
+    let operand = |buf: usize, comps: &[(Vec<(Var, i64)>, i64)], output: bool| -> R<Operand> {
+        let mut expand = Vec::new();
+        let mut map = Vec::new();
+        for (k, c) in comps.iter().enumerate() {
+            let de = in_dims(c);
+            let size = bufs[buf].dims[k];
+            if de.c == 0 && de.terms.len() == 1 && de.terms[0].1 == 1 {
+                expand.push(vec![size]);
+                map.push(de);
+                continue;
+            }
+            // A mixed-radix combination of dimensions covering the buffer dimension.
+            let mut ts = de.terms.clone();
+            ts.sort_by_key(|(_, k)| std::cmp::Reverse(*k));
+            let mut covered = 1;
+            let radix = de.c == 0
+                && !ts.is_empty()
+                && ts.iter().rev().all(|(d, k)| {
+                    let ok = *k == covered;
+                    covered *= dims[*d].extent;
+                    ok
+                })
+                && covered == size;
+            if radix {
+                expand.push(ts.iter().map(|(d, _)| dims[*d].extent).collect());
+                map.extend(ts.iter().map(|(d, _)| DimExpr {
+                    terms: vec![(*d, 1)],
+                    c: 0,
+                }));
+            } else if output {
+                return no("an output index that is not a permutation of the loops");
+            } else {
+                expand.push(vec![size]);
+                map.push(de);
+            }
+        }
+        Ok(Operand { buf, expand, map })
+    };
+    let out_operand = operand(out, &out_lin, true)?;
+    let mut inputs = Vec::new();
+    for ((buf, _), comps) in loads.iter().zip(&loads_lin) {
+        inputs.push(operand(*buf, comps, false)?);
+    }
+    let mut k = 0;
+    let body = number_loads(&body, &mut k);
+    Ok((
+        Kernel {
+            dims,
+            inputs,
+            out: out_operand,
+            body,
+            reduction,
+            schedule,
+        },
+        layout,
+    ))
+}
+
+fn loops_kind(nest: &[Nested], v: Var) -> LoopKind {
+    nest.iter()
+        .find(|l| l.var == v)
+        .map_or(LoopKind::Seq, |l| l.rec.kind)
+}
+
+/// Whether `b` is a multiple of `a` (both non-zero in the same places).
+fn proportional(a: &[i64], b: &[i64]) -> bool {
+    let Some(i) = a.iter().position(|k| *k != 0) else {
+        return false;
+    };
+    if b[i] == 0 {
+        return false;
+    }
+    a.iter()
+        .zip(b)
+        .all(|(x, y)| x * b[i] == y * a[i] && (*x == 0) == (*y == 0))
+}
+
+fn contains_reduction(e: &SExpr) -> bool {
+    match e {
+        SExpr::Red { .. } => true,
+        SExpr::Bin(_, a, b) => contains_reduction(a) || contains_reduction(b),
+        SExpr::Un(_, a) => contains_reduction(a),
+        _ => false,
+    }
+}
+
+/// The loads of `e`, in order (each occurrence is an operand).
+fn collect_loads(e: &SExpr, out: &mut Vec<(usize, Vec<Aff>)>) {
+    match e {
+        SExpr::Load(b, idx, _) => out.push((*b, idx.clone())),
+        SExpr::Bin(_, a, b) => {
+            collect_loads(a, out);
+            collect_loads(b, out);
+        }
+        SExpr::Un(_, a) => collect_loads(a, out),
+        _ => {}
+    }
+}
+
+/// `e` with its loads numbered as operands, in the order of [`collect_loads`].
+fn number_loads(e: &SExpr, k: &mut usize) -> SExpr {
+    match e {
+        SExpr::Load(_, _, s) => {
+            *k += 1;
+            SExpr::Load(*k - 1, Vec::new(), *s)
+        }
+        SExpr::Bin(p, a, b) => {
+            let a = number_loads(a, k);
+            let b = number_loads(b, k);
+            SExpr::Bin(*p, Box::new(a), Box::new(b))
+        }
+        SExpr::Un(p, a) => SExpr::Un(*p, Box::new(number_loads(a, k))),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,384 @@
+//! Terms to symbolic values: each primitive as an index function, a recorded loop, or
+//! an expression.
+
+use super::eval::{no, Ex, LoopKind, SArr, SExpr, SVal, R};
+use super::index::{Aff, Extents};
+use super::kernel::Materialize;
+use elevate_rise::prim::Prim;
+use elevate_rise::term::{Expr, Term};
+use elevate_rise::types::{Type, TypeKind};
+use std::rc::Rc;
+
+pub(crate) type Env = Rc<Vec<(u64, SVal)>>;
+
+fn bind(env: &Env, id: u64, v: SVal) -> Env {
+    let mut e = (**env).clone();
+    e.push((id, v));
+    Rc::new(e)
+}
+
+/// A constant size.
+pub(crate) fn size(n: &elevate_rise::nat::Nat) -> R<i64> {
+    n.as_const()
+        .ok_or_else(|| super::eval::NotStructured(format!("the size {n} is not known")))
+}
+
+impl Ex {
+    pub(crate) fn expr(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> R<SVal> {
+        match t.expr() {
+            Expr::Var(x) => env
+                .iter()
+                .rev()
+                .find(|(id, _)| *id == x.id)
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| super::eval::NotStructured(format!("`{}` is unbound", x.name))),
+            Expr::Literal(l) => Ok(SVal::Scalar(SExpr::Lit(*l))),
+            Expr::Lambda(x, _, body) => {
+                let (x, body, env) = (x.id, body.clone(), env.clone());
+                // Materialization happens at the top level only, never inside a
+                // function (whose body is evaluated where it is called).
+                Ok(SVal::Fun(Rc::new(move |ex, arg| {
+                    ex.expr(&body, &bind(&env, x, arg), &mut super::kernel::Inline)
+                })))
+            }
+            Expr::App(f, a) => {
+                // `let`/`toMem` at the top level materialize: see `primitive`.
+                if let Some((p, args)) = top_level_materialization(t) {
+                    return self.materialize_at_top(p, &args, env, m, t);
+                }
+                let f = self.expr(f, env, m)?;
+                let a = self.expr(a, env, m)?;
+                self.apply(&f, a)
+            }
+            Expr::Annotation(e, _) => self.expr(e, env, m),
+            Expr::Prim(_) | Expr::NatApp(..) => self.primitive(t),
+            _ => no(format!("`{t}`")),
+        }
+    }
+
+    fn materialize_at_top(
+        &mut self,
+        p: Prim,
+        args: &[Term],
+        env: &Env,
+        m: &mut dyn Materialize,
+        at: &Term,
+    ) -> R<SVal> {
+        let value = self.expr(&args[0], env, m)?;
+        let ty = args[0]
+            .ty()
+            .cloned()
+            .ok_or_else(|| super::eval::NotStructured("untyped".into()))?;
+        let stored = match value {
+            SVal::Array(_) if self.depth == 0 && p == Prim::ToMem => {
+                m.materialize(self, value, &ty)?
+            }
+            v => v,
+        };
+        match p {
+            Prim::ToMem => Ok(stored),
+            _ => {
+                let f = self.expr(&args[1], env, m)?;
+                let _ = at;
+                match (&f, args[1].expr()) {
+                    (_, Expr::Lambda(x, _, body)) => self.expr(body, &bind(env, x.id, stored), m),
+                    _ => self.apply(&f, stored),
+                }
+            }
+        }
+    }
+
+    /// A primitive with its nat arguments, as a curried function of its values.
+    fn primitive(&mut self, t: &Term) -> R<SVal> {
+        let mut nats = Vec::new();
+        let mut head = t;
+        while let Expr::NatApp(f, n) = head.expr() {
+            nats.push(size(n)?);
+            head = f;
+        }
+        nats.reverse();
+        let Expr::Prim(p) = head.expr() else {
+            return no("a nat argument of something other than a primitive");
+        };
+        let ty = t
+            .ty()
+            .cloned()
+            .ok_or_else(|| super::eval::NotStructured("untyped".into()))?;
+        Ok(curried(*p, Rc::new(nats), ty, Vec::new()))
+    }
+}
+
+/// `toMem(x)` or `let(x)(f)`, fully applied: the primitive and its value arguments.
+fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
+    let mut args = Vec::new();
+    let mut head = t;
+    while let Expr::App(f, a) = head.expr() {
+        args.push(a.clone());
+        head = f;
+    }
+    args.reverse();
+    match head.expr() {
+        Expr::Prim(Prim::ToMem) if args.len() == 1 => Some((Prim::ToMem, args)),
+        Expr::Prim(Prim::Let) if args.len() == 2 => Some((Prim::Let, args)),
+        _ => None,
+    }
+}
+
+fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<SVal>) -> SVal {
+    SVal::Fun(Rc::new(move |ex, arg| {
+        let mut args = args.clone();
+        args.push(arg);
+        let rest = match ty.kind() {
+            TypeKind::Fun(_, r) => r.clone(),
+            _ => return no("untyped primitive"),
+        };
+        if args.len() == p.value_arity() {
+            ex.apply_primitive(p, &nats, args, &rest)
+        } else {
+            Ok(curried(p, nats.clone(), rest, args))
+        }
+    }))
+}
+
+impl Ex {
+    fn apply_primitive(&mut self, p: Prim, nats: &[i64], args: Vec<SVal>, ty: &Type) -> R<SVal> {
+        use Prim::*;
+        match p {
+            Id => Ok(args[0].clone()),
+            Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
+                self.binary(p, &args[0], &args[1])
+            }
+            Neg | Exp | Sqrt | Abs => match &args[0] {
+                SVal::Scalar(x) => Ok(SVal::Scalar(SExpr::Un(p, Box::new(x.clone())))),
+                SVal::Vector { lane, n, elem } => Ok(SVal::Vector {
+                    lane: *lane,
+                    n: *n,
+                    elem: SExpr::Un(p, Box::new(elem.clone())),
+                }),
+                _ => no("arithmetic on something other than numbers"),
+            },
+            // Inside loops `toMem` only names a value; `let` binds it.
+            ToMem => Ok(args[0].clone()),
+            Let => self.apply(&args[1], args[0].clone()),
+            Generate => {
+                let TypeKind::Array(n, _) = ty.kind() else {
+                    return no("untyped generate");
+                };
+                let f = args[0].clone();
+                Ok(SVal::Array(SArr::new(size(n)?, move |ex, i| {
+                    ex.apply(&f, SVal::Index(i.clone()))
+                })))
+            }
+            Idx => match &args[0] {
+                SVal::Index(i) => args[1].array()?.at(self, i),
+                _ => no("an index computed from data"),
+            },
+            Take | Drop => {
+                let xs = args[0].array()?;
+                let n = nats[0];
+                let (len, offset) = if p == Take { (n, 0) } else { (xs.len - n, n) };
+                Ok(SVal::Array(SArr::new(len, move |ex, i| {
+                    xs.at(ex, &i.plus(offset))
+                })))
+            }
+            Split => {
+                let xs = args[0].array()?;
+                let n = nats[0];
+                Ok(SVal::Array(SArr::new(xs.len / n, move |_, i| {
+                    let (xs, i) = (xs.clone(), i.clone());
+                    Ok(SVal::Array(SArr::new(n, move |ex, j| {
+                        xs.at(ex, &i.scale(n).add(j))
+                    })))
+                })))
+            }
+            Join => {
+                let xs = args[0].array()?;
+                let TypeKind::Array(total, _) = ty.kind() else {
+                    return no("untyped join");
+                };
+                let total = size(total)?;
+                let m = if xs.len == 0 { 1 } else { total / xs.len };
+                Ok(SVal::Array(SArr::new(total, move |ex, k| {
+                    let (i, j) = (k.div(m, ex), k.rem(m, ex));
+                    xs.at(ex, &i)?.array()?.at(ex, &j)
+                })))
+            }
+            Slide => {
+                let xs = args[0].array()?;
+                let (sz, sp) = (nats[0], nats[1]);
+                let len = (xs.len - sz) / sp + 1;
+                Ok(SVal::Array(SArr::new(len, move |_, i| {
+                    let (xs, i) = (xs.clone(), i.clone());
+                    Ok(SVal::Array(SArr::new(sz, move |ex, j| {
+                        xs.at(ex, &i.scale(sp).add(j))
+                    })))
+                })))
+            }
+            Transpose => {
+                let xs = args[0].array()?;
+                let TypeKind::Array(m, inner) = ty.kind() else {
+                    return no("untyped transpose");
+                };
+                let TypeKind::Array(n, _) = inner.kind() else {
+                    return no("untyped transpose");
+                };
+                let (m, n) = (size(m)?, size(n)?);
+                Ok(SVal::Array(SArr::new(m, move |_, j| {
+                    let (xs, j) = (xs.clone(), j.clone());
+                    Ok(SVal::Array(SArr::new(n, move |ex, i| {
+                        xs.at(ex, i)?.array()?.at(ex, &j)
+                    })))
+                })))
+            }
+            Zip => {
+                let (a, b) = (args[0].array()?, args[1].array()?);
+                Ok(SVal::Array(SArr::new(a.len, move |ex, i| {
+                    Ok(SVal::Pair(Box::new(a.at(ex, i)?), Box::new(b.at(ex, i)?)))
+                })))
+            }
+            Unzip => {
+                let xs = args[0].array()?;
+                let side = |second: bool| {
+                    let xs = xs.clone();
+                    SVal::Array(SArr::new(xs.len, move |ex, i| match xs.at(ex, i)? {
+                        SVal::Pair(a, b) => Ok(if second { *b } else { *a }),
+                        _ => no("unzip of something else than pairs"),
+                    }))
+                };
+                Ok(SVal::Pair(Box::new(side(false)), Box::new(side(true))))
+            }
+            MakePair => Ok(SVal::Pair(
+                Box::new(args[0].clone()),
+                Box::new(args[1].clone()),
+            )),
+            Fst | Snd => match &args[0] {
+                SVal::Pair(a, b) => Ok(if p == Fst {
+                    (**a).clone()
+                } else {
+                    (**b).clone()
+                }),
+                _ => no("a projection of something else than a pair"),
+            },
+            MapFst | MapSnd => match &args[1] {
+                SVal::Pair(a, b) => {
+                    if p == MapFst {
+                        let a = self.apply(&args[0], (**a).clone())?;
+                        Ok(SVal::Pair(Box::new(a), b.clone()))
+                    } else {
+                        let b = self.apply(&args[0], (**b).clone())?;
+                        Ok(SVal::Pair(a.clone(), Box::new(b)))
+                    }
+                }
+                _ => no("mapFst/mapSnd of something else than a pair"),
+            },
+            Map => {
+                let (f, xs) = (args[0].clone(), args[1].array()?);
+                Ok(SVal::Array(SArr::new(xs.len, move |ex, i| {
+                    let x = xs.at(ex, i)?;
+                    ex.apply(&f, x)
+                })))
+            }
+            MapSeq => self.computed_map(LoopKind::Seq, &args[0], &args[1].array()?),
+            MapSeqUnroll => self.computed_map(LoopKind::Unroll, &args[0], &args[1].array()?),
+            MapPar => self.computed_map(LoopKind::Par, &args[0], &args[1].array()?),
+            ReduceSeq | Reduce => self.reduction(
+                LoopKind::Reduce,
+                &args[0],
+                args[1].clone(),
+                &args[2].array()?,
+            ),
+            ReduceSeqUnroll => self.reduction(
+                LoopKind::ReduceUnroll,
+                &args[0],
+                args[1].clone(),
+                &args[2].array()?,
+            ),
+            VectorFromScalar => {
+                let SVal::Scalar(x) = &args[0] else {
+                    return no("a vector of something other than a scalar");
+                };
+                let TypeKind::Vector(_, n) = ty.kind() else {
+                    return no("untyped vector");
+                };
+                let n = size(n)?;
+                let lane = self.new_lane(n);
+                Ok(SVal::Vector {
+                    lane,
+                    n,
+                    elem: x.clone(),
+                })
+            }
+            AsVector | AsVectorAligned => {
+                let xs = args[0].array()?;
+                let n = nats[0];
+                Ok(SVal::Array(SArr::new(xs.len / n, move |ex, k| {
+                    let lane = ex.new_lane(n);
+                    match xs.at(ex, &k.scale(n).add(&Aff::var(lane)))? {
+                        SVal::Scalar(elem) => Ok(SVal::Vector { lane, n, elem }),
+                        _ => no("vectors of something other than scalars"),
+                    }
+                })))
+            }
+            AsScalar => {
+                let xs = args[0].array()?;
+                let TypeKind::Array(total, _) = ty.kind() else {
+                    return no("untyped asScalar");
+                };
+                let total = size(total)?;
+                let n = if xs.len == 0 { 1 } else { total / xs.len };
+                Ok(SVal::Array(SArr::new(total, move |ex, k| {
+                    let (i, l) = (k.div(n, ex), k.rem(n, ex));
+                    match xs.at(ex, &i)? {
+                        SVal::Vector { lane, elem, .. } => {
+                            ex.read_lane(lane, &l)?;
+                            Ok(SVal::Scalar(elem.map_indices(&mut |a| {
+                                a.subst(lane, &l, &ExtentsOf(ex.extents.clone()))
+                            })))
+                        }
+                        _ => no("asScalar of something other than vectors"),
+                    }
+                })))
+            }
+            _ => no(format!("`{}`", p.name())),
+        }
+    }
+
+    /// Arithmetic on scalars, or lane by lane on vectors (one lane loop for both).
+    fn binary(&mut self, p: Prim, a: &SVal, b: &SVal) -> R<SVal> {
+        let op = |x: &SExpr, y: &SExpr| SExpr::Bin(p, Box::new(x.clone()), Box::new(y.clone()));
+        match (a, b) {
+            (SVal::Scalar(x), SVal::Scalar(y)) => Ok(SVal::Scalar(op(x, y))),
+            (
+                SVal::Vector { lane, n, elem: x },
+                SVal::Vector {
+                    lane: lane2,
+                    elem: y,
+                    ..
+                },
+            ) => {
+                let y = if lane == lane2 {
+                    y.clone()
+                } else {
+                    self.read_lane(*lane2, &Aff::var(*lane))?;
+                    let x2 = ExtentsOf(self.extents.clone());
+                    y.map_indices(&mut |a| a.subst(*lane2, &Aff::var(*lane), &x2))
+                };
+                Ok(SVal::Vector {
+                    lane: *lane,
+                    n: *n,
+                    elem: op(x, &y),
+                })
+            }
+            _ => no("arithmetic on something other than numbers"),
+        }
+    }
+}
+
+/// A snapshot of the extents, for substitutions while the evaluator is borrowed.
+pub(crate) struct ExtentsOf(pub(crate) Vec<i64>);
+
+impl Extents for ExtentsOf {
+    fn extent(&self, v: super::index::Var) -> i64 {
+        self.0[v as usize]
+    }
+}
