@@ -12,6 +12,8 @@ pub enum Stage {
     Payload,
     /// Parsing and verifying the MLIR module.
     Verify,
+    /// Parsing the Transform-dialect script and applying it to the payload.
+    Transform,
     /// Lowering to the LLVM dialect.
     Lower,
     /// Creating the JIT engine.
@@ -26,6 +28,7 @@ impl fmt::Display for Stage {
             Stage::Rise => "rise",
             Stage::Payload => "payload",
             Stage::Verify => "mlir verification",
+            Stage::Transform => "transform script",
             Stage::Lower => "lowering to LLVM",
             Stage::Jit => "jit",
             Stage::Run => "run",
