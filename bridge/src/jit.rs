@@ -1,13 +1,16 @@
-//! Compiling a payload in process with melior (MLIR 22): parse and verify, lower to the
-//! LLVM dialect, JIT with MLIR's ExecutionEngine, and call the function on JSON
-//! inputs. MLIR's diagnostics become [`BridgeError`]s naming the stage.
+//! Compiling a payload in process with melior (MLIR 22): parse and verify, apply its
+//! Transform-dialect script (if any), lower to the LLVM dialect, JIT with MLIR's
+//! ExecutionEngine, and call the function on JSON inputs. MLIR's diagnostics become
+//! [`BridgeError`]s naming the stage.
 
 use crate::boundary::{assemble_json, leaf_types, split_json};
 use crate::error::{BridgeError, Stage};
 use crate::payload::Payload;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use melior::dialect::DialectRegistry;
-use melior::ir::operation::OperationLike;
+use melior::ir::attribute::StringAttribute;
+use melior::ir::block::BlockLike;
+use melior::ir::operation::{OperationLike, OperationRef};
 use melior::ir::Module;
 use melior::pass::PassManager;
 use melior::utility::{
@@ -17,15 +20,25 @@ use melior::{Context, ExecutionEngine};
 use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 
-/// The passes from the payload's dialects to the LLVM dialect.
-/// `scf.parallel` loops (from `mapPar`) become OpenMP work-sharing loops, run by the
-/// OpenMP runtime the JIT loads ([`OPENMP_RUNTIME`]).
+/// The passes from the payload's dialects to the LLVM dialect, for the generated loops
+/// and for what a transform script leaves: `linalg` ops it did not tile (to loops),
+/// `scf.forall` (to `scf.parallel`), `affine.apply`/`affine.min`, subviews and
+/// reshapes, `vector` transfers, contractions and outer products, `ub.poison`.
+/// `scf.parallel` loops (from `mapPar` or `tile_using_forall`) become OpenMP
+/// work-sharing loops, run by the OpenMP runtime the JIT loads ([`OPENMP_RUNTIME`]).
 /// Memrefs are lowered before the structured control flow, since the OpenMP
-/// conversion wraps loop bodies in `memref.alloca_scope`, which must keep one block.
-pub const LOWERING: &str = "builtin.module(convert-scf-to-openmp,convert-vector-to-scf,\
-expand-strided-metadata,finalize-memref-to-llvm,convert-scf-to-cf,convert-vector-to-llvm,\
-convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,\
-convert-openmp-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)";
+/// conversion wraps loop bodies in `memref.alloca_scope`, which must keep one block;
+/// `lower-affine` runs again after `expand-strided-metadata`, which makes affine maps.
+pub const LOWERING: &str = "builtin.module(canonicalize,scf-forall-to-parallel,\
+convert-linalg-to-loops,lower-affine,convert-scf-to-openmp,convert-vector-to-scf,\
+expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-scf-to-cf,\
+convert-vector-to-llvm,convert-ub-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,\
+convert-index-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,\
+reconcile-unrealized-casts)";
+
+/// The entry point of a transform script: the `transform.named_sequence` applied to
+/// the payload module.
+pub const TRANSFORM_ENTRY: &str = "__transform_main";
 
 /// LLVM's OpenMP runtime (Debian's `libomp-22-dev`), for parallel loops.
 pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
@@ -40,9 +53,12 @@ pub struct Compiled {
     _context: Context,
 }
 
+/// The diagnostics MLIR emitted in a context.
+type Messages = Arc<Mutex<Vec<String>>>;
+
 /// A context with every dialect, pass and LLVM translation registered, whose
 /// diagnostics are collected in the returned list.
-fn context() -> (Context, Arc<Mutex<Vec<String>>>) {
+fn context() -> (Context, Messages) {
     let registry = DialectRegistry::new();
     register_all_dialects(&registry);
     register_all_passes();
@@ -61,16 +77,26 @@ fn context() -> (Context, Arc<Mutex<Vec<String>>>) {
     (context, messages)
 }
 
-fn failure(stage: Stage, what: &str, messages: &Arc<Mutex<Vec<String>>>) -> BridgeError {
+fn failure(stage: Stage, what: &str, messages: &Messages) -> BridgeError {
     let detail = messages.lock().map(|m| m.join("\n")).unwrap_or_default();
     BridgeError::new(stage, format!("{what}\n{detail}").trim_end().to_string())
 }
 
-/// Parses, verifies, lowers and translates `mlir` to LLVM IR; returns its text.
+/// Parses, verifies, lowers and translates `mlir` (a module without a transform
+/// script) to LLVM IR; returns its text.
 pub fn llvm_ir(mlir: &str) -> Result<String, BridgeError> {
+    translated(mlir, None)
+}
+
+/// The payload with its transform script applied, lowered and translated to LLVM IR,
+/// as text (what `elevate compile --emit llvm` shows).
+pub fn payload_llvm_ir(payload: &Payload) -> Result<String, BridgeError> {
+    translated(&payload.mlir, payload.transform.as_deref())
+}
+
+fn translated(mlir: &str, transform: Option<&str>) -> Result<String, BridgeError> {
     let (context, messages) = context();
-    let mut module = parse(&context, mlir, &messages)?;
-    lower_module(&context, &mut module, &messages)?;
+    let module = lowered(&context, mlir, transform, &messages)?;
     // SAFETY: the module is alive and lowered to the LLVM dialect; the C API returns a
     // string allocated with malloc (or null on failure), which is freed here.
     unsafe {
@@ -93,18 +119,42 @@ unsafe extern "C" {
     fn libc_free(ptr: *mut std::ffi::c_void);
 }
 
-/// Parses, verifies and lowers `mlir` to the LLVM dialect; returns the lowered text.
+/// Parses, verifies and lowers `mlir` (a module without a transform script) to the
+/// LLVM dialect; returns the lowered text.
 pub fn lower(mlir: &str) -> Result<String, BridgeError> {
     let (context, messages) = context();
-    let mut module = parse(&context, mlir, &messages)?;
-    lower_module(&context, &mut module, &messages)?;
+    let module = lowered(&context, mlir, None, &messages)?;
+    Ok(module.as_operation().to_string())
+}
+
+/// The payload with its transform script applied, lowered to the LLVM dialect, as
+/// text (what `elevate compile --emit mlir` shows).
+pub fn lower_payload(payload: &Payload) -> Result<String, BridgeError> {
+    let (context, messages) = context();
+    let module = lowered(
+        &context,
+        &payload.mlir,
+        payload.transform.as_deref(),
+        &messages,
+    )?;
+    Ok(module.as_operation().to_string())
+}
+
+/// The payload module after its transform script (the module itself when it has
+/// none), before the lowering, as text.
+pub fn transformed(payload: &Payload) -> Result<String, BridgeError> {
+    let (context, messages) = context();
+    let mut module = parse(&context, &payload.mlir, &messages)?;
+    if let Some(script) = &payload.transform {
+        apply_transform(&context, &mut module, script, &messages)?;
+    }
     Ok(module.as_operation().to_string())
 }
 
 fn parse<'c>(
     context: &'c Context,
     mlir: &str,
-    messages: &Arc<Mutex<Vec<String>>>,
+    messages: &Messages,
 ) -> Result<Module<'c>, BridgeError> {
     let module = Module::parse(context, mlir)
         .ok_or_else(|| failure(Stage::Verify, "the module does not parse", messages))?;
@@ -118,10 +168,98 @@ fn parse<'c>(
     Ok(module)
 }
 
+/// `mlir` parsed and verified, with the transform script applied (if any), lowered.
+fn lowered<'c>(
+    context: &'c Context,
+    mlir: &str,
+    transform: Option<&str>,
+    messages: &Messages,
+) -> Result<Module<'c>, BridgeError> {
+    let mut module = parse(context, mlir, messages)?;
+    if let Some(script) = transform {
+        apply_transform(context, &mut module, script, messages)?;
+    }
+    lower_module(context, &mut module, messages)?;
+    Ok(module)
+}
+
+/// The `transform.named_sequence @__transform_main` at the top of a script module.
+fn transform_entry<'c, 'a>(script: &'a Module<'c>) -> Option<OperationRef<'c, 'a>> {
+    std::iter::successors(script.body().first_operation(), |op| op.next_in_block()).find(|op| {
+        op.name().as_string_ref().as_str() == Ok("transform.named_sequence")
+            && op
+                .attribute("sym_name")
+                .ok()
+                .and_then(|a| StringAttribute::try_from(a).ok())
+                .is_some_and(|name| name.value() == TRANSFORM_ENTRY)
+    })
+}
+
+/// Applies the Transform-dialect `script` (a module of its own, parsed in the same
+/// context) to `module` with MLIR's transform interpreter: its `@__transform_main`,
+/// whose `%root` is the payload module.
+fn apply_transform(
+    context: &Context,
+    module: &mut Module,
+    script: &str,
+    messages: &Messages,
+) -> Result<(), BridgeError> {
+    let script = Module::parse(context, script).ok_or_else(|| {
+        failure(
+            Stage::Transform,
+            "the transform script does not parse",
+            messages,
+        )
+    })?;
+    if !script.as_operation().verify() {
+        return Err(failure(
+            Stage::Transform,
+            "the transform script does not verify",
+            messages,
+        ));
+    }
+    let entry = transform_entry(&script).ok_or_else(|| {
+        BridgeError::new(
+            Stage::Transform,
+            format!(
+                "the transform script has no `transform.named_sequence @{TRANSFORM_ENTRY}` at its top"
+            ),
+        )
+    })?;
+    // SAFETY: the payload module, the script module and its entry sequence are alive
+    // and belong to the same context; the options are created and destroyed here.
+    let applied = unsafe {
+        let options = mlir_sys::mlirTransformOptionsCreate();
+        let result = mlir_sys::mlirTransformApplyNamedSequence(
+            module.as_operation().to_raw(),
+            entry.to_raw(),
+            script.as_operation().to_raw(),
+            options,
+        );
+        mlir_sys::mlirTransformOptionsDestroy(options);
+        result.value != 0
+    };
+    if !applied {
+        return Err(failure(
+            Stage::Transform,
+            "the transform script failed",
+            messages,
+        ));
+    }
+    if !module.as_operation().verify() {
+        return Err(failure(
+            Stage::Transform,
+            "the module after the transform script does not verify",
+            messages,
+        ));
+    }
+    Ok(())
+}
+
 fn lower_module(
     context: &Context,
     module: &mut Module,
-    messages: &Arc<Mutex<Vec<String>>>,
+    messages: &Messages,
 ) -> Result<(), BridgeError> {
     let passes = PassManager::new(context);
     parse_pass_pipeline(passes.as_operation_pass_manager(), LOWERING)
@@ -131,16 +269,22 @@ fn lower_module(
         .map_err(|_| failure(Stage::Lower, "the lowering passes failed", messages))
 }
 
-/// Compiles a payload: parse, verify, lower, JIT (LLVM optimization level 3).
+/// Compiles a payload: parse, verify, apply the transform script (if any), lower, JIT
+/// (LLVM optimization level 3).
 pub fn compile(payload: &Payload) -> Result<Compiled, BridgeError> {
     let (context, messages) = context();
-    let mut module = parse(&context, &payload.mlir, &messages)?;
-    lower_module(&context, &mut module, &messages)?;
+    let module = lowered(
+        &context,
+        &payload.mlir,
+        payload.transform.as_deref(),
+        &messages,
+    )?;
     let llvm_dialect = module.as_operation().to_string();
-    // The OpenMP runtime, for parallel loops (the path resolved: Debian's is a chain
-    // of relative symbolic links, which the JIT's loader does not follow).
+    // The OpenMP runtime, when the lowered module has parallel regions (the path
+    // resolved: Debian's is a chain of relative symbolic links, which the JIT's loader
+    // does not follow).
     let runtime;
-    let libraries: Vec<&str> = if payload.mlir.contains("scf.parallel") {
+    let libraries: Vec<&str> = if llvm_dialect.contains("omp.") {
         runtime = std::fs::canonicalize(OPENMP_RUNTIME).map_err(|e| {
             BridgeError::new(
                 Stage::Jit,

@@ -5,6 +5,7 @@ mod examples;
 mod payload;
 mod random;
 mod strategies;
+mod transform;
 
 use elevate::bridge::{instantiate, jit, payload as translate};
 use elevate::core::Context;
