@@ -1,7 +1,8 @@
-//! The payload's shape: what the RISE structure becomes in MLIR.
+//! The loop payload's shape: what the RISE structure becomes as explicit loops (the
+//! translation for programs that are not structured, checked here on all).
 
 use super::{example, lowered, sizes};
-use elevate::bridge::{instantiate, jit, payload};
+use elevate::bridge::{instantiate, jit, payload_loops as payload};
 
 #[test]
 fn views_cost_no_loops_and_low_level_maps_write_buffers() {

@@ -66,6 +66,7 @@ fn matmul_payload(script: &str) -> Payload {
         result: matrix,
         flops: 2 * (N * N * N) as u64,
         transform: Some(script.into()),
+        loops_because: None,
     }
 }
 

@@ -9,7 +9,8 @@ use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 use std::fmt::Write;
 
-/// Output tiles up to this size are promoted to a buffer of their own on the stack.
+/// Output tiles up to this size are promoted to a buffer of their own (one per tile:
+/// the accumulator block stays in the L1 cache, without the output's row stride).
 const PROMOTE_LIMIT_BYTES: i64 = 256 * 1024;
 
 /// The named operation a kernel is, if any: `linalg.matmul` with its dimensions
@@ -40,6 +41,13 @@ pub(crate) fn matmul_dims(k: &Kernel) -> Option<[usize; 3]> {
     let (a0, a1) = (simple(&k.inputs[0].map[0])?, simple(&k.inputs[0].map[1])?);
     let (b0, b1) = (simple(&k.inputs[1].map[0])?, simple(&k.inputs[1].map[1])?);
     (a0 == i && b1 == j && a1 == b0 && k.dims[a1].reduction && i != j).then_some([i, j, a1])
+}
+
+fn list(xs: &[i64]) -> String {
+    xs.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn dim_expr_text(e: &DimExpr) -> String {
@@ -93,28 +101,54 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
         // Operands, reshaped where a buffer dimension is split into several.
         let mut view = |o: &Operand, lines: &mut Vec<String>| -> (String, String) {
             let buf = &bufs[o.buf];
-            let ty = memref_type(&buf.dims, buf.scalar);
-            if !o.expanded() {
-                return (buf.name.clone(), ty);
-            }
-            let mut groups = Vec::new();
-            let mut next = 0;
-            for e in &o.expand {
-                let g: Vec<String> = (next..next + e.len()).map(|i| i.to_string()).collect();
-                next += e.len();
-                groups.push(format!("[{}]", g.join(", ")));
-            }
+            let (mut v, mut ty) = (buf.name.clone(), memref_type(&buf.dims, buf.scalar));
             let shape = o.shape();
-            let to = memref_type(&shape, buf.scalar);
-            let v = name("view");
-            let sizes: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
-            lines.push(format!(
-                "{v} = memref.expand_shape {} [{}] output_shape [{}] : {ty} into {to}",
-                buf.name,
-                groups.join(", "),
-                sizes.join(", ")
-            ));
-            (v, to)
+            if o.expanded() {
+                let mut groups = Vec::new();
+                let mut next = 0;
+                for e in &o.expand {
+                    let g: Vec<String> = (next..next + e.len()).map(|i| i.to_string()).collect();
+                    next += e.len();
+                    groups.push(format!("[{}]", g.join(", ")));
+                }
+                let to = memref_type(&shape, buf.scalar);
+                let x = name("view");
+                lines.push(format!(
+                    "{x} = memref.expand_shape {v} [{}] output_shape [{}] : {ty} into {to}",
+                    groups.join(", "),
+                    list(&shape)
+                ));
+                (v, ty) = (x, to);
+            }
+            if o.windowed() {
+                // Row-major strides of the shape, and the window's offset in elements.
+                let mut strides = vec![1i64; shape.len()];
+                for i in (0..shape.len().saturating_sub(1)).rev() {
+                    strides[i] = strides[i + 1] * shape[i + 1];
+                }
+                let offsets: Vec<i64> = o.window.iter().map(|(off, _)| *off).collect();
+                let sizes: Vec<i64> = o.window.iter().map(|(_, size)| *size).collect();
+                let start: i64 = offsets.iter().zip(&strides).map(|(o, s)| o * s).sum();
+                let to = format!(
+                    "memref<{}x{}, strided<[{}], offset: {start}>>",
+                    sizes
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x"),
+                    mlir_scalar(buf.scalar),
+                    list(&strides)
+                );
+                let x = name("window");
+                lines.push(format!(
+                    "{x} = memref.subview {v}[{}] [{}] [{}] : {ty} to {to}",
+                    list(&offsets),
+                    list(&sizes),
+                    list(&vec![1; sizes.len()])
+                ));
+                (v, ty) = (x, to);
+            }
+            (v, ty)
         };
         let ins: Vec<(String, String)> = k.inputs.iter().map(|o| view(o, &mut lines)).collect();
         let out = view(&k.out, &mut lines);
@@ -371,11 +405,12 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         };
         // The current tile's size in each dimension.
         let mut tile: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
+        let mut promoted = false;
         for (j, st) in tiled.iter().enumerate() {
             if st.trips <= 1 {
                 continue;
             }
-            if st.array_acc {
+            if st.array_acc && !promoted {
                 let bytes: i64 = k
                     .out
                     .map
@@ -386,10 +421,11 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 if bytes <= PROMOTE_LIMIT_BYTES {
                     let p = format!("%k{n}p{j}");
                     lines.push(format!(
-                        "{p} = transform.structured.promote {h} {{ operands_to_promote = [{}], use_alloca }} : ({any}) -> {any}",
+                        "{p} = transform.structured.promote {h} {{ operands_to_promote = [{}] }} : ({any}) -> {any}",
                         k.inputs.len()
                     ));
                     h = p;
+                    promoted = true;
                 }
             }
             let mut sizes = vec![0i64; k.dims.len()];

@@ -10,6 +10,13 @@ use elevate_rise::types::{Scalar, Type, TypeKind};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+/// A buffer's layout by the loops that write it: digit `(position, a, b)` is
+/// `(position / a) mod b`, outermost first.
+pub(crate) type Layout = Vec<(usize, i64, i64)>;
+
+/// An index affine in the loops: `(Σ coefficient * loop, constant)`.
+type Linear = (Vec<(Var, i64)>, i64);
+
 /// A buffer: a parameter, the result, or one a kernel writes.
 #[derive(Clone, Debug)]
 pub(crate) struct Buf {
@@ -40,11 +47,22 @@ pub(crate) struct Operand {
     /// For each dimension of the buffer, the sizes it is expanded into.
     pub(crate) expand: Vec<Vec<i64>>,
     pub(crate) map: Vec<DimExpr>,
+    /// The part of each (expanded) dimension read: offset and size (a subview where
+    /// it is not the whole).
+    pub(crate) window: Vec<(i64, i64)>,
 }
 
 impl Operand {
     pub(crate) fn expanded(&self) -> bool {
         self.expand.iter().any(|e| e.len() != 1)
+    }
+
+    /// Whether only part of the buffer is read.
+    pub(crate) fn windowed(&self) -> bool {
+        self.window
+            .iter()
+            .zip(self.shape())
+            .any(|((offset, size), full)| *offset != 0 || *size != full)
     }
 
     pub(crate) fn shape(&self) -> Vec<i64> {
@@ -116,7 +134,7 @@ impl Materialize for Builder {
 /// layout is `(position[p] / a) mod b`.
 fn laid_out(
     buf: usize,
-    layout: Rc<Vec<(usize, i64, i64)>>,
+    layout: Rc<Layout>,
     dims: &[i64],
     s: Scalar,
     prefix: Vec<Aff>,
@@ -177,7 +195,7 @@ impl Builder {
         value: SVal,
         out: usize,
         natural: bool,
-    ) -> R<Vec<(usize, i64, i64)>> {
+    ) -> R<Layout> {
         let dims = self.bufs[out].dims.clone();
         let positions: Vec<Var> = dims.iter().map(|d| ex.var(*d)).collect();
         let mut v = value;
@@ -208,7 +226,7 @@ fn analyze(
     out: usize,
     bufs: &mut [Buf],
     natural: bool,
-) -> R<(Kernel, Vec<(usize, i64, i64)>)> {
+) -> R<(Kernel, Layout)> {
     // 1. Each map loop is a digit of an output position: `(p / a) mod b`.
     let mut nest = Vec::new();
     let mut digits: BTreeMap<Var, Vec<(i64, Var)>> = BTreeMap::new();
@@ -340,7 +358,7 @@ fn analyze(
     // 4. The accesses, affine in the loops.
     let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
     collect_loads(&body, &mut loads);
-    let linear = |idx: &[Aff]| -> R<Vec<(Vec<(Var, i64)>, i64)>> {
+    let linear = |idx: &[Aff]| -> R<Vec<Linear>> {
         idx.iter()
             .map(|a| match a.linear() {
                 Some(t) => Ok((t, a.c)),
@@ -444,12 +462,19 @@ fn analyze(
     let operand = |buf: usize, comps: &[(Vec<(Var, i64)>, i64)], output: bool| -> R<Operand> {
         let mut expand = Vec::new();
         let mut map = Vec::new();
+        let mut window = Vec::new();
         for (k, c) in comps.iter().enumerate() {
             let de = in_dims(c);
             let size = bufs[buf].dims[k];
-            if de.c == 0 && de.terms.len() == 1 && de.terms[0].1 == 1 {
+            if de.terms.len() == 1 && de.terms[0].1 == 1 {
+                // One dimension, maybe offset: a window of the buffer dimension.
+                let d = de.terms[0].0;
                 expand.push(vec![size]);
-                map.push(de);
+                window.push((de.c, dims[d].extent));
+                map.push(DimExpr {
+                    terms: de.terms.clone(),
+                    c: 0,
+                });
                 continue;
             }
             // A mixed-radix combination of dimensions covering the buffer dimension.
@@ -466,18 +491,27 @@ fn analyze(
                 && covered == size;
             if radix {
                 expand.push(ts.iter().map(|(d, _)| dims[*d].extent).collect());
-                map.extend(ts.iter().map(|(d, _)| DimExpr {
-                    terms: vec![(*d, 1)],
-                    c: 0,
-                }));
+                for (d, _) in &ts {
+                    map.push(DimExpr {
+                        terms: vec![(*d, 1)],
+                        c: 0,
+                    });
+                    window.push((0, dims[*d].extent));
+                }
             } else if output {
                 return no("an output index that is not a permutation of the loops");
             } else {
                 expand.push(vec![size]);
                 map.push(de);
+                window.push((0, size));
             }
         }
-        Ok(Operand { buf, expand, map })
+        Ok(Operand {
+            buf,
+            expand,
+            map,
+            window,
+        })
     };
     let out_operand = operand(out, &out_lin, true)?;
     let mut inputs = Vec::new();
