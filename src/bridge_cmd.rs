@@ -69,6 +69,18 @@ fn bridge_failure(path: &Path, source: &str, e: elevate_bridge::BridgeError) -> 
     }
 }
 
+/// What `--emit transform` prints for a payload without a Transform script: a comment
+/// saying so, then a script that does nothing, so that the output is always a valid
+/// transform module (for `mlir-opt --transform-interpreter`, or to start one from).
+const NO_TRANSFORM: &str = "// no transform script: the payload's own loops are its schedule \
+(the strategy chose them in RISE); this script does nothing
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    transform.yield
+  }
+}
+";
+
 pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     if o.target != "cpu" {
         return Err(Failure(format!(
@@ -81,23 +93,24 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     let term = chosen(o.path, &entry.term, o.strategy, &sizes(o.nats))?;
     let text = match o.emit {
         "rise" => print_definition(&entry.name, &term),
-        "payload" | "mlir" | "llvm" => {
+        "payload" | "transform" | "mlir" | "llvm" => {
             let payload = elevate_bridge::payload(&entry.name, &term)
                 .map_err(|e| bridge_failure(o.path, &source, e))?;
             match o.emit {
                 "payload" => payload.mlir,
+                "transform" => payload.transform.unwrap_or_else(|| NO_TRANSFORM.into()),
                 stage => lowered(o.path, &source, &payload, stage == "llvm")?,
             }
         }
-        "transform" | "ptx" => {
-            return Err(Failure(format!(
-                "--emit {} is not available yet (this version emits rise, payload, mlir and llvm)",
-                o.emit
-            )))
+        "ptx" => {
+            return Err(Failure(
+                "--emit ptx is not available yet (this version emits rise, payload, transform, mlir and llvm)"
+                    .into(),
+            ))
         }
         other => {
             return Err(Failure(format!(
-                "unknown stage `{other}` (rise, payload, mlir, llvm)"
+                "unknown stage `{other}` (rise, payload, transform, mlir, llvm)"
             )))
         }
     };
@@ -111,7 +124,8 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     }
 }
 
-/// The payload lowered to the LLVM dialect, or translated to LLVM IR.
+/// The payload, after its Transform script (if any), lowered to the LLVM dialect, or
+/// translated to LLVM IR.
 #[cfg(feature = "mlir")]
 fn lowered(
     path: &Path,
@@ -120,9 +134,9 @@ fn lowered(
     llvm_ir: bool,
 ) -> Result<String, Failure> {
     let result = if llvm_ir {
-        elevate_bridge::jit::llvm_ir(&payload.mlir)
+        elevate_bridge::jit::payload_llvm_ir(payload)
     } else {
-        elevate_bridge::jit::lower(&payload.mlir)
+        elevate_bridge::jit::lower_payload(payload)
     };
     result.map_err(|e| bridge_failure(path, source, e))
 }

@@ -62,8 +62,9 @@ enum Command {
     /// List every named rule, strategy and traversal with its arguments and meaning.
     Strategies,
     /// Bridge to MLIR and show a stage: `rise` (the program compiled, after the
-    /// strategy and `defaultLowering`), `payload` (the MLIR module), `mlir` (lowered to
-    /// the LLVM dialect), `llvm` (LLVM IR).
+    /// strategy and `defaultLowering`), `payload` (the MLIR module), `transform` (its
+    /// Transform-dialect script), `mlir` (the payload after the script, lowered to the
+    /// LLVM dialect), `llvm` (LLVM IR).
     Compile {
         /// The RISE file.
         program: PathBuf,
@@ -76,7 +77,10 @@ enum Command {
         /// The target: `cpu`.
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// The stage to show: `rise`, `payload`, `mlir` or `llvm`.
+        /// The stage to show: `rise`, `payload`, `transform`, `mlir` or `llvm`.
+        /// `transform` prints the module holding `@__transform_main`; for a payload
+        /// without a script, a `// no transform script` comment line and a sequence that
+        /// does nothing.
         #[arg(long)]
         emit: String,
         /// Sizes: the payload is specialized to them, e.g. `--nat n=1024`.

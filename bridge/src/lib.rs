@@ -2,7 +2,8 @@
 //!
 //! [`payload()`](fn@payload) translates a typed RISE function with concrete sizes into an MLIR module
 //! (pure Rust, no LLVM needed); with the `mlir` feature, `jit` parses, verifies,
-//! lowers and JIT-compiles it through melior and calls it on inputs.
+//! applies the payload's Transform-dialect script (if any), lowers and JIT-compiles it
+//! through melior and calls it on inputs.
 
 #![warn(missing_docs)]
 

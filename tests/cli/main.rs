@@ -280,9 +280,24 @@ fn compile_and_run_go_through_mlir() {
         assert!(o.status.success(), "{stage}: {}", stderr(&o));
         assert!(stdout(&o).contains(expect), "{stage}: {}", stdout(&o));
     }
+    // A payload without a Transform script: a comment saying so and a valid script
+    // that does nothing.
     let o = elevate(&["compile", &dot, "--emit", "transform", "--nat", "n=8"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not available yet"), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = stdout(&o);
+    assert!(
+        script.starts_with("// no transform script")
+            && script.contains("transform.named_sequence @__transform_main(")
+            && script.contains("transform.yield"),
+        "{script}"
+    );
+    let o = elevate(&["compile", &dot, "--emit", "ptx", "--nat", "n=8"]);
+    assert_fails_with(&o, "not available yet");
+    let o = elevate(&["compile", &dot, "--emit", "scheduled", "--nat", "n=8"]);
+    assert_fails_with(
+        &o,
+        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm)",
+    );
     let o = elevate(&["compile", &dot, "--emit", "payload"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no size for `n`"), "{}", stderr(&o));
