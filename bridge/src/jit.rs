@@ -11,13 +11,14 @@ use melior::dialect::DialectRegistry;
 use melior::ir::attribute::StringAttribute;
 use melior::ir::block::BlockLike;
 use melior::ir::operation::{OperationLike, OperationRef};
-use melior::ir::Module;
+use melior::ir::{Module, Operation};
 use melior::pass::PassManager;
 use melior::utility::{
     parse_pass_pipeline, register_all_dialects, register_all_llvm_translations, register_all_passes,
 };
-use melior::{Context, ExecutionEngine};
+use melior::{Context, ExecutionEngine, StringRef};
 use serde_json::Value as Json;
+use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
 /// The passes from the payload's dialects to the LLVM dialect, for the generated loops
@@ -71,6 +72,10 @@ fn context() -> (Context, Messages) {
     context.attach_diagnostic_handler(move |d| {
         if let Ok(mut m) = sink.lock() {
             m.push(format!("{}: {}", d.location(), d));
+            // Notes, such as the payload operation a transform failed on.
+            for note in (0..d.note_count()).filter_map(|k| d.note(k).ok()) {
+                m.push(format!("{}: note: {}", note.location(), note));
+            }
         }
         true
     });
@@ -151,21 +156,60 @@ pub fn transformed(payload: &Payload) -> Result<String, BridgeError> {
     Ok(module.as_operation().to_string())
 }
 
+/// Parses `text`, the `what` of `stage`, as a module whose locations name `source`
+/// (`loc("payload":3:5)`), so that diagnostics tell the payload from the script.
+fn parse_named<'c>(
+    context: &'c Context,
+    text: &str,
+    source: &str,
+    (stage, what): (Stage, &str),
+    messages: &Messages,
+) -> Result<Module<'c>, BridgeError> {
+    let unparsed = || failure(stage, &format!("the {what} does not parse"), messages);
+    // MLIR's lexer reads up to a terminating zero.
+    let text = CString::new(text).map_err(|_| unparsed())?;
+    // SAFETY: the context is alive and both strings outlive the call, which copies
+    // what it keeps; the result is an operation owned by the caller, or null.
+    let operation = unsafe {
+        Operation::from_option_raw(mlir_sys::mlirOperationCreateParse(
+            context.to_raw(),
+            StringRef::from_c_str(&text).to_raw(),
+            StringRef::new(source).to_raw(),
+        ))
+    }
+    .ok_or_else(unparsed)?;
+    let module = (operation.name().as_string_ref().as_str() == Ok("builtin.module"))
+        .then(|| Module::from_operation(operation))
+        .flatten()
+        .ok_or_else(|| {
+            BridgeError::new(
+                stage,
+                format!("the {what} is not one `module {{ ... }}` operation"),
+            )
+        })?;
+    if !module.as_operation().verify() {
+        return Err(failure(
+            stage,
+            &format!("the {what} does not verify"),
+            messages,
+        ));
+    }
+    Ok(module)
+}
+
+/// The payload module, parsed and verified.
 fn parse<'c>(
     context: &'c Context,
     mlir: &str,
     messages: &Messages,
 ) -> Result<Module<'c>, BridgeError> {
-    let module = Module::parse(context, mlir)
-        .ok_or_else(|| failure(Stage::Verify, "the module does not parse", messages))?;
-    if !module.as_operation().verify() {
-        return Err(failure(
-            Stage::Verify,
-            "the module does not verify",
-            messages,
-        ));
-    }
-    Ok(module)
+    parse_named(
+        context,
+        mlir,
+        "payload",
+        (Stage::Verify, "module"),
+        messages,
+    )
 }
 
 /// `mlir` parsed and verified, with the transform script applied (if any), lowered.
@@ -204,20 +248,13 @@ fn apply_transform(
     script: &str,
     messages: &Messages,
 ) -> Result<(), BridgeError> {
-    let script = Module::parse(context, script).ok_or_else(|| {
-        failure(
-            Stage::Transform,
-            "the transform script does not parse",
-            messages,
-        )
-    })?;
-    if !script.as_operation().verify() {
-        return Err(failure(
-            Stage::Transform,
-            "the transform script does not verify",
-            messages,
-        ));
-    }
+    let script = parse_named(
+        context,
+        script,
+        "transform",
+        (Stage::Transform, "transform script"),
+        messages,
+    )?;
     let entry = transform_entry(&script).ok_or_else(|| {
         BridgeError::new(
             Stage::Transform,

@@ -149,7 +149,8 @@ fn a_broken_script_is_a_transform_error_with_mlir_s_message() {
     let message = error(&tile_the_function);
     assert!(
         message.starts_with("transform script error: the transform script failed")
-            && message.contains("only TilingInterface ops are supported"),
+            && message.contains("loc(\"transform\":5:20): only TilingInterface ops are supported")
+            && message.contains("loc(\"payload\":2:3): note: target op"),
         "{message}"
     );
     // It does not parse.
@@ -158,6 +159,9 @@ fn a_broken_script_is_a_transform_error_with_mlir_s_message() {
         message.contains("does not parse") && message.contains("tile_using_fr"),
         "{message}"
     );
+    // It is not a module.
+    let message = error("transform.yield");
+    assert!(message.contains("not one `module"), "{message}");
     // It has no entry point.
     let message = error(&SCHEDULE.replace("@__transform_main", "@main"));
     assert!(message.contains("@__transform_main"), "{message}");
