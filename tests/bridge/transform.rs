@@ -1,10 +1,9 @@
 //! Payloads with a Transform-dialect script: the script is applied in process, what it
 //! leaves lowers, and the result computes what it should.
 
-use elevate::bridge::{jit, Payload, Stage};
+use super::{example, lowered, sizes};
+use elevate::bridge::{jit, payload, Payload, Stage};
 use elevate::rise::io;
-use elevate::rise::nat::Nat;
-use elevate::rise::types::{Scalar, Type};
 
 const N: usize = 64;
 
@@ -54,19 +53,20 @@ const SCHEDULE: &str = r#"module attributes {transform.with_named_sequence} {
 }
 "#;
 
+/// [`MATMUL`] with `script`: how to call it (name, parameters, result, flops) is what
+/// `payload()` says for `matmul.rise` at the same sizes; the module and the script are
+/// this file's.
 fn matmul_payload(script: &str) -> Payload {
-    let matrix = Type::array(
-        Nat::cst(N as i64),
-        Type::array(Nat::cst(N as i64), Type::scalar(Scalar::F32)),
+    let n = N as i64;
+    let term = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", n), ("k", n), ("m", n)]),
+        "id",
     );
     Payload {
         mlir: MATMUL.into(),
-        name: "mm".into(),
-        params: vec![matrix.clone(), matrix.clone()],
-        result: matrix,
-        flops: 2 * (N * N * N) as u64,
         transform: Some(script.into()),
-        loops_because: None,
+        ..payload("mm", &term).unwrap()
     }
 }
 
