@@ -72,9 +72,13 @@ fn context() -> (Context, Messages) {
     context.attach_diagnostic_handler(move |d| {
         if let Ok(mut m) = sink.lock() {
             m.push(format!("{}: {}", d.location(), d));
-            // Notes, such as the payload operation a transform failed on.
+            // Notes, such as the payload operation a transform failed on, but not the
+            // whole operation in generic form that MLIR attaches to some errors.
             for note in (0..d.note_count()).filter_map(|k| d.note(k).ok()) {
-                m.push(format!("{}: note: {}", note.location(), note));
+                let text = note.to_string();
+                if !text.starts_with("see current operation") {
+                    m.push(format!("{}: note: {text}", note.location()));
+                }
             }
         }
         true

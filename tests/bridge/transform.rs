@@ -159,6 +159,14 @@ fn a_broken_script_is_a_transform_error_with_mlir_s_message() {
         message.contains("does not parse") && message.contains("tile_using_fr"),
         "{message}"
     );
+    // It does not verify: MLIR's message, without the operation printed in full.
+    let message = error(&SCHEDULE.replace("tile_sizes [0, 32, 0]", "tile_sizes [0, 32, 0, 1]"));
+    assert!(
+        message.contains(
+            "expected number of loops to tile (2) to match number of `loops` results (1)"
+        ) && !message.contains("see current operation"),
+        "{message}"
+    );
     // It is not a module.
     let message = error("transform.yield");
     assert!(message.contains("not one `module"), "{message}");
