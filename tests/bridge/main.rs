@@ -4,6 +4,7 @@
 mod examples;
 mod payload;
 mod random;
+mod schedule;
 mod strategies;
 mod transform;
 

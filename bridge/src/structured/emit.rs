@@ -378,7 +378,8 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         lines.push(format!(
             "{h} = transform.structured.match ops{{[\"{op}\"]}} attributes{{elevate.kernel = {n} : i64}} in %root : ({any}) -> {any}"
         ));
-        // The innermost loops that are vector lanes and unrolled loops: one vector op.
+        // The innermost loops that are vector lanes and unrolled reductions: one vector
+        // operation (the contraction's lowering unrolls the reduction).
         let plain = k.inputs.iter().chain([&k.out]).all(|o| {
             o.map
                 .iter()
@@ -387,12 +388,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         let tail_start = k
             .schedule
             .iter()
-            .rposition(|st| {
-                !matches!(
-                    st.kind,
-                    LoopKind::Lane | LoopKind::Unroll | LoopKind::ReduceUnroll
-                )
-            })
+            .rposition(|st| !matches!(st.kind, LoopKind::Lane | LoopKind::ReduceUnroll))
             .map_or(0, |i| i + 1);
         let vector_tail = plain
             && k.schedule[tail_start..]
@@ -450,7 +446,14 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             h = t;
         }
         if vector_tail {
-            lines.push(format!("transform.structured.vectorize {h} : {any}"));
+            let mut sizes = vec![0i64; k.dims.len()];
+            for (d, size) in tile.iter().enumerate() {
+                sizes[position(d)] = *size;
+            }
+            lines.push(format!(
+                "transform.structured.vectorize {h} vector_sizes [{}] : {any}",
+                list(&sizes)
+            ));
             vectorized = true;
         }
     }

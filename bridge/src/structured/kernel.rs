@@ -132,13 +132,7 @@ impl Materialize for Builder {
 
 /// Element `position` of a buffer laid out as `layout`: digit `(p, a, b)` of the
 /// layout is `(position[p] / a) mod b`.
-fn laid_out(
-    buf: usize,
-    layout: Rc<Layout>,
-    dims: &[i64],
-    s: Scalar,
-    prefix: Vec<Aff>,
-) -> SVal {
+fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec<Aff>) -> SVal {
     let dims2 = dims.to_vec();
     SVal::Array(super::eval::SArr::new(dims[prefix.len()], move |ex, i| {
         let mut p = prefix.clone();

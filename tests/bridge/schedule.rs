@@ -1,0 +1,95 @@
+//! The Transform script carries the schedule the low-level program encodes: tile
+//! sizes from its splits, `scf.forall` from `mapPar`, vector widths from `asVector`,
+//! unroll factors from the `*Unroll` primitives; the payload is `linalg`.
+
+use super::{assert_same, example, lowered, sizes};
+use elevate::bridge::payload;
+
+const SCALE: &str = "def f(x: 64.64.f32) = x |> map(map(fun(v => v * 2.0)))";
+
+fn script(source: &str, nats: &[(&str, i64)], strategy: &str) -> (String, String) {
+    let term = lowered(source, &sizes(nats), strategy);
+    let p = payload("f", &term).unwrap();
+    let script = p.transform.unwrap_or_else(|| {
+        panic!("not structured: {:?}", p.loops_because);
+    });
+    assert_same(&term, strategy);
+    (p.mlir, script)
+}
+
+#[test]
+fn tile_sizes_are_the_program_s_splits() {
+    for (x, y) in [(16, 8), (32, 4)] {
+        let (mlir, script) = script(SCALE, &[], &format!("DFNF ; body(tile({x}, {y}))"));
+        assert!(mlir.contains("linalg.generic"), "{mlir}");
+        // Rows in blocks of x, columns in blocks of y, then each block's rows and columns.
+        let tiles: Vec<&str> = script
+            .lines()
+            .filter(|l| l.contains("tile_using_for"))
+            .collect();
+        assert_eq!(tiles.len(), 4, "{script}");
+        for (line, sizes) in tiles.iter().zip([
+            format!("[{x}, 0]"),
+            format!("[0, {y}]"),
+            "[1, 0]".into(),
+            "[0, 1]".into(),
+        ]) {
+            assert!(line.contains(&format!("tile_sizes {sizes}")), "{line}");
+        }
+    }
+}
+
+#[test]
+fn map_par_is_a_forall_vectors_keep_their_width_and_unrolled_maps_unroll() {
+    for (width, vectors) in [(8, 8), (16, 4)] {
+        let source = format!(
+            "def f(x: 64.64.f32) = x |> mapPar(fun(r => r |> asVector({width}) |> mapSeqUnroll(fun(v => v * vectorFromScalar(2.0))) |> asScalar))"
+        );
+        let (_, script) = script(&source, &[], "id");
+        assert!(
+            script.contains("tile_using_forall %k0 tile_sizes [1, 0]"),
+            "{script}"
+        );
+        assert!(
+            script.contains(&format!("tile_sizes [0, {width}]")),
+            "{script}"
+        );
+        assert!(
+            script.contains(&format!("vector_sizes [1, {width}]")),
+            "{script}"
+        );
+        assert!(
+            script.contains(&format!(
+                "transform.loop.unroll %u0 {{ factor = {vectors} }}"
+            )),
+            "{script}"
+        );
+    }
+}
+
+#[test]
+fn the_matmul_strategies_scripts_are_their_schedules() {
+    let nats = [("n", 64), ("m", 64), ("k", 64)];
+    // baseline: the named op, one loop per dimension, nothing else.
+    let (mlir, base) = script(&example("matmul.rise"), &nats, "baseline");
+    assert!(mlir.contains("linalg.matmul"), "{mlir}");
+    assert_eq!(base.matches("tile_using_for").count(), 3, "{base}");
+    assert!(
+        !base.contains("vectorize") && !base.contains("forall"),
+        "{base}"
+    );
+    // par: the packed B is a kernel of its own (its layout the packing), the outer
+    // rows parallel in blocks of 32, columns in blocks of 32 accumulated in a promoted
+    // block, the reduction in steps of 4 unrolled into the vector operation whose
+    // width is the 32 columns.
+    let (mlir, par) = script(&example("matmul.rise"), &nats, "par");
+    assert!(mlir.contains("memref<2x64x32xf32>"), "{mlir}");
+    assert_eq!(mlir.matches("linalg.generic").count(), 2, "{mlir}");
+    assert!(
+        par.contains("tile_using_forall %k1 tile_sizes [32, 0, 0, 0]"),
+        "{par}"
+    );
+    assert!(par.contains("transform.structured.promote"), "{par}");
+    assert!(par.contains("tile_sizes [0, 0, 4, 0]"), "{par}");
+    assert!(par.contains("vector_sizes [1, 1, 4, 32]"), "{par}");
+}
