@@ -1,19 +1,24 @@
 //! `matmul.rise` with random square inputs, shared by the interpreter's criterion
-//! benchmark and `examples/interp_bench.rs` (and the program by `rewrite_bench`).
+//! benchmark and `examples/interp_bench.rs` (and the program by `rewrite_bench`, the
+//! source by the bridge's benchmarks).
 
 #![allow(dead_code)]
 
 use elevate::rise::nat::NatVar;
 use elevate::rise::{io, NatEnv, Program, Value};
 
-/// The type-checked `matmul.rise` example.
-pub fn program() -> Program {
+/// The text of the `matmul.rise` example.
+pub fn source() -> String {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/examples/matmul.rise"
     );
-    let source = std::fs::read_to_string(path).expect("the matmul example");
-    Program::load(&source, None).expect("matmul type-checks")
+    std::fs::read_to_string(path).expect("the matmul example")
+}
+
+/// The type-checked `matmul.rise` example.
+pub fn program() -> Program {
+    Program::load(&source(), None).expect("matmul type-checks")
 }
 
 /// The program, sizes `n = k = m = size`, and reproducible random inputs.

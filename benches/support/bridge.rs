@@ -1,0 +1,178 @@
+//! The compiled matrix multiplication and what it is compared with, shared by the
+//! bridge's criterion benchmark and `examples/bridge_bench.rs`: a matmul strategy's
+//! program compiled through MLIR, OpenBLAS's `cblas_sgemm` (single thread), and the
+//! thread count of the OpenMP runtime that runs the compiled parallel loops.
+//!
+//! Only the bridge's public API is used (`instantiate`, `payload`, `jit`).
+
+#![allow(dead_code)]
+
+use elevate::bridge::jit::{self, Compiled};
+use elevate::bridge::{instantiate, payload};
+use elevate::core::{Context, Strategy};
+use elevate::rise::nat::NatVar;
+use elevate::rise::{io, rules, NatEnv, Program, Term};
+use libloading::Library;
+use serde_json::Value as Json;
+use std::time::Instant;
+
+/// The named strategy of the seven ELEVATE matmul strategies
+/// (`rules::matmul_strategies()`).
+pub fn strategy(name: &str) -> Strategy<Term> {
+    rules::matmul_strategies()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no matmul strategy `{name}`"))
+}
+
+/// A matmul program compiled to machine code, with random inputs for it.
+pub struct Matmul {
+    /// The compiled function.
+    pub compiled: Compiled,
+    /// Its inputs, as `Compiled::prepare` takes them.
+    pub inputs: Vec<Json>,
+    /// From the RISE text to a callable function: parse and type-check, fix the sizes,
+    /// rewrite with the strategy and `defaultLowering`, generate the payload, compile.
+    pub compile_ms: f64,
+}
+
+/// Compiles `source` (a RISE program whose entry point is the matmul over sizes
+/// `n`, `k`, `m`) at `n = k = m = size`, rewritten by `strategy` then
+/// `defaultLowering`, with inputs from seed 1.
+pub fn compile(source: &str, strategy: Strategy<Term>, size: i64) -> Matmul {
+    let started = Instant::now();
+    let program = Program::load(source, None).expect("the program type-checks");
+    let mut nats = NatEnv::default();
+    for v in ["n", "k", "m"] {
+        nats.insert(NatVar::Named(v.into()), size);
+    }
+    let term = instantiate(&program.entry().term, &nats).expect("sizes for n, k, m");
+    let chosen = (strategy >> rules::default_lowering())
+        .apply(&term, &mut Context::default())
+        .expect("the strategy and defaultLowering apply");
+    let payload = payload("mm", &chosen).expect("a payload");
+    let compiled = jit::compile(&payload).expect("MLIR compiles the payload");
+    let compile_ms = started.elapsed().as_secs_f64() * 1e3;
+    let inputs = io::random_inputs(&io::signature(&chosen), &NatEnv::default(), 1)
+        .expect("inputs")
+        .iter()
+        .map(|v| v.to_json().expect("data"))
+        .collect();
+    Matmul {
+        compiled,
+        inputs,
+        compile_ms,
+    }
+}
+
+/// `cblas_sgemm`'s C signature.
+type Sgemm = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    f32,
+    *const f32,
+    i32,
+    *const f32,
+    i32,
+    f32,
+    *mut f32,
+    i32,
+);
+
+/// The distribution's OpenBLAS, single-threaded.
+pub struct OpenBlas {
+    sgemm: Sgemm,
+    // Keeps `sgemm` loaded.
+    _library: Library,
+}
+
+impl OpenBlas {
+    /// The library name looked up.
+    pub const LIBRARY: &'static str = "libopenblas.so.0";
+
+    /// Loads OpenBLAS with one thread, or `None` if the library is not there.
+    pub fn load() -> Option<OpenBlas> {
+        // Read when the library initializes.
+        std::env::set_var("OPENBLAS_NUM_THREADS", "1");
+        // SAFETY: loading the distribution's OpenBLAS and taking `cblas_sgemm` with its
+        // C signature; the library stays loaded as long as the pointer is kept.
+        unsafe {
+            let library = Library::new(Self::LIBRARY).ok()?;
+            let sgemm = *library.get::<Sgemm>(b"cblas_sgemm").ok()?;
+            Some(OpenBlas {
+                sgemm,
+                _library: library,
+            })
+        }
+    }
+
+    /// `c = a b` for row-major `n` x `n` matrices.
+    pub fn sgemm(&self, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+        assert!(a.len() == n * n && b.len() == n * n && c.len() == n * n);
+        let n = i32::try_from(n).expect("n fits in an i32");
+        // SAFETY: the buffers hold n x n floats each, as told. Row-major (101), no
+        // transposes (111).
+        unsafe {
+            (self.sgemm)(
+                101,
+                111,
+                111,
+                n,
+                n,
+                n,
+                1.0,
+                a.as_ptr(),
+                n,
+                b.as_ptr(),
+                n,
+                0.0,
+                c.as_mut_ptr(),
+                n,
+            )
+        }
+    }
+}
+
+/// The OpenMP runtime that the JIT loads for parallel loops (`jit::OPENMP_RUNTIME`),
+/// for setting its thread count between calls.
+///
+/// `OMP_NUM_THREADS` (what `elevate run --threads` sets) is read once, when the runtime
+/// initializes; `omp_set_num_threads` changes the count of the calling thread's later
+/// parallel regions, so one process can measure several counts. The library is opened
+/// here by its resolved path, as the JIT opens it, so both get the same instance.
+pub struct OpenMp {
+    set_num_threads: unsafe extern "C" fn(i32),
+    // Keeps the runtime loaded, with the count set, until the JIT loads it too.
+    _library: Library,
+}
+
+impl OpenMp {
+    /// Loads the runtime, or `None` if it is not installed.
+    pub fn load() -> Option<OpenMp> {
+        let path = std::fs::canonicalize(jit::OPENMP_RUNTIME).ok()?;
+        // SAFETY: loading LLVM's OpenMP runtime and taking `omp_set_num_threads` with
+        // its C signature; the library stays loaded as long as the pointer is kept.
+        unsafe {
+            let library = Library::new(path).ok()?;
+            let set_num_threads = *library
+                .get::<unsafe extern "C" fn(i32)>(b"omp_set_num_threads")
+                .ok()?;
+            Some(OpenMp {
+                set_num_threads,
+                _library: library,
+            })
+        }
+    }
+
+    /// Runs the calling thread's next parallel loops on `threads` threads.
+    pub fn set_threads(&self, threads: usize) {
+        let threads = i32::try_from(threads.max(1)).expect("a thread count");
+        // SAFETY: `omp_set_num_threads` takes any positive count.
+        unsafe { (self.set_num_threads)(threads) }
+    }
+}
