@@ -26,7 +26,7 @@ mod matmul;
 use bridge::{OpenBlas, OpenMp};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// The matrices' size.
@@ -78,7 +78,8 @@ fn matmul(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("compiled matmul {N}"));
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
 
-    // About 5 s a call: one call to warm up and one per sample.
+    // About 5 s a call: one call to warm up and one per sample (criterion warns that
+    // ten samples do not fit in the measurement time, as intended; so for par).
     group
         .warm_up_time(Duration::from_millis(1))
         .measurement_time(Duration::from_secs(10));
@@ -128,24 +129,42 @@ fn matmul(c: &mut Criterion) {
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
     let ratio = |a: Option<f64>, b: Option<f64>| Some(round(a? / b?));
     let (first_threads, first_ms) = par_ms[0];
-    let mut summary = Map::new();
-    let mut put = |key: &str, value: Value| summary.insert(key.into(), value);
-    put("n", json!(N));
-    put("baseline_ms", json!(baseline_ms.map(round)));
-    put("par_ms", json!(first_ms.map(round)));
-    put("openblas_ms", json!(openblas_ms.map(round)));
-    put("par_vs_baseline", json!(ratio(baseline_ms, first_ms)));
-    put("par_vs_openblas", json!(ratio(openblas_ms, first_ms)));
-    put("par_compile_ms", json!(round(par.compile_ms)));
-    put("par_threads", json!(openmp.as_ref().map(|_| first_threads)));
+    let mut summary: Vec<(String, Value)> = vec![
+        ("n".into(), json!(N)),
+        ("baseline_ms".into(), json!(baseline_ms.map(round))),
+        ("par_ms".into(), json!(first_ms.map(round))),
+        ("openblas_ms".into(), json!(openblas_ms.map(round))),
+        (
+            "par_vs_baseline".into(),
+            json!(ratio(baseline_ms, first_ms)),
+        ),
+        (
+            "par_vs_openblas".into(),
+            json!(ratio(openblas_ms, first_ms)),
+        ),
+        ("par_compile_ms".into(), json!(round(par.compile_ms))),
+        (
+            "par_threads".into(),
+            json!(openmp.as_ref().map(|_| first_threads)),
+        ),
+    ];
     for &(t, ms) in &par_ms[1..] {
-        put(&format!("par_{t}threads_ms"), json!(ms.map(round)));
-        put(
-            &format!("par_{t}threads_speedup"),
+        summary.push((format!("par_{t}threads_ms"), json!(ms.map(round))));
+        summary.push((
+            format!("par_{t}threads_speedup"),
             json!(ratio(first_ms, ms)),
-        );
+        ));
     }
-    println!("{}", Value::Object(summary));
+    println!("{}", json_line(&summary));
+}
+
+/// A JSON object with its keys in the given order (`serde_json`'s maps sort them).
+fn json_line(fields: &[(String, Value)]) -> String {
+    let fields: Vec<String> = fields
+        .iter()
+        .map(|(key, value)| format!("{}:{value}", Value::from(key.as_str())))
+        .collect();
+    format!("{{{}}}", fields.join(","))
 }
 
 criterion_group!(benches, matmul);
