@@ -70,16 +70,22 @@ fn bridge_failure(path: &Path, source: &str, e: elevate_bridge::BridgeError) -> 
 }
 
 /// What `--emit transform` prints for a payload without a Transform script: a comment
-/// saying so, then a script that does nothing, so that the output is always a valid
-/// transform module (for `mlir-opt --transform-interpreter`, or to start one from).
-const NO_TRANSFORM: &str = "// no transform script: the payload's own loops are its schedule \
-(the strategy chose them in RISE); this script does nothing
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+/// saying why (the program is not a sequence of structured loop nests, so its loops
+/// are the payload's own), then a script that does nothing, so that the output is
+/// always a valid transform module (for `mlir-opt --transform-interpreter`, or to start
+/// one from).
+fn no_transform(why: Option<&str>) -> String {
+    format!(
+        "// no transform script: the payload is explicit loops, which are its schedule ({}); this script does nothing
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
     transform.yield
-  }
+  }}
+}}
+",
+        why.unwrap_or("not structured")
+    )
 }
-";
 
 pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     if o.target != "cpu" {
@@ -98,7 +104,10 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
                 .map_err(|e| bridge_failure(o.path, &source, e))?;
             match o.emit {
                 "payload" => payload.mlir,
-                "transform" => payload.transform.unwrap_or_else(|| NO_TRANSFORM.into()),
+                "transform" => match payload.transform {
+                    Some(script) => script,
+                    None => no_transform(payload.loops_because.as_deref()),
+                },
                 stage => lowered(o.path, &source, &payload, stage == "llvm")?,
             }
         }

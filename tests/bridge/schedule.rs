@@ -93,3 +93,32 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
     assert!(par.contains("tile_sizes [0, 0, 4, 0]"), "{par}");
     assert!(par.contains("vector_sizes [1, 1, 4, 32]"), "{par}");
 }
+
+#[test]
+fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
+    for (source, why) in [
+        (
+            "def f(x: 16.f32) = x |> slide(3, 1) |> mapSeq(fun(w => w |> reduceSeq(add, 0.0)))",
+            "sliding window",
+        ),
+        (
+            "def f(x: 8.f32) = x |> padCst(1, 1, 0.0) |> mapSeq(fun(v => v * 2.0))",
+            "padCst",
+        ),
+        (
+            "def f(x: 8.f32) = x |> mapSeq(fun(v => makePair(v, v * 2.0)))",
+            "pairs",
+        ),
+        (
+            "def f(x: 4.0.f32) = x |> mapSeq(fun(r => r |> reduceSeq(add, 0.0)))",
+            "empty",
+        ),
+    ] {
+        let term = lowered(source, &sizes(&[]), "id");
+        let p = payload("f", &term).unwrap();
+        assert!(p.transform.is_none(), "{source}");
+        let because = p.loops_because.unwrap_or_default();
+        assert!(because.contains(why), "{source}: {because}");
+        assert_same(&term, source);
+    }
+}

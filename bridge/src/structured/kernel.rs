@@ -191,6 +191,9 @@ impl Builder {
         natural: bool,
     ) -> R<Layout> {
         let dims = self.bufs[out].dims.clone();
+        if dims.contains(&0) {
+            return no("an empty array");
+        }
         let positions: Vec<Var> = dims.iter().map(|d| ex.var(*d)).collect();
         let mut v = value;
         for p in &positions {
@@ -510,7 +513,21 @@ fn analyze(
     let out_operand = operand(out, &out_lin, true)?;
     let mut inputs = Vec::new();
     for ((buf, _), comps) in loads.iter().zip(&loads_lin) {
+        if bufs[*buf].dims.contains(&0) {
+            return no("an empty array");
+        }
         inputs.push(operand(*buf, comps, false)?);
+    }
+    // linalg infers each dimension's range from an operand indexed by it alone.
+    let alone = |d: usize| {
+        inputs.iter().chain([&out_operand]).any(|o| {
+            o.map
+                .iter()
+                .any(|e| e.c == 0 && e.terms.as_slice() == [(d, 1)])
+        })
+    };
+    if !(0..dims.len()).all(alone) {
+        return no("a dimension no operand is indexed by alone (a sliding window)");
     }
     let mut k = 0;
     let body = number_loads(&body, &mut k);
@@ -546,9 +563,10 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
         .all(|(x, y)| x * b[i] == y * a[i] && (*x == 0) == (*y == 0))
 }
 
+/// Whether a reduction, or an accumulator left over from one, is inside `e`.
 fn contains_reduction(e: &SExpr) -> bool {
     match e {
-        SExpr::Red { .. } => true,
+        SExpr::Red { .. } | SExpr::Acc(..) => true,
         SExpr::Bin(_, a, b) => contains_reduction(a) || contains_reduction(b),
         SExpr::Un(_, a) => contains_reduction(a),
         _ => false,
