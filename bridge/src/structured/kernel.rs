@@ -224,7 +224,8 @@ fn analyze(
     bufs: &mut [Buf],
     natural: bool,
 ) -> R<(Kernel, Layout)> {
-    // 1. Each map loop is a digit of an output position: `(p / a) mod b`.
+    // 1. Map loops that are digits of an output position (`(p / a) mod b`), and the
+    //    reductions.
     let mut nest = Vec::new();
     let mut digits: BTreeMap<Var, Vec<(i64, Var)>> = BTreeMap::new();
     for (v, rec) in &loops {
@@ -238,27 +239,24 @@ fn analyze(
         if rec.extent == 1 {
             continue;
         }
+        // A loop whose elements are never read contributes nothing to the result.
         let Some(s) = &rec.subst else {
-            return no("a loop whose elements are not used once each");
+            continue;
         };
         if let Some(w) = s.as_var() {
-            if loops.contains_key(&w) {
-                if rec.kind == LoopKind::Lane && loops[&w].kind == LoopKind::Lane {
-                    continue; // the same lanes as another vector's
-                }
-                return no("a loop read at another loop's counter");
+            if rec.kind == LoopKind::Lane && loops.get(&w).map(|l| l.kind) == Some(LoopKind::Lane) {
+                continue; // the same lanes as another vector's
             }
         }
-        let Some((p, a, b)) = s.as_digit() else {
-            return no("a loop read at a position that is not a digit of the output's");
+        // A loop read at a digit of an output position is a loop of the nest; one read
+        // elsewhere (at a reduction's counter, inside a window) is fused into the loops
+        // that read it: its counter is already replaced in what it computes.
+        let digit = s.as_digit().filter(|(p, a, b)| {
+            positions.contains(p) && b.unwrap_or(ex.extent(*p) / a) == rec.extent
+        });
+        let Some((p, a, _)) = digit else {
+            continue;
         };
-        if !positions.contains(&p) {
-            return no("a loop read at a position that is not the output's");
-        }
-        let b = b.unwrap_or(ex.extent(p) / a);
-        if b != rec.extent {
-            return no("a loop whose length is not its digit's");
-        }
         digits.entry(p).or_default().push((a, *v));
         nest.push(Nested {
             var: *v,
