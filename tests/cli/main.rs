@@ -280,13 +280,27 @@ fn compile_and_run_go_through_mlir() {
         assert!(o.status.success(), "{stage}: {}", stderr(&o));
         assert!(stdout(&o).contains(expect), "{stage}: {}", stdout(&o));
     }
-    // A payload without a Transform script: a comment saying so and a valid script
-    // that does nothing.
+    // dot is one linalg reduction, scheduled by its script.
     let o = elevate(&["compile", &dot, "--emit", "transform", "--nat", "n=8"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let script = stdout(&o);
     assert!(
+        script.contains("transform.structured.match ops{[\"linalg.generic\"]}")
+            && script.contains("tile_using_for"),
+        "{script}"
+    );
+    // A payload without a Transform script (a sliding window is explicit loops): a
+    // comment saying why and a valid script that does nothing.
+    let stencil = temp(
+        "stencil.rise",
+        "def f(x: 16.f32) = x |> slide(3, 1) |> mapSeq(fun(w => w |> reduceSeq(add, 0.0)))",
+    );
+    let o = elevate(&["compile", &stencil, "--emit", "transform"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let script = stdout(&o);
+    assert!(
         script.starts_with("// no transform script")
+            && script.contains("sliding window")
             && script.contains("transform.named_sequence @__transform_main(")
             && script.contains("transform.yield"),
         "{script}"
