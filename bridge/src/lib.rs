@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod boundary;
+mod env;
 pub mod error;
 #[cfg(feature = "mlir")]
 pub mod jit;

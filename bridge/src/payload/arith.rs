@@ -2,6 +2,46 @@
 
 use super::*;
 
+/// Whether `p` compares (its result is a boolean).
+pub(crate) fn is_comparison(p: Prim) -> bool {
+    matches!(p, Prim::Lt | Prim::Gt | Prim::Equal)
+}
+
+/// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`
+/// (scalars or vectors of floats or integers), or `None` if `p` is not one.
+pub(crate) fn binary_text(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Option<String> {
+    let name = match (p, float) {
+        (Prim::Add, true) => "arith.addf",
+        (Prim::Add, false) => "arith.addi",
+        (Prim::Sub, true) => "arith.subf",
+        (Prim::Sub, false) => "arith.subi",
+        (Prim::Mul, true) => "arith.mulf",
+        (Prim::Mul, false) => "arith.muli",
+        (Prim::Div, true) => "arith.divf",
+        (Prim::Div, false) => "arith.divsi",
+        (Prim::Mod, true) => "arith.remf",
+        (Prim::Mod, false) => "arith.remsi",
+        (Prim::Max, true) => "arith.maxnumf",
+        (Prim::Max, false) => "arith.maxsi",
+        (Prim::Min, true) => "arith.minnumf",
+        (Prim::Min, false) => "arith.minsi",
+        (Prim::Lt | Prim::Gt | Prim::Equal, _) => {
+            let predicate = match (p, float) {
+                (Prim::Lt, true) => "olt",
+                (Prim::Gt, true) => "ogt",
+                (Prim::Equal, true) => "oeq",
+                (Prim::Lt, false) => "slt",
+                (Prim::Gt, false) => "sgt",
+                _ => "eq",
+            };
+            let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
+            return Some(format!("{cmp} {predicate}, {x}, {y} : {t}"));
+        }
+        _ => return None,
+    };
+    Some(format!("{name} {x}, {y} : {t}"))
+}
+
 impl Gen {
     pub(super) fn binary(
         &mut self,
@@ -13,44 +53,17 @@ impl Gen {
         at: &Term,
     ) -> Result<Val, BridgeError> {
         let t = lane_type(s, lanes);
-        let float = s.is_float();
-        let name = match (p, float) {
-            (Prim::Add, true) => "arith.addf",
-            (Prim::Add, false) => "arith.addi",
-            (Prim::Sub, true) => "arith.subf",
-            (Prim::Sub, false) => "arith.subi",
-            (Prim::Mul, true) => "arith.mulf",
-            (Prim::Mul, false) => "arith.muli",
-            (Prim::Div, true) => "arith.divf",
-            (Prim::Div, false) => "arith.divsi",
-            (Prim::Mod, true) => "arith.remf",
-            (Prim::Mod, false) => "arith.remsi",
-            (Prim::Max, true) => "arith.maxnumf",
-            (Prim::Max, false) => "arith.maxsi",
-            (Prim::Min, true) => "arith.minnumf",
-            (Prim::Min, false) => "arith.minsi",
-            (Prim::Lt | Prim::Gt | Prim::Equal, _) => {
-                let predicate = match (p, float) {
-                    (Prim::Lt, true) => "olt",
-                    (Prim::Gt, true) => "ogt",
-                    (Prim::Equal, true) => "oeq",
-                    (Prim::Lt, false) => "slt",
-                    (Prim::Gt, false) => "sgt",
-                    _ => "eq",
-                };
-                let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
-                let b = self.op(format!("{cmp} {predicate}, {x}, {y} : {t}"));
-                return Ok(lanes_value(b, Scalar::Bool, lanes));
-            }
-            _ => {
-                return Err(BridgeError::unsupported(
-                    at,
-                    format!("`{}` on {t}", p.name()),
-                ))
-            }
+        let Some(rhs) = binary_text(p, x, y, s.is_float(), &t) else {
+            return Err(BridgeError::unsupported(
+                at,
+                format!("`{}` on {t}", p.name()),
+            ));
         };
-        let z = self.op(format!("{name} {x}, {y} : {t}"));
-        if float {
+        let z = self.op(rhs);
+        if is_comparison(p) {
+            return Ok(lanes_value(z, Scalar::Bool, lanes));
+        }
+        if s.is_float() {
             self.count_flops(lanes);
         }
         Ok(lanes_value(z, s, lanes))

@@ -2,6 +2,7 @@
 //! translation of terms to values.
 
 use super::*;
+use crate::env::{bind, lookup};
 
 /// The code generator: the function body's lines, and fresh names.
 pub(crate) struct Gen {
@@ -366,11 +367,7 @@ impl Gen {
 
     pub(super) fn expr(&mut self, t: &Term, env: &Env) -> Result<Val, BridgeError> {
         match t.expr() {
-            Expr::Var(x) => env
-                .iter()
-                .rev()
-                .find(|(id, _)| *id == x.id)
-                .map(|(_, v)| v.clone())
+            Expr::Var(x) => lookup(env, x.id)
                 .ok_or_else(|| BridgeError::unsupported(t, format!("`{}` is not bound", x.name))),
             Expr::Literal(l) => Ok(self.literal(*l)),
             Expr::Lambda(x, _, body) => {

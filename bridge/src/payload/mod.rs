@@ -23,7 +23,9 @@ mod gen;
 mod primitives;
 pub(crate) mod value;
 
+use crate::env::bind;
 use crate::error::BridgeError;
+pub(crate) use arith::binary_text;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};

@@ -79,13 +79,7 @@ pub(crate) enum Storage {
 }
 
 /// The environment: term variables (by identity) and their values.
-pub(super) type Env = Rc<Vec<(u64, Val)>>;
-
-pub(super) fn bind(env: &Env, id: u64, v: Val) -> Env {
-    let mut e = (**env).clone();
-    e.push((id, v));
-    Rc::new(e)
-}
+pub(super) type Env = crate::env::Env<Val>;
 
 /// The offset of a contiguous array's first element in its buffer row.
 pub(super) fn g_offset(g: &mut Gen, c: &Contiguous) -> String {

@@ -4,7 +4,7 @@
 
 use super::eval::{LoopKind, SExpr};
 use super::kernel::{Buf, DimExpr, Kernel, Operand};
-use crate::payload::{literal_text, memref_type, mlir_scalar};
+use crate::payload::{binary_text, literal_text, memref_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 use std::fmt::Write;
@@ -311,37 +311,10 @@ impl Body {
     }
 
     fn binary(&mut self, p: Prim, x: &str, y: &str, s: Scalar) -> String {
-        let t = mlir_scalar(s);
-        let float = s.is_float();
-        let name = match (p, float) {
-            (Prim::Add, true) => "arith.addf",
-            (Prim::Add, false) => "arith.addi",
-            (Prim::Sub, true) => "arith.subf",
-            (Prim::Sub, false) => "arith.subi",
-            (Prim::Mul, true) => "arith.mulf",
-            (Prim::Mul, false) => "arith.muli",
-            (Prim::Div, true) => "arith.divf",
-            (Prim::Div, false) => "arith.divsi",
-            (Prim::Mod, true) => "arith.remf",
-            (Prim::Mod, false) => "arith.remsi",
-            (Prim::Max, true) => "arith.maxnumf",
-            (Prim::Max, false) => "arith.maxsi",
-            (Prim::Min, true) => "arith.minnumf",
-            (Prim::Min, false) => "arith.minsi",
-            (_, _) => {
-                let predicate = match (p, float) {
-                    (Prim::Lt, true) => "olt",
-                    (Prim::Gt, true) => "ogt",
-                    (Prim::Equal, true) => "oeq",
-                    (Prim::Lt, false) => "slt",
-                    (Prim::Gt, false) => "sgt",
-                    _ => "eq",
-                };
-                let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
-                return self.op(format!("{cmp} {predicate}, {x}, {y} : {t}"));
-            }
-        };
-        self.op(format!("{name} {x}, {y} : {t}"))
+        // The symbolic evaluation only builds binary nodes of binary primitives.
+        let rhs = binary_text(p, x, y, s.is_float(), mlir_scalar(s))
+            .unwrap_or_else(|| unreachable!("`{}` is not binary", p.name()));
+        self.op(rhs)
     }
 }
 

@@ -124,7 +124,7 @@ impl SExpr {
         }
     }
 
-    fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SExpr {
+    pub(crate) fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SExpr {
         self.map_indices(&mut |a| a.subst(v, e, x))
     }
 

@@ -164,20 +164,6 @@ pub(crate) fn shape(ty: &Type) -> R<(Vec<i64>, Scalar)> {
     }
 }
 
-/// The elements of buffer `buf` at `prefix` and below.
-#[allow(dead_code)]
-pub(crate) fn view(buf: usize, dims: &[i64], s: Scalar, prefix: Vec<Aff>) -> SVal {
-    if prefix.len() == dims.len() {
-        return SVal::Scalar(SExpr::Load(buf, prefix, s));
-    }
-    let dims2 = dims.to_vec();
-    SVal::Array(super::eval::SArr::new(dims[prefix.len()], move |_, i| {
-        let mut p = prefix.clone();
-        p.push(i.clone());
-        Ok(view(buf, &dims2, s, p))
-    }))
-}
-
 impl Builder {
     /// The kernel that writes `value` into buffer `out`, from the loops recorded while
     /// `value` was evaluated.

@@ -51,9 +51,7 @@ pub(crate) fn translate(
                 Param::Scalar(arg, s) => SVal::Scalar(SExpr::Param(arg.clone(), *s)),
                 Param::Data(storage) => data(&mut builder, storage, ty)?,
             };
-            let mut e = (*env).clone();
-            e.push((*id, value));
-            env = Rc::new(e);
+            env = crate::env::bind(&env, *id, value);
         }
         let first_own = builder.bufs.len();
         let value = ex.expr(sig.body, &env, &mut builder)?;

@@ -1,37 +1,33 @@
 //! Terms to symbolic values: each primitive as an index function, a recorded loop, or
 //! an expression.
 
-use super::eval::{no, Ex, LoopKind, SArr, SExpr, SVal, R};
-use super::index::{Aff, Extents};
+use super::eval::{no, Ex, LoopKind, NotStructured, SArr, SExpr, SVal, R};
+use super::index::Aff;
 use super::kernel::Materialize;
+use crate::env::{bind, lookup};
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Term};
 use elevate_rise::types::{Type, TypeKind};
 use std::rc::Rc;
 
-pub(crate) type Env = Rc<Vec<(u64, SVal)>>;
+pub(crate) type Env = crate::env::Env<SVal>;
 
-fn bind(env: &Env, id: u64, v: SVal) -> Env {
-    let mut e = (**env).clone();
-    e.push((id, v));
-    Rc::new(e)
+fn untyped() -> NotStructured {
+    NotStructured("an untyped term".into())
 }
 
 /// A constant size.
 pub(crate) fn size(n: &elevate_rise::nat::Nat) -> R<i64> {
     n.as_const()
-        .ok_or_else(|| super::eval::NotStructured(format!("the size {n} is not known")))
+        .ok_or_else(|| NotStructured(format!("the size {n} is not known")))
 }
 
 impl Ex {
     pub(crate) fn expr(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> R<SVal> {
         match t.expr() {
-            Expr::Var(x) => env
-                .iter()
-                .rev()
-                .find(|(id, _)| *id == x.id)
-                .map(|(_, v)| v.clone())
-                .ok_or_else(|| super::eval::NotStructured(format!("`{}` is unbound", x.name))),
+            Expr::Var(x) => {
+                lookup(env, x.id).ok_or_else(|| NotStructured(format!("`{}` is unbound", x.name)))
+            }
             Expr::Literal(l) => Ok(SVal::Scalar(SExpr::Lit(*l))),
             Expr::Lambda(x, _, body) => {
                 let (x, body, env) = (x.id, body.clone(), env.clone());
@@ -42,9 +38,9 @@ impl Ex {
                 })))
             }
             Expr::App(f, a) => {
-                // `let`/`toMem` at the top level materialize: see `primitive`.
+                // `toMem` at the top level materializes: see `top_level`.
                 if let Some((p, args)) = top_level_materialization(t) {
-                    return self.materialize_at_top(p, &args, env, m, t);
+                    return self.top_level(p, &args, env, m);
                 }
                 let f = self.expr(f, env, m)?;
                 let a = self.expr(a, env, m)?;
@@ -56,34 +52,23 @@ impl Ex {
         }
     }
 
-    fn materialize_at_top(
-        &mut self,
-        p: Prim,
-        args: &[Term],
-        env: &Env,
-        m: &mut dyn Materialize,
-        at: &Term,
-    ) -> R<SVal> {
+    /// `toMem(x)` at the top level materializes `x` into a buffer of its own;
+    /// `let(x)(fun(y => body))` evaluates `body` at the top level too (so that its
+    /// `toMem`s materialize), with `y` bound to `x`'s value.
+    fn top_level(&mut self, p: Prim, args: &[Term], env: &Env, m: &mut dyn Materialize) -> R<SVal> {
         let value = self.expr(&args[0], env, m)?;
-        let ty = args[0]
-            .ty()
-            .cloned()
-            .ok_or_else(|| super::eval::NotStructured("untyped".into()))?;
-        let stored = match value {
-            SVal::Array(_) if self.depth == 0 && p == Prim::ToMem => {
-                m.materialize(self, value, &ty)?
-            }
-            v => v,
-        };
-        match p {
-            Prim::ToMem => Ok(stored),
+        match (p, args.get(1).map(Term::expr)) {
+            (Prim::ToMem, _) => match value {
+                SVal::Array(_) if self.depth == 0 => {
+                    let ty = args[0].ty().ok_or_else(untyped)?;
+                    m.materialize(self, value, ty)
+                }
+                v => Ok(v),
+            },
+            (_, Some(Expr::Lambda(x, _, body))) => self.expr(body, &bind(env, x.id, value), m),
             _ => {
                 let f = self.expr(&args[1], env, m)?;
-                let _ = at;
-                match (&f, args[1].expr()) {
-                    (_, Expr::Lambda(x, _, body)) => self.expr(body, &bind(env, x.id, stored), m),
-                    _ => self.apply(&f, stored),
-                }
+                self.apply(&f, value)
             }
         }
     }
@@ -100,10 +85,7 @@ impl Ex {
         let Expr::Prim(p) = head.expr() else {
             return no("a nat argument of something other than a primitive");
         };
-        let ty = t
-            .ty()
-            .cloned()
-            .ok_or_else(|| super::eval::NotStructured("untyped".into()))?;
+        let ty = t.ty().cloned().ok_or_else(untyped)?;
         Ok(curried(*p, Rc::new(nats), ty, Vec::new()))
     }
 }
@@ -331,9 +313,7 @@ impl Ex {
                     match xs.at(ex, &i)? {
                         SVal::Vector { lane, elem, .. } => {
                             ex.read_lane(lane, &l)?;
-                            Ok(SVal::Scalar(elem.map_indices(&mut |a| {
-                                a.subst(lane, &l, &ExtentsOf(ex.extents.clone()))
-                            })))
+                            Ok(SVal::Scalar(elem.subst(lane, &l, ex)))
                         }
                         _ => no("asScalar of something other than vectors"),
                     }
@@ -360,8 +340,7 @@ impl Ex {
                     y.clone()
                 } else {
                     self.read_lane(*lane2, &Aff::var(*lane))?;
-                    let x2 = ExtentsOf(self.extents.clone());
-                    y.map_indices(&mut |a| a.subst(*lane2, &Aff::var(*lane), &x2))
+                    y.subst(*lane2, &Aff::var(*lane), self)
                 };
                 Ok(SVal::Vector {
                     lane: *lane,
@@ -371,14 +350,5 @@ impl Ex {
             }
             _ => no("arithmetic on something other than numbers"),
         }
-    }
-}
-
-/// A snapshot of the extents, for substitutions while the evaluator is borrowed.
-pub(crate) struct ExtentsOf(pub(crate) Vec<i64>);
-
-impl Extents for ExtentsOf {
-    fn extent(&self, v: super::index::Var) -> i64 {
-        self.0[v as usize]
     }
 }
