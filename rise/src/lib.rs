@@ -15,6 +15,8 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "egraph")]
+pub mod egraph;
 pub mod error;
 pub mod generate;
 pub mod infer;

@@ -26,6 +26,7 @@
 mod algorithmic;
 mod bindings;
 mod core;
+mod equation;
 mod gemm;
 mod layout;
 mod lowering;
@@ -41,6 +42,7 @@ mod traversal;
 pub use self::algorithmic::*;
 pub use self::bindings::*;
 pub use self::core::*;
+pub use self::equation::{equation, equation_names, Equation, Scope};
 pub use self::gemm::*;
 pub use self::layout::*;
 pub use self::lowering::*;

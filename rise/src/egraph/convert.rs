@@ -1,0 +1,358 @@
+//! Conversions between typed RISE terms and the e-graph: a term is added with its
+//! names turned into De Bruijn indices; a class is read back as its smallest term
+//! (or any [`RecExpr`]), with fresh names and every node typed.
+//!
+//! Also the two De Bruijn operations the rules need, on extracted expressions:
+//! [`remap_free`] (shifting) and [`substitute`] (beta reduction).
+
+use super::lang::{LitBits, NatId, Op, Rise, RiseGraph, TyId};
+use crate::term::{Expr, Ident, Term};
+use crate::types::Type;
+use egg::{Id, Language, RecExpr};
+use elevate_core::stack::guard;
+use rustc_hash::FxHashMap;
+
+/// Why a term could not enter the e-graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConvertError(pub String);
+
+impl std::fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+/// How a variable that the term does not bind enters the e-graph: `resolve(x, env)`
+/// with the binders around it (innermost last).
+pub(crate) type FreeResolver<'a> =
+    dyn FnMut(&mut RiseGraph, &Ident, &[Ident]) -> Result<Id, ConvertError> + 'a;
+
+/// Adds a closed, typed term (every node typed, as [`crate::infer`] leaves it) to the
+/// e-graph and returns its class.
+pub fn add_term(egraph: &mut RiseGraph, term: &Term) -> Result<Id, ConvertError> {
+    let mut closed = |_: &mut RiseGraph, x: &Ident, _: &[Ident]| {
+        Err(ConvertError(format!(
+            "the variable `{}` is not bound in the term",
+            x.name
+        )))
+    };
+    add_open(egraph, term, &mut Vec::new(), &mut closed)
+}
+
+/// Adds a typed term whose free variables `resolve` maps to classes.
+pub(crate) fn add_open(
+    egraph: &mut RiseGraph,
+    term: &Term,
+    env: &mut Vec<Ident>,
+    resolve: &mut FreeResolver<'_>,
+) -> Result<Id, ConvertError> {
+    guard(|| add_node(egraph, term, env, resolve))
+}
+
+fn type_of(term: &Term) -> Result<TyId, ConvertError> {
+    term.ty().map(TyId::of).ok_or_else(|| {
+        ConvertError(format!(
+            "`{}` has no type: terms enter the e-graph typed",
+            crate::print::print_term(term)
+        ))
+    })
+}
+
+fn add_node(
+    egraph: &mut RiseGraph,
+    term: &Term,
+    env: &mut Vec<Ident>,
+    resolve: &mut FreeResolver<'_>,
+) -> Result<Id, ConvertError> {
+    let node = match term.expr() {
+        Expr::Annotation(inner, _) => return add_open(egraph, inner, env, resolve),
+        Expr::Var(x) => match env.iter().rev().position(|y| y.id == x.id) {
+            Some(index) => Rise::leaf(Op::Var(index as u32), type_of(term)?),
+            None => return resolve(egraph, x, env),
+        },
+        Expr::Lambda(x, _, body) => {
+            env.push(x.clone());
+            let body = add_open(egraph, body, env, resolve);
+            env.pop();
+            Rise::new(Op::Lam, type_of(term)?, [body?])
+        }
+        Expr::App(f, a) => {
+            let f = add_open(egraph, f, env, resolve)?;
+            let a = add_open(egraph, a, env, resolve)?;
+            Rise::new(Op::App, type_of(term)?, [f, a])
+        }
+        Expr::NatLambda(v, body) => {
+            let body = add_open(egraph, body, env, resolve)?;
+            Rise::new(Op::NatLam(v.clone()), type_of(term)?, [body])
+        }
+        Expr::NatApp(f, n) => {
+            let f = add_open(egraph, f, env, resolve)?;
+            let n = egraph.add(Rise::nat(n));
+            Rise::new(Op::NatApp, type_of(term)?, [f, n])
+        }
+        Expr::Literal(l) => Rise::leaf(Op::Lit(LitBits::from(*l)), type_of(term)?),
+        Expr::Prim(p) => Rise::leaf(Op::Prim(*p), type_of(term)?),
+        Expr::Array(items) => {
+            let items = items
+                .iter()
+                .map(|i| add_open(egraph, i, env, resolve))
+                .collect::<Result<Vec<_>, _>>()?;
+            Rise::new(Op::Array, type_of(term)?, items)
+        }
+    };
+    Ok(egraph.add(node))
+}
+
+/// The smallest term of a class (by AST size), as an expression.
+pub fn best_expr(egraph: &RiseGraph, id: Id) -> RecExpr<Rise> {
+    let mut expr = RecExpr::default();
+    let mut memo = FxHashMap::default();
+    best_into(egraph, egraph.find(id), &mut expr, &mut memo);
+    expr
+}
+
+fn best_into(
+    egraph: &RiseGraph,
+    id: Id,
+    expr: &mut RecExpr<Rise>,
+    memo: &mut FxHashMap<Id, Id>,
+) -> Id {
+    if let Some(&done) = memo.get(&id) {
+        return done;
+    }
+    let node = egraph[id].data.best.clone().map_children(|c| {
+        let c = egraph.find(c);
+        guard(|| best_into(egraph, c, expr, memo))
+    });
+    let out = expr.add(node);
+    memo.insert(id, out);
+    out
+}
+
+/// The smallest term of a class, as a typed RISE term (fresh names; the outermost
+/// lambdas, the program's parameters, carry their types as annotations so that the
+/// printed program parses and type-checks on its own).
+pub fn best_term(egraph: &RiseGraph, id: Id) -> Term {
+    expr_to_term(&best_expr(egraph, id))
+}
+
+/// A closed expression as a typed term.
+pub fn expr_to_term(expr: &RecExpr<Rise>) -> Term {
+    let root = Id::from(expr.as_ref().len() - 1);
+    to_term(expr, root, &mut Vec::new(), true)
+}
+
+/// An expression whose free indices are `params` (innermost last) as a typed term.
+pub fn expr_to_open_term(expr: &RecExpr<Rise>, params: &[Ident]) -> Term {
+    let root = Id::from(expr.as_ref().len() - 1);
+    to_term(expr, root, &mut params.to_vec(), false)
+}
+
+/// A program's parameters: its outermost lambdas (`fun(a: T => fun(b: U => body))`),
+/// as the lambda nodes themselves, and its body. Saturation works on the body, so
+/// that the parameters stay as they are (eta reduction would otherwise drop them).
+pub fn parameters(program: &Term) -> (Vec<Term>, Term) {
+    let mut params = Vec::new();
+    let mut body = program.clone();
+    while let Expr::Lambda(_, _, inner) = body.expr() {
+        params.push(body.clone());
+        body = inner.clone();
+    }
+    (params, body)
+}
+
+/// The identities of the parameters [`parameters`] returned.
+pub fn parameter_idents(params: &[Term]) -> Vec<Ident> {
+    params
+        .iter()
+        .map(|p| match p.expr() {
+            Expr::Lambda(x, _, _) => x.clone(),
+            _ => unreachable!("parameters are lambdas"),
+        })
+        .collect()
+}
+
+/// `body` inside the parameter lambdas again (each keeps its annotation and type).
+pub fn with_parameters(params: &[Term], body: Term) -> Term {
+    params.iter().rev().fold(body, |body, p| match p.expr() {
+        Expr::Lambda(x, ann, _) => Term::with(
+            Expr::Lambda(x.clone(), ann.clone(), body),
+            p.ty().cloned(),
+            p.span(),
+        ),
+        _ => unreachable!("parameters are lambdas"),
+    })
+}
+
+/// Adds the body of a typed program whose parameters are `params` (free indices).
+pub fn add_body(egraph: &mut RiseGraph, body: &Term, params: &[Ident]) -> Result<Id, ConvertError> {
+    let mut closed = |_: &mut RiseGraph, x: &Ident, _: &[Ident]| {
+        Err(ConvertError(format!(
+            "the variable `{}` is not bound in the term",
+            x.name
+        )))
+    };
+    add_open(egraph, body, &mut params.to_vec(), &mut closed)
+}
+
+fn to_term(expr: &RecExpr<Rise>, id: Id, env: &mut Vec<Ident>, annotate: bool) -> Term {
+    guard(|| {
+        let node = &expr[id];
+        let ty = (node.ty != TyId::NAT).then(|| node.ty.get());
+        let kid = |k: usize| node.children[k];
+        let e = match &node.op {
+            Op::Var(i) => {
+                let x = &env[env.len() - 1 - *i as usize];
+                Expr::Var(x.clone())
+            }
+            Op::Lam => {
+                let param = match ty.as_ref().map(Type::kind) {
+                    Some(crate::types::TypeKind::Fun(a, _)) => Some(a.clone()),
+                    _ => None,
+                };
+                let x = Ident::fresh(var_name(param.as_ref()));
+                env.push(x.clone());
+                let body = to_term(expr, kid(0), env, annotate);
+                env.pop();
+                Expr::Lambda(x, param.filter(|_| annotate), body)
+            }
+            Op::App => Expr::App(
+                to_term(expr, kid(0), env, false),
+                to_term(expr, kid(1), env, false),
+            ),
+            Op::NatLam(v) => Expr::NatLambda(v.clone(), to_term(expr, kid(0), env, annotate)),
+            Op::NatApp => {
+                let Op::Nat(n) = &expr[kid(1)].op else {
+                    unreachable!("the argument of a nat application is a nat")
+                };
+                Expr::NatApp(to_term(expr, kid(0), env, false), n.get())
+            }
+            Op::Nat(n) => unreachable!("a nat {} outside a nat application", n.get()),
+            Op::Lit(l) => Expr::Literal((*l).into()),
+            Op::Prim(p) => Expr::Prim(*p),
+            Op::Array => Expr::Array(
+                node.children
+                    .iter()
+                    .map(|&c| to_term(expr, c, env, false))
+                    .collect(),
+            ),
+        };
+        Term::with(e, ty, None)
+    })
+}
+
+/// A readable name for a variable of type `ty`.
+fn var_name(ty: Option<&Type>) -> &'static str {
+    use crate::types::TypeKind;
+    match ty.map(Type::kind) {
+        Some(TypeKind::Array(..)) => "xs",
+        Some(TypeKind::Pair(..)) => "p",
+        Some(TypeKind::Fun(..)) => "f",
+        _ => "x",
+    }
+}
+
+/// `expr` (closed up to its free indices) with every free index `i` replaced by
+/// `map(i)`; `None` if `map` refuses one (a variable that may not occur there).
+pub fn remap_free(expr: &RecExpr<Rise>, map: &dyn Fn(u32) -> Option<u32>) -> Option<RecExpr<Rise>> {
+    let mut out = RecExpr::default();
+    let mut memo = FxHashMap::default();
+    let root = Id::from(expr.as_ref().len() - 1);
+    remap_into(expr, root, 0, map, &mut out, &mut memo)?;
+    Some(out)
+}
+
+fn remap_into(
+    expr: &RecExpr<Rise>,
+    id: Id,
+    depth: u32,
+    map: &dyn Fn(u32) -> Option<u32>,
+    out: &mut RecExpr<Rise>,
+    memo: &mut FxHashMap<(Id, u32), Id>,
+) -> Option<Id> {
+    if let Some(&done) = memo.get(&(id, depth)) {
+        return Some(done);
+    }
+    let node = &expr[id];
+    let new = match node.op {
+        Op::Var(i) if i >= depth => Rise::leaf(Op::Var(map(i - depth)? + depth), node.ty),
+        _ => {
+            let inner = depth + u32::from(node.op == Op::Lam);
+            let mut children = Vec::with_capacity(node.children.len());
+            for &c in &node.children {
+                children.push(guard(|| remap_into(expr, c, inner, map, out, memo))?);
+            }
+            Rise::new(node.op.clone(), node.ty, children)
+        }
+    };
+    let added = out.add(new);
+    memo.insert((id, depth), added);
+    Some(added)
+}
+
+/// `body[%0 := arg]`: the body of a lambda with its variable replaced by `arg` (whose
+/// free indices are shifted under the binders it moves into), and the body's other
+/// free indices decremented.
+pub fn substitute(body: &RecExpr<Rise>, arg: &RecExpr<Rise>) -> RecExpr<Rise> {
+    let mut out = RecExpr::default();
+    let mut memo = FxHashMap::default();
+    let mut shifted = FxHashMap::default();
+    let root = Id::from(body.as_ref().len() - 1);
+    subst_into(body, root, 0, arg, &mut out, &mut memo, &mut shifted);
+    out
+}
+
+fn subst_into(
+    body: &RecExpr<Rise>,
+    id: Id,
+    depth: u32,
+    arg: &RecExpr<Rise>,
+    out: &mut RecExpr<Rise>,
+    memo: &mut FxHashMap<(Id, u32), Id>,
+    shifted: &mut FxHashMap<u32, Id>,
+) -> Id {
+    if let Some(&done) = memo.get(&(id, depth)) {
+        return done;
+    }
+    let node = &body[id];
+    let added = match node.op {
+        Op::Var(i) if i == depth => *shifted.entry(depth).or_insert_with(|| {
+            let moved = remap_free(arg, &|j| Some(j + depth)).expect("shifting up succeeds");
+            append(out, &moved)
+        }),
+        Op::Var(i) if i > depth => out.add(Rise::leaf(Op::Var(i - 1), node.ty)),
+        _ => {
+            let inner = depth + u32::from(node.op == Op::Lam);
+            let children: Vec<Id> = node
+                .children
+                .iter()
+                .map(|&c| guard(|| subst_into(body, c, inner, arg, out, memo, shifted)))
+                .collect();
+            out.add(Rise::new(node.op.clone(), node.ty, children))
+        }
+    };
+    memo.insert((id, depth), added);
+    added
+}
+
+/// Appends the nodes of `expr` to `out`; returns the new id of `expr`'s root.
+fn append(out: &mut RecExpr<Rise>, expr: &RecExpr<Rise>) -> Id {
+    let base = out.as_ref().len();
+    for node in expr.as_ref() {
+        let node = node
+            .clone()
+            .map_children(|c| Id::from(usize::from(c) + base));
+        out.add(node);
+    }
+    Id::from(out.as_ref().len() - 1)
+}
+
+/// The nat of a class that holds nats (the argument of a nat application).
+pub fn nat_of(egraph: &RiseGraph, id: Id) -> Option<crate::nat::Nat> {
+    egraph[id].nodes.iter().find_map(|n| match n.op {
+        Op::Nat(k) => Some(NatId::get(k)),
+        _ => None,
+    })
+}

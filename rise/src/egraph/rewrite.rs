@@ -1,0 +1,287 @@
+//! Equations as egg rewrites, and the two rules that are not patterns: beta
+//! reduction (substitution performed by extraction) and its nat twin.
+//!
+//! An equation's left-hand side becomes an egg [`Pattern`] (binders become De Bruijn
+//! nodes); its right-hand side is typed once per combination of the types of what
+//! the pattern variables matched ([`crate::infer::retype_as`], cached), then added
+//! node by node. A pattern variable that moves under or out of binders is shifted by
+//! extracting its class's smallest term and re-indexing it; the equation's scoping
+//! is the side condition (a variable may not mention a binder it leaves).
+
+use super::convert::{self, add_open, best_expr, nat_of, ConvertError};
+use super::lang::{NatId, Op, Rise, RiseAnalysis, RiseGraph, TyId};
+use crate::nat::{Nat, NatVar};
+use crate::rules::Equation;
+use crate::term::{Expr, Ident, Term};
+use egg::{Applier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewrite, Subst, Symbol, Var};
+use rustc_hash::FxHashMap;
+use std::sync::{Arc, Mutex};
+
+/// A rewrite of RISE e-graphs.
+pub type RiseRewrite = Rewrite<Rise, RiseAnalysis>;
+
+/// The egg rewrite of an equation.
+///
+/// ```
+/// use elevate_rise::egraph::{rewrite, RiseGraph, add_term, best_term};
+/// use elevate_rise::rules::Equation;
+/// let eq = Equation::known("removeTransposePair", "transpose(transpose(x)) -> x");
+/// let r = rewrite(&eq).unwrap();
+/// assert_eq!(r.name.as_str(), "removeTransposePair");
+/// ```
+pub fn rewrite(eq: &Equation) -> Result<RiseRewrite, String> {
+    let pattern = lhs_pattern(eq)?;
+    let applier = EquationApplier {
+        eq: eq.clone(),
+        templates: Arc::new(Mutex::new(FxHashMap::default())),
+    };
+    Rewrite::new(eq.name().to_string(), pattern, applier)
+}
+
+fn var_of(name: &str) -> Var {
+    format!("?{name}").parse().expect("a pattern variable")
+}
+
+fn nat_var_of(name: &str) -> Var {
+    format!("?nat_{name}").parse().expect("a pattern variable")
+}
+
+fn lhs_pattern(eq: &Equation) -> Result<Pattern<Rise>, String> {
+    let mut ast = PatternAst::<Rise>::default();
+    pattern_node(eq, eq.lhs(), &mut Vec::new(), &mut ast)?;
+    Ok(Pattern::new(ast))
+}
+
+const ANY: TyId = TyId::NAT;
+
+fn pattern_node(
+    eq: &Equation,
+    p: &Term,
+    binders: &mut Vec<u64>,
+    ast: &mut PatternAst<Rise>,
+) -> Result<Id, String> {
+    let node = match p.expr() {
+        Expr::Var(x) => match binders.iter().rev().position(|&y| y == x.id) {
+            Some(i) => ENodeOrVar::ENode(Rise::leaf(Op::Var(i as u32), ANY)),
+            None => ENodeOrVar::Var(var_of(&x.name)),
+        },
+        Expr::Lambda(x, _, body) => {
+            binders.push(x.id);
+            let body = pattern_node(eq, body, binders, ast);
+            binders.pop();
+            ENodeOrVar::ENode(Rise::new(Op::Lam, ANY, [body?]))
+        }
+        Expr::App(f, a) => {
+            let f = pattern_node(eq, f, binders, ast)?;
+            let a = pattern_node(eq, a, binders, ast)?;
+            ENodeOrVar::ENode(Rise::new(Op::App, ANY, [f, a]))
+        }
+        Expr::NatApp(f, n) => {
+            let f = pattern_node(eq, f, binders, ast)?;
+            let n = match bare_nat_var(eq, n) {
+                Some(name) => ast.add(ENodeOrVar::Var(nat_var_of(&name))),
+                None => ast.add(ENodeOrVar::ENode(Rise::nat(n))),
+            };
+            ENodeOrVar::ENode(Rise::new(Op::NatApp, ANY, [f, n]))
+        }
+        Expr::Prim(q) => ENodeOrVar::ENode(Rise::leaf(Op::Prim(*q), ANY)),
+        Expr::Literal(l) => ENodeOrVar::ENode(Rise::leaf(Op::Lit((*l).into()), ANY)),
+        Expr::Array(items) => {
+            let items = items
+                .iter()
+                .map(|i| pattern_node(eq, i, binders, ast))
+                .collect::<Result<Vec<_>, _>>()?;
+            ENodeOrVar::ENode(Rise::new(Op::Array, ANY, items))
+        }
+        Expr::Annotation(inner, _) => return pattern_node(eq, inner, binders, ast),
+        Expr::NatLambda(..) => {
+            return Err(format!(
+                "{}: nat binders are not supported in e-graph patterns",
+                eq.name()
+            ))
+        }
+    };
+    Ok(ast.add(node))
+}
+
+fn bare_nat_var(eq: &Equation, n: &Nat) -> Option<Arc<str>> {
+    match n.vars().as_slice() {
+        [NatVar::Named(name)]
+            if *n == Nat::var(NatVar::Named(name.clone())) && eq.nat_vars().contains(name) =>
+        {
+            Some(name.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The types of the pattern variables, the nats, and the replaced class's type: the
+/// typed right-hand side depends on nothing else.
+type TemplateKey = (Vec<TyId>, Vec<NatId>, TyId);
+
+struct EquationApplier {
+    eq: Equation,
+    templates: Arc<Mutex<FxHashMap<TemplateKey, Option<Term>>>>,
+}
+
+impl EquationApplier {
+    /// The right-hand side typed for these pattern-variable types and nats, with the
+    /// pattern variables left as typed placeholders (their own identities).
+    fn template(&self, key: &TemplateKey, nats: &FxHashMap<Arc<str>, Nat>) -> Option<Term> {
+        if let Some(t) = self.templates.lock().expect("cache").get(key) {
+            return t.clone();
+        }
+        let placeholders: FxHashMap<u64, Term> = self
+            .eq
+            .vars()
+            .iter()
+            .zip(&key.0)
+            .map(|(v, ty)| (v.id, Term::var(v).with_type(ty.get())))
+            .collect();
+        let rhs = self.eq.instantiate_with(&placeholders, nats);
+        let typed = crate::infer::retype_as(&rhs, &key.2.get()).ok();
+        self.templates
+            .lock()
+            .expect("cache")
+            .insert(key.clone(), typed.clone());
+        typed
+    }
+}
+
+impl Applier<Rise, RiseAnalysis> for EquationApplier {
+    fn apply_one(
+        &self,
+        egraph: &mut RiseGraph,
+        eclass: Id,
+        subst: &Subst,
+        _searcher_ast: Option<&PatternAst<Rise>>,
+        rule_name: Symbol,
+    ) -> Vec<Id> {
+        let vars = self.eq.vars();
+        let mut classes = Vec::with_capacity(vars.len());
+        let mut types = Vec::with_capacity(vars.len());
+        for v in vars {
+            let Some(&id) = subst.get(var_of(&v.name)) else {
+                return vec![];
+            };
+            let data = &egraph[id].data;
+            // The side condition: no binder the variable leaves may occur in it.
+            let scope = self.eq.scope(v);
+            let depth = scope.lhs.len();
+            if scope
+                .forbidden()
+                .into_iter()
+                .any(|p| data.free.contains(&((depth - 1 - p) as u32)))
+            {
+                return vec![];
+            }
+            classes.push(id);
+            types.push(data.ty);
+        }
+        let mut nats = FxHashMap::default();
+        let mut nat_ids = Vec::new();
+        for name in self.eq.nat_vars() {
+            if let Some(&id) = subst.get(nat_var_of(name)) {
+                let Some(n) = nat_of(egraph, id) else {
+                    return vec![];
+                };
+                nat_ids.push(NatId::of(&n));
+                nats.insert(name.clone(), n);
+            }
+        }
+        let key = (types, nat_ids, egraph[eclass].data.ty);
+        let Some(template) = self.template(&key, &nats) else {
+            return vec![];
+        };
+        let mut resolve = |egraph: &mut RiseGraph, x: &Ident, env: &[Ident]| {
+            let k = vars
+                .iter()
+                .position(|v| v.id == x.id)
+                .ok_or_else(|| ConvertError(format!("unbound `{}`", x.name)))?;
+            moved(egraph, classes[k], &self.eq.scope(&vars[k]).lhs, env)
+        };
+        let Ok(new) = add_open(egraph, &template, &mut Vec::new(), &mut resolve) else {
+            return vec![];
+        };
+        if egraph.union_trusted(eclass, new, rule_name) {
+            vec![new]
+        } else {
+            vec![]
+        }
+    }
+}
+
+/// The class `id`, matched under the left-hand side binders `lhs` (outermost first),
+/// placed under the right-hand side binders `env`: its free indices re-numbered.
+fn moved(
+    egraph: &mut RiseGraph,
+    id: Id,
+    lhs: &[Arc<str>],
+    env: &[Ident],
+) -> Result<Id, ConvertError> {
+    let (l, r) = (lhs.len() as u32, env.len() as u32);
+    let map = |i: u32| -> Option<u32> {
+        if i < l {
+            let name = &lhs[(l - 1 - i) as usize];
+            let k = env.iter().rposition(|x| x.name == *name)? as u32;
+            Some(r - 1 - k)
+        } else {
+            Some(i - l + r)
+        }
+    };
+    let free = &egraph[id].data.free;
+    if free.iter().all(|&i| map(i) == Some(i)) {
+        return Ok(id);
+    }
+    if free.iter().any(|&i| map(i).is_none()) {
+        return Err(ConvertError("a variable leaves its binder".into()));
+    }
+    let expr = best_expr(egraph, id);
+    let shifted = convert::remap_free(&expr, &map)
+        .ok_or_else(|| ConvertError("a variable leaves its binder".into()))?;
+    Ok(egraph.add_expr(&shifted))
+}
+
+/// `fun(x => b)(a) -> b[x := a]`, by extraction: the smallest terms of the body and
+/// the argument, substituted and added.
+pub fn beta_rewrite() -> RiseRewrite {
+    let pattern: Pattern<Rise> = {
+        let mut ast = PatternAst::<Rise>::default();
+        let body = ast.add(ENodeOrVar::Var(var_of("body")));
+        let lam = ast.add(ENodeOrVar::ENode(Rise::new(Op::Lam, ANY, [body])));
+        let arg = ast.add(ENodeOrVar::Var(var_of("arg")));
+        ast.add(ENodeOrVar::ENode(Rise::new(Op::App, ANY, [lam, arg])));
+        Pattern::new(ast)
+    };
+    Rewrite::new("betaReduction", pattern, BetaApplier).expect("a valid rewrite")
+}
+
+struct BetaApplier;
+
+impl Applier<Rise, RiseAnalysis> for BetaApplier {
+    fn apply_one(
+        &self,
+        egraph: &mut RiseGraph,
+        eclass: Id,
+        subst: &Subst,
+        _searcher_ast: Option<&PatternAst<Rise>>,
+        rule_name: Symbol,
+    ) -> Vec<Id> {
+        let body = best_expr(egraph, subst[var_of("body")]);
+        let arg = best_expr(egraph, subst[var_of("arg")]);
+        let result = convert::substitute(&body, &arg);
+        let new = egraph.add_expr(&result);
+        if egraph.union_trusted(eclass, new, rule_name) {
+            vec![new]
+        } else {
+            vec![]
+        }
+    }
+}
+
+/// A closed term as an expression (for tests and tools).
+pub fn term_expr(term: &Term) -> Result<RecExpr<Rise>, ConvertError> {
+    let mut g = RiseGraph::default();
+    let id = convert::add_term(&mut g, term)?;
+    Ok(best_expr(&g, id))
+}

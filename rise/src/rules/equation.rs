@@ -1,0 +1,504 @@
+//! Rules written once, as equations between patterns, and used both as Elevate
+//! strategies ([`Equation::strategy`]) and, with the feature `egraph`, as egg rewrites
+//! (`elevate_rise::egraph::rewrite`).
+//!
+//! An equation is RISE text `lhs -> rhs` in which unknown names are pattern
+//! variables (`f`, `x`), and unknown nat names in the left-hand side (`split(n)`)
+//! are nat variables. Binders are matched structurally; a binder of the right-hand
+//! side with the name of one of the left-hand side stands for the same variable
+//! (`map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))` keeps `x` for `e`).
+//! The scoping of the two sides is the side condition: a pattern variable may only
+//! mention the binders of the left-hand side that also surround it on the right (in
+//! the example, `f` must not mention `x`).
+//!
+//! ```
+//! use elevate_rise::rules::Equation;
+//! use elevate_rise::{infer, parse_term, print_term};
+//! let fusion = Equation::new("mapFusion", "map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)").unwrap();
+//! let t = infer(&parse_term("fun(xs: 4.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
+//! let s = elevate_rise::rules::body(fusion.strategy());
+//! let out = s.run(&t).unwrap();
+//! assert_eq!(print_term(&out), "fun(xs: 4.f32 => xs |> map(fun(y => abs(neg(y)))))");
+//! ```
+
+use super::pattern::typed_result;
+use crate::error::{Error, ErrorKind};
+use crate::nat::{Nat, NatVar};
+use crate::term::{Expr, Ident, Term};
+use elevate_core::{Name, Rule, Strategy};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// A rule given as an equation between patterns.
+#[derive(Clone)]
+pub struct Equation(Arc<Inner>);
+
+struct Inner {
+    name: Name,
+    text: String,
+    lhs: Term,
+    rhs: Term,
+    /// The pattern variables, by identity, with their names.
+    vars: Vec<Ident>,
+    /// Nat variables of the left-hand side.
+    nat_vars: Vec<Arc<str>>,
+    /// For each pattern variable: the names of the left-hand side's binders around
+    /// it (outermost first), and for each of its occurrences on the right, the names
+    /// of the binders around that occurrence.
+    scopes: FxHashMap<u64, Scope>,
+}
+
+/// Where a pattern variable sits on the two sides of an equation.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// The binders around its occurrence on the left, outermost first.
+    pub lhs: Vec<Arc<str>>,
+    /// The binders around each occurrence on the right, outermost first.
+    pub rhs: Vec<Vec<Arc<str>>>,
+}
+
+impl Scope {
+    /// The left-hand side binders (by position, outermost first) that some occurrence
+    /// on the right does not see: the variable must not mention them.
+    pub fn forbidden(&self) -> Vec<usize> {
+        (0..self.lhs.len())
+            .filter(|&i| {
+                self.rhs
+                    .iter()
+                    .any(|chain| !chain.iter().any(|n| *n == self.lhs[i]))
+            })
+            .collect()
+    }
+}
+
+/// What a match binds.
+#[derive(Default, Clone)]
+struct Bindings {
+    terms: FxHashMap<u64, Term>,
+    nats: FxHashMap<Arc<str>, Nat>,
+    /// Left-hand binder names to the identities they matched.
+    binders: FxHashMap<Arc<str>, Ident>,
+    /// Left-hand binder identities (pattern) to matched identities (term).
+    bound: Vec<(u64, u64)>,
+}
+
+fn error(message: String) -> Error {
+    Error {
+        kind: ErrorKind::Parse,
+        span: None,
+        message,
+    }
+}
+
+impl Equation {
+    /// Parses `lhs -> rhs`.
+    pub fn new(name: impl Into<Name>, text: &str) -> Result<Equation, Error> {
+        let Some((lhs, rhs)) = text.split_once("->") else {
+            return Err(error(format!(
+                "an equation is `lhs -> rhs`, found `{text}`"
+            )));
+        };
+        let both = crate::parser::parse_pattern(&format!("[{}, {}]", lhs.trim(), rhs.trim()))?;
+        let Expr::Array(sides) = both.expr() else {
+            unreachable!("parsed as an array")
+        };
+        let (lhs, rhs) = (sides[0].clone(), sides[1].clone());
+        let mut vars = Vec::new();
+        let mut scopes: FxHashMap<u64, Scope> = FxHashMap::default();
+        let mut nat_vars = Vec::new();
+        collect_lhs(&lhs, &mut Vec::new(), &mut vars, &mut scopes, &mut nat_vars)?;
+        collect_rhs(&rhs, &mut Vec::new(), &mut scopes, &vars)?;
+        Ok(Equation(Arc::new(Inner {
+            name: name.into(),
+            text: text.to_string(),
+            lhs,
+            rhs,
+            vars,
+            nat_vars,
+            scopes,
+        })))
+    }
+
+    /// Like [`Equation::new`], for equations written in the library (a typo there is a
+    /// bug, not user input).
+    pub fn known(name: impl Into<Name>, text: &str) -> Equation {
+        Equation::new(name, text).unwrap_or_else(|e| panic!("the equation `{text}`: {e}"))
+    }
+
+    /// The rule's name.
+    pub fn name(&self) -> Name {
+        self.0.name.clone()
+    }
+
+    /// The equation's text, `lhs -> rhs`.
+    pub fn text(&self) -> &str {
+        &self.0.text
+    }
+
+    /// The left-hand side pattern.
+    pub fn lhs(&self) -> &Term {
+        &self.0.lhs
+    }
+
+    /// The right-hand side pattern.
+    pub fn rhs(&self) -> &Term {
+        &self.0.rhs
+    }
+
+    /// The pattern variables.
+    pub fn vars(&self) -> &[Ident] {
+        &self.0.vars
+    }
+
+    /// The nat variables of the left-hand side.
+    pub fn nat_vars(&self) -> &[Arc<str>] {
+        &self.0.nat_vars
+    }
+
+    /// Where pattern variable `v` occurs on the two sides.
+    pub fn scope(&self, v: &Ident) -> &Scope {
+        &self.0.scopes[&v.id]
+    }
+
+    /// The equation as an Elevate rule: rewrites a term that matches the left-hand
+    /// side at its root.
+    pub fn strategy(&self) -> Strategy<Term> {
+        Strategy::from_rule(self.clone())
+    }
+
+    /// The rewritten term, if `t` matches the left-hand side at its root.
+    pub fn rewrite_term(&self, t: &Term) -> Option<Term> {
+        let mut b = Bindings::default();
+        if !self.match_term(&self.0.lhs, t, &mut b) {
+            return None;
+        }
+        // The side conditions: what a variable may not mention.
+        for v in &self.0.vars {
+            let scope = &self.0.scopes[&v.id];
+            let forbidden = scope.forbidden();
+            if forbidden.is_empty() {
+                continue;
+            }
+            let Some(bound) = b.terms.get(&v.id) else {
+                continue;
+            };
+            let free = bound.free_vars();
+            for i in forbidden {
+                if b.binders
+                    .get(&scope.lhs[i])
+                    .is_some_and(|x| free.contains(&x.id))
+                {
+                    return None;
+                }
+            }
+        }
+        let result = self.instantiate(&self.0.rhs, &b, &mut Vec::new());
+        typed_result(t, result)
+    }
+
+    /// The right-hand side with the pattern variables replaced by `terms` and the nat
+    /// variables by `nats`; its binders are fresh.
+    pub(crate) fn instantiate_with(
+        &self,
+        terms: &FxHashMap<u64, Term>,
+        nats: &FxHashMap<Arc<str>, Nat>,
+    ) -> Term {
+        let b = Bindings {
+            terms: terms.clone(),
+            nats: nats.clone(),
+            ..Bindings::default()
+        };
+        self.instantiate(&self.0.rhs, &b, &mut Vec::new())
+    }
+
+    fn match_term(&self, p: &Term, t: &Term, b: &mut Bindings) -> bool {
+        let t = match t.expr() {
+            Expr::Annotation(inner, _) => inner,
+            _ => t,
+        };
+        match (p.expr(), t.expr()) {
+            (Expr::Var(x), _) if self.0.vars.iter().any(|v| v.id == x.id) => {
+                match b.terms.get(&x.id) {
+                    Some(bound) => bound.alpha_eq(t),
+                    None => {
+                        b.terms.insert(x.id, t.clone());
+                        true
+                    }
+                }
+            }
+            (Expr::Var(x), Expr::Var(y)) => {
+                b.bound.iter().any(|&(px, ty)| px == x.id && ty == y.id)
+            }
+            (Expr::Lambda(x, _, pb), Expr::Lambda(y, _, tb)) => {
+                b.bound.push((x.id, y.id));
+                b.binders.insert(x.name.clone(), y.clone());
+                self.match_term(pb, tb, b)
+            }
+            (Expr::App(pf, pa), Expr::App(tf, ta)) => {
+                self.match_term(pf, tf, b) && self.match_term(pa, ta, b)
+            }
+            (Expr::NatApp(pf, pn), Expr::NatApp(tf, tn)) => {
+                self.match_nat(pn, tn, b) && self.match_term(pf, tf, b)
+            }
+            (Expr::NatLambda(pv, pb), Expr::NatLambda(tv, tb)) => {
+                pv == tv && self.match_term(pb, tb, b)
+            }
+            (Expr::Prim(p), Expr::Prim(q)) => p == q,
+            (Expr::Literal(l), Expr::Literal(m)) => l == m,
+            (Expr::Array(ps), Expr::Array(ts)) => {
+                ps.len() == ts.len() && ps.iter().zip(ts).all(|(p, t)| self.match_term(p, t, b))
+            }
+            _ => false,
+        }
+    }
+
+    fn match_nat(&self, p: &Nat, n: &Nat, b: &mut Bindings) -> bool {
+        if let [NatVar::Named(name)] = p.vars().as_slice() {
+            if *p == Nat::var(NatVar::Named(name.clone())) && self.0.nat_vars.contains(name) {
+                return match b.nats.get(name) {
+                    Some(bound) => bound == n,
+                    None => {
+                        b.nats.insert(name.clone(), n.clone());
+                        true
+                    }
+                };
+            }
+        }
+        substitute_nats(p, &b.nats) == *n
+    }
+
+    fn instantiate(&self, p: &Term, b: &Bindings, env: &mut Vec<(u64, Ident)>) -> Term {
+        match p.expr() {
+            Expr::Var(x) => {
+                if let Some(t) = b.terms.get(&x.id) {
+                    return t.clone();
+                }
+                match env.iter().rev().find(|(px, _)| *px == x.id) {
+                    Some((_, y)) => Term::var(y),
+                    None => p.clone(),
+                }
+            }
+            Expr::Lambda(x, ann, body) => {
+                let y = b
+                    .binders
+                    .get(&x.name)
+                    .cloned()
+                    .unwrap_or_else(|| x.refresh());
+                env.push((x.id, y.clone()));
+                let body = self.instantiate(body, b, env);
+                env.pop();
+                Term::new(Expr::Lambda(y, ann.clone(), body))
+            }
+            Expr::NatApp(f, n) => {
+                Term::nat_app(self.instantiate(f, b, env), substitute_nats(n, &b.nats))
+            }
+            _ => p
+                .map_children(|c| self.instantiate(c, b, env))
+                .untyped_root(),
+        }
+    }
+}
+
+/// `n` with the bound nat variables replaced.
+pub(crate) fn substitute_nats(n: &Nat, nats: &FxHashMap<Arc<str>, Nat>) -> Nat {
+    if nats.is_empty() {
+        return n.clone();
+    }
+    n.substitute(&|v| match v {
+        NatVar::Named(name) => nats.get(name).cloned(),
+        NatVar::Unknown(_) => None,
+    })
+}
+
+impl Rule<Term> for Equation {
+    fn name(&self) -> Name {
+        self.0.name.clone()
+    }
+
+    fn rewrite(&self, program: &Term) -> Option<Term> {
+        self.rewrite_term(program)
+    }
+}
+
+impl std::fmt::Debug for Equation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.0.name, self.0.text)
+    }
+}
+
+fn collect_lhs(
+    p: &Term,
+    binders: &mut Vec<Ident>,
+    vars: &mut Vec<Ident>,
+    scopes: &mut FxHashMap<u64, Scope>,
+    nat_vars: &mut Vec<Arc<str>>,
+) -> Result<(), Error> {
+    match p.expr() {
+        Expr::Var(x) if binders.iter().any(|y| y.id == x.id) => {}
+        Expr::Var(x) => {
+            let chain: Vec<Arc<str>> = binders.iter().map(|y| y.name.clone()).collect();
+            match scopes.get(&x.id) {
+                Some(s) if s.lhs != chain => {
+                    return Err(error(format!(
+                        "the pattern variable `{}` occurs under different binders",
+                        x.name
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    vars.push(x.clone());
+                    scopes.insert(
+                        x.id,
+                        Scope {
+                            lhs: chain,
+                            rhs: Vec::new(),
+                        },
+                    );
+                }
+            }
+        }
+        Expr::Lambda(x, _, body) => {
+            if binders.iter().any(|y| y.name == x.name) {
+                return Err(error(format!("the binder `{}` is bound twice", x.name)));
+            }
+            binders.push(x.clone());
+            collect_lhs(body, binders, vars, scopes, nat_vars)?;
+            binders.pop();
+        }
+        Expr::NatApp(f, n) => {
+            for v in n.vars() {
+                if let NatVar::Named(name) = v {
+                    if !nat_vars.contains(&name) {
+                        nat_vars.push(name);
+                    }
+                }
+            }
+            collect_lhs(f, binders, vars, scopes, nat_vars)?;
+        }
+        _ => {
+            for i in 0..elevate_core::Program::arity(p) {
+                collect_lhs(
+                    elevate_core::Program::child(p, i),
+                    binders,
+                    vars,
+                    scopes,
+                    nat_vars,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn collect_rhs(
+    p: &Term,
+    binders: &mut Vec<Ident>,
+    scopes: &mut FxHashMap<u64, Scope>,
+    vars: &[Ident],
+) -> Result<(), Error> {
+    match p.expr() {
+        Expr::Var(x) if binders.iter().any(|y| y.id == x.id) => {}
+        Expr::Var(x) => match scopes.get_mut(&x.id) {
+            Some(s) if vars.iter().any(|v| v.id == x.id) => {
+                s.rhs.push(binders.iter().map(|y| y.name.clone()).collect())
+            }
+            _ => {
+                return Err(error(format!(
+                    "`{}` on the right-hand side is neither bound there nor a pattern variable of the left",
+                    x.name
+                )))
+            }
+        },
+        Expr::Lambda(x, _, body) => {
+            binders.push(x.clone());
+            collect_rhs(body, binders, scopes, vars)?;
+            binders.pop();
+        }
+        _ => {
+            for i in 0..elevate_core::Program::arity(p) {
+                collect_rhs(elevate_core::Program::child(p, i), binders, scopes, vars)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The library's rules that are equations, by name; those with a size take it as an
+/// argument (`splitJoin(32)`). Each is defined here once: the strategy of that name
+/// is [`Equation::strategy`], and the e-graph's rewrite of that name is made from the
+/// same equation.
+pub fn equation(name: &str, args: &[i64]) -> Option<Equation> {
+    let n = args.first().copied();
+    let text: String = match (name, n) {
+        ("splitJoin", Some(n)) if n > 0 => {
+            format!("map(f)(x) -> join(map(map(f))(split({n})(x)))")
+        }
+        ("blockedReduce", Some(n)) if n > 0 => format!(
+            "reduce(add)(0.0)(xs) -> reduceSeq(fun(acc => fun(y => add(acc)(reduce(add)(0.0)(y)))))(0.0)(split({n})(xs))"
+        ),
+        (_, Some(_)) => return None,
+        (_, None) => EQUATIONS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| (*text).to_string())?,
+    };
+    let full = match n {
+        Some(n) => format!("{name}({n})"),
+        None => name.to_string(),
+    };
+    Some(Equation::known(full, &text))
+}
+
+/// The names of the equations without arguments, and the ones with a size.
+pub fn equation_names() -> (Vec<&'static str>, Vec<&'static str>) {
+    (
+        EQUATIONS.iter().map(|(n, _)| *n).collect(),
+        vec!["splitJoin", "blockedReduce"],
+    )
+}
+
+/// The equations, by name.
+const EQUATIONS: &[(&str, &str)] = &[
+    ("mapFusion", "map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)"),
+    ("mapFission", "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))"),
+    ("etaReduction", "fun(x => f(x)) -> f"),
+    ("removeTransposePair", "transpose(transpose(x)) -> x"),
+    ("joinSplit", "join(split(n)(x)) -> x"),
+    ("transposeMapMap", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))"),
+    ("mapMapTranspose", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))"),
+    ("splitBeforeMap", "split(n)(map(f)(y)) -> map(map(f))(split(n)(y))"),
+    ("mapMapBeforeSplit", "map(map(f))(split(n)(y)) -> split(n)(map(f)(y))"),
+    ("joinBeforeMapF", "map(f)(join(y)) -> join(map(map(f))(y))"),
+    ("mapMapFBeforeJoin", "join(map(map(f))(y)) -> map(f)(join(y))"),
+    ("takeBeforeMap", "take(n)(map(f)(x)) -> map(f)(take(n)(x))"),
+    ("dropBeforeMap", "drop(n)(map(f)(x)) -> map(f)(drop(n)(x))"),
+    ("takeAfterMap", "map(f)(take(n)(x)) -> take(n)(map(f)(x))"),
+    ("joinBeforeJoin", "join(join(y)) -> join(map(join)(y))"),
+    ("mapJoinBeforeJoin", "join(map(join)(y)) -> join(join(y))"),
+    ("fstReduction", "fst((a, b)) -> a"),
+    ("sndReduction", "snd((a, b)) -> b"),
+    ("mapFstFusion", "mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)"),
+    ("mapSndFusion", "mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)"),
+    ("mapIdentity", "map(fun(x => x))(xs) -> xs"),
+    ("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)"),
+    (
+        "mapOutsideZip",
+        "zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))",
+    ),
+    (
+        "reduceSeqMapFusion",
+        "reduceSeq(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)",
+    ),
+    (
+        "reduceMapToSeq",
+        "reduce(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)",
+    ),
+    (
+        "liftReduceSeq",
+        "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))",
+    ),
+    ("reduceToSeq", "reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)"),
+    ("mapToSeq", "map(f)(xs) -> mapSeq(f)(xs)"),
+    ("mapToPar", "map(f)(xs) -> mapPar(f)(xs)"),
+    ("reduceSeqToUnroll", "reduceSeq(op)(init)(xs) -> reduceSeqUnroll(op)(init)(xs)"),
+];

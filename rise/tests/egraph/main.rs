@@ -1,0 +1,3 @@
+//! Equality saturation over RISE: the language, the rewrites, saturation, sketches.
+
+mod basics;
