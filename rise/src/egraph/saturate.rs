@@ -246,13 +246,12 @@ type GoalFn = Arc<dyn Fn(&RiseGraph, Id) -> bool + Send + Sync>;
 /// ```
 /// use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
 /// use elevate_rise::{infer, parse_term, print_term};
-/// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs) |> transpose |> transpose)")
-///     .unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|_| {
-///     infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap()
-/// });
-/// let s = Saturation::new(RuleSet::parse("mapFusion,betaReduction").unwrap(), Limits::default(), CostModel::AstSize);
+/// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
+/// let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
+/// let s = Saturation::new(rules, Limits::default(), CostModel::Lowered);
 /// let out = s.run(&t).unwrap();
-/// assert_eq!(print_term(&out.program), "fun(xs: 8.f32 => xs |> map(fun(x => abs(neg(x)))))");
+/// assert_eq!(print_term(&out.program), "fun(xs: 8.f32 => xs |> map(fun(x => abs(-x))))");
+/// assert_eq!(out.report.stop_reason, "saturated");
 /// ```
 #[derive(Clone)]
 pub struct Saturation {
