@@ -285,3 +285,105 @@ pub fn term_expr(term: &Term) -> Result<RecExpr<Rise>, ConvertError> {
     let id = convert::add_term(&mut g, term)?;
     Ok(best_expr(&g, id))
 }
+
+/// Any strategy of the library as an e-graph rewrite, for rules that are not
+/// equations (`vectorize(32)`, `storeInMemory(...)`): where the pattern `lhs` (RISE
+/// pattern text, unknown names are pattern variables) matches, the class's smallest
+/// term is extracted, rewritten by `strategy`, and the result added to the class.
+/// Like substitution, this works on one representative of the class.
+///
+/// ```
+/// use elevate_rise::egraph::rewrite::strategy_rewrite;
+/// let r = strategy_rewrite("vectorize(4)", "map(f)(xs)", elevate_rise::rules::vectorize(4)).unwrap();
+/// assert_eq!(r.name.as_str(), "vectorize(4)");
+/// ```
+pub fn strategy_rewrite(
+    name: &str,
+    lhs: &str,
+    strategy: elevate_core::Strategy<Term>,
+) -> Result<RiseRewrite, String> {
+    // The searcher is an equation's left-hand side (`lhs -> lhs`).
+    let eq = Equation::new(name.to_string(), &format!("{lhs} -> {lhs}")).map_err(|e| e.message)?;
+    let pattern = lhs_pattern(&eq)?;
+    Rewrite::new(name.to_string(), pattern, StrategyApplier(strategy))
+}
+
+struct StrategyApplier(elevate_core::Strategy<Term>);
+
+impl Applier<Rise, RiseAnalysis> for StrategyApplier {
+    fn apply_one(
+        &self,
+        egraph: &mut RiseGraph,
+        eclass: Id,
+        _subst: &Subst,
+        _searcher_ast: Option<&PatternAst<Rise>>,
+        rule_name: Symbol,
+    ) -> Vec<Id> {
+        let expr = best_expr(egraph, eclass);
+        // Free indices become typed placeholder variables, and back.
+        let free = egraph[eclass].data.free.clone();
+        let depth = free.iter().max().map_or(0, |&m| m as usize + 1);
+        let placeholders: Vec<Ident> = (0..depth).map(|i| Ident::fresh(&format!("free{i}"))).collect();
+        let env: Vec<Ident> = placeholders.iter().rev().cloned().collect();
+        let term = convert::expr_to_open_term(&expr, &env);
+        let Ok(Some(result)) = self.0.attempt(&term, &mut elevate_core::Context::default()) else {
+            return vec![];
+        };
+        if result.ty().is_none() {
+            return vec![];
+        }
+        let types: FxHashMap<u64, TyId> = free_var_types(&expr, &env);
+        let mut resolve = |egraph: &mut RiseGraph, x: &Ident, inner: &[Ident]| {
+            let k = env
+                .iter()
+                .rev()
+                .position(|y| y.id == x.id)
+                .ok_or_else(|| ConvertError(format!("unbound `{}`", x.name)))?;
+            let ty = *types
+                .get(&x.id)
+                .ok_or_else(|| ConvertError(format!("no type for `{}`", x.name)))?;
+            Ok(egraph.add(Rise::leaf(Op::Var((k + inner.len()) as u32), ty)))
+        };
+        let Ok(new) = add_open(egraph, &result, &mut Vec::new(), &mut resolve) else {
+            return vec![];
+        };
+        if egraph.union_trusted(eclass, new, rule_name) {
+            vec![new]
+        } else {
+            vec![]
+        }
+    }
+}
+
+/// The types of the free variables of `expr`, by the identities `env` gives them.
+fn free_var_types(expr: &RecExpr<Rise>, env: &[Ident]) -> FxHashMap<u64, TyId> {
+    fn go(
+        expr: &RecExpr<Rise>,
+        id: Id,
+        depth: u32,
+        env: &[Ident],
+        out: &mut FxHashMap<u64, TyId>,
+        seen: &mut rustc_hash::FxHashSet<(Id, u32)>,
+    ) {
+        if !seen.insert((id, depth)) {
+            return;
+        }
+        let node = &expr[id];
+        if let Op::Var(i) = node.op {
+            if i >= depth {
+                let k = (i - depth) as usize;
+                if k < env.len() {
+                    out.insert(env[env.len() - 1 - k].id, node.ty);
+                }
+            }
+        }
+        let inner = depth + u32::from(node.op == Op::Lam);
+        for &c in &node.children {
+            go(expr, c, inner, env, out, seen);
+        }
+    }
+    let mut out = FxHashMap::default();
+    let root = Id::from(expr.as_ref().len() - 1);
+    go(expr, root, 0, env, &mut out, &mut Default::default());
+    out
+}

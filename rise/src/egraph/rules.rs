@@ -1,6 +1,6 @@
 //! Named sets of e-graph rewrites: the library's equations plus beta reduction.
 
-use super::rewrite::{beta_rewrite, rewrite, RiseRewrite};
+use super::rewrite::{beta_rewrite, rewrite, strategy_rewrite, RiseRewrite};
 use crate::rules::{equation, equation_names};
 
 /// Rewrites for the e-graph, with the text that names them.
@@ -104,6 +104,7 @@ impl RuleSet {
         let mut all: Vec<String> = plain.iter().map(|s| s.to_string()).collect();
         all.extend(sized.iter().map(|s| format!("{s}(n)")));
         all.push("betaReduction".into());
+        all.push("vectorize(n)".into());
         all
     }
 }
@@ -112,6 +113,14 @@ impl RuleSet {
 fn rule(name: &str) -> Result<RiseRewrite, String> {
     if name == "betaReduction" {
         return Ok(beta_rewrite());
+    }
+    if let Some(n) = name
+        .strip_prefix("vectorize(")
+        .and_then(|r| r.strip_suffix(')'))
+        .and_then(|n| n.trim().parse::<i64>().ok())
+        .filter(|&n| n > 0)
+    {
+        return strategy_rewrite(name, "map(f)(xs)", crate::rules::vectorize(n));
     }
     let (base, args) = match name.split_once('(') {
         Some((base, rest)) => {

@@ -86,10 +86,14 @@ impl std::str::FromStr for Limits {
 pub enum CostModel {
     /// The number of nodes.
     AstSize,
-    /// A model of low-level RISE: computing high-level `map`/`reduce` cost a
-    /// thousand times a node (the bridge wants them lowered); sequential loops cost
-    /// their work, parallel and vector ones less, unrolled reductions a little less;
-    /// and every node costs one, so that of equal schedules the simplest wins.
+    /// A work model of low-level RISE: a loop costs its trip count (read from the
+    /// iterated array's type) times the work of its body, so nests cost their
+    /// iteration space, and a map also writes its results; vector loops iterate over
+    /// fewer, wider elements; `mapPar` divides by two threads (once: nested
+    /// parallelism gains nothing) but costs a fork; unrolling saves a little where
+    /// the trip count is small and costs where it is large; high-level `map`/`reduce` cost a thousand times their
+    /// work, since the bridge wants them lowered; data layout (split, transpose, zip,
+    /// ...) is free but for one unit per node.
     Lowered,
 }
 
@@ -106,23 +110,70 @@ impl CostModel {
     pub fn from_name(name: &str) -> Option<CostModel> {
         match name {
             "size" | "ast-size" | "astSize" => Some(CostModel::AstSize),
-            "lowered" | "low-level" => Some(CostModel::Lowered),
+            "lowered" | "low-level" | "work" => Some(CostModel::Lowered),
             _ => None,
         }
     }
+}
 
-    /// The cost of one e-node, given its children's costs.
-    pub fn node_cost(self, node: &Rise) -> f64 {
-        match self {
-            CostModel::AstSize => 1.0,
-            CostModel::Lowered => match node.op {
-                Op::Prim(Prim::Map | Prim::Reduce) => 1000.0,
-                Op::Prim(Prim::MapSeq | Prim::ReduceSeq) => 4.0,
-                Op::Prim(Prim::ReduceSeqUnroll | Prim::MapSeqUnroll) => 3.0,
-                Op::Prim(Prim::MapPar | Prim::AsVector | Prim::AsScalar) => 2.0,
-                _ => 1.0,
-            },
+/// The cost of a (sub)program under a [`CostModel`]: its total, and for a loop
+/// primitive that still waits for its array, the work of one iteration.
+#[derive(Debug, Clone)]
+pub struct Work {
+    /// The total cost.
+    pub total: f64,
+    ty: super::lang::TyId,
+    pending: Option<Pending>,
+    /// Whether it contains a parallel loop (a parallel loop inside one gains nothing).
+    parallel: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    prim: Prim,
+    /// Value arguments received so far.
+    args: usize,
+    /// The work of one iteration (the function's).
+    per_item: f64,
+    /// Work outside the loop (the start value).
+    outside: f64,
+}
+
+impl PartialEq for Work {
+    fn eq(&self, other: &Self) -> bool {
+        self.total == other.total
+    }
+}
+
+impl PartialOrd for Work {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.total.partial_cmp(&other.total)
+    }
+}
+
+/// Which argument of a loop primitive is the iterated array, and how much one
+/// iteration is worth relative to a sequential loop's.
+fn loop_shape(p: Prim) -> Option<(usize, f64)> {
+    Some(match p {
+        Prim::MapSeq | Prim::ReduceSeq => (if p == Prim::MapSeq { 1 } else { 2 }, 1.0),
+        Prim::MapSeqUnroll | Prim::ReduceSeqUnroll => {
+            (if p == Prim::MapSeqUnroll { 1 } else { 2 }, 0.9)
         }
+        Prim::MapPar => (1, 0.5),
+        Prim::Map => (1, 1000.0),
+        Prim::Reduce => (2, 1000.0),
+        _ => return None,
+    })
+}
+
+/// The length of an array type (64 where it is symbolic).
+fn length(ty: super::lang::TyId) -> f64 {
+    if ty == super::lang::TyId::NAT {
+        return 1.0;
+    }
+    match ty.get().kind() {
+        crate::types::TypeKind::Array(n, _) => n.as_const().map_or(64.0, |n| n as f64),
+        _ => 1.0,
     }
 }
 
@@ -130,16 +181,81 @@ impl CostModel {
 pub struct Cost(pub CostModel);
 
 impl CostFunction<Rise> for Cost {
-    type Cost = f64;
+    type Cost = Work;
 
-    fn cost<C>(&mut self, enode: &Rise, mut costs: C) -> f64
+    fn cost<C>(&mut self, enode: &Rise, mut costs: C) -> Work
     where
-        C: FnMut(Id) -> f64,
+        C: FnMut(Id) -> Work,
     {
-        enode
-            .children()
-            .iter()
-            .fold(self.0.node_cost(enode), |sum, &c| sum + costs(c))
+        let plain = |total: f64, parallel: bool| Work {
+            total,
+            ty: enode.ty,
+            pending: None,
+            parallel,
+        };
+        if self.0 == CostModel::AstSize {
+            let total = enode.children().iter().map(|&c| costs(c).total).sum::<f64>() + 1.0;
+            return plain(total, false);
+        }
+        match (&enode.op, enode.children.as_slice()) {
+            (Op::Prim(p), []) if loop_shape(*p).is_some() => Work {
+                total: 1.0,
+                ty: enode.ty,
+                pending: Some(Pending {
+                    prim: *p,
+                    args: 0,
+                    per_item: 0.0,
+                    outside: 1.0,
+                }),
+                parallel: false,
+            },
+            (Op::App, [f, a]) => {
+                let (f, a) = (costs(*f), costs(*a));
+                let parallel = f.parallel || a.parallel;
+                let Some(mut pending) = f.pending else {
+                    return plain(1.0 + f.total + a.total, parallel);
+                };
+                let (array_arg, mut factor) = loop_shape(pending.prim).expect("a loop primitive");
+                if pending.args == array_arg {
+                    let n = length(a.ty);
+                    let par = pending.prim == Prim::MapPar;
+                    let fork = if par { 20_000.0 } else { 0.0 };
+                    if par && f.parallel {
+                        factor = 1.0;
+                    }
+                    let unrolled = matches!(pending.prim, Prim::MapSeqUnroll | Prim::ReduceSeqUnroll);
+                    if unrolled && n > 32.0 {
+                        factor = 1.2;
+                    }
+                    // A map writes its results to memory; a reduction keeps one value.
+                    let writes = if array_arg == 1 { n } else { 0.0 };
+                    let work = n * factor * pending.per_item.max(1.0) + writes;
+                    return plain(pending.outside + a.total + work + fork + 1.0, parallel || par);
+                }
+                if pending.args == 0 {
+                    pending.per_item += a.total;
+                } else {
+                    pending.outside += a.total;
+                }
+                pending.args += 1;
+                Work {
+                    total: pending.outside + pending.per_item + 1.0,
+                    ty: enode.ty,
+                    pending: Some(pending),
+                    parallel,
+                }
+            }
+            _ => {
+                let mut total = 1.0;
+                let mut parallel = false;
+                for &c in enode.children() {
+                    let c = costs(c);
+                    total += c.total;
+                    parallel |= c.parallel;
+                }
+                plain(total, parallel)
+            }
+        }
     }
 }
 
@@ -420,7 +536,7 @@ impl Saturation {
         let mut grown = self.grow(program)?;
         let extractor = Extractor::new(&grown.egraph, Cost(self.cost));
         let (cost, best) = extractor.find_best(grown.root);
-        grown.report.cost = cost;
+        grown.report.cost = cost.total;
         grown.report.time = start.elapsed();
         let explanation = self.explain.then(|| grown.explain(&best));
         Ok(Outcome {
