@@ -454,10 +454,13 @@ impl Parser {
                 if callee.nat_arity > 0 {
                     let start = self.span();
                     let n = self.nat()?;
-                    // In an expression, a nat may only use nat variables in scope.
+                    // In an expression, a nat may only use nat variables in scope (in
+                    // a pattern, unknown ones are nat pattern variables).
                     for v in n.vars() {
                         if let NatVar::Named(name) = &v {
-                            if !matches!(self.lookup(name), Some(Binding::Nat(_))) {
+                            if self.free.is_none()
+                                && !matches!(self.lookup(name), Some(Binding::Nat(_)))
+                            {
                                 return Err(Error::new(
                                     ErrorKind::UnknownName,
                                     start.to(self.prev_span()),

@@ -323,7 +323,9 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
         // Free indices become typed placeholder variables, and back.
         let free = egraph[eclass].data.free.clone();
         let depth = free.iter().max().map_or(0, |&m| m as usize + 1);
-        let placeholders: Vec<Ident> = (0..depth).map(|i| Ident::fresh(&format!("free{i}"))).collect();
+        let placeholders: Vec<Ident> = (0..depth)
+            .map(|i| Ident::fresh(&format!("free{i}")))
+            .collect();
         let env: Vec<Ident> = placeholders.iter().rev().cloned().collect();
         let term = convert::expr_to_open_term(&expr, &env);
         let Ok(Some(result)) = self.0.attempt(&term, &mut elevate_core::Context::default()) else {

@@ -194,7 +194,12 @@ impl CostFunction<Rise> for Cost {
             parallel,
         };
         if self.0 == CostModel::AstSize {
-            let total = enode.children().iter().map(|&c| costs(c).total).sum::<f64>() + 1.0;
+            let total = enode
+                .children()
+                .iter()
+                .map(|&c| costs(c).total)
+                .sum::<f64>()
+                + 1.0;
             return plain(total, false);
         }
         match (&enode.op, enode.children.as_slice()) {
@@ -223,14 +228,18 @@ impl CostFunction<Rise> for Cost {
                     if par && f.parallel {
                         factor = 1.0;
                     }
-                    let unrolled = matches!(pending.prim, Prim::MapSeqUnroll | Prim::ReduceSeqUnroll);
+                    let unrolled =
+                        matches!(pending.prim, Prim::MapSeqUnroll | Prim::ReduceSeqUnroll);
                     if unrolled && n > 32.0 {
                         factor = 1.2;
                     }
                     // A map writes its results to memory; a reduction keeps one value.
                     let writes = if array_arg == 1 { n } else { 0.0 };
                     let work = n * factor * pending.per_item.max(1.0) + writes;
-                    return plain(pending.outside + a.total + work + fork + 1.0, parallel || par);
+                    return plain(
+                        pending.outside + a.total + work + fork + 1.0,
+                        parallel || par,
+                    );
                 }
                 if pending.args == 0 {
                     pending.per_item += a.total;

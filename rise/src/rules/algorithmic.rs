@@ -10,16 +10,7 @@ use elevate_core::{Name, Rule, Strategy};
 
 /// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
 pub fn map_fusion() -> Strategy<Term> {
-    rule("mapFusion", |t: &Term| {
-        let (_, outer) = applied(t, Prim::Map, 2)?;
-        let (_, inner) = applied(&outer[1], Prim::Map, 2)?;
-        let y = Ident::fresh("y");
-        let fused = Term::lambda(
-            y.clone(),
-            Term::app(outer[0].clone(), Term::app(inner[0].clone(), Term::var(&y))),
-        );
-        Some(call(Prim::Map, &[], [fused, inner[1].clone()]))
-    })
+    super::equation::library_equation("mapFusion")
 }
 
 /// `map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))` where `x` is not free
@@ -80,11 +71,7 @@ fn is_data(e: &Term) -> Option<bool> {
 
 /// `transpose(transpose(x)) -> x`
 pub fn remove_transpose_pair() -> Strategy<Term> {
-    rule("removeTransposePair", |t: &Term| {
-        let (_, outer) = applied(t, Prim::Transpose, 1)?;
-        let (_, inner) = applied(&outer[0], Prim::Transpose, 1)?;
-        Some(inner[0].clone())
-    })
+    super::equation::library_equation("removeTransposePair")
 }
 
 /// `x -> transpose(transpose(x))` for a two-dimensional array `x`.
@@ -142,11 +129,7 @@ pub fn split_join(n: i64) -> Strategy<Term> {
 
 /// `join(split(n)(x)) -> x`
 pub fn join_split() -> Strategy<Term> {
-    rule("joinSplit", |t: &Term| {
-        let (_, outer) = applied(t, Prim::Join, 1)?;
-        let (_, inner) = applied(&outer[0], Prim::Split, 1)?;
-        Some(inner[0].clone())
-    })
+    super::equation::library_equation("joinSplit")
 }
 
 /// The functions of a lambda body that is a chain of applications to the parameter,

@@ -198,6 +198,7 @@ impl Equation {
 
     /// The right-hand side with the pattern variables replaced by `terms` and the nat
     /// variables by `nats`; its binders are fresh.
+    #[cfg_attr(not(feature = "egraph"), allow(dead_code))]
     pub(crate) fn instantiate_with(
         &self,
         terms: &FxHashMap<u64, Term>,
@@ -212,20 +213,23 @@ impl Equation {
     }
 
     fn match_term(&self, p: &Term, t: &Term, b: &mut Bindings) -> bool {
-        let t = match t.expr() {
-            Expr::Annotation(inner, _) => inner,
-            _ => t,
-        };
-        match (p.expr(), t.expr()) {
-            (Expr::Var(x), _) if self.0.vars.iter().any(|v| v.id == x.id) => {
-                match b.terms.get(&x.id) {
+        if let Expr::Var(x) = p.expr() {
+            if self.0.vars.iter().any(|v| v.id == x.id) {
+                return match b.terms.get(&x.id) {
                     Some(bound) => bound.alpha_eq(t),
                     None => {
                         b.terms.insert(x.id, t.clone());
                         true
                     }
-                }
+                };
             }
+        }
+        // An annotation is transparent to the pattern's structure.
+        let t = match t.expr() {
+            Expr::Annotation(inner, _) => inner,
+            _ => t,
+        };
+        match (p.expr(), t.expr()) {
             (Expr::Var(x), Expr::Var(y)) => {
                 b.bound.iter().any(|&(px, ty)| px == x.id && ty == y.id)
             }
@@ -449,6 +453,13 @@ pub fn equation(name: &str, args: &[i64]) -> Option<Equation> {
     Some(Equation::known(full, &text))
 }
 
+/// The strategy of the library equation `name` (one without a size).
+pub(crate) fn library_equation(name: &str) -> Strategy<Term> {
+    equation(name, &[])
+        .unwrap_or_else(|| panic!("`{name}` is a library equation"))
+        .strategy()
+}
+
 /// The names of the equations without arguments, and the ones with a size.
 pub fn equation_names() -> (Vec<&'static str>, Vec<&'static str>) {
     (
@@ -480,6 +491,7 @@ const EQUATIONS: &[(&str, &str)] = &[
     ("mapFstFusion", "mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)"),
     ("mapSndFusion", "mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)"),
     ("mapIdentity", "map(fun(x => x))(xs) -> xs"),
+    ("mapFstBeforeMapSnd", "mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))"),
     ("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)"),
     (
         "mapOutsideZip",

@@ -86,12 +86,7 @@ pub fn split_before_map() -> Strategy<Term> {
 
 /// `map(f)(join(y)) -> join(map(map(f))(y))`
 pub fn join_before_map_f() -> Strategy<Term> {
-    rule("joinBeforeMapF", |t: &Term| {
-        let (_, m) = applied(t, Prim::Map, 2)?;
-        let (_, inner) = applied(&m[1], Prim::Join, 1)?;
-        let mm = call(Prim::Map, &[], [m[0].clone()]);
-        Some(join(map(mm, inner[0].clone())))
-    })
+    super::equation::library_equation("joinBeforeMapF")
 }
 
 /// `join(map(map(f))(y)) -> map(f)(join(y))`
@@ -104,57 +99,29 @@ pub fn map_map_f_before_join() -> Strategy<Term> {
     })
 }
 
-/// `take(n)(map(f)(x)) -> map(f)(take(n)(x))`, likewise `drop` (`dropBeforeMap`)
-fn cut_before_map(name: &'static str, p: Prim) -> Strategy<Term> {
-    rule(name, move |t: &Term| {
-        let (nats, outer) = applied(t, p, 1)?;
-        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
-        Some(map(m[0].clone(), call(p, &nats, [m[1].clone()])))
-    })
-}
-
 /// `take(n)(map(f)(x)) -> map(f)(take(n)(x))`
 pub fn take_before_map() -> Strategy<Term> {
-    cut_before_map("takeBeforeMap", Prim::Take)
+    super::equation::library_equation("takeBeforeMap")
 }
 
 /// `drop(n)(map(f)(x)) -> map(f)(drop(n)(x))`
 pub fn drop_before_map() -> Strategy<Term> {
-    cut_before_map("dropBeforeMap", Prim::Drop)
+    super::equation::library_equation("dropBeforeMap")
 }
 
 /// `map(f)(take(n)(x)) -> take(n)(map(f)(x))`
 pub fn take_after_map() -> Strategy<Term> {
-    rule("takeAfterMap", |t: &Term| {
-        let (_, m) = applied(t, Prim::Map, 2)?;
-        let (nats, inner) = applied(&m[1], Prim::Take, 1)?;
-        Some(call(
-            Prim::Take,
-            &nats,
-            [map(m[0].clone(), inner[0].clone())],
-        ))
-    })
+    super::equation::library_equation("takeAfterMap")
 }
 
 /// `join(join(y)) -> join(map(join)(y))`
 pub fn join_before_join() -> Strategy<Term> {
-    rule("joinBeforeJoin", |t: &Term| {
-        let (_, outer) = applied(t, Prim::Join, 1)?;
-        let (_, inner) = applied(&outer[0], Prim::Join, 1)?;
-        Some(join(map(Term::prim(Prim::Join), inner[0].clone())))
-    })
+    super::equation::library_equation("joinBeforeJoin")
 }
 
 /// `join(map(join)(y)) -> join(join(y))`
 pub fn map_join_before_join() -> Strategy<Term> {
-    rule("mapJoinBeforeJoin", |t: &Term| {
-        let (_, outer) = applied(t, Prim::Join, 1)?;
-        let (_, m) = applied(&outer[0], Prim::Map, 2)?;
-        if !matches!(m[0].expr(), Expr::Prim(Prim::Join)) {
-            return None;
-        }
-        Some(join(join(m[1].clone())))
-    })
+    super::equation::library_equation("mapJoinBeforeJoin")
 }
 
 /// `transpose(join(y)) -> map(join)(transpose(map(transpose)(y)))`
@@ -184,16 +151,7 @@ pub fn map_transpose_before_join() -> Strategy<Term> {
 
 /// `zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))`
 pub fn map_outside_zip() -> Strategy<Term> {
-    rule("mapOutsideZip", |t: &Term| {
-        let (_, z) = applied(t, Prim::Zip, 2)?;
-        let (_, ma) = applied(&z[0], Prim::Map, 2)?;
-        let (_, mb) = applied(&z[1], Prim::Map, 2)?;
-        let p = Ident::fresh("p");
-        let first = Term::app(ma[0].clone(), call(Prim::Fst, &[], [Term::var(&p)]));
-        let second = Term::app(mb[0].clone(), call(Prim::Snd, &[], [Term::var(&p)]));
-        let f = Term::lambda(p, pair(first, second));
-        Some(map(f, call(Prim::Zip, &[], [ma[1].clone(), mb[1].clone()])))
-    })
+    super::equation::library_equation("mapOutsideZip")
 }
 
 /// `zip(a)(a) -> map(fun(x => (x, x)))(a)`
@@ -229,11 +187,7 @@ pub fn zip_swap() -> Strategy<Term> {
 
 /// `unzip(zip(a)(b)) -> (a, b)`
 pub fn unzip_zip_is_pair() -> Strategy<Term> {
-    rule("unzipZipIsPair", |t: &Term| {
-        let (_, u) = applied(t, Prim::Unzip, 1)?;
-        let (_, z) = applied(&u[0], Prim::Zip, 2)?;
-        Some(pair(z[0].clone(), z[1].clone()))
-    })
+    super::equation::library_equation("unzipZipIsPair")
 }
 
 /// The inner map function of a two-deep map nest's outer function: `g` for `map(g)`
@@ -381,38 +335,19 @@ pub fn drop_before_slide() -> Strategy<Term> {
     })
 }
 
-/// `mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)`, likewise `mapSnd`
-fn pair_map_fusion(name: &'static str, p: Prim) -> Strategy<Term> {
-    rule(name, move |t: &Term| {
-        let (_, outer) = applied(t, p, 2)?;
-        let (_, inner) = applied(&outer[1], p, 2)?;
-        let y = Ident::fresh("y");
-        let fused = Term::lambda(
-            y.clone(),
-            Term::app(outer[0].clone(), Term::app(inner[0].clone(), Term::var(&y))),
-        );
-        Some(call(p, &[], [fused, inner[1].clone()]))
-    })
-}
-
 /// `mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)`
 pub fn map_fst_fusion() -> Strategy<Term> {
-    pair_map_fusion("mapFstFusion", Prim::MapFst)
+    super::equation::library_equation("mapFstFusion")
 }
 
 /// `mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)`
 pub fn map_snd_fusion() -> Strategy<Term> {
-    pair_map_fusion("mapSndFusion", Prim::MapSnd)
+    super::equation::library_equation("mapSndFusion")
 }
 
 /// `mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))`
 pub fn map_fst_before_map_snd() -> Strategy<Term> {
-    rule("mapFstBeforeMapSnd", |t: &Term| {
-        let (_, outer) = applied(t, Prim::MapFst, 2)?;
-        let (_, inner) = applied(&outer[1], Prim::MapSnd, 2)?;
-        let first = call(Prim::MapFst, &[], [outer[0].clone(), inner[1].clone()]);
-        Some(call(Prim::MapSnd, &[], [inner[0].clone(), first]))
-    })
+    super::equation::library_equation("mapFstBeforeMapSnd")
 }
 
 /// `reduce(add, 0)(join(x))`: the parts of a sum of a joined array.
@@ -490,15 +425,7 @@ pub fn map_identity_after() -> Strategy<Term> {
 
 /// `mapIdentity`: `map(fun(x => x))(xs) -> xs`
 pub fn map_identity() -> Strategy<Term> {
-    rule("mapIdentity", |t: &Term| {
-        let (_, m) = applied(t, Prim::Map, 2)?;
-        match m[0].expr() {
-            Expr::Lambda(x, _, body) if matches!(body.expr(), Expr::Var(y) if y.id == x.id) => {
-                Some(m[1].clone())
-            }
-            _ => None,
-        }
-    })
+    super::equation::library_equation("mapIdentity")
 }
 
 /// `dropNothing`: `drop(0)(x) -> x`
