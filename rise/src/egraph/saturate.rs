@@ -91,9 +91,9 @@ pub enum CostModel {
     /// iteration space, and a map also writes its results; vector loops iterate over
     /// fewer, wider elements; `mapPar` divides by two threads (once: nested
     /// parallelism gains nothing) but costs a fork; unrolling saves a little where
-    /// the trip count is small and costs where it is large; high-level `map`/`reduce` cost a thousand times their
-    /// work, since the bridge wants them lowered; data layout (split, transpose, zip,
-    /// ...) is free but for one unit per node.
+    /// the trip count is small and costs where it is large; a high-level `map`/`reduce`
+    /// costs 10^9 more, since the bridge wants them lowered; a primitive costs one, other nodes
+    /// (binders, variables, applications) a hundredth.
     Lowered,
 }
 
@@ -160,8 +160,8 @@ fn loop_shape(p: Prim) -> Option<(usize, f64)> {
             (if p == Prim::MapSeqUnroll { 1 } else { 2 }, 0.9)
         }
         Prim::MapPar => (1, 0.5),
-        Prim::Map => (1, 1000.0),
-        Prim::Reduce => (2, 1000.0),
+        Prim::Map => (1, 1.0),
+        Prim::Reduce => (2, 1.0),
         _ => return None,
     })
 }
@@ -176,6 +176,13 @@ fn length(ty: super::lang::TyId) -> f64 {
         _ => 1.0,
     }
 }
+
+/// The cost of a loop that is not lowered (`map`, `reduce`): the bridge wants
+/// none.
+const UNLOWERED: f64 = 1e9;
+
+/// The cost of a node that computes nothing, in [`CostModel::Lowered`].
+const NODE: f64 = 0.01;
 
 /// An egg cost function from a [`CostModel`].
 pub struct Cost(pub CostModel);
@@ -218,13 +225,15 @@ impl CostFunction<Rise> for Cost {
                 let (f, a) = (costs(*f), costs(*a));
                 let parallel = f.parallel || a.parallel;
                 let Some(mut pending) = f.pending else {
-                    return plain(1.0 + f.total + a.total, parallel);
+                    return plain(NODE + f.total + a.total, parallel);
                 };
                 let (array_arg, mut factor) = loop_shape(pending.prim).expect("a loop primitive");
                 if pending.args == array_arg {
                     let n = length(a.ty);
                     let par = pending.prim == Prim::MapPar;
                     let fork = if par { 20_000.0 } else { 0.0 };
+                    let high_level = matches!(pending.prim, Prim::Map | Prim::Reduce);
+                    let fork = fork + if high_level { UNLOWERED } else { 0.0 };
                     if par && f.parallel {
                         factor = 1.0;
                     }
@@ -237,7 +246,7 @@ impl CostFunction<Rise> for Cost {
                     let writes = if array_arg == 1 { n } else { 0.0 };
                     let work = n * factor * pending.per_item.max(1.0) + writes;
                     return plain(
-                        pending.outside + a.total + work + fork + 1.0,
+                        pending.outside + a.total + work + fork + NODE,
                         parallel || par,
                     );
                 }
@@ -248,14 +257,20 @@ impl CostFunction<Rise> for Cost {
                 }
                 pending.args += 1;
                 Work {
-                    total: pending.outside + pending.per_item + 1.0,
+                    total: pending.outside + pending.per_item + NODE,
                     ty: enode.ty,
                     pending: Some(pending),
                     parallel,
                 }
             }
             _ => {
-                let mut total = 1.0;
+                // Primitives compute; binders, variables and applications are free
+                // but for a trace, so that of equal schedules the simplest wins.
+                let mut total = if matches!(enode.op, Op::Prim(_)) {
+                    1.0
+                } else {
+                    NODE
+                };
                 let mut parallel = false;
                 for &c in enode.children() {
                     let c = costs(c);
