@@ -122,7 +122,6 @@ impl CostModel {
 pub struct Work {
     /// The total cost.
     pub total: f64,
-    ty: super::lang::TyId,
     pending: Option<Pending>,
     /// Whether it contains a parallel loop (a parallel loop inside one gains nothing).
     parallel: bool,
@@ -166,6 +165,27 @@ fn loop_shape(p: Prim) -> Option<(usize, f64)> {
     })
 }
 
+/// The cost of a loop of `n` iterations; `nested_parallel` if its body has a
+/// parallel loop.
+fn loop_cost(pending: &Pending, n: f64, nested_parallel: bool) -> f64 {
+    let (array_arg, mut factor) = loop_shape(pending.prim).expect("a loop primitive");
+    let par = pending.prim == Prim::MapPar;
+    let mut fixed = if par { 20_000.0 } else { 0.0 };
+    if matches!(pending.prim, Prim::Map | Prim::Reduce) {
+        fixed += UNLOWERED;
+    }
+    if par && nested_parallel {
+        factor = 1.0;
+    }
+    let unrolled = matches!(pending.prim, Prim::MapSeqUnroll | Prim::ReduceSeqUnroll);
+    if unrolled && n > 32.0 {
+        factor = 1.2;
+    }
+    // A map writes its results to memory; a reduction keeps one value.
+    let writes = if array_arg == 1 { n } else { 0.0 };
+    pending.outside + n * factor * pending.per_item.max(1.0) + writes + fixed
+}
+
 /// The length of an array type (64 where it is symbolic).
 fn length(ty: super::lang::TyId) -> f64 {
     if ty == super::lang::TyId::NAT {
@@ -196,7 +216,6 @@ impl CostFunction<Rise> for Cost {
     {
         let plain = |total: f64, parallel: bool| Work {
             total,
-            ty: enode.ty,
             pending: None,
             parallel,
         };
@@ -212,7 +231,6 @@ impl CostFunction<Rise> for Cost {
         match (&enode.op, enode.children.as_slice()) {
             (Op::Prim(p), []) if loop_shape(*p).is_some() => Work {
                 total: 1.0,
-                ty: enode.ty,
                 pending: Some(Pending {
                     prim: *p,
                     args: 0,
@@ -227,28 +245,10 @@ impl CostFunction<Rise> for Cost {
                 let Some(mut pending) = f.pending else {
                     return plain(NODE + f.total + a.total, parallel);
                 };
-                let (array_arg, mut factor) = loop_shape(pending.prim).expect("a loop primitive");
+                let (array_arg, _) = loop_shape(pending.prim).expect("a loop primitive");
                 if pending.args == array_arg {
-                    let n = length(a.ty);
-                    let par = pending.prim == Prim::MapPar;
-                    let fork = if par { 20_000.0 } else { 0.0 };
-                    let high_level = matches!(pending.prim, Prim::Map | Prim::Reduce);
-                    let fork = fork + if high_level { UNLOWERED } else { 0.0 };
-                    if par && f.parallel {
-                        factor = 1.0;
-                    }
-                    let unrolled =
-                        matches!(pending.prim, Prim::MapSeqUnroll | Prim::ReduceSeqUnroll);
-                    if unrolled && n > 32.0 {
-                        factor = 1.2;
-                    }
-                    // A map writes its results to memory; a reduction keeps one value.
-                    let writes = if array_arg == 1 { n } else { 0.0 };
-                    let work = n * factor * pending.per_item.max(1.0) + writes;
-                    return plain(
-                        pending.outside + a.total + work + fork + NODE,
-                        parallel || par,
-                    );
+                    // The loop was costed when it got its last other argument.
+                    return plain(NODE + f.total + a.total, parallel);
                 }
                 if pending.args == 0 {
                     pending.per_item += a.total;
@@ -256,11 +256,26 @@ impl CostFunction<Rise> for Cost {
                     pending.outside += a.total;
                 }
                 pending.args += 1;
+                if pending.args < array_arg {
+                    return Work {
+                        total: pending.outside + pending.per_item + NODE,
+                        pending: Some(pending),
+                        parallel,
+                    };
+                }
+                // `map(f)`, `reduceSeq(op)(init)`: a function of the array, whose length
+                // its type tells; its cost is the whole loop's, even where it is passed
+                // on (`mapSeq(map(g))`) rather than applied here.
+                let n = match enode.ty.get().kind() {
+                    crate::types::TypeKind::Fun(param, _) => length(super::lang::TyId::of(param)),
+                    _ => 1.0,
+                };
+                let total = loop_cost(&pending, n, f.parallel || a.parallel) + NODE;
+                let par = pending.prim == Prim::MapPar;
                 Work {
-                    total: pending.outside + pending.per_item + NODE,
-                    ty: enode.ty,
+                    total,
                     pending: Some(pending),
-                    parallel,
+                    parallel: parallel || par,
                 }
             }
             _ => {

@@ -509,6 +509,10 @@ const EQUATIONS: &[(&str, &str)] = &[
         "liftReduceSeq",
         "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))",
     ),
+    (
+        "mapMapInterchange",
+        "map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))",
+    ),
     ("reduceToSeq", "reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)"),
     ("mapToSeq", "map(f)(xs) -> mapSeq(f)(xs)"),
     ("mapToPar", "map(f)(xs) -> mapPar(f)(xs)"),
