@@ -1,3 +1,4 @@
 //! Equality saturation over RISE: the language, the rewrites, saturation, sketches.
 
 mod basics;
+mod sketches;
