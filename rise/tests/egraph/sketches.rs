@@ -649,3 +649,27 @@ fn the_search_is_a_strategy() {
     let failure = impossible.run(&input).unwrap_err();
     assert_eq!(failure.strategy().to_string(), "sketchGuided");
 }
+
+/// Extraction and the satisfiability check take well under a second on an e-graph
+/// of about 100,000 e-nodes (a timing: run it optimized).
+#[test]
+#[ignore = "a timing: cargo test --release -p elevate-rise --features egraph --test egraph -- --ignored"]
+fn extraction_is_fast_on_a_large_egraph() {
+    let src = "fun(a: 64.32.f32 => a |> transpose |> map(fun(r => r |> map(neg) |> map(abs) |> map(exp))) |> transpose |> map(map(fun(x => x * 2.0))))";
+    let input = typed(src);
+    let grown = grow(src, ALGORITHMIC, "nodes=140000,iterations=100,ms=60000");
+    println!("{:?}", grown.report);
+    assert!(grown.report.enodes >= 90_000, "{}", grown.report.enodes);
+    let s = sketch("contains(map[16](map[4](fun(contains(or(exp, abs))))))");
+    let start = std::time::Instant::now();
+    let found = extract(&grown.egraph, grown.root, &s, CostModel::Lowered);
+    let extracting = start.elapsed();
+    assert!(found.is_some());
+    let start = std::time::Instant::now();
+    assert!(satisfied(&grown.egraph, grown.root, &s));
+    let checking = start.elapsed();
+    println!("extract {extracting:?}, satisfied {checking:?}");
+    let program = extract_checked(&grown, &s, CostModel::Lowered).unwrap();
+    assert_equivalent(&input, &program, &NatEnv::default());
+    assert!(extracting.as_secs_f64() < 1.0 && checking.as_secs_f64() < 1.0);
+}

@@ -290,6 +290,9 @@ impl<'a> Index<'a> {
     fn table(&self, pat: &Pat, done: &[Table]) -> Table {
         let cost_in = |table: usize, child: Id| done[table][self.slot(child)].map(|e| e.cost);
         match pat {
+            // Every class holds a term (e-classes are made of added terms): without
+            // costs to rank them, that is all `?` needs to know.
+            Pat::Any if self.cost.is_none() => self.best_nodes(|_| Some(0.0)),
             Pat::Any => self.cheapest(),
             Pat::Contains(inner) => self.containing(&done[*inner], &done[ANY]),
             Pat::Or(a, b) => done[*a]
