@@ -25,7 +25,7 @@
 //! | `map(S1, S2)`, `map(S1)(S2)` | `map` applied to `S1`, then `S2` (curried, as in RISE) |
 //! | `split(32)`, `split(?)`, `split` | `split` with the nat argument `32`, with any |
 //! | `map[n]` | a loop primitive that iterates over `n` elements (see below) |
-//! | `S |> F` | `app(F, S)`, the RISE pipe: `? |> map(?)` is `map(?, ?)` |
+//! | `S \|> F` | `app(F, S)`, the RISE pipe: `? \|> map(?)` is `map(?, ?)` |
 //! | `(S)` | `S` |
 //!
 //! Nat arguments come first, as in RISE: the first arguments of `slide` are its two

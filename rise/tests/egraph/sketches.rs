@@ -624,6 +624,13 @@ fn a_step_that_cannot_reach_its_sketch_fails_by_name() {
     assert!(e.0.contains("step 2 of 2"), "{e}");
     assert!(e.0.contains("`contains(transpose)`"), "{e}");
     assert!(e.0.contains("saturated"), "{e}");
+
+    let ill_typed = parse_term("fun(x: f32 => x + true)").unwrap();
+    let e = guided(&ill_typed, &steps, CostModel::Lowered).unwrap_err();
+    assert!(
+        e.0.starts_with("step 1 of 2 of the sketch-guided search"),
+        "{e}"
+    );
 }
 
 #[test]

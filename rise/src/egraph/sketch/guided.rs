@@ -92,7 +92,14 @@ pub fn guided(
         let goal = step.sketch.clone();
         let saturation = Saturation::new(step.rules.clone(), step.limits, cost)
             .with_goal(move |egraph, root| satisfied(egraph, root, &goal));
-        let mut grown = saturation.grow(&program)?;
+        let mut grown = saturation.grow(&program).map_err(|e| {
+            SaturationError(format!(
+                "step {} of {} of the sketch-guided search (`{}`): {e}",
+                k + 1,
+                steps.len(),
+                step.sketch
+            ))
+        })?;
         let Some((best, body)) = extract(&grown.egraph, grown.root, &step.sketch, cost) else {
             let r = &grown.report;
             return Err(SaturationError(format!(

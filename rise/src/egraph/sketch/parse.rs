@@ -128,7 +128,9 @@ impl<'a> Parser<'a> {
     fn call(&mut self) -> Result<Sketch, Error> {
         let mut head = self.primary()?;
         let (name, wanted) = match &head {
-            Sketch::Prim { prim, nats, .. } => (prim.name(), prim.nat_params() - nats.len()),
+            Sketch::Prim { prim, nats, .. } => {
+                (prim.name(), prim.nat_params().saturating_sub(nats.len()))
+            }
             _ => ("", 0),
         };
         let mut nats = Vec::new();
