@@ -15,6 +15,7 @@ pub mod lang;
 pub mod rewrite;
 pub mod rules;
 pub mod saturate;
+pub mod sketch;
 
 pub use convert::{add_term, best_expr, best_term, expr_to_term};
 pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId};
@@ -24,3 +25,4 @@ pub use saturate::Grown;
 pub use saturate::{
     saturate, Cost, CostModel, Limits, Outcome, Progress, Report, Saturation, SaturationError, Step,
 };
+pub use sketch::{guided, sketch_guided, GuideStep, GuidedOutcome, Sketch, StepReport};

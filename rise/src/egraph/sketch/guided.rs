@@ -1,0 +1,191 @@
+//! Sketch-guided search: equality saturation in steps, each stopped as soon as its
+//! sketch can be extracted, each starting from the program the previous one chose.
+
+use super::{extract, satisfied, Sketch};
+use crate::egraph::rules::RuleSet;
+use crate::egraph::saturate::{CostModel, Limits, Report, Saturation, SaturationError};
+use crate::term::Term;
+use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+use std::time::Instant;
+
+/// One step of a sketch-guided search: saturate with `rules` within `limits` until a
+/// program satisfying `sketch` exists, then continue from the cheapest such program.
+#[derive(Clone)]
+pub struct GuideStep {
+    /// The shape the step must reach.
+    pub sketch: Sketch,
+    /// The rewrites it may use.
+    pub rules: RuleSet,
+    /// When it gives up.
+    pub limits: Limits,
+}
+
+impl GuideStep {
+    /// A step.
+    pub fn new(sketch: Sketch, rules: RuleSet, limits: Limits) -> GuideStep {
+        GuideStep {
+            sketch,
+            rules,
+            limits,
+        }
+    }
+}
+
+/// What one step of a search did.
+#[derive(Debug, Clone)]
+pub struct StepReport {
+    /// The step's sketch, as text.
+    pub sketch: String,
+    /// The saturation's report (its `cost` is the chosen program's).
+    pub report: Report,
+    /// Whether a program satisfying the sketch was found. A search ends with an error
+    /// at the first step that finds none, so the steps of a [`GuidedOutcome`] all
+    /// say `true`.
+    pub found: bool,
+}
+
+/// The result of [`guided`].
+#[derive(Debug, Clone)]
+pub struct GuidedOutcome {
+    /// The last step's program, typed.
+    pub program: Term,
+    /// One report per step, in order.
+    pub steps: Vec<StepReport>,
+}
+
+/// Runs the steps one after the other from `program` (typed, or typed here): each
+/// grows an e-graph from the previous step's program until its sketch is satisfiable
+/// (stop reason `goal`) or a limit, and extracts the cheapest program (by `cost`)
+/// that satisfies the sketch. Fails at the first step whose sketch no program of
+/// its e-graph satisfies, naming the step and its sketch.
+///
+/// ```
+/// use elevate_rise::egraph::sketch::{guided, GuideStep, Sketch};
+/// use elevate_rise::egraph::{CostModel, Limits, RuleSet};
+/// use elevate_rise::{infer, parse_term, print_term};
+/// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg))").unwrap()).unwrap();
+/// let step = |sketch: &str, rules: &str| {
+///     GuideStep::new(sketch.parse().unwrap(), RuleSet::parse(rules).unwrap(), Limits::default())
+/// };
+/// let steps = [
+///     // Tile the loop: 2 chunks of 4.
+///     step("contains(map[2](map[4](?)))", "splitJoin(4)"),
+///     // Then process the chunks in parallel.
+///     step("contains(mapPar(map[4](?)))", "mapToPar"),
+/// ];
+/// let out = guided(&t, &steps, CostModel::Lowered).unwrap();
+/// assert_eq!(
+///     print_term(&out.program),
+///     "fun(xs: 8.f32 => xs |> split(4) |> mapPar(map(neg)) |> join)"
+/// );
+/// assert_eq!(out.steps[0].report.stop_reason, "goal");
+/// ```
+pub fn guided(
+    program: &Term,
+    steps: &[GuideStep],
+    cost: CostModel,
+) -> Result<GuidedOutcome, SaturationError> {
+    let mut program = program.clone();
+    let mut reports = Vec::with_capacity(steps.len());
+    for (k, step) in steps.iter().enumerate() {
+        let start = Instant::now();
+        let goal = step.sketch.clone();
+        let saturation = Saturation::new(step.rules.clone(), step.limits, cost)
+            .with_goal(move |egraph, root| satisfied(egraph, root, &goal));
+        let mut grown = saturation.grow(&program).map_err(|e| {
+            SaturationError(format!(
+                "step {} of {} of the sketch-guided search (`{}`): {e}",
+                k + 1,
+                steps.len(),
+                step.sketch
+            ))
+        })?;
+        let Some((best, body)) = extract(&grown.egraph, grown.root, &step.sketch, cost) else {
+            let r = &grown.report;
+            return Err(SaturationError(format!(
+                "step {} of {} of the sketch-guided search: no program satisfies the \
+                 sketch `{}` (the saturation with `{}` stopped: {}, after {} iterations, \
+                 {} e-nodes)",
+                k + 1,
+                steps.len(),
+                step.sketch,
+                step.rules.text(),
+                r.stop_reason,
+                r.iterations,
+                r.enodes
+            )));
+        };
+        grown.report.cost = best;
+        grown.report.time = start.elapsed();
+        program = grown.program(&body);
+        reports.push(StepReport {
+            sketch: step.sketch.to_string(),
+            report: grown.report,
+            found: true,
+        });
+    }
+    Ok(GuidedOutcome {
+        program,
+        steps: reports,
+    })
+}
+
+/// [`guided`] as a strategy: the last step's program, or a failure if a step finds
+/// no program satisfying its sketch (or the program cannot enter the e-graph).
+///
+/// ```
+/// use elevate_rise::egraph::sketch::{sketch_guided, GuideStep};
+/// use elevate_rise::egraph::{CostModel, Limits, RuleSet};
+/// use elevate_rise::{infer, parse_term, print_term};
+/// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
+/// let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
+/// let fuse = GuideStep::new("map(fun(?), ?)".parse().unwrap(), rules, Limits::default());
+/// let s = sketch_guided(vec![fuse], CostModel::Lowered);
+/// assert_eq!(print_term(&s.run(&t).unwrap()), "fun(xs: 8.f32 => xs |> map(fun(x => abs(-x))))");
+/// ```
+pub fn sketch_guided(steps: Vec<GuideStep>, cost: CostModel) -> Strategy<Term> {
+    Strategy::new(SketchGuidedStrategy { steps, cost })
+}
+
+/// A sketch-guided search as a strategy (see [`sketch_guided`]).
+pub struct SketchGuidedStrategy {
+    /// The steps.
+    pub steps: Vec<GuideStep>,
+    /// How extraction ranks programs.
+    pub cost: CostModel,
+}
+
+impl StrategyImpl<Term> for SketchGuidedStrategy {
+    fn apply(&self, program: &Term, cx: &mut Context) -> RewriteResult<Term> {
+        let name = self.name();
+        match guided(program, &self.steps, self.cost) {
+            Ok(outcome) => {
+                cx.record_step(&name)?;
+                Ok(outcome.program)
+            }
+            Err(e) => {
+                cx.log(|| format!("sketchGuided: {e}"));
+                Err(Failure::no_match(name).at_path(&cx.location()))
+            }
+        }
+    }
+
+    fn name(&self) -> Name {
+        Name::new("sketchGuided")
+    }
+
+    /// `sketchGuided("SKETCH", "RULES", "LIMITS", ..., "COST")`: three strings per step.
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("sketchGuided(")?;
+        for step in &self.steps {
+            write!(
+                f,
+                "\"{}\", \"{}\", \"{}\", ",
+                step.sketch,
+                step.rules.text(),
+                step.limits
+            )?;
+        }
+        write!(f, "\"{}\")", self.cost.name())
+    }
+}
