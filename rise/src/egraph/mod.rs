@@ -23,6 +23,7 @@ pub use rewrite::{beta_rewrite, rewrite, RiseRewrite};
 pub use rules::RuleSet;
 pub use saturate::Grown;
 pub use saturate::{
-    saturate, Cost, CostModel, Limits, Outcome, Progress, Report, Saturation, SaturationError, Step,
+    saturate, Cost, CostModel, Limits, Outcome, Progress, Report, Saturation, SaturationError,
+    Step, Work,
 };
 pub use sketch::{guided, sketch_guided, GuideStep, GuidedOutcome, Sketch, StepReport};

@@ -9,6 +9,7 @@ use crate::term::Ident;
 use crate::term::Term;
 use egg::{CostFunction, Extractor, Id, Language, RecExpr, Runner, StopReason};
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+use smallvec::SmallVec;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -214,12 +215,34 @@ impl CostFunction<Rise> for Cost {
     where
         C: FnMut(Id) -> Work,
     {
+        let kids: SmallVec<[Work; 3]> = enode.children.iter().map(|&c| costs(c)).collect();
+        self.0.combine(enode, &kids)
+    }
+}
+
+impl Work {
+    /// The cost of nothing (for satisfiability without costs).
+    pub fn zero() -> Work {
+        Work {
+            total: 0.0,
+            pending: None,
+            parallel: false,
+        }
+    }
+}
+
+impl CostModel {
+    /// The cost of `enode` whose children cost `kids` (in order). Costs never fall
+    /// below a child's, so extraction may settle the cheapest classes first.
+    pub fn combine(self, enode: &Rise, kids: &[Work]) -> Work {
+        let mut kids = kids.iter().cloned();
+        let mut costs = |_: Id| kids.next().expect("one cost per child");
         let plain = |total: f64, parallel: bool| Work {
             total,
             pending: None,
             parallel,
         };
-        if self.0 == CostModel::AstSize {
+        if self == CostModel::AstSize {
             let total = enode
                 .children()
                 .iter()

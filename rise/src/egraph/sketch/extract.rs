@@ -12,7 +12,7 @@
 
 use super::Sketch;
 use crate::egraph::lang::{NatId, Op, Rise, RiseGraph};
-use crate::egraph::saturate::CostModel;
+use crate::egraph::saturate::{CostModel, Work};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::types::{Type, TypeKind};
@@ -37,7 +37,7 @@ use std::collections::BinaryHeap;
 /// let two_maps: Sketch = "map(?, map(?, ?))".parse().unwrap();
 /// let (cost, body) = extract(&grown.egraph, grown.root, &two_maps, CostModel::Lowered).unwrap();
 /// assert_eq!(print_term(&grown.program(&body)), "fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
-/// assert_eq!(cost, 2007.0);
+/// assert!(cost > 2e9); // two loops left high-level
 /// let transposed: Sketch = "contains(transpose)".parse().unwrap();
 /// assert!(extract(&grown.egraph, grown.root, &transposed, CostModel::Lowered).is_none());
 /// ```
@@ -51,7 +51,7 @@ pub fn extract(
     let index = Index::new(egraph, Some(cost));
     let tables = index.tables(&patterns.pats);
     let slot = index.slot(root);
-    let best = tables[patterns.root][slot]?;
+    let best = tables[patterns.root][slot].clone()?;
     let mut builder = Builder {
         index: &index,
         pats: &patterns.pats,
@@ -60,7 +60,7 @@ pub fn extract(
         memo: FxHashMap::default(),
     };
     builder.build(patterns.root, slot);
-    Some((best.cost, builder.out))
+    Some((best.cost.total, builder.out))
 }
 
 /// Whether some term of class `root` satisfies `sketch`: [`extract`] without costs
@@ -169,9 +169,9 @@ enum Choice {
     Below(u32, u32),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Entry {
-    cost: f64,
+    cost: Work,
     choice: Choice,
 }
 
@@ -180,7 +180,7 @@ type Table = Vec<Option<Entry>>;
 
 /// A candidate entry for a class, ordered so that a max-heap pops the cheapest.
 struct Candidate {
-    cost: f64,
+    cost: Work,
     slot: usize,
     choice: Choice,
 }
@@ -203,7 +203,8 @@ impl Ord for Candidate {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .cost
-            .total_cmp(&self.cost)
+            .total
+            .total_cmp(&self.cost.total)
             .then(other.slot.cmp(&self.slot))
     }
 }
@@ -273,8 +274,9 @@ impl<'a> Index<'a> {
         &self.parents[self.starts[slot]..self.starts[slot + 1]]
     }
 
-    fn node_cost(&self, node: &Rise) -> f64 {
-        self.cost.map_or(0.0, |c| c.node_cost(node))
+    /// The cost of `node` whose children cost `kids`.
+    fn combine(&self, node: &Rise, kids: &[Work]) -> Work {
+        self.cost.map_or_else(Work::zero, |c| c.combine(node, kids))
     }
 
     /// One table per pattern, in order.
@@ -288,18 +290,22 @@ impl<'a> Index<'a> {
     }
 
     fn table(&self, pat: &Pat, done: &[Table]) -> Table {
-        let cost_in = |table: usize, child: Id| done[table][self.slot(child)].map(|e| e.cost);
+        let cost_in = |table: usize, child: Id| {
+            done[table][self.slot(child)]
+                .as_ref()
+                .map(|e| e.cost.clone())
+        };
         match pat {
             // Every class holds a term (e-classes are made of added terms): without
             // costs to rank them, that is all `?` needs to know.
-            Pat::Any if self.cost.is_none() => self.best_nodes(|_| Some(0.0)),
+            Pat::Any if self.cost.is_none() => self.best_nodes(|_| Some(Work::zero())),
             Pat::Any => self.cheapest(),
             Pat::Contains(inner) => self.containing(&done[*inner], &done[ANY]),
             Pat::Or(a, b) => done[*a]
                 .iter()
                 .zip(&done[*b])
                 .map(|(a, b)| match (a, b) {
-                    (Some(a), Some(b)) if b.cost < a.cost => Some(branch(b, true)),
+                    (Some(a), Some(b)) if b.cost.total < a.cost.total => Some(branch(b, true)),
                     (Some(a), _) => Some(branch(a, false)),
                     (None, b) => b.as_ref().map(|b| branch(b, true)),
                 })
@@ -309,32 +315,35 @@ impl<'a> Index<'a> {
                     && size
                         .as_ref()
                         .is_none_or(|n| loop_size(&node.ty.get()).as_ref() == Some(n));
-                fits.then(|| self.node_cost(node))
+                fits.then(|| self.combine(node, &[]))
             }),
             Pat::Nat(want) => self.best_nodes(|node| match node.op {
-                Op::Nat(n) if want.is_none_or(|w| w == n) => Some(self.node_cost(node)),
+                Op::Nat(n) if want.is_none_or(|w| w == n) => Some(self.combine(node, &[])),
                 _ => None,
             }),
             Pat::Node(op, kids) => self.best_nodes(|node| {
                 if node.op != *op || node.children.len() != kids.len() {
                     return None;
                 }
-                let children: Option<f64> = kids
+                let children: Option<Vec<Work>> = kids
                     .iter()
                     .zip(&node.children)
                     .map(|(&k, &c)| cost_in(k, c))
-                    .sum();
-                Some(self.node_cost(node) + children?)
+                    .collect();
+                Some(self.combine(node, &children?))
             }),
         }
     }
 
     /// The table of patterns that look one e-node deep: `cost(node)`, if it fits.
-    fn best_nodes(&self, cost: impl Fn(&Rise) -> Option<f64>) -> Table {
+    fn best_nodes(&self, cost: impl Fn(&Rise) -> Option<Work>) -> Table {
         let mut table: Table = vec![None; self.slots()];
         for (i, &(slot, node)) in self.nodes.iter().enumerate() {
             if let Some(cost) = cost(node) {
-                if table[slot].is_none_or(|e| cost < e.cost) {
+                if table[slot]
+                    .as_ref()
+                    .is_none_or(|e| cost.total < e.cost.total)
+                {
                     table[slot] = Some(Entry {
                         cost,
                         choice: Choice::Node(i as u32),
@@ -377,7 +386,7 @@ impl<'a> Index<'a> {
             .enumerate()
             .filter(|(_, (_, node))| node.children.is_empty())
             .map(|(i, &(slot, node))| Candidate {
-                cost: self.node_cost(node),
+                cost: self.combine(node, &[]),
                 slot,
                 choice: Choice::Node(i as u32),
             });
@@ -389,13 +398,16 @@ impl<'a> Index<'a> {
                 if waiting[p] > 0 || table[parent].is_some() {
                     continue;
                 }
-                let children: f64 = node
+                let children: Option<Vec<Work>> = node
                     .children
                     .iter()
-                    .map(|&c| table[self.slot(c)].map_or(f64::INFINITY, |e| e.cost))
-                    .sum();
+                    .map(|&c| table[self.slot(c)].as_ref().map(|e| e.cost.clone()))
+                    .collect();
+                let Some(children) = children else {
+                    continue;
+                };
                 heap.push(Candidate {
-                    cost: self.node_cost(node) + children,
+                    cost: self.combine(node, &children),
                     slot: parent,
                     choice: Choice::Node(p as u32),
                 });
@@ -407,29 +419,36 @@ impl<'a> Index<'a> {
     /// child that contains `S`.
     fn containing(&self, inner: &Table, any: &Table) -> Table {
         let seeds = inner.iter().enumerate().filter_map(|(slot, e)| {
-            e.map(|e| Candidate {
-                cost: e.cost,
+            e.as_ref().map(|e| Candidate {
+                cost: e.cost.clone(),
                 slot,
                 choice: Choice::Inside,
             })
         });
         self.settle(seeds, |slot, table, heap| {
-            let below = table[slot].map_or(f64::INFINITY, |e| e.cost);
+            let Some(below) = table[slot].as_ref().map(|e| e.cost.clone()) else {
+                return;
+            };
             for &(p, position) in self.parents(slot) {
                 let (parent, node) = self.nodes[p as usize];
                 if table[parent].is_some() {
                     continue;
                 }
-                let others: Option<f64> = node
+                let kids: Option<Vec<Work>> = node
                     .children
                     .iter()
                     .enumerate()
-                    .filter(|&(k, _)| k != position as usize)
-                    .map(|(_, &c)| any[self.slot(c)].map(|e| e.cost))
-                    .sum();
-                if let Some(others) = others {
+                    .map(|(k, &c)| {
+                        if k == position as usize {
+                            Some(below.clone())
+                        } else {
+                            any[self.slot(c)].as_ref().map(|e| e.cost.clone())
+                        }
+                    })
+                    .collect();
+                if let Some(kids) = kids {
                     heap.push(Candidate {
-                        cost: self.node_cost(node) + below + others,
+                        cost: self.combine(node, &kids),
                         slot: parent,
                         choice: Choice::Below(p, position),
                     });
@@ -441,7 +460,7 @@ impl<'a> Index<'a> {
 
 fn branch(entry: &Entry, second: bool) -> Entry {
     Entry {
-        cost: entry.cost,
+        cost: entry.cost.clone(),
         choice: Choice::Branch(second),
     }
 }
@@ -481,8 +500,11 @@ impl Builder<'_> {
         if let Some(&id) = self.memo.get(&(pat, slot)) {
             return id;
         }
-        let entry = self.tables[pat][slot].expect("only satisfiable entries are built");
-        let id = match (entry.choice, &self.pats[pat]) {
+        let choice = self.tables[pat][slot]
+            .as_ref()
+            .expect("only satisfiable entries are built")
+            .choice;
+        let id = match (choice, &self.pats[pat]) {
             (Choice::Branch(second), &Pat::Or(a, b)) => {
                 self.build(if second { b } else { a }, slot)
             }
