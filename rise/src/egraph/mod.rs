@@ -19,7 +19,7 @@ pub mod sketch;
 
 pub use convert::{add_term, best_expr, best_term, expr_to_term};
 pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId};
-pub use rewrite::{beta_rewrite, rewrite, RiseRewrite};
+pub use rewrite::{beta_rewrite, rewrite, RisePattern, RiseRewrite};
 pub use rules::RuleSet;
 pub use saturate::Grown;
 pub use saturate::{

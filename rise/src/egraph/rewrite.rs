@@ -13,7 +13,7 @@ use super::lang::{NatId, Op, Rise, RiseAnalysis, RiseGraph, TyId};
 use crate::nat::{Nat, NatVar};
 use crate::rules::Equation;
 use crate::term::{Expr, Ident, Term};
-use egg::{Applier, ENodeOrVar, Id, Pattern, PatternAst, RecExpr, Rewrite, Subst, Symbol, Var};
+use egg::{Applier, ENodeOrVar, Id, PatternAst, RecExpr, Rewrite, Subst, Symbol, Var};
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
 
@@ -46,10 +46,10 @@ fn nat_var_of(name: &str) -> Var {
     format!("?nat_{name}").parse().expect("a pattern variable")
 }
 
-fn lhs_pattern(eq: &Equation) -> Result<Pattern<Rise>, String> {
+fn lhs_pattern(eq: &Equation) -> Result<RisePattern, String> {
     let mut ast = PatternAst::<Rise>::default();
     pattern_node(eq, eq.lhs(), &mut Vec::new(), &mut ast)?;
-    Ok(Pattern::new(ast))
+    Ok(RisePattern::new(ast))
 }
 
 const ANY: TyId = TyId::NAT;
@@ -245,13 +245,13 @@ fn moved(
 /// `fun(x => b)(a) -> b[x := a]`, by extraction: the smallest terms of the body and
 /// the argument, substituted and added.
 pub fn beta_rewrite() -> RiseRewrite {
-    let pattern: Pattern<Rise> = {
+    let pattern = {
         let mut ast = PatternAst::<Rise>::default();
         let body = ast.add(ENodeOrVar::Var(var_of("body")));
         let lam = ast.add(ENodeOrVar::ENode(Rise::new(Op::Lam, ANY, [body])));
         let arg = ast.add(ENodeOrVar::Var(var_of("arg")));
         ast.add(ENodeOrVar::ENode(Rise::new(Op::App, ANY, [lam, arg])));
-        Pattern::new(ast)
+        RisePattern::new(ast)
     };
     Rewrite::new("betaReduction", pattern, BetaApplier).expect("a valid rewrite")
 }
@@ -388,4 +388,91 @@ fn free_var_types(expr: &RecExpr<Rise>, env: &[Ident]) -> FxHashMap<u64, TyId> {
     let root = Id::from(expr.as_ref().len() - 1);
     go(expr, root, 0, env, &mut out, &mut Default::default());
     out
+}
+
+/// A pattern over RISE e-graphs that matches operators whatever their types.
+///
+/// egg's compiled [`Pattern`] looks subterms without variables up by exact
+/// hash-consing, which would compare the types our e-nodes carry (and a pattern
+/// knows none); this matcher compares operators only, like [`egg::Language::matches`].
+pub struct RisePattern {
+    ast: PatternAst<Rise>,
+    vars: Vec<Var>,
+}
+
+impl RisePattern {
+    /// A pattern from its AST (the root last).
+    pub fn new(ast: PatternAst<Rise>) -> RisePattern {
+        let mut vars = Vec::new();
+        for node in ast.as_ref() {
+            if let ENodeOrVar::Var(v) = node {
+                if !vars.contains(v) {
+                    vars.push(*v);
+                }
+            }
+        }
+        RisePattern { ast, vars }
+    }
+
+    fn root(&self) -> Id {
+        Id::from(self.ast.as_ref().len() - 1)
+    }
+
+    /// Every way the pattern node `p` matches class `class`, extending `subst`.
+    fn matches(&self, egraph: &RiseGraph, p: Id, class: Id, subst: Subst, out: &mut Vec<Subst>) {
+        let class = egraph.find(class);
+        match &self.ast[p] {
+            ENodeOrVar::Var(v) => match subst.get(*v) {
+                Some(&bound) if egraph.find(bound) != class => {}
+                Some(_) => out.push(subst),
+                None => {
+                    let mut subst = subst;
+                    subst.insert(*v, class);
+                    out.push(subst);
+                }
+            },
+            ENodeOrVar::ENode(pnode) => {
+                for node in egraph[class].nodes.iter().filter(|n| egg::Language::matches(pnode, n)) {
+                    let mut partial = vec![subst.clone()];
+                    for (&pc, &c) in pnode.children.iter().zip(&node.children) {
+                        let mut next = Vec::new();
+                        for s in partial {
+                            self.matches(egraph, pc, c, s, &mut next);
+                        }
+                        partial = next;
+                        if partial.is_empty() {
+                            break;
+                        }
+                    }
+                    out.extend(partial);
+                }
+            }
+        }
+    }
+}
+
+impl egg::Searcher<Rise, RiseAnalysis> for RisePattern {
+    fn search_eclass_with_limit(
+        &self,
+        egraph: &RiseGraph,
+        eclass: Id,
+        limit: usize,
+    ) -> Option<egg::SearchMatches<'_, Rise>> {
+        let mut substs = Vec::new();
+        self.matches(egraph, self.root(), eclass, Subst::default(), &mut substs);
+        substs.truncate(limit);
+        (!substs.is_empty()).then(|| egg::SearchMatches {
+            eclass,
+            substs,
+            ast: Some(std::borrow::Cow::Borrowed(&self.ast)),
+        })
+    }
+
+    fn get_pattern_ast(&self) -> Option<&PatternAst<Rise>> {
+        Some(&self.ast)
+    }
+
+    fn vars(&self) -> Vec<Var> {
+        self.vars.clone()
+    }
 }

@@ -505,6 +505,13 @@ const EQUATIONS: &[(&str, &str)] = &[
         "reduceMapToSeq",
         "reduce(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)",
     ),
+    ("mapMapEta", "map(map(f))(x) -> map(fun(y => map(f)(y)))(x)"),
+    ("addReduceSeq", "add(x)(reduceSeq(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)"),
+    ("addReduce", "add(x)(reduce(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)"),
+    (
+        "liftReduceSeqInit",
+        "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(map(fun(v => init))(xs))(transpose(map(fun(v => e))(xs)))",
+    ),
     (
         "liftReduceSeq",
         "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))",
