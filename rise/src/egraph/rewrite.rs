@@ -432,7 +432,11 @@ impl RisePattern {
                 }
             },
             ENodeOrVar::ENode(pnode) => {
-                for node in egraph[class].nodes.iter().filter(|n| egg::Language::matches(pnode, n)) {
+                for node in egraph[class]
+                    .nodes
+                    .iter()
+                    .filter(|n| egg::Language::matches(pnode, n))
+                {
                     let mut partial = vec![subst.clone()];
                     for (&pc, &c) in pnode.children.iter().zip(&node.children) {
                         let mut next = Vec::new();

@@ -83,6 +83,10 @@ pub enum Sketch {
         nats: Vec<Option<Nat>>,
         /// The loop's length (`map[n]`).
         size: Option<Nat>,
+        /// The lengths of the iterated elements' own dimensions, outermost first
+        /// (`map[32, 32, 1024]` iterates over 32 elements of type `32.1024.t`): where
+        /// sizes alone cannot tell loops apart (a block loop from a row loop).
+        elems: Vec<Option<Nat>>,
     },
     /// `fun(S)`: a lambda whose body satisfies `S`.
     Fun(Box<Sketch>),
@@ -103,6 +107,7 @@ impl Sketch {
             prim,
             nats: vec![None; prim.nat_params()],
             size: None,
+            elems: Vec::new(),
         }
     }
 
@@ -174,11 +179,16 @@ fn write_prim(
     prim: Prim,
     nats: &[Option<Nat>],
     size: Option<&Nat>,
+    elems: &[Option<Nat>],
     args: &[&Sketch],
 ) -> fmt::Result {
     f.write_str(prim.name())?;
-    if let Some(n) = size {
-        write!(f, "[{n}]")?;
+    let dim = |n: Option<&Nat>| n.map_or("?".to_string(), Nat::to_string);
+    if size.is_some() || !elems.is_empty() {
+        let dims: Vec<String> = std::iter::once(dim(size))
+            .chain(elems.iter().map(|e| dim(e.as_ref())))
+            .collect();
+        write!(f, "[{}]", dims.join(", "))?;
     }
     if args.is_empty() && nats.iter().all(Option::is_none) {
         return Ok(());
@@ -198,11 +208,22 @@ impl fmt::Display for Sketch {
             Sketch::Contains(s) => write!(f, "contains({s})"),
             Sketch::Or(a, b) => write!(f, "or({a}, {b})"),
             Sketch::Fun(body) => write!(f, "fun({body})"),
-            Sketch::Prim { prim, nats, size } => write_prim(f, *prim, nats, size.as_ref(), &[]),
+            Sketch::Prim {
+                prim,
+                nats,
+                size,
+                elems,
+            } => write_prim(f, *prim, nats, size.as_ref(), elems, &[]),
             Sketch::App(g, a) => match self.spine() {
-                (Sketch::Prim { prim, nats, size }, args) => {
-                    write_prim(f, *prim, nats, size.as_ref(), &args)
-                }
+                (
+                    Sketch::Prim {
+                        prim,
+                        nats,
+                        size,
+                        elems,
+                    },
+                    args,
+                ) => write_prim(f, *prim, nats, size.as_ref(), elems, &args),
                 _ => write!(f, "app({g}, {a})"),
             },
         }

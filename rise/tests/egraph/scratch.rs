@@ -48,8 +48,38 @@ fn scratch3() {
     let eq = elevate_rise::rules::equation("blockedReduce", &[4]).unwrap();
     let r = rewrite(&eq).unwrap();
     println!("{:?}", r.searcher.get_pattern_ast());
-    let grown = Saturation::new(RuleSet::parse("blockedReduce(4)").unwrap(), Limits::default(), CostModel::AstSize).grow(&t).unwrap();
-    for c in grown.egraph.classes() { println!("{} {:?}", c.id, c.nodes); }
-    use egg::Searcher;
+    let grown = Saturation::new(
+        RuleSet::parse("blockedReduce(4)").unwrap(),
+        Limits::default(),
+        CostModel::AstSize,
+    )
+    .grow(&t)
+    .unwrap();
+    for c in grown.egraph.classes() {
+        println!("{} {:?}", c.id, c.nodes);
+    }
     println!("{:?}", r.searcher.search(&grown.egraph).len());
+}
+
+#[test]
+#[ignore]
+fn scratch4() {
+    let t = infer(
+        &parse_term(
+            "fun(m: 4.8.f32 => m |> map(fun(r => r |> reduceSeq(fun(a, x => a + x), 0.0))))",
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let eq = elevate_rise::rules::equation("liftReduceSeq", &[]).unwrap();
+    let s = elevate_rise::rules::body(eq.strategy());
+    println!("term: {:?}", s.run(&t).map(|t| print_term(&t)));
+    let out = Saturation::new(
+        RuleSet::parse("liftReduceSeq").unwrap(),
+        Limits::default(),
+        CostModel::AstSize,
+    )
+    .run(&t)
+    .unwrap();
+    println!("{}", out.report.to_json());
 }

@@ -49,7 +49,12 @@ fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
         Sketch::App(f, a) => {
             node.op == Op::App && matches(expr, kid(0), f) && matches(expr, kid(1), a)
         }
-        Sketch::Prim { prim, nats, size } => match nats.split_last() {
+        Sketch::Prim {
+            prim,
+            nats,
+            size,
+            elems,
+        } => match nats.split_last() {
             Some(_) if node.op != Op::NatApp => false,
             Some((last, rest)) => {
                 let arg = &expr[kid(1)];
@@ -62,37 +67,54 @@ fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
                     prim: *prim,
                     nats: rest.to_vec(),
                     size: size.clone(),
+                    elems: elems.clone(),
                 };
                 nat_fits && matches(expr, kid(0), &head)
             }
             None => {
                 node.op == Op::Prim(*prim)
-                    && size
-                        .as_ref()
-                        .is_none_or(|n| iterations(node).as_ref() == Some(n))
+                    && (size.is_none() && elems.is_empty()
+                        || dims(*prim, node).is_some_and(|d| {
+                            std::iter::once(size)
+                                .chain(elems)
+                                .enumerate()
+                                .all(|(k, want)| want.as_ref().is_none_or(|w| d.get(k) == Some(w)))
+                        }))
             }
         },
     }
 }
 
-/// How many elements a loop primitive's e-node iterates over, from its type.
-fn iterations(node: &Rise) -> Option<Nat> {
+/// The dimensions of the array a loop primitive's e-node iterates over, from its
+/// type: a map's array is its second parameter, a reduction's its third, and
+/// `generate`'s its result.
+fn dims(prim: Prim, node: &Rise) -> Option<Vec<Nat>> {
     let mut ty = node.ty.get();
-    loop {
-        let next = match ty.kind() {
-            TypeKind::DepFun(_, body) => body.clone(),
-            TypeKind::Fun(a, _) if matches!(a.kind(), TypeKind::Array(..)) => {
-                let TypeKind::Array(n, _) = a.kind() else {
-                    unreachable!()
-                };
-                return Some(n.clone());
-            }
-            TypeKind::Fun(_, b) => b.clone(),
-            TypeKind::Array(n, _) => return Some(n.clone()),
-            _ => return None,
-        };
-        ty = next;
+    while let TypeKind::DepFun(_, body) = ty.kind() {
+        ty = body.clone();
     }
+    let position = match prim {
+        Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll | Prim::ScanSeq => 2,
+        Prim::Generate => usize::MAX,
+        _ => 1,
+    };
+    let mut k = 0;
+    let mut array = loop {
+        match ty.kind() {
+            TypeKind::Fun(a, _) if k == position => break a.clone(),
+            TypeKind::Fun(_, b) => {
+                k += 1;
+                ty = b.clone();
+            }
+            _ => break ty,
+        }
+    };
+    let mut out = Vec::new();
+    while let TypeKind::Array(n, elem) = array.kind() {
+        out.push(n.clone());
+        array = elem.clone();
+    }
+    Some(out)
 }
 
 /// The cost of the tree `expr` (shared subterms counted each time).
@@ -213,7 +235,8 @@ fn the_shorthands_are_the_same_sketches() {
         Sketch::Prim {
             prim: Prim::Split,
             nats: vec![None],
-            size: None
+            size: None,
+            elems: Vec::new(),
         }
     );
     assert_eq!(sketch("split(4)"), sketch("split(2*2)"));

@@ -94,8 +94,8 @@ enum Pat {
     Any,
     Contains(usize),
     Or(usize, usize),
-    /// A primitive e-node, of this loop size if any.
-    Prim(Prim, Option<Nat>),
+    /// A primitive e-node, of this loop size and element dimensions if any.
+    Prim(Prim, Option<Nat>, Vec<Option<Nat>>),
     /// A nat e-node (the argument of a nat application), equal to this one if any.
     Nat(Option<NatId>),
     /// An e-node with this operator (a lambda, an application, a nat application)
@@ -142,8 +142,13 @@ impl Patterns {
             Sketch::Fun(body) => Pat::Node(Op::Lam, vec![self.add_sketch(body)]),
             Sketch::App(f, a) => Pat::Node(Op::App, vec![self.add_sketch(f), self.add_sketch(a)]),
             // `split(32)` is the nat application of `split` to `32`.
-            Sketch::Prim { prim, nats, size } => {
-                let head = self.add(Pat::Prim(*prim, size.clone()));
+            Sketch::Prim {
+                prim,
+                nats,
+                size,
+                elems,
+            } => {
+                let head = self.add(Pat::Prim(*prim, size.clone(), elems.clone()));
                 return nats.iter().fold(head, |f, n| {
                     let n = self.add(Pat::Nat(n.as_ref().map(NatId::of)));
                     self.add(Pat::Node(Op::NatApp, vec![f, n]))
@@ -310,11 +315,10 @@ impl<'a> Index<'a> {
                     (None, b) => b.as_ref().map(|b| branch(b, true)),
                 })
                 .collect(),
-            Pat::Prim(prim, size) => self.best_nodes(|node| {
+            Pat::Prim(prim, size, elems) => self.best_nodes(|node| {
                 let fits = node.op == Op::Prim(*prim)
-                    && size
-                        .as_ref()
-                        .is_none_or(|n| loop_size(&node.ty.get()).as_ref() == Some(n));
+                    && (size.is_none() && elems.is_empty()
+                        || loop_shape_fits(*prim, &node.ty.get(), size, elems));
                 fits.then(|| self.combine(node, &[]))
             }),
             Pat::Nat(want) => self.best_nodes(|node| match node.op {
@@ -465,20 +469,48 @@ fn branch(entry: &Entry, second: bool) -> Entry {
     }
 }
 
-/// The length of the array a loop primitive of type `ty` iterates over: its first
-/// array parameter, or else its array result (`generate`).
-fn loop_size(ty: &Type) -> Option<Nat> {
+/// Whether the array a loop primitive of type `ty` iterates over has length `size`
+/// and elements of dimensions `elems` (outermost first; `None` is any).
+fn loop_shape_fits(prim: Prim, ty: &Type, size: &Option<Nat>, elems: &[Option<Nat>]) -> bool {
+    let Some(mut array) = loop_array(prim, ty) else {
+        return false;
+    };
+    for want in std::iter::once(size).chain(elems) {
+        let TypeKind::Array(n, elem) = array.kind() else {
+            return false;
+        };
+        if want.as_ref().is_some_and(|w| w != n) {
+            return false;
+        }
+        array = elem.clone();
+    }
+    true
+}
+
+/// The array a loop primitive `prim` of type `ty` iterates over: its array
+/// parameter (the last of a reduction or scan, whose start value may be an array
+/// too; the second of a map), or its array result (`generate`).
+fn loop_array(prim: Prim, ty: &Type) -> Option<Type> {
     let mut ty = ty;
     while let TypeKind::DepFun(_, body) = ty.kind() {
         ty = body;
     }
+    let skip = match prim {
+        Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll | Prim::ScanSeq => 2,
+        Prim::Generate => usize::MAX,
+        _ => 1,
+    };
+    let mut params = 0;
     loop {
         match ty.kind() {
             TypeKind::Fun(param, result) => match param.kind() {
-                TypeKind::Array(n, _) => return Some(n.clone()),
-                _ => ty = result,
+                TypeKind::Array(..) if params >= skip => return Some(param.clone()),
+                _ => {
+                    params += 1;
+                    ty = result;
+                }
             },
-            TypeKind::Array(n, _) => return Some(n.clone()),
+            TypeKind::Array(..) => return Some(ty.clone()),
             _ => return None,
         }
     }

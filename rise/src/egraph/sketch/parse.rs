@@ -228,16 +228,22 @@ impl<'a> Parser<'a> {
                             ),
                         ));
                     }
-                    let size = self.nat(&[']'], name)?;
+                    let size = self.nat(&[']', ','], name)?;
+                    let mut elems = Vec::new();
+                    while self.eat(",") {
+                        elems.push(self.nat(&[']', ','], name)?);
+                    }
                     self.expect("]", "`]`")?;
-                    size
+                    (size, elems)
                 } else {
-                    None
+                    (None, Vec::new())
                 };
+                let (size, elems) = size;
                 Ok(Sketch::Prim {
                     prim,
                     nats: Vec::new(),
                     size,
+                    elems,
                 })
             }
         }
