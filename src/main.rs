@@ -145,8 +145,9 @@ enum Command {
         /// (any subset; the rest keep their defaults).
         #[arg(long, default_value_t = elevate_rise::egraph::Limits::default())]
         limits: elevate_rise::egraph::Limits,
-        /// How extraction ranks programs: `lowered` (high-level `map`/`reduce` cost a
-        /// lot, parallel and vector loops less than sequential ones) or `size` (nodes).
+        /// How extraction ranks programs: `lowered` (a work model of low-level RISE:
+        /// loops cost their trip counts times their bodies, parallel and vector loops
+        /// less, high-level `map`/`reduce` prohibitively much) or `size` (nodes).
         #[arg(long, default_value = "lowered", value_parser = saturate_cmd::parse_cost)]
         cost: elevate_rise::egraph::CostModel,
         /// Write the final e-graph in Graphviz format to FILE (e-graphs of at most

@@ -74,6 +74,7 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
         print_explanation(&grown.explain(&best));
     }
     let mut report = grown.report.to_json();
+    report["cost"] = ((grown.report.cost * 1000.0).round() / 1000.0).into();
     report["cost_model"] = o.cost.name().into();
     report["rules"] = rules.text().into();
     print!("{}", print_definition(&entry.name, &typed));
