@@ -82,6 +82,21 @@ fn saturate_extracts_by_the_cost_model_asked_for() {
 }
 
 #[test]
+fn saturate_takes_the_entry_point_asked_for() {
+    let conv = example("conv2d.rise");
+    let o = elevate(&[
+        "saturate", &conv, "--entry", "slide2d", "--rules", "lowering",
+    ]);
+    let (program, _) = program_and_report(&o);
+    assert!(
+        program.starts_with("def slide2d<n, m>(img: n.m.f32) ="),
+        "{program}"
+    );
+    let o = elevate(&["saturate", &conv, "--entry", "nope", "--rules", "lowering"]);
+    assert_fails_with(&o, "no definition named `nope`");
+}
+
+#[test]
 fn saturate_writes_the_egraph_for_graphviz_and_explains() {
     let dot = temp("scal.dot", "");
     let o = elevate(&[
