@@ -1,6 +1,8 @@
 //! The `elevate` command line: a thin layer over the library (see `spec/cli.md`).
 
 mod bridge_cmd;
+#[cfg(feature = "egraph")]
+mod saturate_cmd;
 
 use clap::{Parser, Subcommand};
 use elevate_core::{Budget, Context, Program as _};
@@ -118,6 +120,45 @@ enum Command {
         /// Threads for the parallel loops (`mapPar`; default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+    },
+    /// Equality saturation, then extraction: print the best program as RISE text that
+    /// parses again, then, as the last line, one JSON object with what the saturation
+    /// did.
+    ///
+    /// The JSON line has `stop_reason` (saturated, iterations, nodes, time, memory),
+    /// `iterations`, `enodes`, `eclasses`, `ms`, `peak_mb` (resident memory), `cost`
+    /// (the extracted program's), `cost_model`, `rules` and `applied` (`[RULE, COUNT]`
+    /// pairs, most applied first). While it runs, each iteration's e-nodes, e-classes,
+    /// memory and most applied rule show on standard error.
+    #[cfg(feature = "egraph")]
+    Saturate {
+        /// The RISE file.
+        program: PathBuf,
+        /// The entry point (default: the last definition).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The rewrites: comma-separated rule names (`mapFusion`, `splitJoin(32)`,
+        /// `betaReduction`) and sets (`algorithmic`, `lowering`, `default` for both).
+        #[arg(long)]
+        rules: String,
+        /// When to stop, whichever comes first: `iterations=N,nodes=N,ms=N,mb=N`
+        /// (any subset; the rest keep their defaults).
+        #[arg(long, default_value_t = elevate_rise::egraph::Limits::default())]
+        limits: elevate_rise::egraph::Limits,
+        /// How extraction ranks programs: `lowered` (a work model of low-level RISE:
+        /// loops cost their trip counts times their bodies, parallel and vector loops
+        /// less, high-level `map`/`reduce` prohibitively much) or `size` (nodes).
+        #[arg(long, default_value = "lowered", value_parser = saturate_cmd::parse_cost)]
+        cost: elevate_rise::egraph::CostModel,
+        /// Write the final e-graph in Graphviz format to FILE (e-graphs of at most
+        /// 2,000 e-nodes; larger ones are refused).
+        #[arg(long, value_name = "FILE")]
+        dot: Option<PathBuf>,
+        /// Prove the result equal to the input: print on standard error the input,
+        /// then one line `RULE: PROGRAM` per rewrite (`RULE <=` for a rule used from
+        /// right to left), each with the whole program after it. Slower.
+        #[arg(long)]
+        explain: bool,
     },
     /// Run the reference interpreter; print the result as JSON.
     Eval {
@@ -400,6 +441,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
             check,
             bench,
             threads,
+        })?,
+        #[cfg(feature = "egraph")]
+        Command::Saturate {
+            program,
+            entry,
+            rules,
+            limits,
+            cost,
+            dot,
+            explain,
+        } => saturate_cmd::saturate(saturate_cmd::SaturateOptions {
+            path: &program,
+            entry: entry.as_deref(),
+            rules: &rules,
+            limits,
+            cost,
+            dot: dot.as_deref(),
+            explain,
         })?,
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;

@@ -1,5 +1,8 @@
 //! The `elevate` command line, end to end: output, exit status, messages.
 
+#[cfg(feature = "egraph")]
+mod saturate;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

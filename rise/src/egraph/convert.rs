@@ -150,39 +150,42 @@ pub fn expr_to_open_term(expr: &RecExpr<Rise>, params: &[Ident]) -> Term {
     to_term(expr, root, &mut params.to_vec(), false)
 }
 
-/// A program's parameters: its outermost lambdas (`fun(a: T => fun(b: U => body))`),
-/// as the lambda nodes themselves, and its body. Saturation works on the body, so
-/// that the parameters stay as they are (eta reduction would otherwise drop them).
+/// A program's parameters: its outermost lambdas and nat lambdas
+/// (`depFun(n => fun(a: n.f32 => fun(b: U => body)))`), as the lambda nodes
+/// themselves, and its body. Saturation works on the body, so that the parameters stay
+/// as they are (eta reduction would otherwise drop them, and extraction would lose
+/// their names and annotations).
 pub fn parameters(program: &Term) -> (Vec<Term>, Term) {
     let mut params = Vec::new();
     let mut body = program.clone();
-    while let Expr::Lambda(_, _, inner) = body.expr() {
+    while let Expr::Lambda(_, _, inner) | Expr::NatLambda(_, inner) = body.expr() {
         params.push(body.clone());
         body = inner.clone();
     }
     (params, body)
 }
 
-/// The identities of the parameters [`parameters`] returned.
+/// The identities of the value parameters among those [`parameters`] returned
+/// (outermost first: the body's free indices).
 pub fn parameter_idents(params: &[Term]) -> Vec<Ident> {
     params
         .iter()
-        .map(|p| match p.expr() {
-            Expr::Lambda(x, _, _) => x.clone(),
-            _ => unreachable!("parameters are lambdas"),
+        .filter_map(|p| match p.expr() {
+            Expr::Lambda(x, _, _) => Some(x.clone()),
+            _ => None,
         })
         .collect()
 }
 
 /// `body` inside the parameter lambdas again (each keeps its annotation and type).
 pub fn with_parameters(params: &[Term], body: Term) -> Term {
-    params.iter().rev().fold(body, |body, p| match p.expr() {
-        Expr::Lambda(x, ann, _) => Term::with(
-            Expr::Lambda(x.clone(), ann.clone(), body),
-            p.ty().cloned(),
-            p.span(),
-        ),
-        _ => unreachable!("parameters are lambdas"),
+    params.iter().rev().fold(body, |body, p| {
+        let e = match p.expr() {
+            Expr::Lambda(x, ann, _) => Expr::Lambda(x.clone(), ann.clone(), body),
+            Expr::NatLambda(v, _) => Expr::NatLambda(v.clone(), body),
+            _ => unreachable!("parameters are lambdas"),
+        };
+        Term::with(e, p.ty().cloned(), p.span())
     })
 }
 
@@ -218,10 +221,20 @@ fn to_term(expr: &RecExpr<Rise>, id: Id, env: &mut Vec<Ident>, annotate: bool) -
                 env.pop();
                 Expr::Lambda(x, param.filter(|_| annotate), body)
             }
-            Op::App => Expr::App(
-                to_term(expr, kid(0), env, false),
-                to_term(expr, kid(1), env, false),
-            ),
+            Op::App => {
+                let app = Expr::App(
+                    to_term(expr, kid(0), env, false),
+                    to_term(expr, kid(1), env, false),
+                );
+                // Nothing else may fix how long a generated array is (the input said
+                // it with an annotation, which the e-graph does not keep).
+                if expr[kid(0)].op == Op::Prim(crate::prim::Prim::Generate) {
+                    let ty = ty.clone().expect("an application is typed");
+                    Expr::Annotation(Term::with(app, Some(ty.clone()), None), ty)
+                } else {
+                    app
+                }
+            }
             Op::NatLam(v) => Expr::NatLambda(v.clone(), to_term(expr, kid(0), env, annotate)),
             Op::NatApp => {
                 let Op::Nat(n) = &expr[kid(1)].op else {

@@ -596,9 +596,7 @@ impl Saturation {
     pub fn run(&self, program: &Term) -> Result<Outcome, SaturationError> {
         let start = Instant::now();
         let mut grown = self.grow(program)?;
-        let extractor = Extractor::new(&grown.egraph, Cost(self.cost));
-        let (cost, best) = extractor.find_best(grown.root);
-        grown.report.cost = cost.total;
+        let best = grown.extract(self.cost);
         grown.report.time = start.elapsed();
         let explanation = self.explain.then(|| grown.explain(&best));
         Ok(Outcome {
@@ -627,6 +625,13 @@ impl Grown {
     /// The program whose body is `body` (an expression extracted from the e-graph).
     pub fn program(&self, body: &RecExpr<Rise>) -> Term {
         with_parameters(&self.params, expr_to_open_term(body, &self.idents))
+    }
+
+    /// The root's best expression by `cost`; its cost goes into the report.
+    pub fn extract(&mut self, cost: CostModel) -> RecExpr<Rise> {
+        let (cost, best) = Extractor::new(&self.egraph, Cost(cost)).find_best(self.root);
+        self.report.cost = cost.total;
+        best
     }
 
     /// The steps that rewrite the input's body into `to` (needs explanations).
@@ -674,9 +679,20 @@ pub fn saturate(rules: RuleSet, limits: Limits, cost: CostModel) -> Strategy<Ter
 pub struct SaturateStrategy(pub Saturation);
 
 impl StrategyImpl<Term> for SaturateStrategy {
+    /// Saturates `program` (its types inferred afresh, since rewrites before may have
+    /// left some nodes untyped) within the limits and what is left of the context's
+    /// time budget.
     fn apply(&self, program: &Term, cx: &mut Context) -> RewriteResult<Term> {
         let name = self.name();
-        match self.0.run(program) {
+        let mut saturation = self.0.clone();
+        if let Some(max) = cx.budget().max_time {
+            let left = max.saturating_sub(cx.elapsed());
+            saturation.limits.time = saturation.limits.time.min(left);
+        }
+        let outcome = crate::infer(program)
+            .map_err(|e| SaturationError(e.message))
+            .and_then(|typed| saturation.run(&typed));
+        match outcome {
             Ok(outcome) => {
                 cx.record_step(&name)?;
                 Ok(outcome.program)

@@ -505,6 +505,8 @@ pub fn registry() -> Registry<Term> {
             Ok(argument_of(prim, strategy_arg(a, 1)?))
         },
     );
+    #[cfg(feature = "egraph")]
+    add_saturate(&mut r);
     r.rule(
         "BENF",
         "beta-eta normal form: normalize(etaReduction <+ betaReduction <+ betaNatReduction)",
@@ -567,6 +569,43 @@ pub fn registry() -> Registry<Term> {
         },
     );
     r
+}
+
+/// `saturate("RULES", "LIMITS", "COST")`: equality saturation as a strategy. Only
+/// the rules are required; the limits default to [`Limits::default`] and the cost
+/// model to `lowered`.
+///
+/// [`Limits::default`]: crate::egraph::Limits
+#[cfg(feature = "egraph")]
+fn add_saturate(r: &mut Registry<Term>) {
+    use crate::egraph::{saturate, CostModel, Limits, RuleSet};
+    use elevate_strategies::text::str_arg;
+    r.add(
+        "saturate",
+        "(\"RULES\", \"LIMITS\", \"COST\")",
+        "equality saturation, then extraction: RULES as for `elevate saturate --rules` \
+         (e.g. \"default\"), LIMITS e.g. \"iterations=10,nodes=50000,ms=5000\", \
+         COST \"lowered\" (default) or \"size\"",
+        |a| {
+            if a.is_empty() || a.len() > 3 {
+                return Err(format!("expects 1 to 3 arguments, found {}", a.len()));
+            }
+            let rules = RuleSet::parse(str_arg(a, 0)?)?;
+            let limits = match a.get(1) {
+                Some(_) => str_arg(a, 1)?.parse::<Limits>()?,
+                None => Limits::default(),
+            };
+            let cost = match a.get(2) {
+                Some(_) => {
+                    let name = str_arg(a, 2)?;
+                    CostModel::from_name(name)
+                        .ok_or_else(|| format!("unknown cost model `{name}` (lowered, size)"))?
+                }
+                None => CostModel::Lowered,
+            };
+            Ok(saturate(rules, limits, cost))
+        },
+    );
 }
 
 /// Argument `i` as a primitive's name. Some primitives are also the names of rules

@@ -1,5 +1,6 @@
 //! Equality saturation over RISE: the language, the rewrites, saturation, sketches.
 
 mod basics;
+mod properties;
 mod scratch;
 mod sketches;

@@ -26,4 +26,4 @@ mod parser;
 mod registry;
 
 pub use parser::{Ast, TextError};
-pub use registry::{int_arg, name_arg, strategy_arg, Entry, Registry, Value};
+pub use registry::{int_arg, name_arg, str_arg, strategy_arg, Entry, Registry, Value};

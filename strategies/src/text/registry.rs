@@ -69,6 +69,15 @@ pub fn name_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, String> {
     }
 }
 
+/// Argument `i` as a string literal: `"text"` gives `text`.
+pub fn str_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, String> {
+    match args.get(i) {
+        Some(Value::Str(s)) => Ok(s),
+        Some(_) => Err(format!("argument {} must be a string (\"...\")", i + 1)),
+        None => Err(format!("missing argument {}", i + 1)),
+    }
+}
+
 /// Argument `i` as a non-negative integer.
 pub fn int_arg<P>(args: &[Value<P>], i: usize) -> Result<usize, String> {
     match args.get(i) {
@@ -242,10 +251,7 @@ impl<P: Program> Registry<P> {
             "prints the message and succeeds",
             |a| {
                 arity(a, 1)?;
-                match &a[0] {
-                    Value::Str(message) => Ok(debug(message)),
-                    _ => Err("argument 1 must be a string".into()),
-                }
+                Ok(debug(str_arg(a, 0)?))
             },
         );
         r

@@ -1,0 +1,207 @@
+//! `elevate saturate`, and `saturate(...)` in strategy text.
+
+use crate::{assert_fails_with, elevate, example, stderr, stdout, temp};
+use std::process::Output;
+
+/// The program (every line but the last) and the JSON report (the last line).
+fn program_and_report(o: &Output) -> (String, serde_json::Value) {
+    assert!(o.status.success(), "{}", stderr(o));
+    let out = stdout(o);
+    let (program, report) = out
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or_else(|| panic!("a program, then a JSON line:\n{out}"));
+    let report = serde_json::from_str(report).unwrap_or_else(|e| panic!("{e}: {report}"));
+    (format!("{program}\n"), report)
+}
+
+/// Asserts that `program` (written to the temporary file `name`) checks with the
+/// type of `original` printed as a program (with its nat parameters explicit).
+fn checks_like(name: &str, program: &str, original: &str) {
+    let printed = stdout(&elevate(&["rewrite", original, "--strategy", "id"]));
+    let expected = stdout(&elevate(&["check", &temp(&format!("id-{name}"), &printed)]));
+    let again = temp(name, program);
+    let o = elevate(&["check", &again]);
+    assert!(o.status.success(), "{}\n{program}", stderr(&o));
+    assert_eq!(stdout(&o), expected, "{program}");
+}
+
+#[test]
+fn saturate_prints_a_program_that_checks_again_then_a_json_report() {
+    let dot = example("dot.rise");
+    let o = elevate(&[
+        "saturate",
+        &dot,
+        "--rules",
+        "default",
+        "--limits",
+        "iterations=5",
+    ]);
+    let (program, report) = program_and_report(&o);
+    assert!(
+        program.starts_with("def dot<n>(a: n.f32, b: n.f32) ="),
+        "{program}"
+    );
+    assert!(program.contains("reduceSeq"), "{program}");
+    checks_like("dot-saturated.rise", &program, &dot);
+    for field in ["enodes", "eclasses", "ms", "peak_mb", "cost"] {
+        assert!(report[field].is_number(), "{field}: {report}");
+    }
+    assert_eq!(report["stop_reason"], "iterations", "{report}");
+    assert_eq!(report["iterations"], 5, "{report}");
+    assert_eq!(report["cost_model"], "lowered", "{report}");
+    assert_eq!(report["rules"], "default", "{report}");
+    let applied = report["applied"].as_array().expect("applied");
+    assert!(
+        applied.iter().any(|a| a[0] == "reduceToSeq" && a[1] == 1),
+        "{report}"
+    );
+    // Progress, one line per iteration when standard error is not a terminal.
+    let err = stderr(&o);
+    assert!(err.contains("saturate: iteration 1: "), "{err}");
+    assert!(
+        err.contains("e-nodes") && err.contains("most applied"),
+        "{err}"
+    );
+    assert!(
+        err.contains("saturate: stopped (iterations) after 5 iteration(s)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn saturate_extracts_by_the_cost_model_asked_for() {
+    let scal = example("scal.rise");
+    let args = ["saturate", &scal, "--rules", "mapToSeq,mapToPar"];
+    let (lowered, report) = program_and_report(&elevate(&args));
+    assert!(lowered.contains("mapSeq"), "{lowered}");
+    assert_eq!(report["stop_reason"], "saturated", "{report}");
+    let (small, report) = program_and_report(&elevate(&[&args[..], &["--cost", "size"]].concat()));
+    assert_eq!(report["cost_model"], "size", "{report}");
+    checks_like("scal-small.rise", &small, &scal);
+}
+
+#[test]
+fn saturate_takes_the_entry_point_asked_for() {
+    let conv = example("conv2d.rise");
+    let o = elevate(&[
+        "saturate", &conv, "--entry", "slide2d", "--rules", "lowering",
+    ]);
+    let (program, _) = program_and_report(&o);
+    assert!(
+        program.starts_with("def slide2d<n, m>(img: n.m.f32) ="),
+        "{program}"
+    );
+    let o = elevate(&["saturate", &conv, "--entry", "nope", "--rules", "lowering"]);
+    assert_fails_with(&o, "no definition named `nope`");
+}
+
+#[test]
+fn saturate_writes_the_egraph_for_graphviz_and_explains() {
+    let dot = temp("scal.dot", "");
+    let o = elevate(&[
+        "saturate",
+        &example("scal.rise"),
+        "--rules",
+        "mapToSeq",
+        "--dot",
+        &dot,
+        "--explain",
+    ]);
+    program_and_report(&o);
+    let graph = std::fs::read_to_string(&dot).unwrap();
+    assert!(graph.starts_with("digraph"), "{graph}");
+    assert!(graph.contains("mapSeq"), "{graph}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("explanation: 1 rewrite(s)")
+            && err.contains("  input: depFun(n => fun(alpha: f32, x: n.f32 => x |> map(")
+            && err.contains("  mapToSeq: depFun(n => fun(alpha: f32, x: n.f32 => x |> mapSeq("),
+        "{err}"
+    );
+    // Large e-graphs are refused.
+    let o = elevate(&[
+        "saturate",
+        &example("dot.rise"),
+        "--rules",
+        "default",
+        "--limits",
+        "iterations=8",
+        "--dot",
+        &dot,
+    ]);
+    assert_fails_with(&o, "too large to draw (at most 2000)");
+}
+
+#[test]
+fn saturate_reports_wrong_rules_limits_and_costs() {
+    let dot = example("dot.rise");
+    let o = elevate(&["saturate", &dot, "--rules", "mapFusion,nope"]);
+    assert_fails_with(
+        &o,
+        "--rules: `nope` is not a rule the e-graph knows (known: mapFusion",
+    );
+    let o = elevate(&["saturate", &dot, "--rules", "splitJoin(x)"]);
+    assert_fails_with(&o, "the arguments are whole numbers");
+    let o = elevate(&[
+        "saturate",
+        &dot,
+        "--rules",
+        "default",
+        "--limits",
+        "iterations=x",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the limit `iterations` needs a whole number"),
+        "{}",
+        stderr(&o)
+    );
+    let o = elevate(&[
+        "saturate", &dot, "--rules", "default", "--limits", "depth=3",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown limit `depth`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = elevate(&["saturate", &dot, "--rules", "default", "--cost", "cheap"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown cost model `cheap`"),
+        "{}",
+        stderr(&o)
+    );
+    let bad = temp("bad.rise", "def f(x: 4.f32) = x |> map(fun(y => y + 1))\n");
+    let o = elevate(&["saturate", &bad, "--rules", "default"]);
+    assert_fails_with(&o, "bad.rise:1:");
+}
+
+#[test]
+fn saturate_is_a_strategy_in_strategy_text() {
+    let dot = example("dot.rise");
+    let o = elevate(&[
+        "rewrite",
+        &dot,
+        "--strategy",
+        "DFNF ; saturate(\"default\", \"iterations=10\", \"lowered\") ; defaultLowering",
+        "--check",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("reduceSeq") && !out.contains("map("), "{out}");
+    checks_like("dot-strategy.rise", &out, &dot);
+    let o = elevate(&["rewrite", &dot, "--strategy", "saturate(\"nope\")"]);
+    assert_fails_with(&o, "`nope` is not a rule the e-graph knows");
+    let o = elevate(&["rewrite", &dot, "--strategy", "saturate(default)"]);
+    assert_fails_with(&o, "argument 1 must be a string");
+    let o = elevate(&["strategies"]);
+    assert!(
+        stdout(&o).lines().any(
+            |l| l.starts_with("saturate(\"RULES\", \"LIMITS\", \"COST\")  equality saturation")
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
