@@ -18,7 +18,7 @@
 //! let t = infer(&parse_term("fun(xs: 4.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
 //! let s = elevate_rise::rules::body(fusion.strategy());
 //! let out = s.run(&t).unwrap();
-//! assert_eq!(print_term(&out), "fun(xs: 4.f32 => xs |> map(fun(y => abs(neg(y)))))");
+//! assert_eq!(print_term(&out), "fun(xs: 4.f32 => xs |> map(fun(y => abs(-y))))");
 //! ```
 
 use super::pattern::typed_result;
