@@ -11,6 +11,7 @@
 //! - [`sketch`]: sketches, sketch-satisfying extraction and sketch-guided search.
 
 pub mod convert;
+pub mod goals;
 pub mod lang;
 pub mod rewrite;
 pub mod rules;

@@ -105,6 +105,7 @@ impl RuleSet {
         all.extend(sized.iter().map(|s| format!("{s}(n)")));
         all.push("betaReduction".into());
         all.push("vectorize(n)".into());
+        all.push("packB".into());
         all
     }
 }
@@ -113,6 +114,12 @@ impl RuleSet {
 fn rule(name: &str) -> Result<RiseRewrite, String> {
     if name == "betaReduction" {
         return Ok(beta_rewrite());
+    }
+    if name == "packB" {
+        // The packing of matmul's B (the library's `packB` on a body): where a tiled
+        // result `join(...)` holds `transpose(b)`, it becomes `let x = toMem(packed
+        // copy) in ...` around it.
+        return strategy_rewrite(name, "join(x)", crate::rules::pack_b_here());
     }
     if let Some(n) = name
         .strip_prefix("vectorize(")

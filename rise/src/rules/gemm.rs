@@ -51,9 +51,13 @@ pub fn is_fully_applied_map() -> Strategy<Term> {
     is_applied(is_applied(is_map()))
 }
 
-/// `transpose(x)`: the transposed `b` of `matmul.rise`.
+/// `transpose(x)` of a variable `x`: the transposed `b` of `matmul.rise` (a
+/// program's parameter, not an intermediate array that a rewrite transposed).
 pub fn is_transposed_b() -> Strategy<Term> {
-    is_applied(is_transpose())
+    super::predicates::predicate("isTransposedB", |t| {
+        super::pattern::applied(t, crate::prim::Prim::Transpose, 1)
+            .is_some_and(|(_, args)| matches!(args[0].expr(), crate::term::Expr::Var(_)))
+    })
 }
 
 /// `vectorization = blocking ;; vectorize(32) @ innermost(isApplied(isApplied(isMap)))`:
@@ -101,12 +105,20 @@ pub fn permute_b() -> Strategy<Term> {
 /// `transpose(b)` packed into memory once, before the loops, by a parallel,
 /// vectorized copy.
 pub fn pack_b() -> Strategy<Term> {
+    named("packB", in_lambda(pack_b_here()))
+}
+
+/// `packB` on a program's body (inside its parameters): `storeInMemory(isTransposedB,
+/// permuteB ;; vectorize(32) @ innermost(isFullyAppliedMap) ;; parallel @
+/// outermost(isApplied(isMap)))`. Equality saturation works on bodies, so this is
+/// its packing rule.
+pub fn pack_b_here() -> Strategy<Term> {
     let how = permute_b()
         >> dfnf()
         >> innermost(is_fully_applied_map(), vectorize(32))
         >> dfnf()
         >> outermost(is_applied(is_map()), parallel());
-    named("packB", in_lambda(store_in_memory(is_transposed_b(), how)))
+    named("packBHere", store_in_memory(is_transposed_b(), how))
 }
 
 /// `arrayPacking = packB ;; loopPerm`.

@@ -10,7 +10,7 @@ use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, Str
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
 
-fn predicate(
+pub(crate) fn predicate(
     name: &'static str,
     holds: impl Fn(&Term) -> bool + Send + Sync + 'static,
 ) -> Strategy<Term> {

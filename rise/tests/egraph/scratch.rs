@@ -1,85 +1,100 @@
-use elevate_rise::egraph::sketch::{guided, GuideStep};
-use elevate_rise::egraph::*;
-use elevate_rise::{infer, parse_term, print_term};
+use elevate_rise::egraph::goals::*;
+use elevate_rise::print_term;
 
 #[test]
 #[ignore]
 fn scratch() {
-    let src = std::fs::read_to_string("/tmp/exp/prog.rise").unwrap();
-    let t = infer(&parse_term(src.trim()).unwrap()).unwrap();
-    let steps: Vec<GuideStep> = std::fs::read_to_string("/tmp/exp/steps")
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let parts: Vec<&str> = l.split(";;").map(str::trim).collect();
-            GuideStep::new(
-                parts[0].parse().unwrap_or_else(|e| panic!("{e}")),
-                RuleSet::parse(parts[1]).unwrap(),
-                parts[2].parse().unwrap(),
-            )
-        })
-        .collect();
-    match guided(&t, &steps, CostModel::Lowered) {
-        Ok(out) => {
-            for s in &out.steps {
-                println!("{} {}", s.sketch, s.report.to_json());
-            }
-            println!("{}", print_term(&out.program));
+    let n: i64 = std::env::var("N")
+        .map(|v| v.parse().unwrap())
+        .unwrap_or(1024);
+    let only = std::env::var("GOAL").ok();
+    let m = matmul(n);
+    for goal in matmul_goals(n) {
+        if only.as_deref().is_some_and(|g| g != goal.name) {
+            continue;
         }
-        Err(e) => println!("ERR {e}"),
+        let r = reach(&goal, &m);
+        match &r.outcome {
+            Ok(o) => {
+                for s in &o.steps {
+                    println!("  {}", s.report.to_json());
+                }
+                println!(
+                    "{} found in {:?}: {}",
+                    goal.name,
+                    r.time,
+                    print_term(&o.program)
+                        .chars()
+                        .take(3000)
+                        .collect::<String>()
+                );
+            }
+            Err(e) => println!("{} NOT found in {:?}: {e}", goal.name, r.time),
+        }
     }
 }
 
 #[test]
 #[ignore]
-fn scratch2() {
-    let t = infer(&parse_term("fun(xs: 8.f32 => xs |> reduce(add, 0.0))").unwrap()).unwrap();
-    let eq = elevate_rise::rules::equation("blockedReduce", &[4]).unwrap();
-    let s = elevate_rise::rules::body(eq.strategy());
-    println!("{:?}", s.run(&t).map(|t| print_term(&t)));
-    println!("{:?}", eq.lhs());
+fn scratch_pack() {
+    let m = matmul(1024);
+    let goals = matmul_goals(1024);
+    let r = reach(&goals[3], &m);
+    let p = r.outcome.unwrap().program;
+    let (params, body) = elevate_rise::egraph::convert::parameters(&p);
+    let s = elevate_rise::rules::pack_b_here();
+    let out = s.run(&body);
+    println!(
+        "{:?}",
+        out.as_ref()
+            .map(|t| print_term(t).chars().take(600).collect::<String>())
+            .map_err(|e| e.to_string())
+    );
+    let _ = params;
 }
 
 #[test]
 #[ignore]
-fn scratch3() {
-    let t = infer(&parse_term("fun(xs: 8.f32 => xs |> reduce(add, 0.0))").unwrap()).unwrap();
-    let eq = elevate_rise::rules::equation("blockedReduce", &[4]).unwrap();
-    let r = rewrite(&eq).unwrap();
-    println!("{:?}", r.searcher.get_pattern_ast());
-    let grown = Saturation::new(
-        RuleSet::parse("blockedReduce(4)").unwrap(),
-        Limits::default(),
-        CostModel::AstSize,
+fn scratch_pack2() {
+    let t = elevate_rise::infer(
+        &elevate_rise::parse_term("fun(b: 1024.1024.f32 => transpose(b))").unwrap(),
     )
-    .grow(&t)
     .unwrap();
-    for c in grown.egraph.classes() {
-        println!("{} {:?}", c.id, c.nodes);
+    let elevate_rise::Expr::Lambda(_, _, body) = t.expr() else {
+        panic!()
+    };
+    for (name, s) in [
+        ("permuteB", elevate_rise::rules::permute_b()),
+        ("packBHere", elevate_rise::rules::pack_b_here()),
+    ] {
+        println!(
+            "{name}: {:?}",
+            s.run(body)
+                .map(|t| print_term(&t).chars().take(300).collect::<String>())
+                .map_err(|e| e.to_string())
+        );
     }
-    println!("{:?}", r.searcher.search(&grown.egraph).len());
 }
 
 #[test]
 #[ignore]
-fn scratch4() {
-    let t = infer(
-        &parse_term(
-            "fun(m: 4.8.f32 => m |> map(fun(r => r |> reduceSeq(fun(a, x => a + x), 0.0))))",
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let eq = elevate_rise::rules::equation("liftReduceSeq", &[]).unwrap();
-    let s = elevate_rise::rules::body(eq.strategy());
-    println!("term: {:?}", s.run(&t).map(|t| print_term(&t)));
-    let out = Saturation::new(
-        RuleSet::parse("liftReduceSeq").unwrap(),
-        Limits::default(),
-        CostModel::AstSize,
-    )
-    .run(&t)
-    .unwrap();
-    println!("{}", out.report.to_json());
+fn scratch_pack3() {
+    let m = matmul(1024);
+    let goals = matmul_goals(1024);
+    let r = reach(&goals[3], &m);
+    let p = r.outcome.unwrap().program;
+    let (_, body) = elevate_rise::egraph::convert::parameters(&p);
+    println!(
+        "{:?}",
+        elevate_rise::infer::retype_as(&body, body.ty().unwrap())
+            .map(|_| ())
+            .map_err(|e| e.message)
+    );
+    let erased = p.erase_types();
+    println!(
+        "full: {:?}",
+        elevate_rise::infer(&erased)
+            .map(|_| ())
+            .map_err(|e| e.message)
+    );
 }

@@ -36,7 +36,7 @@ fn grow(src: &str, rules: &str, limits: &str) -> Grown {
 // Independent checks of extracted programs.
 
 /// Whether the subterm `id` of `expr` satisfies `s`, by the definition of sketches.
-fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
+pub(crate) fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
     let node = &expr[id];
     let kid = |k: usize| node.children[k];
     match s {
@@ -152,7 +152,7 @@ fn outputs(program: &Term, nats: &NatEnv) -> Vec<serde_json::Value> {
 
 /// `output` is `input` rewritten: it type-checks anew to the same type and computes
 /// the same values.
-fn assert_equivalent(input: &Term, output: &Term, nats: &NatEnv) {
+pub(crate) fn assert_equivalent(input: &Term, output: &Term, nats: &NatEnv) {
     let retyped =
         infer(&output.erase_types()).unwrap_or_else(|e| panic!("{e}\n{}", print_term(output)));
     assert_eq!(retyped.ty(), input.ty(), "{}", print_term(output));
