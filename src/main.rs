@@ -139,8 +139,15 @@ enum Command {
         entry: Option<String>,
         /// The rewrites: comma-separated rule names (`mapFusion`, `splitJoin(32)`,
         /// `betaReduction`) and sets (`algorithmic`, `lowering`, `default` for both).
-        #[arg(long)]
-        rules: String,
+        /// With several `--sketch`es, one `--rules` for all steps or one per step.
+        #[arg(long, required = true)]
+        rules: Vec<String>,
+        /// Guide the search with a sketch (`?`, `contains(S)`, `or(S, S)`, `fun(S)`,
+        /// `map[32](S, S)`, ...): saturate until a program of that shape exists, and
+        /// extract the cheapest such program. Repeat it for a sketch-guided search:
+        /// each step saturates from the previous step's program.
+        #[arg(long = "sketch", value_name = "SKETCH")]
+        sketches: Vec<String>,
         /// When to stop, whichever comes first: `iterations=N,nodes=N,ms=N,mb=N`
         /// (any subset; the rest keep their defaults).
         #[arg(long, default_value_t = elevate_rise::egraph::Limits::default())]
@@ -447,6 +454,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             program,
             entry,
             rules,
+            sketches,
             limits,
             cost,
             dot,
@@ -455,6 +463,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             path: &program,
             entry: entry.as_deref(),
             rules: &rules,
+            sketches: &sketches,
             limits,
             cost,
             dot: dot.as_deref(),

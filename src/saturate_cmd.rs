@@ -1,9 +1,8 @@
 //! `elevate saturate`: equality saturation of a program, then extraction.
 
 use crate::{load, Failure};
-use elevate_rise::egraph::{
-    CostModel, Limits, Progress, Report, RiseGraph, RuleSet, Saturation, Step,
-};
+use elevate_rise::egraph::sketch::{extract, satisfied, Sketch};
+use elevate_rise::egraph::{CostModel, Limits, Progress, Report, RiseGraph, RuleSet, Saturation};
 use elevate_rise::{infer, print_definition};
 use indicatif::ProgressBar;
 use std::io::IsTerminal;
@@ -18,7 +17,8 @@ pub const DOT_MAX_ENODES: usize = 2_000;
 pub struct SaturateOptions<'a> {
     pub path: &'a Path,
     pub entry: Option<&'a str>,
-    pub rules: &'a str,
+    pub rules: &'a [String],
+    pub sketches: &'a [String],
     pub limits: Limits,
     pub cost: CostModel,
     pub dot: Option<&'a Path>,
@@ -30,37 +30,130 @@ pub fn parse_cost(name: &str) -> Result<CostModel, String> {
     CostModel::from_name(name).ok_or_else(|| format!("unknown cost model `{name}` (lowered, size)"))
 }
 
-/// Saturates the entry point, extracts the best program, prints it, then the report
-/// as one JSON line.
+/// One saturation of a search: its rules and, if guided, its sketch.
+struct Step {
+    rules: RuleSet,
+    sketch: Option<Sketch>,
+}
+
+/// The steps `--rules` and `--sketch` ask for: one unguided saturation, or one step
+/// per sketch (with one rule set for all, or one each).
+fn steps(rules: &[String], sketches: &[String]) -> Result<Vec<Step>, Failure> {
+    let parse_rules =
+        |text: &String| RuleSet::parse(text).map_err(|e| Failure(format!("--rules: {e}")));
+    if sketches.is_empty() {
+        if rules.len() > 1 {
+            return Err(Failure(
+                "--rules: several rule sets need as many --sketch steps".into(),
+            ));
+        }
+        return Ok(vec![Step {
+            rules: parse_rules(&rules[0])?,
+            sketch: None,
+        }]);
+    }
+    if rules.len() != 1 && rules.len() != sketches.len() {
+        return Err(Failure(format!(
+            "--rules: {} rule sets for {} sketches (give one for all steps, or one per step)",
+            rules.len(),
+            sketches.len()
+        )));
+    }
+    sketches
+        .iter()
+        .enumerate()
+        .map(|(k, text)| {
+            let sketch = Sketch::parse(text).map_err(|e| {
+                Failure(format!(
+                    "--sketch {}: {}",
+                    k + 1,
+                    e.render("sketch", text).trim_end()
+                ))
+            })?;
+            Ok(Step {
+                rules: parse_rules(&rules[k.min(rules.len() - 1)])?,
+                sketch: Some(sketch),
+            })
+        })
+        .collect()
+}
+
+/// Saturates the entry point (in sketch-guided steps if asked), extracts the best
+/// program (satisfying the step's sketch), prints it, then the report as one JSON
+/// line per step.
 pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
-    let rules = RuleSet::parse(o.rules).map_err(|e| Failure(format!("--rules: {e}")))?;
+    let steps = steps(o.rules, o.sketches)?;
     let (program, _) = load(o.path, o.entry)?;
     let entry = program.entry();
     let at = |e: &dyn std::fmt::Display| Failure(format!("{}: {e}", o.path.display()));
 
-    let started = Instant::now();
-    let progress = Reporter::new();
-    let mut saturation = Saturation::new(rules.clone(), o.limits, o.cost).with_progress({
-        let progress = progress.clone();
-        move |p| progress.iteration(p)
-    });
-    if o.explain {
-        saturation = saturation.with_explanations();
+    let mut current = entry.term.clone();
+    let mut reports = Vec::new();
+    let count = steps.len();
+    for (k, step) in steps.iter().enumerate() {
+        let started = Instant::now();
+        let progress = Reporter::new(if count > 1 {
+            format!("step {}/{count}: ", k + 1)
+        } else {
+            String::new()
+        });
+        let mut saturation = Saturation::new(step.rules.clone(), o.limits, o.cost).with_progress({
+            let progress = progress.clone();
+            move |p| progress.iteration(p)
+        });
+        if let Some(sketch) = &step.sketch {
+            let goal = sketch.clone();
+            saturation = saturation.with_goal(move |egraph, root| satisfied(egraph, root, &goal));
+        }
+        let last = k + 1 == count;
+        if o.explain && last {
+            saturation = saturation.with_explanations();
+        }
+        let grown = saturation.grow(&current);
+        progress.finish(grown.as_ref().ok().map(|g| &g.report));
+        let mut grown = grown.map_err(|e| at(&e))?;
+        let best = match &step.sketch {
+            None => grown.extract(o.cost),
+            Some(sketch) => {
+                let Some((cost, body)) = extract(&grown.egraph, grown.root, sketch, o.cost) else {
+                    let r = &grown.report;
+                    return Err(at(&format!(
+                        "no program satisfies the sketch `{sketch}` (step {} of {count}; the \
+                         saturation stopped: {}, after {} iterations, {} e-nodes)",
+                        k + 1,
+                        r.stop_reason,
+                        r.iterations,
+                        r.enodes
+                    )));
+                };
+                grown.report.cost = cost;
+                body
+            }
+        };
+        grown.report.time = started.elapsed();
+        if last {
+            if let Some(file) = o.dot {
+                write_dot(&grown.egraph, file)?;
+            }
+        }
+        current = grown.program(&best);
+        if o.explain && last {
+            print_explanation(&grown.explain(&best));
+        }
+        let mut report = grown.report.to_json();
+        report["cost"] = ((grown.report.cost * 1000.0).round() / 1000.0).into();
+        report["cost_model"] = o.cost.name().into();
+        report["rules"] = step.rules.text().into();
+        if let Some(sketch) = &step.sketch {
+            report["sketch"] = sketch.to_string().into();
+            report["step"] = (k + 1).into();
+        }
+        reports.push(report);
     }
-    let grown = saturation.grow(&entry.term);
-    progress.finish(grown.as_ref().ok().map(|g| &g.report));
-    let mut grown = grown.map_err(|e| at(&e))?;
-    let best = grown.extract(o.cost);
-    grown.report.time = started.elapsed();
-
-    if let Some(file) = o.dot {
-        write_dot(&grown.egraph, file)?;
-    }
-    let extracted = grown.program(&best);
-    let typed = infer(&extracted.erase_types()).map_err(|e| {
+    let typed = infer(&current.erase_types()).map_err(|e| {
         at(&format!(
             "the extracted program does not type-check (a bug): {e}\n{}",
-            print_definition(&entry.name, &extracted)
+            print_definition(&entry.name, &current)
         ))
     })?;
     if typed.ty() != entry.term.ty() {
@@ -70,15 +163,10 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
             entry.term.ty().map(ToString::to_string).unwrap_or_default(),
         )));
     }
-    if o.explain {
-        print_explanation(&grown.explain(&best));
-    }
-    let mut report = grown.report.to_json();
-    report["cost"] = ((grown.report.cost * 1000.0).round() / 1000.0).into();
-    report["cost_model"] = o.cost.name().into();
-    report["rules"] = rules.text().into();
     print!("{}", print_definition(&entry.name, &typed));
-    println!("{report}");
+    for report in reports {
+        println!("{report}");
+    }
     Ok(())
 }
 
@@ -99,7 +187,7 @@ fn write_dot(egraph: &RiseGraph, file: &Path) -> Result<(), Failure> {
 
 /// The explanation on standard error: the input, then one line per rewrite with the
 /// rule (`RULE <=` where it was used from right to left) and the whole program after it.
-fn print_explanation(steps: &[Step]) {
+fn print_explanation(steps: &[elevate_rise::egraph::Step]) {
     eprintln!(
         "explanation: {} rewrite(s) from the input to the extracted program",
         steps.len().saturating_sub(1)
@@ -116,17 +204,18 @@ fn print_explanation(steps: &[Step]) {
 /// Progress on standard error: a spinner line on a terminal, one plain line per
 /// iteration otherwise (logs and tests see every iteration).
 #[derive(Clone)]
-struct Reporter(Option<ProgressBar>);
+struct Reporter(Option<ProgressBar>, String);
 
 impl Reporter {
-    fn new() -> Reporter {
+    /// A reporter whose lines start with `prefix` (the step of a guided search).
+    fn new(prefix: String) -> Reporter {
         if !std::io::stderr().is_terminal() {
-            return Reporter(None);
+            return Reporter(None, prefix);
         }
         let bar = ProgressBar::new_spinner();
-        bar.set_message("saturating: building the e-graph");
+        bar.set_message(format!("saturating: {prefix}building the e-graph"));
         bar.enable_steady_tick(Duration::from_millis(100));
-        Reporter(Some(bar))
+        Reporter(Some(bar), prefix)
     }
 
     fn iteration(&self, p: &Progress) {
@@ -135,7 +224,8 @@ impl Reporter {
             None => "no rule".into(),
         };
         let line = format!(
-            "iteration {}: {} e-nodes, {} e-classes, {:.0} MB, most applied {top}, {:.2} s",
+            "{}iteration {}: {} e-nodes, {} e-classes, {:.0} MB, most applied {top}, {:.2} s",
+            self.1,
             p.iteration,
             p.enodes,
             p.eclasses,
@@ -152,7 +242,8 @@ impl Reporter {
     fn finish(&self, report: Option<&Report>) {
         let line = report.map(|r| {
             format!(
-                "stopped ({}) after {} iteration(s): {} e-nodes, {} e-classes, peak {:.0} MB, {:.2} s",
+                "{}stopped ({}) after {} iteration(s): {} e-nodes, {} e-classes, peak {:.0} MB, {:.2} s",
+                self.1,
                 r.stop_reason,
                 r.iterations,
                 r.enodes,

@@ -205,3 +205,92 @@ fn saturate_is_a_strategy_in_strategy_text() {
         stdout(&o)
     );
 }
+
+/// `matmul` at 64x64, where the sketches below name loop sizes.
+const MATMUL_64: &str = "def mm(a: 64.64.f32, b: 64.64.f32) : 64.64.f32 =
+  a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
+    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))
+";
+
+#[test]
+fn sketches_guide_saturation_step_by_step() {
+    let mm = temp("mm64.rise", MATMUL_64);
+    // Step 1 tiles both loops by 32 and splits the reduction by 4; step 2 moves
+    // both reductions outside the two loops within a tile (TVM's blocking).
+    let blocks = "map[2, 32, 64]";
+    let tiled = format!(
+        "contains({blocks}(contains(map[32](contains({blocks}(contains(map[32](contains(reduceSeq[16](?, ?, ?))))))))))"
+    );
+    let reordered = format!(
+        "contains({blocks}(contains({blocks}(contains(reduceSeq[16](contains(reduceSeq[4](contains(map[32](contains(map[32](?)))), ?, ?)), ?, ?))))))"
+    );
+    let o = elevate(&[
+        "saturate",
+        &mm,
+        "--rules",
+        "splitJoin(32),blockedReduce(4),reduceToSeq",
+        "--rules",
+        "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,etaReduction",
+        "--sketch",
+        &tiled,
+        "--sketch",
+        &reordered,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.trim_end().lines().collect();
+    let reports: Vec<serde_json::Value> = lines[lines.len() - 2..]
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    for (k, report) in reports.iter().enumerate() {
+        assert_eq!(report["step"], k + 1, "{report}");
+        assert_eq!(report["stop_reason"], "goal", "{report}");
+    }
+    assert_eq!(reports[1]["sketch"], reordered.as_str());
+    let program = lines[..lines.len() - 2].join("\n") + "\n";
+    assert!(
+        program.contains("split(4)") && program.contains("reduceSeq"),
+        "{program}"
+    );
+    let again = temp("mm64-blocked.rise", &program);
+    let check = elevate(&["rewrite", &again, "--strategy", "id", "--check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let err = stderr(&o);
+    assert!(err.contains("step 2/2: stopped (goal)"), "{err}");
+}
+
+#[test]
+fn sketch_errors_say_where() {
+    let dot = example("dot.rise");
+    assert_fails_with(
+        &elevate(&[
+            "saturate",
+            &dot,
+            "--rules",
+            "default",
+            "--sketch",
+            "contains(map[2(?)",
+        ]),
+        "--sketch 1",
+    );
+    // No program of the e-graph has that shape.
+    assert_fails_with(
+        &elevate(&[
+            "saturate",
+            &dot,
+            "--rules",
+            "mapFusion",
+            "--sketch",
+            "contains(transpose)",
+        ]),
+        "no program satisfies the sketch `contains(transpose)`",
+    );
+    assert_fails_with(
+        &elevate(&[
+            "saturate", &dot, "--rules", "default", "--rules", "default", "--rules", "default",
+            "--sketch", "?", "--sketch", "?",
+        ]),
+        "3 rule sets for 2 sketches",
+    );
+}
