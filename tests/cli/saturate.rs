@@ -294,3 +294,16 @@ fn sketch_errors_say_where() {
         "3 rule sets for 2 sketches",
     );
 }
+
+#[test]
+fn sketch_guided_search_is_a_strategy_in_text() {
+    let mm = temp("mm64-guided.rise", MATMUL_64);
+    let strategy = r#"sketchGuided("contains(map[2](map[32](?)))", "splitJoin(32)", "iterations=5", "contains(mapPar[2](?))", "mapToPar", "iterations=5", "lowered")"#;
+    let o = elevate(&["rewrite", &mm, "--strategy", strategy, "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("split(32) |> mapPar("), "{}", stdout(&o));
+    assert_fails_with(
+        &elevate(&["rewrite", &mm, "--strategy", r#"sketchGuided("?", "default")"#]),
+        "expects triples",
+    );
+}

@@ -606,6 +606,34 @@ fn add_saturate(r: &mut Registry<Term>) {
             Ok(saturate(rules, limits, cost))
         },
     );
+    r.add(
+        "sketchGuided",
+        "(\"SKETCH\", \"RULES\", \"LIMITS\", ..., \"COST\")",
+        "sketch-guided equality saturation: per step a sketch (as `elevate saturate \
+         --sketch`), its rules and its limits; each step saturates from the previous \
+         step's program until the sketch is satisfiable and extracts the cheapest such \
+         program; COST \"lowered\" or \"size\"",
+        |a| {
+            use crate::egraph::sketch::{sketch_guided, GuideStep, Sketch};
+            if a.len() < 4 || a.len() % 3 != 1 {
+                return Err(format!(
+                    "expects triples (sketch, rules, limits) and a cost model, found {} arguments",
+                    a.len()
+                ));
+            }
+            let mut steps = Vec::new();
+            for k in (0..a.len() - 1).step_by(3) {
+                let sketch = Sketch::parse(str_arg(a, k)?).map_err(|e| e.message)?;
+                let rules = RuleSet::parse(str_arg(a, k + 1)?)?;
+                let limits = str_arg(a, k + 2)?.parse::<Limits>()?;
+                steps.push(GuideStep::new(sketch, rules, limits));
+            }
+            let name = str_arg(a, a.len() - 1)?;
+            let cost = CostModel::from_name(name)
+                .ok_or_else(|| format!("unknown cost model `{name}` (lowered, size)"))?;
+            Ok(sketch_guided(steps, cost))
+        },
+    );
 }
 
 /// Argument `i` as a primitive's name. Some primitives are also the names of rules
