@@ -301,9 +301,18 @@ fn sketch_guided_search_is_a_strategy_in_text() {
     let strategy = r#"sketchGuided("contains(map[2](map[32](?)))", "splitJoin(32)", "iterations=5", "contains(mapPar[2](?))", "mapToPar", "iterations=5", "lowered")"#;
     let o = elevate(&["rewrite", &mm, "--strategy", strategy, "--check"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("split(32) |> mapPar("), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("split(32) |> mapPar("),
+        "{}",
+        stdout(&o)
+    );
     assert_fails_with(
-        &elevate(&["rewrite", &mm, "--strategy", r#"sketchGuided("?", "default")"#]),
+        &elevate(&[
+            "rewrite",
+            &mm,
+            "--strategy",
+            r#"sketchGuided("?", "default")"#,
+        ]),
         "expects triples",
     );
 }

@@ -126,6 +126,10 @@ pub struct Work {
     pending: Option<Pending>,
     /// Whether it contains a parallel loop (a parallel loop inside one gains nothing).
     parallel: bool,
+    /// Whether it computes (arithmetic, a reduction), rather than only rearranging
+    /// data: a high-level `map` of a function that does not is a view, which costs
+    /// nothing to leave high-level (`defaultLowering` keeps it so).
+    computes: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +141,8 @@ struct Pending {
     per_item: f64,
     /// Work outside the loop (the start value).
     outside: f64,
+    /// Whether the function computes.
+    computes: bool,
 }
 
 impl PartialEq for Work {
@@ -170,6 +176,10 @@ fn loop_shape(p: Prim) -> Option<(usize, f64)> {
 /// parallel loop.
 fn loop_cost(pending: &Pending, n: f64, nested_parallel: bool) -> f64 {
     let (array_arg, mut factor) = loop_shape(pending.prim).expect("a loop primitive");
+    if pending.prim == Prim::Map && !pending.computes {
+        // A view: its elements are computed where they are read.
+        return pending.outside + pending.per_item;
+    }
     let par = pending.prim == Prim::MapPar;
     let mut fixed = if par { 20_000.0 } else { 0.0 };
     if matches!(pending.prim, Prim::Map | Prim::Reduce) {
@@ -227,8 +237,38 @@ impl Work {
             total: 0.0,
             pending: None,
             parallel: false,
+            computes: false,
         }
     }
+}
+
+/// Whether a primitive computes values (rather than rearranging them).
+fn computes(p: Prim) -> bool {
+    use Prim::*;
+    matches!(
+        p,
+        Neg | Not
+            | Add
+            | Sub
+            | Mul
+            | Div
+            | Mod
+            | Max
+            | Min
+            | Exp
+            | Sqrt
+            | Abs
+            | Lt
+            | Gt
+            | Equal
+            | Select
+            | Cast
+            | Reduce
+            | ReduceSeq
+            | ReduceSeqUnroll
+            | ScanSeq
+            | Iterate
+    )
 }
 
 impl CostModel {
@@ -237,10 +277,11 @@ impl CostModel {
     pub fn combine(self, enode: &Rise, kids: &[Work]) -> Work {
         let mut kids = kids.iter().cloned();
         let mut costs = |_: Id| kids.next().expect("one cost per child");
-        let plain = |total: f64, parallel: bool| Work {
+        let plain = |total: f64, parallel: bool, computes: bool| Work {
             total,
             pending: None,
             parallel,
+            computes,
         };
         if self == CostModel::AstSize {
             let total = enode
@@ -249,7 +290,7 @@ impl CostModel {
                 .map(|&c| costs(c).total)
                 .sum::<f64>()
                 + 1.0;
-            return plain(total, false);
+            return plain(total, false, false);
         }
         match (&enode.op, enode.children.as_slice()) {
             (Op::Prim(p), []) if loop_shape(*p).is_some() => Work {
@@ -259,22 +300,26 @@ impl CostModel {
                     args: 0,
                     per_item: 0.0,
                     outside: 1.0,
+                    computes: false,
                 }),
                 parallel: false,
+                computes: computes(*p),
             },
             (Op::App, [f, a]) => {
                 let (f, a) = (costs(*f), costs(*a));
                 let parallel = f.parallel || a.parallel;
+                let computing = f.computes || a.computes;
                 let Some(mut pending) = f.pending else {
-                    return plain(NODE + f.total + a.total, parallel);
+                    return plain(NODE + f.total + a.total, parallel, computing);
                 };
                 let (array_arg, _) = loop_shape(pending.prim).expect("a loop primitive");
                 if pending.args == array_arg {
                     // The loop was costed when it got its last other argument.
-                    return plain(NODE + f.total + a.total, parallel);
+                    return plain(NODE + f.total + a.total, parallel, computing);
                 }
                 if pending.args == 0 {
                     pending.per_item += a.total;
+                    pending.computes = a.computes;
                 } else {
                     pending.outside += a.total;
                 }
@@ -284,6 +329,7 @@ impl CostModel {
                         total: pending.outside + pending.per_item + NODE,
                         pending: Some(pending),
                         parallel,
+                        computes: computing,
                     };
                 }
                 // `map(f)`, `reduceSeq(op)(init)`: a function of the array, whose length
@@ -295,10 +341,13 @@ impl CostModel {
                 };
                 let total = loop_cost(&pending, n, f.parallel || a.parallel) + NODE;
                 let par = pending.prim == Prim::MapPar;
+                // A lowered map computes (it materializes), even of a view.
+                let computes = computing || pending.prim != Prim::Map;
                 Work {
                     total,
                     pending: Some(pending),
                     parallel: parallel || par,
+                    computes,
                 }
             }
             _ => {
@@ -310,12 +359,14 @@ impl CostModel {
                     NODE
                 };
                 let mut parallel = false;
+                let mut computing = matches!(enode.op, Op::Prim(p) if computes(p));
                 for &c in enode.children() {
                     let c = costs(c);
                     total += c.total;
                     parallel |= c.parallel;
+                    computing |= c.computes;
                 }
-                plain(total, parallel)
+                plain(total, parallel, computing)
             }
         }
     }

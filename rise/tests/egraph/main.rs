@@ -3,5 +3,4 @@
 mod basics;
 mod goals;
 mod properties;
-mod scratch;
 mod sketches;
