@@ -199,7 +199,8 @@ fn saturate_is_a_strategy_in_strategy_text() {
     let o = elevate(&["strategies"]);
     assert!(
         stdout(&o).lines().any(
-            |l| l.starts_with("saturate(\"RULES\", \"LIMITS\", \"COST\")  equality saturation")
+            |l| l.starts_with("saturate(\"RULES\", \"LIMITS\", \"COST\")  ")
+                && l.contains("  equality saturation, then extraction")
         ),
         "{}",
         stdout(&o)
@@ -228,9 +229,9 @@ fn sketches_guide_saturation_step_by_step() {
         "saturate",
         &mm,
         "--rules",
-        "splitJoin(32),blockedReduce(4),reduceToSeq",
+        "splitJoin(32),blockedSum(4),reduceToSeq",
         "--rules",
-        "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,etaReduction",
+        "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,eta",
         "--sketch",
         &tiled,
         "--sketch",

@@ -63,8 +63,9 @@ fn step(sketch: String, rules: &str, limits: Limits) -> GuideStep {
 }
 
 /// The rules of the steps.
-const SPLIT: &str = "splitJoin(32),blockedReduce(4),reduceToSeq";
-const REORDER: &str = "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,etaReduction";
+const SPLIT: &str = "splitJoin(32),blockedSum(4),reduceToSeq";
+const REORDER: &str =
+    "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,eta";
 
 /// The seven goals for an `n x n` matmul (`n` a multiple of 32; ELEVATE's is 1024):
 /// 32x32 blocks of the result, the reduction split in blocks of 4, the innermost
@@ -126,7 +127,7 @@ pub fn matmul_goals(n: i64) -> Vec<Goal> {
         format!(
             "mapSeq[{n}](fun(contains(mapSeq[{n}](fun(reduceSeq[{n}](?, ?, zip(?, ?))), ?))), ?)"
         ),
-        "lowering,betaReduction,etaReduction",
+        "lowering,betaReduction,eta",
         limits,
     );
     vec![

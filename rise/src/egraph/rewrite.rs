@@ -35,7 +35,7 @@ pub fn rewrite(eq: &Equation) -> Result<RiseRewrite, String> {
         eq: eq.clone(),
         templates: Arc::new(Mutex::new(FxHashMap::default())),
     };
-    Rewrite::new(eq.name().to_string(), pattern, applier)
+    Rewrite::new(eq.label().to_string(), pattern, applier)
 }
 
 fn var_of(name: &str) -> Var {

@@ -19,7 +19,7 @@ pub struct RuleSet {
 const ALGORITHMIC: &[&str] = &[
     "mapFusion",
     "mapFission",
-    "etaReduction",
+    "eta",
     "betaReduction",
     "removeTransposePair",
     "joinSplit",
@@ -28,7 +28,7 @@ const ALGORITHMIC: &[&str] = &[
     "splitBeforeMap",
     "mapMapBeforeSplit",
     "joinBeforeMapF",
-    "mapMapFBeforeJoin",
+    "mapMapJoin",
     "fstReduction",
     "sndReduction",
     "mapIdentity",

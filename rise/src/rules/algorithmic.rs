@@ -2,11 +2,10 @@
 
 use super::pattern::rule;
 use super::pattern::{applied, call};
-use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::TypeKind;
-use elevate_core::{Name, Rule, Strategy};
+use elevate_core::Strategy;
 
 /// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
 pub fn map_fusion() -> Strategy<Term> {
@@ -88,43 +87,17 @@ pub fn create_transpose_pair() -> Strategy<Term> {
     })
 }
 
-/// `splitJoin(n)`: `map(f)(x) -> join(map(map(f))(split(n)(x)))` where `n` provably
-/// divides the length of `x` (read from its inferred type).
-struct SplitJoin(i64);
-
-impl Rule<Term> for SplitJoin {
-    fn name(&self) -> Name {
-        Name::new("splitJoin")
-    }
-
-    fn rewrite(&self, t: &Term) -> Option<Term> {
-        let (_, args) = applied(t, Prim::Map, 2)?;
-        let TypeKind::Array(len, _) = args[1].ty()?.kind() else {
-            return None;
-        };
-        // A constant length must be a multiple of `n`; a symbolic one is split as
-        // RISE does, the type `(len/n).n` recording that `n` divides it (the
-        // interpreter checks when the size is known).
-        let n = Nat::cst(self.0);
-        if self.0 <= 0 || len.as_const().is_some_and(|l| l % self.0 != 0) {
-            return None;
-        }
-        let inner = call(Prim::Map, &[], [args[0].clone()]);
-        // The split array's type is known: later rules (a second splitJoin) read it.
-        let split = call(Prim::Split, &[n], [args[1].clone()]);
-        let mapped = call(Prim::Map, &[], [inner, split]);
-        super::pattern::typed_result(t, call(Prim::Join, &[], [mapped]))
-    }
-
-    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "splitJoin({})", self.0)
-    }
-}
-
 /// `splitJoin(n)`: `map(f)(x) -> join(map(map(f))(split(n)(x)))` (`n` divides the
 /// length of `x`).
+///
+/// A constant length must be a multiple of `n` (the typed result is otherwise a nat
+/// error, and the rule does not apply); a symbolic one is split as RISE does, the
+/// type `(len/n).n` recording that `n` divides it.
 pub fn split_join(n: i64) -> Strategy<Term> {
-    Strategy::from_rule(SplitJoin(n))
+    match super::equation::equation("splitJoin", &[n]) {
+        Some(eq) => eq.strategy(),
+        None => elevate_strategies::fail(),
+    }
 }
 
 /// `join(split(n)(x)) -> x`

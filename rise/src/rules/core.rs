@@ -65,20 +65,14 @@ pub fn let_inline() -> Strategy<Term> {
     })
 }
 
-fn projection(t: &Term, p: Prim, second: bool) -> Option<Term> {
-    let (_, args) = applied(t, p, 1)?;
-    let (_, pair) = applied(&args[0], Prim::MakePair, 2)?;
-    Some(pair[usize::from(second)].clone())
-}
-
 /// `fst((a, b)) -> a`
 pub fn fst_reduction() -> Strategy<Term> {
-    rule("fstReduction", |t: &Term| projection(t, Prim::Fst, false))
+    super::equation::library_equation("fstReduction")
 }
 
 /// `snd((a, b)) -> b`
 pub fn snd_reduction() -> Strategy<Term> {
-    rule("sndReduction", |t: &Term| projection(t, Prim::Snd, true))
+    super::equation::library_equation("sndReduction")
 }
 
 /// `x -> id(x)` (a handle for later rules; never normalize with it).

@@ -33,8 +33,12 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Equation(Arc<Inner>);
 
+#[derive(Clone)]
 struct Inner {
     name: Name,
+    /// The name with its arguments (`splitJoin(32)`): the strategy text, and the
+    /// e-graph rewrite's name.
+    label: Name,
     text: String,
     lhs: Term,
     rhs: Term,
@@ -46,6 +50,8 @@ struct Inner {
     /// it (outermost first), and for each of its occurrences on the right, the names
     /// of the binders around that occurrence.
     scopes: FxHashMap<u64, Scope>,
+    /// The left-hand side's binder names that the right-hand side binds again.
+    rebound: Vec<Arc<str>>,
 }
 
 /// Where a pattern variable sits on the two sides of an equation.
@@ -80,6 +86,8 @@ struct Bindings {
     binders: FxHashMap<Arc<str>, Ident>,
     /// Left-hand binder identities (pattern) to matched identities (term).
     bound: Vec<(u64, u64)>,
+    /// Left-hand binder names to the annotations of the lambdas they matched.
+    annotations: FxHashMap<Arc<str>, Option<crate::types::Type>>,
 }
 
 fn error(message: String) -> Error {
@@ -108,8 +116,15 @@ impl Equation {
         let mut nat_vars = Vec::new();
         collect_lhs(&lhs, &mut Vec::new(), &mut vars, &mut scopes, &mut nat_vars)?;
         collect_rhs(&rhs, &mut Vec::new(), &mut scopes, &vars)?;
+        let rebound = binder_names(&rhs)
+            .into_iter()
+            .filter(|n| binder_names(&lhs).contains(n))
+            .collect();
+        let name: Name = name.into();
         Ok(Equation(Arc::new(Inner {
-            name: name.into(),
+            label: name.clone(),
+            rebound,
+            name,
             text: text.to_string(),
             lhs,
             rhs,
@@ -128,6 +143,19 @@ impl Equation {
     /// The rule's name.
     pub fn name(&self) -> Name {
         self.0.name.clone()
+    }
+
+    /// The rule's name with its arguments, if any (`splitJoin(32)`).
+    pub fn label(&self) -> Name {
+        self.0.label.clone()
+    }
+
+    /// The same equation, written `label` with its arguments (`splitJoin(32)` for the
+    /// rule `splitJoin`).
+    pub fn with_label(self, label: impl Into<Name>) -> Equation {
+        let mut inner = Arc::unwrap_or_clone(self.0);
+        inner.label = label.into();
+        Equation(Arc::new(inner))
     }
 
     /// The equation's text, `lhs -> rhs`.
@@ -233,9 +261,15 @@ impl Equation {
             (Expr::Var(x), Expr::Var(y)) => {
                 b.bound.iter().any(|&(px, ty)| px == x.id && ty == y.id)
             }
-            (Expr::Lambda(x, _, pb), Expr::Lambda(y, _, tb)) => {
+            (Expr::Lambda(x, _, pb), Expr::Lambda(y, annotation, tb)) => {
+                // An annotated lambda (a program's parameter) keeps its annotation
+                // only where the right-hand side binds the same variable again.
+                if annotation.is_some() && !self.0.rebound.contains(&x.name) {
+                    return false;
+                }
                 b.bound.push((x.id, y.id));
                 b.binders.insert(x.name.clone(), y.clone());
+                b.annotations.insert(x.name.clone(), annotation.clone());
                 self.match_term(pb, tb, b)
             }
             (Expr::App(pf, pa), Expr::App(tf, ta)) => {
@@ -322,12 +356,28 @@ impl Rule<Term> for Equation {
     fn rewrite(&self, program: &Term) -> Option<Term> {
         self.rewrite_term(program)
     }
+
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.label)
+    }
 }
 
 impl std::fmt::Debug for Equation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.0.name, self.0.text)
     }
+}
+
+/// The names of the lambdas' binders in `p`.
+fn binder_names(p: &Term) -> Vec<Arc<str>> {
+    let mut out = Vec::new();
+    if let Expr::Lambda(x, _, _) = p.expr() {
+        out.push(x.name.clone());
+    }
+    for i in 0..elevate_core::Program::arity(p) {
+        out.extend(binder_names(elevate_core::Program::child(p, i)));
+    }
+    out
 }
 
 fn collect_lhs(
@@ -437,20 +487,20 @@ pub fn equation(name: &str, args: &[i64]) -> Option<Equation> {
         ("splitJoin", Some(n)) if n > 0 => {
             format!("map(f)(x) -> join(map(map(f))(split({n})(x)))")
         }
-        ("blockedReduce", Some(n)) if n > 0 => format!(
+        ("blockedSum", Some(n)) if n > 0 => format!(
             "reduce(add)(0.0)(xs) -> reduceSeq(fun(acc => fun(y => add(acc)(reduce(add)(0.0)(y)))))(0.0)(split({n})(xs))"
         ),
         (_, Some(_)) => return None,
         (_, None) => EQUATIONS
             .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, text)| (*text).to_string())?,
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, text, _)| (*text).to_string())?,
     };
-    let full = match n {
-        Some(n) => format!("{name}({n})"),
-        None => name.to_string(),
-    };
-    Some(Equation::known(full, &text))
+    let eq = Equation::known(name.to_string(), &text);
+    Some(match n {
+        Some(n) => eq.with_label(format!("{name}({n})")),
+        None => eq,
+    })
 }
 
 /// The strategy of the library equation `name` (one without a size).
@@ -463,65 +513,192 @@ pub(crate) fn library_equation(name: &str) -> Strategy<Term> {
 /// The names of the equations without arguments, and the ones with a size.
 pub fn equation_names() -> (Vec<&'static str>, Vec<&'static str>) {
     (
-        EQUATIONS.iter().map(|(n, _)| *n).collect(),
-        vec!["splitJoin", "blockedReduce"],
+        EQUATIONS.iter().map(|(n, _, _)| *n).collect(),
+        vec!["splitJoin", "blockedSum"],
     )
 }
 
-/// The equations, by name.
-const EQUATIONS: &[(&str, &str)] = &[
-    ("mapFusion", "map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)"),
-    ("mapFission", "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))"),
-    ("etaReduction", "fun(x => f(x)) -> f"),
-    ("removeTransposePair", "transpose(transpose(x)) -> x"),
-    ("joinSplit", "join(split(n)(x)) -> x"),
-    ("transposeMapMap", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))"),
-    ("mapMapTranspose", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))"),
-    ("splitBeforeMap", "split(n)(map(f)(y)) -> map(map(f))(split(n)(y))"),
-    ("mapMapBeforeSplit", "map(map(f))(split(n)(y)) -> split(n)(map(f)(y))"),
-    ("joinBeforeMapF", "map(f)(join(y)) -> join(map(map(f))(y))"),
-    ("mapMapFBeforeJoin", "join(map(map(f))(y)) -> map(f)(join(y))"),
-    ("takeBeforeMap", "take(n)(map(f)(x)) -> map(f)(take(n)(x))"),
-    ("dropBeforeMap", "drop(n)(map(f)(x)) -> map(f)(drop(n)(x))"),
-    ("takeAfterMap", "map(f)(take(n)(x)) -> take(n)(map(f)(x))"),
-    ("joinBeforeJoin", "join(join(y)) -> join(map(join)(y))"),
-    ("mapJoinBeforeJoin", "join(map(join)(y)) -> join(join(y))"),
-    ("fstReduction", "fst((a, b)) -> a"),
-    ("sndReduction", "snd((a, b)) -> b"),
-    ("mapFstFusion", "mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)"),
-    ("mapSndFusion", "mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)"),
-    ("mapIdentity", "map(fun(x => x))(xs) -> xs"),
-    ("mapFstBeforeMapSnd", "mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))"),
-    ("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)"),
+/// The equations, by name, with a small program each applies in (for the tests; empty
+/// for the library's rules, whose examples the library lists).
+pub(crate) const EQUATIONS: &[(&str, &str, &str)] = &[
+    (
+        "mapFusion",
+        "map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)",
+        "",
+    ),
+    (
+        "mapFission",
+        "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))",
+        "fun(xs: 4.f32 => xs |> map(fun(x => abs(x + 1.0))))",
+    ),
+    (
+        "eta",
+        "fun(x => f(x)) -> f",
+        "fun(xs: 4.f32 => xs |> map(fun(x => neg(x))))",
+    ),
+    (
+        "removeTransposePair",
+        "transpose(transpose(x)) -> x",
+        "",
+    ),
+    (
+        "joinSplit",
+        "join(split(n)(x)) -> x",
+        "",
+    ),
+    (
+        "transposeMapMap",
+        "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))",
+        "fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)",
+    ),
+    (
+        "mapMapTranspose",
+        "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))",
+        "fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))",
+    ),
+    (
+        "splitBeforeMap",
+        "split(n)(map(f)(y)) -> map(map(f))(split(n)(y))",
+        "",
+    ),
+    (
+        "mapMapBeforeSplit",
+        "map(map(f))(split(n)(y)) -> split(n)(map(f)(y))",
+        "fun(y: 6.f32 => y |> split(2) |> map(map(neg)))",
+    ),
+    (
+        "joinBeforeMapF",
+        "map(f)(join(y)) -> join(map(map(f))(y))",
+        "",
+    ),
+    (
+        "mapMapJoin",
+        "join(map(map(f))(y)) -> map(f)(join(y))",
+        "fun(y: 2.3.f32 => y |> map(map(neg)) |> join)",
+    ),
+    (
+        "takeBeforeMap",
+        "take(n)(map(f)(x)) -> map(f)(take(n)(x))",
+        "",
+    ),
+    (
+        "dropBeforeMap",
+        "drop(n)(map(f)(x)) -> map(f)(drop(n)(x))",
+        "",
+    ),
+    (
+        "takeAfterMap",
+        "map(f)(take(n)(x)) -> take(n)(map(f)(x))",
+        "",
+    ),
+    (
+        "joinBeforeJoin",
+        "join(join(y)) -> join(map(join)(y))",
+        "",
+    ),
+    (
+        "mapJoinBeforeJoin",
+        "join(map(join)(y)) -> join(join(y))",
+        "",
+    ),
+    (
+        "fstReduction",
+        "fst((a, b)) -> a",
+        "",
+    ),
+    (
+        "sndReduction",
+        "snd((a, b)) -> b",
+        "",
+    ),
+    (
+        "mapFstFusion",
+        "mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)",
+        "",
+    ),
+    (
+        "mapSndFusion",
+        "mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)",
+        "",
+    ),
+    (
+        "mapIdentity",
+        "map(fun(x => x))(xs) -> xs",
+        "",
+    ),
+    (
+        "mapFstBeforeMapSnd",
+        "mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))",
+        "",
+    ),
+    (
+        "unzipZipIsPair",
+        "unzip(zip(a)(b)) -> (a, b)",
+        "",
+    ),
     (
         "mapOutsideZip",
         "zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))",
+        "",
     ),
     (
         "reduceSeqMapFusion",
         "reduceSeq(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)",
+        "fun(xs: 4.f32 => xs |> map(neg) |> reduceSeq(add, 0.0))",
     ),
     (
         "reduceMapToSeq",
         "reduce(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)",
+        "fun(xs: 4.f32 => xs |> map(neg) |> reduce(add, 0.0))",
     ),
-    ("mapMapEta", "map(map(f))(x) -> map(fun(y => map(f)(y)))(x)"),
-    ("addReduceSeq", "add(x)(reduceSeq(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)"),
-    ("addReduce", "add(x)(reduce(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)"),
+    (
+        "mapMapEta",
+        "map(map(f))(x) -> map(fun(y => map(f)(y)))(x)",
+        "fun(y: 2.3.f32 => y |> map(map(neg)))",
+    ),
+    (
+        "addReduceSeq",
+        "add(x)(reduceSeq(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)",
+        "fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(add, 0.0)))",
+    ),
+    (
+        "addReduce",
+        "add(x)(reduce(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)",
+        "fun(x: f32, ys: 4.f32 => x + (ys |> reduce(add, 0.0)))",
+    ),
     (
         "liftReduceSeqInit",
         "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(map(fun(v => init))(xs))(transpose(map(fun(v => e))(xs)))",
+        "fun(m: 3.4.f32 => m |> map(fun(r => r |> reduceSeq(add, r |> reduce(max, 0.0)))))",
     ),
     (
         "liftReduceSeq",
         "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))",
+        "fun(m: 3.4.f32 => m |> map(fun(r => r |> reduceSeq(add, 0.0))))",
     ),
     (
         "mapMapInterchange",
         "map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))",
+        "fun(x: 2.3.f32, y: 4.f32 => x |> map(fun(a => y |> map(fun(b => b * (a |> reduce(add, 0.0)))))))",
     ),
-    ("reduceToSeq", "reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)"),
-    ("mapToSeq", "map(f)(xs) -> mapSeq(f)(xs)"),
-    ("mapToPar", "map(f)(xs) -> mapPar(f)(xs)"),
-    ("reduceSeqToUnroll", "reduceSeq(op)(init)(xs) -> reduceSeqUnroll(op)(init)(xs)"),
+    (
+        "reduceToSeq",
+        "reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)",
+        "fun(xs: 4.f32 => xs |> reduce(add, 0.0))",
+    ),
+    (
+        "mapToSeq",
+        "map(f)(xs) -> mapSeq(f)(xs)",
+        "fun(xs: 4.f32 => xs |> map(neg))",
+    ),
+    (
+        "mapToPar",
+        "map(f)(xs) -> mapPar(f)(xs)",
+        "fun(xs: 4.f32 => xs |> map(neg))",
+    ),
+    (
+        "reduceSeqToUnroll",
+        "reduceSeq(op)(init)(xs) -> reduceSeqUnroll(op)(init)(xs)",
+        "fun(xs: 4.f32 => xs |> reduceSeq(add, 0.0))",
+    ),
 ];

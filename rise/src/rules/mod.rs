@@ -66,7 +66,7 @@ pub struct RuleInfo {
     /// The equation, `lhs -> rhs`.
     pub equation: &'static str,
     /// The rule (rules with a nat parameter are made with a typical value).
-    pub make: fn() -> Strategy<Term>,
+    pub make: std::sync::Arc<dyn Fn() -> Strategy<Term> + Send + Sync>,
     /// A primitive whose presence makes the left-hand side likely, to bias random
     /// programs in tests.
     pub bias: Option<Prim>,
@@ -86,7 +86,7 @@ impl RuleInfo {
         RuleInfo {
             name,
             equation,
-            make,
+            make: std::sync::Arc::new(make),
             bias,
             example,
         }
@@ -103,7 +103,7 @@ pub fn library() -> Vec<RuleInfo> {
             RuleInfo {
                 name: $name,
                 equation: $equation,
-                make: $make,
+                make: std::sync::Arc::new($make),
                 bias: $bias,
                 example: $example,
             }
@@ -391,6 +391,27 @@ pub fn library() -> Vec<RuleInfo> {
     all.extend(layout::infos());
     all.extend(pairs::infos());
     all.extend(bindings::infos());
+    // The equations that are rules of their own (made for the e-graph; as
+    // strategies too).
+    let (plain, _) = equation_names();
+    for (name, text, example) in equation::EQUATIONS {
+        if plain.contains(name) && !all.iter().any(|i| i.name == *name) {
+            all.push(RuleInfo {
+                name,
+                equation: text,
+                make: std::sync::Arc::new(move || equation::library_equation(name)),
+                bias: None,
+                example,
+            });
+        }
+    }
+    all.push(RuleInfo {
+        name: "blockedSum(4)",
+        equation: "reduce(add)(0.0)(xs) -> reduceSeq(fun(acc => fun(y => add(acc)(reduce(add)(0.0)(y)))))(0.0)(split(n)(xs))",
+        make: std::sync::Arc::new(|| equation("blockedSum", &[4]).expect("blockedSum(4)").strategy()),
+        bias: Some(Prim::Reduce),
+        example: "fun(xs: 8.f32 => xs |> reduce(add, 0.0))",
+    });
     all
 }
 
@@ -400,9 +421,26 @@ pub fn registry() -> Registry<Term> {
     let mut r = Registry::with_combinators();
     for info in library() {
         if !info.name.contains('(') {
-            r.rule(info.name, info.equation, info.make);
+            let make = info.make.clone();
+            r.add(info.name, "", info.equation, move |a| {
+                if !a.is_empty() {
+                    return Err(format!("takes no arguments, found {}", a.len()));
+                }
+                Ok(make())
+            });
         }
     }
+    r.add(
+        "blockedSum",
+        "(n)",
+        "reduce(add)(0.0)(xs) -> reduceSeq(fun(acc, y => acc + reduce(add)(0.0)(y)))(0.0)(split(n)(xs))   (an f32 sum in blocks of n)",
+        |a| {
+            let n = int_arg(a, 0)? as i64;
+            equation("blockedSum", &[n])
+                .map(|e| e.strategy())
+                .ok_or_else(|| format!("the block size must be positive, found {n}"))
+        },
+    );
     r.add(
         "splitJoin",
         "(n)",

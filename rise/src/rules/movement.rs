@@ -81,7 +81,7 @@ pub fn slide_before_map() -> Strategy<Term> {
 
 /// `split(n)(map(f)(y)) -> map(map(f))(split(n)(y))`
 pub fn split_before_map() -> Strategy<Term> {
-    window_before_map("splitBeforeMap", Prim::Split)
+    super::equation::library_equation("splitBeforeMap")
 }
 
 /// `map(f)(join(y)) -> join(map(map(f))(y))`

@@ -33,7 +33,7 @@ fn saturated(src: &str, rules: &str, cost: CostModel) -> Term {
 fn map_fusion_in_the_egraph() {
     let out = saturated(
         "fun(xs: 8.f32 => xs |> map(neg) |> map(abs))",
-        "mapFusion,betaReduction,etaReduction",
+        "mapFusion,betaReduction,eta",
         CostModel::Lowered,
     );
     assert_eq!(

@@ -332,11 +332,11 @@ quickcheck! {
 
 /// Algorithmic rules (the set `algorithmic` has rules that do not enter the e-graph
 /// yet).
-const ALGORITHMIC: &str = "mapFusion,mapFission,etaReduction,betaReduction,removeTransposePair,\
+const ALGORITHMIC: &str = "mapFusion,mapFission,eta,betaReduction,removeTransposePair,\
     transposeMapMap,mapMapTranspose,splitJoin(4)";
 
 const TWO_MAPS: &str = "fun(xs: 8.f32 => xs |> map(neg) |> map(abs))";
-const FUSION_RULES: &str = "mapFusion,mapFission,betaReduction,etaReduction";
+const FUSION_RULES: &str = "mapFusion,mapFission,betaReduction,eta";
 
 #[test]
 fn extraction_satisfies_the_sketch_rather_than_the_cost_model_alone() {

@@ -31,13 +31,13 @@ use std::collections::BinaryHeap;
 /// use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
 /// use elevate_rise::{infer, parse_term, print_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
-/// let rules = RuleSet::parse("mapFusion,mapFission,betaReduction,etaReduction").unwrap();
+/// let rules = RuleSet::parse("mapFusion,mapFission,betaReduction,eta").unwrap();
 /// let grown = Saturation::new(rules, Limits::default(), CostModel::Lowered).grow(&t).unwrap();
-/// // The cheapest program fuses the maps; this sketch wants two.
-/// let two_maps: Sketch = "map(?, map(?, ?))".parse().unwrap();
+/// // The cheapest program fuses the maps; this sketch wants them apart.
+/// let two_maps: Sketch = "map(abs, map(neg, ?))".parse().unwrap();
 /// let (cost, body) = extract(&grown.egraph, grown.root, &two_maps, CostModel::Lowered).unwrap();
 /// assert_eq!(print_term(&grown.program(&body)), "fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
-/// assert!(cost > 2e9); // two loops left high-level
+/// assert!(cost > 2e9); // two computing loops left high-level
 /// let transposed: Sketch = "contains(transpose)".parse().unwrap();
 /// assert!(extract(&grown.egraph, grown.root, &transposed, CostModel::Lowered).is_none());
 /// ```
