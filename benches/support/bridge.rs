@@ -48,9 +48,21 @@ pub fn compile(source: &str, strategy: Strategy<Term>, size: i64) -> Matmul {
         nats.insert(NatVar::Named(v.into()), size);
     }
     let term = instantiate(&program.entry().term, &nats).expect("sizes for n, k, m");
-    let chosen = (strategy >> rules::default_lowering())
+    let chosen = strategy
         .apply(&term, &mut Context::default())
-        .expect("the strategy and defaultLowering apply");
+        .expect("the strategy applies");
+    let mut compiled = compile_term(&chosen);
+    compiled.compile_ms = started.elapsed().as_secs_f64() * 1e3;
+    compiled
+}
+
+/// Compiles a typed matmul with concrete sizes (a strategy's or an e-graph's choice)
+/// after `defaultLowering`, with inputs from seed 1.
+pub fn compile_term(term: &Term) -> Matmul {
+    let started = Instant::now();
+    let chosen = rules::default_lowering()
+        .apply(term, &mut Context::default())
+        .expect("defaultLowering applies");
     let payload = payload("mm", &chosen).expect("a payload");
     let compiled = jit::compile(&payload).expect("MLIR compiles the payload");
     let compile_ms = started.elapsed().as_secs_f64() * 1e3;

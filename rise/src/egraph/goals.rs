@@ -63,9 +63,10 @@ fn step(sketch: String, rules: &str, limits: Limits) -> GuideStep {
 }
 
 /// The rules of the steps.
-const SPLIT: &str = "splitJoin(32),blockedSum(4),reduceToSeq";
+const SPLIT: &str =
+    "splitJoin(32),blockedSum(4),reduceToSeq,splitBeforeMap,reduceSeqMapFusion,reduceMapToSeq,betaReduction";
 const REORDER: &str =
-    "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,eta";
+    "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduceSeqInit,mapMapEta,betaReduction,eta";
 
 /// The seven goals for an `n x n` matmul (`n` a multiple of 32; ELEVATE's is 1024):
 /// 32x32 blocks of the result, the reduction split in blocks of 4, the innermost
@@ -81,17 +82,16 @@ pub fn matmul_goals(n: i64) -> Vec<Goal> {
     let rows = Loop::Map("map", "32".into());
     let ko = |prim| Loop::Reduce(prim, n / 4);
     let ki = |prim| Loop::Reduce(prim, 4);
-    // The tiles (xo, yo) and the split reduction (ko, ki), before reordering.
+    // The tiles (xo, yo) and the split reduction (ko, ki) with the multiplication in
+    // the inner reduction, before reordering: the reductions then read the inputs
+    // themselves (views), not a computed array.
     let split = step(
         nest(
-            &[
-                blocks("map"),
-                rows.clone(),
-                blocks("map"),
-                rows.clone(),
-                ko("reduceSeq"),
-            ],
-            "?",
+            &[blocks("map"), rows.clone(), blocks("map"), rows.clone()],
+            &format!(
+                "reduceSeq[{}](contains(reduceSeq[4](contains(mul), ?, ?)), ?, split(4)(zip(?, ?)))",
+                n / 4
+            ),
         ),
         SPLIT,
         limits,

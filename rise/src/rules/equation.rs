@@ -662,6 +662,11 @@ pub(crate) const EQUATIONS: &[(&str, &str, &str)] = &[
         "fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(add, 0.0)))",
     ),
     (
+        "addReduceSeqInit",
+        "add(x)(reduceSeq(fun(a => fun(p => add(a)(e))))(0.0)(ys)) -> reduceSeq(fun(b => fun(p => add(b)(e))))(x)(ys)",
+        "fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(fun(a, y => a + y * y), 0.0)))",
+    ),
+    (
         "addReduce",
         "add(x)(reduce(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)",
         "fun(x: f32, ys: 4.f32 => x + (ys |> reduce(add, 0.0)))",
