@@ -378,6 +378,31 @@ impl Prim {
         )
     }
 
+    /// Whether it computes on scalars or vectors (arithmetic, comparison, selection,
+    /// conversion), rather than building or rearranging data.
+    pub fn is_arithmetic(self) -> bool {
+        use Prim::*;
+        matches!(
+            self,
+            Neg | Not
+                | Add
+                | Sub
+                | Mul
+                | Div
+                | Mod
+                | Max
+                | Min
+                | Exp
+                | Sqrt
+                | Abs
+                | Lt
+                | Gt
+                | Equal
+                | Select
+                | Cast
+        )
+    }
+
     /// Whether this is a low-level form (it records how to compute, not what).
     pub fn is_low_level(self) -> bool {
         use Prim::*;

@@ -4,11 +4,27 @@
 //!   analysis with each class's type, free indices and smallest term;
 //! - [`convert`]: typed terms into the e-graph and back (extraction gives typed terms);
 //! - [`rewrite`]: the rule library's equations ([`crate::rules::Equation`]) as egg
-//!   rewrites, and beta reduction by extraction;
+//!   rewrites, beta reduction by extraction, library strategies as rewrites, and the
+//!   e-matcher ([`RisePattern`]) that compares operators, not types;
 //! - [`rules`]: named rule sets (`--rules` of `elevate saturate`);
 //! - [`saturate`]: [`Saturation`] (limits, cost models, explanations, progress) and
 //!   the [`saturate()`] strategy;
-//! - [`sketch`]: sketches, sketch-satisfying extraction and sketch-guided search.
+//! - [`sketch`]: sketches, sketch-satisfying extraction and sketch-guided search;
+//! - [`goals`]: the seven ELEVATE matmul goals as sketch guides.
+//!
+//! ```
+//! use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+//! use elevate_rise::{infer, parse_term, print_term};
+//! let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> reduce(add, 0.0))").unwrap()).unwrap();
+//! let out = Saturation::new(RuleSet::parse("default").unwrap(), Limits::default(), CostModel::Lowered)
+//!     .run(&t)
+//!     .unwrap();
+//! // One loop, the negation fused into the reduction, unrolled (8 iterations).
+//! assert_eq!(
+//!     print_term(&out.program),
+//!     "fun(xs: 8.f32 => xs |> reduceSeqUnroll(fun(x, x2 => x + -x2), 0.0))"
+//! );
+//! ```
 
 pub mod convert;
 pub mod goals;
@@ -22,9 +38,8 @@ pub use convert::{add_term, best_expr, best_term, expr_to_term};
 pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId};
 pub use rewrite::{beta_rewrite, rewrite, RisePattern, RiseRewrite};
 pub use rules::RuleSet;
-pub use saturate::Grown;
 pub use saturate::{
-    saturate, Cost, CostModel, Limits, Outcome, Progress, Report, Saturation, SaturationError,
-    Step, Work,
+    saturate, Cost, CostModel, Grown, Limits, Outcome, Progress, Report, Saturation,
+    SaturationError, Step, Work,
 };
 pub use sketch::{guided, sketch_guided, GuideStep, GuidedOutcome, Sketch, StepReport};

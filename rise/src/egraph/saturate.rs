@@ -244,31 +244,11 @@ impl Work {
 
 /// Whether a primitive computes values (rather than rearranging them).
 fn computes(p: Prim) -> bool {
-    use Prim::*;
-    matches!(
-        p,
-        Neg | Not
-            | Add
-            | Sub
-            | Mul
-            | Div
-            | Mod
-            | Max
-            | Min
-            | Exp
-            | Sqrt
-            | Abs
-            | Lt
-            | Gt
-            | Equal
-            | Select
-            | Cast
-            | Reduce
-            | ReduceSeq
-            | ReduceSeqUnroll
-            | ScanSeq
-            | Iterate
-    )
+    p.is_arithmetic()
+        || matches!(
+            p,
+            Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll | Prim::ScanSeq | Prim::Iterate
+        )
 }
 
 impl CostModel {
