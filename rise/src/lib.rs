@@ -4,8 +4,8 @@
 //! - [`types`]: scalars, indices, vectors, arrays, pairs, functions, dependent functions;
 //! - [`term`]: immutable, shared terms with capture-avoiding substitution;
 //! - [`prim`]: every primitive, high- and low-level, with its type;
-//! - [`parser`], [`print`]: RISE text to terms and back;
-//! - [`infer`]: type inference, after which every node carries its type.
+//! - [`parser`], [`mod@print`]: RISE text to terms and back;
+//! - [`mod@infer`]: type inference, after which every node carries its type.
 //!
 //! ```
 //! use elevate_rise::{parse_program, infer_program};

@@ -29,7 +29,7 @@ impl std::error::Error for ConvertError {}
 pub(crate) type FreeResolver<'a> =
     dyn FnMut(&mut RiseGraph, &Ident, &[Ident]) -> Result<Id, ConvertError> + 'a;
 
-/// Adds a closed, typed term (every node typed, as [`crate::infer`] leaves it) to the
+/// Adds a closed, typed term (every node typed, as [`crate::infer()`] leaves it) to the
 /// e-graph and returns its class.
 pub fn add_term(egraph: &mut RiseGraph, term: &Term) -> Result<Id, ConvertError> {
     let mut closed = |_: &mut RiseGraph, x: &Ident, _: &[Ident]| {

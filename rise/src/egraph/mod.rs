@@ -3,11 +3,11 @@
 //! - [`lang`]: RISE as an egg language: typed e-nodes, De Bruijn indices, and an
 //!   analysis with each class's type, free indices and smallest term;
 //! - [`convert`]: typed terms into the e-graph and back (extraction gives typed terms);
-//! - [`rewrite`]: the rule library's equations ([`crate::rules::Equation`]) as egg
+//! - [`mod@rewrite`]: the rule library's equations ([`crate::rules::Equation`]) as egg
 //!   rewrites, beta reduction by extraction, library strategies as rewrites, and the
 //!   e-matcher ([`RisePattern`]) that compares operators, not types;
 //! - [`rules`]: named rule sets (`--rules` of `elevate saturate`);
-//! - [`saturate`]: [`Saturation`] (limits, cost models, explanations, progress) and
+//! - [`mod@saturate`]: [`Saturation`] (limits, cost models, explanations, progress) and
 //!   the [`saturate()`] strategy;
 //! - [`sketch`]: sketches, sketch-satisfying extraction and sketch-guided search;
 //! - [`goals`]: the seven ELEVATE matmul goals as sketch guides.

@@ -1,7 +1,7 @@
-//! Equations as egg rewrites, and the two rules that are not patterns: beta
-//! reduction (substitution performed by extraction) and its nat twin.
+//! Equations as egg rewrites; beta reduction, which is not a pattern (substitution
+//! performed by extraction); library strategies as rewrites; and the e-matcher.
 //!
-//! An equation's left-hand side becomes an egg [`Pattern`] (binders become De Bruijn
+//! An equation's left-hand side becomes an egg [`egg::Pattern`] (binders become De Bruijn
 //! nodes); its right-hand side is typed once per combination of the types of what
 //! the pattern variables matched ([`crate::infer::retype_as`], cached), then added
 //! node by node. A pattern variable that moves under or out of binders is shifted by
@@ -392,7 +392,7 @@ fn free_var_types(expr: &RecExpr<Rise>, env: &[Ident]) -> FxHashMap<u64, TyId> {
 
 /// A pattern over RISE e-graphs that matches operators whatever their types.
 ///
-/// egg's compiled [`Pattern`] looks subterms without variables up by exact
+/// egg's compiled [`egg::Pattern`] looks subterms without variables up by exact
 /// hash-consing, which would compare the types our e-nodes carry (and a pattern
 /// knows none); this matcher compares operators only, like [`egg::Language::matches`].
 pub struct RisePattern {
