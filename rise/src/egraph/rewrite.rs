@@ -472,6 +472,34 @@ impl egg::Searcher<Rise, RiseAnalysis> for RisePattern {
         })
     }
 
+    /// Only the classes that hold an e-node of the root's operator (egg keeps that
+    /// index), rather than every class.
+    fn search_with_limit(
+        &self,
+        egraph: &RiseGraph,
+        limit: usize,
+    ) -> Vec<egg::SearchMatches<'_, Rise>> {
+        let ids: Vec<Id> = match &self.ast[self.root()] {
+            ENodeOrVar::ENode(node) => egraph
+                .classes_for_op(&node.op)
+                .map(|ids| ids.collect())
+                .unwrap_or_default(),
+            ENodeOrVar::Var(_) => egraph.classes().map(|c| c.id).collect(),
+        };
+        let mut found = Vec::new();
+        let mut left = limit;
+        for id in ids {
+            if left == 0 {
+                break;
+            }
+            if let Some(m) = self.search_eclass_with_limit(egraph, id, left) {
+                left -= m.substs.len();
+                found.push(m);
+            }
+        }
+        found
+    }
+
     fn get_pattern_ast(&self) -> Option<&PatternAst<Rise>> {
         Some(&self.ast)
     }

@@ -388,6 +388,19 @@ pub struct Report {
     pub cost: f64,
     /// Successful rule applications, by rule.
     pub applied: Vec<(String, usize)>,
+    /// Time spent matching, applying and rebuilding, over all iterations.
+    pub phases: Phases,
+}
+
+/// Where a saturation's time went (egg's own accounting, per iteration, summed).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Phases {
+    /// Searching for matches.
+    pub search: Duration,
+    /// Applying the matches.
+    pub apply: Duration,
+    /// Restoring the e-graph's invariants.
+    pub rebuild: Duration,
 }
 
 impl Report {
@@ -402,6 +415,9 @@ impl Report {
             "peak_mb": (self.peak_mb * 10.0).round() / 10.0,
             "cost": self.cost,
             "applied": self.applied.iter().map(|(r, n)| serde_json::json!([r, n])).collect::<Vec<_>>(),
+            "search_ms": (self.phases.search.as_secs_f64() * 1e4).round() / 10.0,
+            "apply_ms": (self.phases.apply.as_secs_f64() * 1e4).round() / 10.0,
+            "rebuild_ms": (self.phases.rebuild.as_secs_f64() * 1e4).round() / 10.0,
         })
     }
 }
@@ -612,6 +628,14 @@ impl Saturation {
             peak_mb,
             cost: 0.0,
             applied,
+            phases: runner
+                .iterations
+                .iter()
+                .fold(Phases::default(), |p, it| Phases {
+                    search: p.search + Duration::from_secs_f64(it.search_time),
+                    apply: p.apply + Duration::from_secs_f64(it.apply_time),
+                    rebuild: p.rebuild + Duration::from_secs_f64(it.rebuild_time),
+                }),
         };
         Ok(Grown {
             root: egraph.find(root),
