@@ -378,9 +378,10 @@ impl Prim {
         )
     }
 
-    /// Whether it computes on scalars or vectors (arithmetic, comparison, selection,
-    /// conversion), rather than building or rearranging data.
-    pub fn is_arithmetic(self) -> bool {
+    /// Whether a function that uses it computes (rather than only building or
+    /// rearranging data): arithmetic, comparison, conversion, or a reduction. What
+    /// `defaultLowering` lowers, and what the e-graph's cost model charges for.
+    pub fn computes(self) -> bool {
         use Prim::*;
         matches!(
             self,
@@ -398,8 +399,12 @@ impl Prim {
                 | Lt
                 | Gt
                 | Equal
-                | Select
                 | Cast
+                | Reduce
+                | ReduceSeq
+                | ReduceSeqUnroll
+                | ScanSeq
+                | Iterate
         )
     }
 

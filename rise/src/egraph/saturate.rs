@@ -242,15 +242,6 @@ impl Work {
     }
 }
 
-/// Whether a primitive computes values (rather than rearranging them).
-fn computes(p: Prim) -> bool {
-    p.is_arithmetic()
-        || matches!(
-            p,
-            Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll | Prim::ScanSeq | Prim::Iterate
-        )
-}
-
 impl CostModel {
     /// The cost of `enode` whose children cost `kids` (in order). Costs never fall
     /// below a child's, so extraction may settle the cheapest classes first.
@@ -283,7 +274,7 @@ impl CostModel {
                     computes: false,
                 }),
                 parallel: false,
-                computes: computes(*p),
+                computes: p.computes(),
             },
             (Op::App, [f, a]) => {
                 let (f, a) = (costs(*f), costs(*a));
@@ -339,7 +330,7 @@ impl CostModel {
                     NODE
                 };
                 let mut parallel = false;
-                let mut computing = matches!(enode.op, Op::Prim(p) if computes(p));
+                let mut computing = matches!(enode.op, Op::Prim(p) if p.computes());
                 for &c in enode.children() {
                     let c = costs(c);
                     total += c.total;

@@ -86,12 +86,7 @@ pub fn unroll() -> Strategy<Term> {
 /// or a lambda on scalars or vectors (or pairs of them), as opposed to a function that
 /// only rearranges data (`transpose`, `split`, `zip`, `fst`, ...).
 fn contains_computation(f: &Term) -> bool {
-    use Prim::*;
-    if let Expr::Prim(
-        Neg | Not | Add | Sub | Mul | Div | Mod | Max | Min | Exp | Sqrt | Abs | Lt | Gt | Equal
-        | Cast | Reduce | ReduceSeq | ReduceSeqUnroll | ScanSeq | Iterate,
-    ) = f.expr()
-    {
+    if matches!(f.expr(), Expr::Prim(p) if p.computes()) {
         return true;
     }
     fn on_scalars(ty: &Type) -> bool {
