@@ -203,11 +203,17 @@ impl Applier<Rise, RiseAnalysis> for EquationApplier {
         let Ok(new) = add_open(egraph, &template, &mut Vec::new(), &mut resolve) else {
             return vec![];
         };
-        if egraph.union_trusted(eclass, new, rule_name) {
-            vec![new]
-        } else {
-            vec![]
-        }
+        unite(egraph, eclass, new, rule_name)
+    }
+}
+
+/// Merges what a rule built into the class it matched (with the rule as the
+/// explanation); the changed class, if the two were not already one.
+fn unite(egraph: &mut RiseGraph, eclass: Id, new: Id, rule_name: Symbol) -> Vec<Id> {
+    if egraph.union_trusted(eclass, new, rule_name) {
+        vec![new]
+    } else {
+        vec![]
     }
 }
 
@@ -271,11 +277,7 @@ impl Applier<Rise, RiseAnalysis> for BetaApplier {
         let arg = best_expr(egraph, subst[var_of("arg")]);
         let result = convert::substitute(&body, &arg);
         let new = egraph.add_expr(&result);
-        if egraph.union_trusted(eclass, new, rule_name) {
-            vec![new]
-        } else {
-            vec![]
-        }
+        unite(egraph, eclass, new, rule_name)
     }
 }
 
@@ -349,11 +351,7 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
         let Ok(new) = add_open(egraph, &result, &mut Vec::new(), &mut resolve) else {
             return vec![];
         };
-        if egraph.union_trusted(eclass, new, rule_name) {
-            vec![new]
-        } else {
-            vec![]
-        }
+        unite(egraph, eclass, new, rule_name)
     }
 }
 
