@@ -130,78 +130,57 @@ pub fn matmul_goals(n: i64) -> Vec<Goal> {
         "lowering,betaReduction,eta",
         limits,
     );
+    // Tile and split, reorder into `loops`, then (if any) finish with `rules` until
+    // `last` holds.
+    let guide = |name, loops: Vec<Loop>, finish: Option<(String, &str)>| {
+        let mut steps = vec![split.clone(), step(nest(&loops, "?"), REORDER, limits)];
+        if let Some((last, rules)) = finish {
+            steps.push(step(last, rules, limits));
+        }
+        Goal { name, steps }
+    };
+    let vectorize = "vectorize(32),betaReduction";
+    let pack = "packB,vectorize(32),betaReduction";
+    let unroll = "packB,vectorize(32),reduceSeqToUnroll,betaReduction";
+    let parallelize = "packB,vectorize(32),reduceSeqToUnroll,mapToPar,betaReduction";
+    let perm = permuted("map", "reduceSeq");
     vec![
         Goal {
             name: "baseline",
             steps: vec![baseline],
         },
-        Goal {
-            name: "blocking",
-            steps: vec![
-                split.clone(),
-                step(nest(&blocked("map", "reduceSeq"), "?"), REORDER, limits),
-            ],
-        },
-        Goal {
-            name: "vectorization",
-            steps: vec![
-                split.clone(),
-                step(nest(&blocked("map", "reduceSeq"), "?"), REORDER, limits),
-                step(
-                    vectorized(blocked("map", "reduceSeq")),
-                    "vectorize(32),betaReduction",
-                    limits,
-                ),
-            ],
-        },
-        Goal {
-            name: "loopPerm",
-            steps: vec![
-                split.clone(),
-                step(nest(&permuted("map", "reduceSeq"), "?"), REORDER, limits),
-                step(
-                    vectorized(permuted("map", "reduceSeq")),
-                    "vectorize(32),betaReduction",
-                    limits,
-                ),
-            ],
-        },
-        Goal {
-            name: "arrayPacking",
-            steps: vec![
-                split.clone(),
-                step(nest(&permuted("map", "reduceSeq"), "?"), REORDER, limits),
-                step(
-                    packed(vectorized(permuted("map", "reduceSeq"))),
-                    "packB,vectorize(32),betaReduction",
-                    limits,
-                ),
-            ],
-        },
-        Goal {
-            name: "cacheBlocks",
-            steps: vec![
-                split.clone(),
-                step(nest(&permuted("map", "reduceSeq"), "?"), REORDER, limits),
-                step(
-                    packed(vectorized(permuted("map", "reduceSeqUnroll"))),
-                    "packB,vectorize(32),reduceSeqToUnroll,betaReduction",
-                    limits,
-                ),
-            ],
-        },
-        Goal {
-            name: "par",
-            steps: vec![
-                split,
-                step(nest(&permuted("map", "reduceSeq"), "?"), REORDER, limits),
-                step(
-                    packed(vectorized(permuted("mapPar", "reduceSeqUnroll"))),
-                    "packB,vectorize(32),reduceSeqToUnroll,mapToPar,betaReduction",
-                    limits,
-                ),
-            ],
-        },
+        guide("blocking", blocked("map", "reduceSeq"), None),
+        guide(
+            "vectorization",
+            blocked("map", "reduceSeq"),
+            Some((vectorized(blocked("map", "reduceSeq")), vectorize)),
+        ),
+        guide(
+            "loopPerm",
+            perm.clone(),
+            Some((vectorized(perm.clone()), vectorize)),
+        ),
+        guide(
+            "arrayPacking",
+            perm.clone(),
+            Some((packed(vectorized(perm.clone())), pack)),
+        ),
+        guide(
+            "cacheBlocks",
+            perm.clone(),
+            Some((
+                packed(vectorized(permuted("map", "reduceSeqUnroll"))),
+                unroll,
+            )),
+        ),
+        guide(
+            "par",
+            perm,
+            Some((
+                packed(vectorized(permuted("mapPar", "reduceSeqUnroll"))),
+                parallelize,
+            )),
+        ),
     ]
 }
 
