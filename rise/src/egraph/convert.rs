@@ -32,13 +32,7 @@ pub(crate) type FreeResolver<'a> =
 /// Adds a closed, typed term (every node typed, as [`crate::infer()`] leaves it) to the
 /// e-graph and returns its class.
 pub fn add_term(egraph: &mut RiseGraph, term: &Term) -> Result<Id, ConvertError> {
-    let mut closed = |_: &mut RiseGraph, x: &Ident, _: &[Ident]| {
-        Err(ConvertError(format!(
-            "the variable `{}` is not bound in the term",
-            x.name
-        )))
-    };
-    add_open(egraph, term, &mut Vec::new(), &mut closed)
+    add_body(egraph, term, &[])
 }
 
 /// Adds a typed term whose free variables `resolve` maps to classes.

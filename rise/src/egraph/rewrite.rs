@@ -281,13 +281,6 @@ impl Applier<Rise, RiseAnalysis> for BetaApplier {
     }
 }
 
-/// A closed term as an expression (for tests and tools).
-pub fn term_expr(term: &Term) -> Result<RecExpr<Rise>, ConvertError> {
-    let mut g = RiseGraph::default();
-    let id = convert::add_term(&mut g, term)?;
-    Ok(best_expr(&g, id))
-}
-
 /// Any strategy of the library as an e-graph rewrite, for rules that are not
 /// equations (`vectorize(32)`, `storeInMemory(...)`): where the pattern `lhs` (RISE
 /// pattern text, unknown names are pattern variables) matches, the class's smallest

@@ -143,6 +143,12 @@ fn rule(name: &str) -> Result<RiseRewrite, String> {
         }
         None => (name, vec![]),
     };
+    let (_, sized) = equation_names();
+    if sized.contains(&base) && !matches!(args.as_slice(), [n] if *n > 0) {
+        return Err(format!(
+            "`{name}`: `{base}` takes one positive size, e.g. `{base}(32)`"
+        ));
+    }
     let eq = equation(base, &args).ok_or_else(|| {
         format!(
             "`{name}` is not a rule the e-graph knows (known: {})",
