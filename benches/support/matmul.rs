@@ -11,7 +11,7 @@ use elevate::rise::{io, NatEnv, Program, Value};
 pub fn source() -> String {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/examples/matmul.rise"
+        "/examples/rise/matmul.rise"
     );
     std::fs::read_to_string(path).expect("the matmul example")
 }

@@ -16,7 +16,7 @@ use serde_json::Value as Json;
 
 /// The path of a shared example.
 pub fn example(name: &str) -> String {
-    let path = format!("{}/../shared/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/examples/rise/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

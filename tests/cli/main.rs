@@ -14,7 +14,7 @@ fn elevate(args: &[&str]) -> Output {
 }
 
 fn example(name: &str) -> String {
-    format!("{}/../shared/examples/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/examples/rise/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn temp(name: &str, contents: &str) -> String {

@@ -150,7 +150,7 @@ fn saturation_keeps_types_and_values_of_random_programs() {
 
 #[test]
 fn saturation_keeps_types_and_values_of_the_examples() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/examples");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/rise");
     for name in ["dot", "scal", "matmul", "conv2d"] {
         let path = format!("{dir}/{name}.rise");
         let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
