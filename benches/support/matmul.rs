@@ -9,10 +9,7 @@ use elevate::rise::{io, NatEnv, Program, Value};
 
 /// The text of the `matmul.rise` example.
 pub fn source() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/rise/matmul.rise"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/rise/matmul.rise");
     std::fs::read_to_string(path).expect("the matmul example")
 }
 

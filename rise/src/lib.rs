@@ -23,6 +23,7 @@ pub mod infer;
 pub mod interp;
 pub mod io;
 pub mod lexer;
+pub mod limits;
 pub mod nat;
 pub mod parser;
 pub mod prim;

@@ -31,9 +31,6 @@ pub fn run(source: &str, inputs: &str) -> String {
 
 /// The path of an example program.
 pub fn example(name: &str) -> String {
-    let path = format!(
-        "{}/../examples/rise/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/../examples/rise/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
