@@ -5,6 +5,7 @@ mod deep;
 mod engine;
 mod errors;
 mod examples;
+mod fuzz;
 mod nats;
 mod primitives;
 mod properties;
