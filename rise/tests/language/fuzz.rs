@@ -138,6 +138,36 @@ const STRATEGY_TOKENS: &[&str] = &[
     "saturate(\"default\", \"ms=50\")",
 ];
 
+/// Strategy text changed so that it often still parses: wrapped in a combinator,
+/// combined with another strategy, a number replaced, or one raw edit.
+fn mutate_strategy(rng: &mut ChaCha8Rng, text: &str) -> String {
+    const WRAPPERS: [&str; 6] = ["try(", "repeat(", "normalize(", "topDown(", "not(", "all("];
+    const NUMBERS: [&str; 5] = ["0", "1", "-1", "99999999", "18446744073709551616"];
+    let mut text = text.to_string();
+    for _ in 0..rng.random_range(1..=3) {
+        text = match rng.random_range(0..4) {
+            0 => format!("{}{text})", WRAPPERS[rng.random_range(0..WRAPPERS.len())]),
+            1 => {
+                let other = STRATEGIES[rng.random_range(0..STRATEGIES.len())];
+                let op = [" ; ", " <+ ", " ;; "][rng.random_range(0..3)];
+                format!("({text}){op}({})", other.replace('\n', " "))
+            }
+            2 => match text.find(|c: char| c.is_ascii_digit()) {
+                Some(at) => {
+                    let end = text[at..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(text.len(), |e| at + e);
+                    let number = NUMBERS[rng.random_range(0..NUMBERS.len())];
+                    format!("{}{number}{}", &text[..at], &text[end..])
+                }
+                None => text,
+            },
+            _ => mutate(rng, &text, STRATEGY_TOKENS, 1),
+        };
+    }
+    text
+}
+
 fn cases() -> usize {
     std::env::var("ELEVATE_FUZZ_CASES")
         .ok()
@@ -145,10 +175,10 @@ fn cases() -> usize {
         .unwrap_or(300)
 }
 
-/// `text` changed in one to four places.
-fn mutate(rng: &mut ChaCha8Rng, text: &str, tokens: &[&str]) -> String {
+/// `text` changed in one to `edits` places.
+fn mutate(rng: &mut ChaCha8Rng, text: &str, tokens: &[&str], edits: usize) -> String {
     let mut chars: Vec<char> = text.chars().collect();
-    for _ in 0..rng.random_range(1..=4) {
+    for _ in 0..rng.random_range(1..=edits) {
         let len = chars.len();
         let at = rng.random_range(0..=len);
         let end = (at + rng.random_range(0..=16)).min(len);
@@ -229,7 +259,7 @@ fn mutated_programs_end_in_a_value_or_an_error() {
     let mut loaded = 0;
     for _ in 0..cases() {
         let seed = &corpus[rng.random_range(0..corpus.len())];
-        let source = mutate(&mut rng, seed, PROGRAM_TOKENS);
+        let source = mutate(&mut rng, seed, PROGRAM_TOKENS, 4);
         if std::env::var_os("ELEVATE_FUZZ_SHOW").is_some() {
             eprintln!("program input: {source:?}");
         }
@@ -256,7 +286,7 @@ fn mutated_strategies_end_within_their_budget() {
     let mut parsed = 0;
     for _ in 0..cases() {
         let seed = STRATEGIES[rng.random_range(0..STRATEGIES.len())];
-        let text = mutate(&mut rng, seed, STRATEGY_TOKENS);
+        let text = mutate_strategy(&mut rng, seed);
         let program = &programs[rng.random_range(0..programs.len())];
         if std::env::var_os("ELEVATE_FUZZ_SHOW").is_some() {
             eprintln!("strategy input: {text:?}");
