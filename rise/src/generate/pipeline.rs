@@ -46,12 +46,12 @@ struct Flow {
     term: Term,
     ty: Type,
     /// How the value was made, if it is a function applied to an earlier value.
-    last: Option<Rc<Step>>,
+    last: Option<Rc<Replay>>,
 }
 
 /// A stage of the form `function(input)`, which can be replayed on another value of
 /// the input's type.
-struct Step {
+struct Replay {
     input: Flow,
     function: Term,
 }
@@ -70,7 +70,7 @@ impl Flow {
         Flow {
             term: Term::app(function.clone(), self.term.clone()),
             ty,
-            last: Some(Rc::new(Step {
+            last: Some(Rc::new(Replay {
                 input: self.clone(),
                 function,
             })),
