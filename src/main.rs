@@ -1,6 +1,7 @@
 //! The `elevate` command line: a thin layer over the library (see `spec/cli.md`).
 
 mod bridge_cmd;
+mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
 
@@ -200,8 +201,16 @@ fn parse_nat_binding(text: &str) -> Result<(String, i64), String> {
     Ok((name.trim().to_string(), value))
 }
 
-/// A failure of a command: a message for standard error.
+/// A failure of a command: a message for standard error (exit status 1). An empty
+/// message ends the command quietly (standard output was closed by its reader).
 struct Failure(String);
+
+impl Failure {
+    /// A failure that says nothing: the reader of standard output went away.
+    fn quiet() -> Failure {
+        Failure(String::new())
+    }
+}
 
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
@@ -408,7 +417,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .unwrap_or(0);
             for e in registry.entries() {
                 let signature = format!("{}{}", e.name, e.params);
-                println!("{signature:width$}  {}", e.doc);
+                output::println(&format!("{signature:width$}  {}", e.doc))?;
             }
         }
         Command::Compile {
@@ -472,7 +481,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;
             for line in program.summary() {
-                println!("{line}");
+                output::println(&line)?;
             }
         }
         Command::Eval {
@@ -511,7 +520,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            eprintln!("{}", message.trim_end());
+            if !message.is_empty() {
+                eprintln!("{}", message.trim_end());
+            }
             ExitCode::from(1)
         }
     }
