@@ -231,7 +231,7 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
             }
             let len = (xs.len() - size) / step + 1;
             // Windows overlap: the result holds more elements than its source.
-            let elements = len.checked_mul(size).unwrap_or(usize::MAX);
+            let elements = len.saturating_mul(size);
             check_size(p, info, elements)?;
             view(View::Slide {
                 source: xs,

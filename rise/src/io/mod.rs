@@ -392,7 +392,15 @@ fn scalar(json: &Json, s: Scalar) -> Result<Value, String> {
             } else {
                 i64::try_from(i).ok().map(Value::I64)
             };
-            value.ok_or_else(|| format!("{x} is out of range for {name}"))
+            value.ok_or_else(|| {
+                // Just past the range, the integer as written rather than serde's
+                // float form of it (2^64 reads as 1.8446744073709552e19).
+                if i.unsigned_abs() <= 1 << 64 {
+                    format!("{i} is out of range for {name}")
+                } else {
+                    format!("{x} is out of range for {name}")
+                }
+            })
         }
         (Scalar::F32 | Scalar::F64, _) => {
             let x = json_float(json).ok_or_else(|| match json {
@@ -448,7 +456,7 @@ pub fn random_inputs_with(
         total = total.saturating_add(scalars);
     }
     limits
-        .check_array("the inputs together", total, VALUE_BYTES)
+        .check_array("the input set", total, VALUE_BYTES)
         .map_err(|e| input_error(e.to_string()))?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     signature

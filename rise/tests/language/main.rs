@@ -2,13 +2,17 @@
 //! programs.
 
 mod deep;
+mod deep_eval;
 mod engine;
 mod errors;
 mod examples;
+mod integers;
+mod json_io;
 mod nats;
 mod primitives;
 mod properties;
 mod rules;
+mod sizes;
 mod strategies;
 mod terms;
 
