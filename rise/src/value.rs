@@ -133,36 +133,66 @@ impl From<EvalError> for Error {
     }
 }
 
-/// A shared, immutable part of a value. Dropping the last reference may drop a
-/// deeply nested value: it continues on a fresh stack segment when the stack runs
-/// low.
-pub struct Shared<T: ?Sized>(ManuallyDrop<Arc<T>>);
+/// How deep a value may nest before walking it (reading an element through views of
+/// views, dropping it, converting it) moves to a fresh stack segment when the stack
+/// runs low. Below it, checking would cost more than the few frames it saves.
+const GUARD_DEPTH: u32 = 32;
 
-impl<T> Shared<T> {
-    /// Shares `value`.
-    pub fn new(value: T) -> Shared<T> {
-        Shared(ManuallyDrop::new(Arc::new(value)))
+/// Runs `f`, a step into a value nested `depth` levels deep: on a fresh stack segment
+/// if the value is deep and the stack runs low.
+#[inline]
+fn deep<R>(depth: u32, f: impl FnOnce() -> R) -> R {
+    if depth >= GUARD_DEPTH {
+        guard(f)
+    } else {
+        f()
     }
 }
 
-impl<T: ?Sized> Clone for Shared<T> {
+/// A shared, immutable part of a value, with how deeply values nest inside it.
+/// Dropping the last reference to a deep value continues on a fresh stack segment
+/// when the stack runs low.
+pub struct Shared<T>(ManuallyDrop<Arc<Nested<T>>>);
+
+struct Nested<T> {
+    /// The longest chain of shared parts inside, this one included.
+    depth: u32,
+    value: T,
+}
+
+impl<T> Shared<T> {
+    /// Shares `value`, whose parts nest `inner` levels deep.
+    fn new(value: T, inner: u32) -> Shared<T> {
+        Shared(ManuallyDrop::new(Arc::new(Nested {
+            depth: inner.saturating_add(1),
+            value,
+        })))
+    }
+
+    /// How deeply values nest inside, this part included.
+    fn depth(&self) -> u32 {
+        self.0.depth
+    }
+}
+
+impl<T> Clone for Shared<T> {
     fn clone(&self) -> Self {
         Shared(ManuallyDrop::new(Arc::clone(&self.0)))
     }
 }
 
-impl<T: ?Sized> Deref for Shared<T> {
+impl<T> Deref for Shared<T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.0
+        &self.0.value
     }
 }
 
-impl<T: ?Sized> Drop for Shared<T> {
+impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
         // SAFETY: the field is taken once, here, and never used again.
         let inner = unsafe { ManuallyDrop::take(&mut self.0) };
-        guard(move || drop(inner));
+        deep(inner.depth, move || drop(inner));
     }
 }
 
@@ -299,7 +329,17 @@ impl Value {
 
     /// A pair.
     pub fn pair(a: Value, b: Value) -> Value {
-        Value::Pair(Shared::new((a, b)))
+        let inner = a.depth().max(b.depth());
+        Value::Pair(Shared::new((a, b), inner))
+    }
+
+    /// How deeply arrays and pairs nest inside the value (0 for a scalar).
+    pub fn depth(&self) -> u32 {
+        match self {
+            Value::Array(a) => a.node.depth(),
+            Value::Pair(p) => p.depth(),
+            _ => 0,
+        }
     }
 
     /// A materialized array of these values.
@@ -348,7 +388,7 @@ impl Value {
 
     fn to_json_unchecked(&self) -> Result<serde_json::Value, EvalError> {
         use serde_json::Value as J;
-        guard(|| {
+        deep(self.depth(), || {
             Ok(match self {
                 Value::Pair(p) => {
                     let (a, b) = &**p;
@@ -408,10 +448,14 @@ impl fmt::Debug for Value {
 /// An array: a length and a way to get each element. Cheap to clone.
 #[derive(Clone)]
 pub struct Array {
-    view: Shared<View>,
+    node: Shared<Node>,
+}
+
+struct Node {
     /// Computed once, with overflow checks, when the view is made: views of views of
     /// ... would otherwise compute it recursively.
     len: usize,
+    view: View,
 }
 
 /// How an array's elements are found. (Fields are named for what they are.)
@@ -467,6 +511,25 @@ pub enum View {
 }
 
 impl View {
+    /// How deeply arrays and pairs nest inside the view's sources.
+    fn depth(&self) -> u32 {
+        match self {
+            View::Dense(items) => items.iter().map(Value::depth).max().unwrap_or(0),
+            View::Slice { source, .. }
+            | View::Split { source, .. }
+            | View::Join { source, .. }
+            | View::Transpose { source, .. }
+            | View::Column { source, .. }
+            | View::Slide { source, .. }
+            | View::Side { source, .. }
+            | View::PadClamp { source, .. }
+            | View::AsVector { source, .. }
+            | View::AsScalar { source, .. } => source.node.depth(),
+            View::PadConstant { source, value, .. } => source.node.depth().max(value.depth()),
+            View::Zip(a, b) | View::Concat(a, b) => a.node.depth().max(b.node.depth()),
+        }
+    }
+
     /// The number of elements, or an error if it overflows or the view does not fit
     /// its source.
     fn len(&self) -> Result<usize, EvalError> {
@@ -524,34 +587,40 @@ impl Array {
     /// A view as an array; an error if its length overflows.
     pub fn new(view: View) -> Result<Array, EvalError> {
         let len = view.len()?;
+        let inner = view.depth();
         Ok(Array {
-            view: Shared::new(view),
-            len,
+            node: Shared::new(Node { len, view }, inner),
         })
     }
 
     /// A materialized array.
     pub fn dense(items: Vec<Value>) -> Array {
+        let inner = items.iter().map(Value::depth).max().unwrap_or(0);
         Array {
-            len: items.len(),
-            view: Shared::new(View::Dense(items)),
+            node: Shared::new(
+                Node {
+                    len: items.len(),
+                    view: View::Dense(items),
+                },
+                inner,
+            ),
         }
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.len
+        self.node.len
     }
 
     /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Element `i`.
     pub fn get(&self, i: usize) -> Result<Value, EvalError> {
-        if i >= self.len {
-            return Err(format!("index {i} out of bounds for an array of {}", self.len).into());
+        if i >= self.len() {
+            return Err(format!("index {i} out of bounds for an array of {}", self.len()).into());
         }
         self.get_within(i)
     }
@@ -560,18 +629,18 @@ impl Array {
     /// in-bounds indices to in-bounds indices (the types guarantee the row lengths),
     /// so only the outermost access needs a check.
     pub(crate) fn get_within(&self, i: usize) -> Result<Value, EvalError> {
-        match &*self.view {
+        match &self.node.view {
             View::Dense(items) => items
                 .get(i)
                 .cloned()
                 .ok_or_else(|| "index out of bounds".into()),
             // Views of views can be as deep as the program that made them.
-            _ => guard(|| self.get_from_view(i)),
+            _ => deep(self.node.depth(), || self.get_from_view(i)),
         }
     }
 
     fn get_from_view(&self, i: usize) -> Result<Value, EvalError> {
-        Ok(match &*self.view {
+        Ok(match &self.node.view {
             View::Dense(items) => items.get(i).cloned().ok_or("index out of bounds")?,
             View::Slice { source, start, .. } => source.get_within(start + i)?,
             View::Split { source, chunk } => Value::Array(Array::new(View::Slice {
@@ -645,7 +714,7 @@ impl Array {
 
     /// Element `j` of element `i` (an array), without copying a materialized row.
     pub fn get_nested(&self, i: usize, j: usize) -> Result<Value, EvalError> {
-        match &*self.view {
+        match &self.node.view {
             View::Dense(rows) if i < rows.len() => rows[i].as_array()?.get_within(j),
             _ => self.get_within(i)?.as_array()?.get_within(j),
         }
@@ -653,7 +722,7 @@ impl Array {
 
     /// Every element, in order.
     pub fn to_vec(&self) -> Result<Vec<Value>, EvalError> {
-        if let View::Dense(items) = &*self.view {
+        if let View::Dense(items) = &self.node.view {
             return Ok(items.clone());
         }
         (0..self.len()).map(|i| self.get(i)).collect()

@@ -56,7 +56,12 @@ struct Frame {
     /// An ancestor further up, chosen so that any ancestor is reached in a
     /// logarithmic number of steps (Myers' skew-binary jump pointers).
     jump: Env,
+    /// `jump`'s depth, kept here so that a lookup reads only the frames it visits.
+    jump_depth: usize,
 }
+
+/// Lookups this close walk the list: most variables are used near their binding.
+const NEAR: usize = 8;
 
 impl Drop for Frame {
     /// Unlinks the rest of the list iteratively: environments of deep programs are
@@ -79,29 +84,29 @@ impl Drop for Frame {
 }
 
 impl Env {
-    fn depth(&self) -> usize {
-        self.0.as_ref().map_or(0, |f| f.depth)
-    }
-
-    fn jump(&self) -> Env {
-        self.0
-            .as_ref()
-            .map_or_else(Env::default, |f| f.jump.clone())
-    }
-
     /// The environment with `value` bound innermost.
     pub fn push(&self, value: Value) -> Env {
-        let jump = self.jump();
-        let jump = if self.depth() - jump.depth() == jump.depth() - jump.jump().depth() {
-            jump.jump()
-        } else {
-            self.clone()
+        let (depth, jump, jump_depth) = match self.0.as_deref() {
+            None => (1, Env::default(), 0),
+            Some(parent) => {
+                // Jump twice as far as the parent where the parent's last two jumps
+                // were equally long, otherwise to the parent.
+                let grand = parent.jump.0.as_deref();
+                let grand_jump_depth = grand.map_or(0, |g| g.jump_depth);
+                if parent.depth - parent.jump_depth == parent.jump_depth - grand_jump_depth {
+                    let jump = grand.map_or_else(Env::default, |g| g.jump.clone());
+                    (parent.depth + 1, jump, grand_jump_depth)
+                } else {
+                    (parent.depth + 1, self.clone(), parent.depth)
+                }
+            }
         };
         Env(Some(Arc::new(Frame {
             value,
-            depth: self.depth() + 1,
+            depth,
             next: self.clone(),
             jump,
+            jump_depth,
         })))
     }
 
@@ -109,16 +114,24 @@ impl Env {
     pub fn get(&self, index: usize) -> Result<&Value, EvalError> {
         let unbound = || EvalError::from("unbound variable");
         let mut frame = self.0.as_deref().ok_or_else(unbound)?;
+        if index < NEAR {
+            for _ in 0..index {
+                frame = frame.next.0.as_deref().ok_or_else(unbound)?;
+            }
+            return Ok(&frame.value);
+        }
         let target = frame
             .depth
             .checked_sub(index)
             .filter(|d| *d > 0)
             .ok_or_else(unbound)?;
         while frame.depth > target {
-            frame = match frame.jump.0.as_deref() {
-                Some(jump) if jump.depth >= target => jump,
-                _ => frame.next.0.as_deref().ok_or_else(unbound)?,
+            let step = if frame.jump_depth >= target {
+                &frame.jump
+            } else {
+                &frame.next
             };
+            frame = step.0.as_deref().ok_or_else(unbound)?;
         }
         Ok(&frame.value)
     }

@@ -15,12 +15,14 @@
 //!   (`padCst`, `padClamp`, `concat`, `slide`), the size of its whole result is
 //!   checked against the [`Limits`]: a size over the limit, or one whose element
 //!   count overflows, is an error located at the primitive;
-//! - integer `div` and `mod` by zero, and `MIN / -1`, are errors located at the
-//!   operation; `add`, `sub` and `mul` wrap (see [`scalar`](self) semantics below).
+//! - integer `div` and `mod` by zero, and `MIN / -1` or `MIN % -1`, are errors
+//!   located at the operation.
 //!
 //! Integers are two's complement: `add`, `sub`, `mul`, `neg` and `abs` wrap on
-//! overflow, as the compiled code does. `div` and `mod` truncate toward zero. Floats
-//! follow IEEE 754.
+//! overflow, as the compiled code's `arith.addi`, `arith.subi`, `arith.muli` do (the
+//! language does not say otherwise). `div` and `mod` truncate toward zero. Floats
+//! follow IEEE 754: `x / 0.0` is infinite or NaN, printed as the JSON strings
+//! `"Infinity"`, `"-Infinity"`, `"NaN"` (see [`crate::io`]).
 
 mod env;
 mod prims;

@@ -115,3 +115,27 @@ fn long_chains_of_views_are_read_and_dropped() {
     let input = Value::array(vec![Value::I32(1), Value::I32(2), Value::I32(3)]);
     assert_eq!(json(&eval(&term, &[input])), "[2,4,6]");
 }
+
+#[test]
+fn closures_capturing_closures_nest_as_deep_as_the_lets_that_bind_them() {
+    // fun(x => let f0 = fun(v => v + 1) in let f1 = fun(v => f0(v) + 1) in ... f_last(x))
+    let x = Ident::fresh("x");
+    let names: Vec<Ident> = (0..DEPTH).map(|i| Ident::fresh(&format!("f{i}"))).collect();
+    let mut body = Term::app(var(&names[DEPTH - 1]), var(&x));
+    for i in (0..DEPTH).rev() {
+        let v = Ident::fresh("v");
+        let inner = if i == 0 {
+            var(&v)
+        } else {
+            Term::app(var(&names[i - 1]), var(&v))
+        };
+        let one = Term::literal(Literal::I32(1));
+        let function = Term::lambda(v, prim(Prim::Add, vec![inner, one]));
+        body = prim(
+            Prim::Let,
+            vec![function, Term::lambda(names[i].clone(), body)],
+        );
+    }
+    let term = Term::lambda(x, body);
+    assert_eq!(json(&eval(&term, &[Value::I32(0)])), DEPTH.to_string());
+}
