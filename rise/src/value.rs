@@ -123,6 +123,13 @@ impl From<&str> for EvalError {
     }
 }
 
+/// For callers that carry errors as text (`?` into `Result<_, String>`).
+impl From<EvalError> for String {
+    fn from(e: EvalError) -> Self {
+        e.to_string()
+    }
+}
+
 impl From<EvalError> for Error {
     fn from(e: EvalError) -> Self {
         Error {
