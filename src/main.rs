@@ -7,8 +7,7 @@ mod saturate_cmd;
 
 use clap::{Parser, Subcommand};
 use elevate_core::{Budget, Context, Program as _};
-use elevate_rise::nat::NatVar;
-use elevate_rise::{evaluate, infer, io, print_definition, rules, Error, NatEnv, Program, Term};
+use elevate_rise::{evaluate, infer, io, print_definition, rules, Error, Program, Term};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -348,15 +347,7 @@ fn check_same_values(
         ));
     }
     let signature = io::signature(&entry.term);
-    let mut nats = NatEnv::default();
-    for v in &signature.nats {
-        let NatVar::Named(name) = v else { continue };
-        let value = sizes
-            .iter()
-            .find(|(n, _)| **n == **name)
-            .map_or(16, |(_, v)| *v);
-        nats.insert(v.clone(), value);
-    }
+    let nats = io::bind_nats(&signature, sizes, Some(16)).map_err(|e| e.to_string())?;
     for seed in 0..3 {
         let inputs = io::random_inputs(&signature, &nats, seed).map_err(|e| e.to_string())?;
         let before = evaluate(&entry.term, &nats, &inputs).map_err(|e| e.to_string())?;
@@ -369,10 +360,11 @@ fn check_same_values(
             };
             format!("the rewritten program fails: {e}{hint}")
         })?;
-        let (before, after) = (before.to_json()?, after.to_json()?);
-        if !io::approx_eq(&before, &after) {
+        let json = |v: elevate_rise::Value| v.to_json().map_err(|e| e.to_string());
+        let (before, after) = (json(before)?, json(after)?);
+        if let Some(difference) = io::first_difference(&before, &after) {
             return Err(format!(
-                "different values on random inputs (seed {seed}): {before} vs {after}"
+                "different values on random inputs (seed {seed}) {difference}"
             ));
         }
     }
@@ -494,25 +486,34 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let (program, source) = load(&path, entry.as_deref())?;
             let value = match random {
                 Some(seed) => {
-                    let mut env = NatEnv::default();
-                    for (name, value) in nats {
-                        env.insert(
-                            elevate_rise::nat::NatVar::Named(name.as_str().into()),
-                            value,
-                        );
-                    }
+                    let env = io::bind_nats(&program.signature(), &nats, None)
+                        .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
                     program.eval_random(&env, seed)
                 }
                 None => program.eval_json(&read_inputs(&inputs)?),
             }
             .map_err(|e| render(&e, &path, &source))?;
-            let json = value
-                .to_json()
-                .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-            println!("{json}");
+            print_value(&path, &value)?;
         }
     }
     Ok(())
+}
+
+/// Prints a value as one line of JSON on standard output, streamed (a large result
+/// takes no memory beyond the value). A reader that stops early (`| head`) ends the
+/// output quietly; any other write failure is an error.
+fn print_value(path: &Path, value: &elevate_rise::Value) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = io::write_json(value, &mut out).and_then(|()| {
+        out.write_all(b"\n")?;
+        Ok(out.flush()?)
+    });
+    match written {
+        Err(io::WriteError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure(format!("{}: {e}", path.display()))),
+        Ok(()) => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -525,5 +526,29 @@ fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_names_the_first_differing_index_and_both_values() {
+        let load = |text: &str| Program::load(text, None).unwrap();
+        let program = load("def f(x: n.f32) = x |> map(fun(v => v * 2.0))");
+        let same = load("def f(x: n.f32) = x |> map(fun(v => v + v))");
+        assert_eq!(check_same_values(&program, &same.entry().term, &[]), Ok(()));
+        let wrong = load(
+            "def f(x: n.f32) = generate(fun(i => select(indexAsNat(i) == 3i64, 5.0, idx(i, x) * 2.0))) : n.f32",
+        );
+        let e = check_same_values(&program, &wrong.entry().term, &[("n".into(), 8)]).unwrap_err();
+        assert!(
+            e.starts_with("different values on random inputs (seed 0) at [3]: expected "),
+            "{e}"
+        );
+        assert!(e.ends_with(", found 5.0"), "{e}");
+        let e = check_same_values(&program, &same.entry().term, &[("k".into(), 8)]).unwrap_err();
+        assert!(e.contains("no nat parameter `k`"), "{e}");
     }
 }

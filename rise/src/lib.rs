@@ -36,10 +36,10 @@ pub mod value;
 
 pub use error::{Error, ErrorKind};
 pub use infer::{infer, infer_program, type_of, TypedDefinition};
-pub use interp::{evaluate, NatEnv};
+pub use interp::{evaluate, evaluate_with, NatEnv};
 pub use parser::{parse_nat, parse_pattern, parse_program, parse_term, parse_type, Definition};
 pub use print::{print_definition, print_term};
 pub use program::Program;
 pub use term::{Expr, Ident, Literal, Span, Term};
 pub use types::{Scalar, Type, TypeKind};
-pub use value::{Array, Value};
+pub use value::{Array, EvalError, Value};

@@ -14,6 +14,9 @@
 //! assert!(e.to_string().contains("1099511627776 elements"));
 //! ```
 
+use crate::nat::Nat;
+use crate::types::{Type, TypeKind};
+use elevate_core::stack::guard;
 use std::fmt;
 
 /// The environment variable that overrides the default memory limit, in bytes
@@ -42,6 +45,15 @@ pub struct SizeError {
 
 impl fmt::Display for SizeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.elements == u128::MAX {
+            // Saturated: the true count does not fit in 128 bits.
+            return write!(
+                f,
+                "{} has more than 2^128 elements, over the limit of {} (set {MAX_BYTES_VAR} to change it)",
+                self.what,
+                human_bytes(u128::from(self.max_bytes)),
+            );
+        }
         write!(
             f,
             "{} has {} elements ({}), over the limit of {} (set {MAX_BYTES_VAR} to change it)",
@@ -91,6 +103,28 @@ impl Limits {
         }
         Ok(())
     }
+}
+
+/// How many scalars a value of the data type `ty` holds, with the sizes that `size`
+/// gives (saturating at `u128::MAX`, which no limit allows): what the value takes
+/// once materialized. `None` where a size is unknown or negative, or `ty` is not a
+/// data type.
+///
+/// ```
+/// use elevate_rise::{limits::scalars_in, nat::Nat, parse_type};
+/// let ty = parse_type("n.(f32, vec[f32, 4])").unwrap();
+/// assert_eq!(scalars_in(&ty, &|n: &Nat| n.eval(&|_| Some(10))), Some(50));
+/// ```
+pub fn scalars_in(ty: &Type, size: &dyn Fn(&Nat) -> Option<i64>) -> Option<u128> {
+    let count = |n: &Nat| size(n).and_then(|v| u128::try_from(v).ok());
+    // Types nest as deep as programs do.
+    guard(|| match ty.kind() {
+        TypeKind::Scalar(_) | TypeKind::Index(_) => Some(1),
+        TypeKind::Vector(elem, n) => Some(count(n)?.saturating_mul(scalars_in(elem, size)?)),
+        TypeKind::Array(n, elem) => Some(count(n)?.saturating_mul(scalars_in(elem, size)?)),
+        TypeKind::Pair(a, b) => Some(scalars_in(a, size)?.saturating_add(scalars_in(b, size)?)),
+        TypeKind::Fun(..) | TypeKind::DepFun(..) | TypeKind::Var(_) => None,
+    })
 }
 
 /// `4G`, `512M`, `64K` or a plain number of bytes.
@@ -146,6 +180,14 @@ mod tests {
         assert_eq!(parse_bytes("1000"), Some(1000));
         assert_eq!(parse_bytes("lots"), None);
         assert_eq!(parse_bytes("99999999999T"), None);
+    }
+
+    #[test]
+    fn saturated_counts_say_so() {
+        let e = Limits::with_max_bytes(1)
+            .check_array("x", u128::MAX, 4)
+            .unwrap_err();
+        assert!(e.to_string().contains("more than 2^128 elements"), "{e}");
     }
 
     #[test]

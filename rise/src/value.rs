@@ -1,10 +1,207 @@
 //! Values of the reference interpreter. Arrays are views: `split`, `join`,
 //! `transpose`, `slide`, `zip`, `pad`, `take`, `drop`, `asVector`, ... remap indices
 //! instead of copying.
+//!
+//! Values nest as deep as programs do (a 100,000-deep array literal is a legal
+//! program), so everything that walks a value either continues on a fresh stack
+//! segment when the stack runs low ([`guard`]) or uses an explicit stack, dropping
+//! included.
 
+use crate::error::{Error, ErrorKind};
+use crate::limits::SizeError;
+use crate::term::Span;
 use crate::types::Scalar;
+use elevate_core::stack::guard;
 use std::fmt;
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::sync::Arc;
+
+/// What went wrong while evaluating, and where.
+///
+/// Boxed, so that `Result<Value, EvalError>`, returned at every step of the
+/// interpreter, stays small.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalError(Box<(EvalErrorKind, Option<Span>)>);
+
+/// What went wrong while evaluating.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalErrorKind {
+    /// Integer division or remainder by zero.
+    #[error("{} by zero: {lhs} {op} 0 in {}", if *op == '/' { "division" } else { "remainder" }, ty.name())]
+    DivisionByZero {
+        /// `/` or `%`.
+        op: char,
+        /// The dividend.
+        lhs: i64,
+        /// `i32` or `i64`.
+        ty: Scalar,
+    },
+    /// `MIN / -1` or `MIN % -1`: the quotient `-MIN` does not fit.
+    #[error(
+        "integer overflow: {lhs} {op} -1 in {} (the quotient {} does not fit)",
+        ty.name(),
+        -i128::from(*lhs)
+    )]
+    DivisionOverflow {
+        /// `/` or `%`.
+        op: char,
+        /// The dividend, the type's minimum.
+        lhs: i64,
+        /// `i32` or `i64`.
+        ty: Scalar,
+    },
+    /// An array over the memory limit.
+    #[error(transparent)]
+    TooLarge(#[from] SizeError),
+    /// An array whose number of elements does not fit in a machine word.
+    #[error("the length of {0} overflows")]
+    LengthOverflow(String),
+    /// Anything else: what a well-typed program meets only through a wrong input or a
+    /// wrong size (an index out of bounds, `split` of a length it does not divide, a
+    /// size that cannot be evaluated).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl EvalError {
+    /// An error without a location yet.
+    pub fn new(kind: EvalErrorKind) -> EvalError {
+        EvalError(Box::new((kind, None)))
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &EvalErrorKind {
+        &self.0 .0
+    }
+
+    /// Where, if known.
+    pub fn span(&self) -> Option<Span> {
+        self.0 .1
+    }
+
+    /// The error located at `span`, unless it already has a location: the innermost
+    /// operation that failed is the one to show.
+    #[must_use]
+    pub fn at(mut self, span: Option<Span>) -> EvalError {
+        if self.0 .1.is_none() {
+            self.0 .1 = span;
+        }
+        self
+    }
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.kind().fmt(f)
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+impl From<EvalErrorKind> for EvalError {
+    fn from(kind: EvalErrorKind) -> Self {
+        EvalError::new(kind)
+    }
+}
+
+impl From<SizeError> for EvalError {
+    fn from(e: SizeError) -> Self {
+        EvalError::new(EvalErrorKind::TooLarge(e))
+    }
+}
+
+impl From<String> for EvalError {
+    fn from(message: String) -> Self {
+        EvalError::new(EvalErrorKind::Invalid(message))
+    }
+}
+
+impl From<&str> for EvalError {
+    fn from(message: &str) -> Self {
+        EvalError::new(EvalErrorKind::Invalid(message.to_string()))
+    }
+}
+
+/// For callers that carry errors as text (`?` into `Result<_, String>`).
+impl From<EvalError> for String {
+    fn from(e: EvalError) -> Self {
+        e.to_string()
+    }
+}
+
+impl From<EvalError> for Error {
+    fn from(e: EvalError) -> Self {
+        Error {
+            kind: ErrorKind::Eval,
+            span: e.span(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// How deep a value may nest before walking it (reading an element through views of
+/// views, dropping it, converting it) moves to a fresh stack segment when the stack
+/// runs low. Below it, checking would cost more than the few frames it saves.
+const GUARD_DEPTH: u32 = 32;
+
+/// Runs `f`, a step into a value nested `depth` levels deep: on a fresh stack segment
+/// if the value is deep and the stack runs low.
+#[inline]
+fn deep<R>(depth: u32, f: impl FnOnce() -> R) -> R {
+    if depth >= GUARD_DEPTH {
+        guard(f)
+    } else {
+        f()
+    }
+}
+
+/// A shared, immutable part of a value, with how deeply values nest inside it.
+/// Dropping the last reference to a deep value continues on a fresh stack segment
+/// when the stack runs low.
+pub struct Shared<T>(ManuallyDrop<Arc<Nested<T>>>);
+
+struct Nested<T> {
+    /// The longest chain of shared parts inside, this one included.
+    depth: u32,
+    value: T,
+}
+
+impl<T> Shared<T> {
+    /// Shares `value`, whose parts nest `inner` levels deep.
+    fn new(value: T, inner: u32) -> Shared<T> {
+        Shared(ManuallyDrop::new(Arc::new(Nested {
+            depth: inner.saturating_add(1),
+            value,
+        })))
+    }
+
+    /// How deeply values nest inside, this part included.
+    fn depth(&self) -> u32 {
+        self.0.depth
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(ManuallyDrop::new(Arc::clone(&self.0)))
+    }
+}
+
+impl<T> Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0.value
+    }
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // SAFETY: the field is taken once, here, and never used again.
+        let inner = unsafe { ManuallyDrop::take(&mut self.0) };
+        deep(inner.depth, move || drop(inner));
+    }
+}
 
 /// A value.
 #[derive(Clone)]
@@ -22,8 +219,8 @@ pub enum Value {
     /// `idx[n]`
     Index(i64),
     /// `(a, b)`
-    Pair(Arc<(Value, Value)>),
-    /// `vec[t, n]`
+    Pair(Shared<(Value, Value)>),
+    /// `vec[t, n]` (of scalars, so never deep)
     Vector(Arc<[Value]>),
     /// `n.t`
     Array(Array),
@@ -34,79 +231,83 @@ pub enum Value {
 /// A function value.
 pub trait Function: Send + Sync {
     /// Applies the function.
-    fn call(&self, arg: Value) -> Result<Value, String>;
+    fn call(&self, arg: Value) -> Result<Value, EvalError>;
 
     /// Applies the function to two arguments (`f(a)(b)`); primitives override it to
     /// skip the partial application in between.
-    fn call2(&self, a: Value, b: Value) -> Result<Value, String> {
+    fn call2(&self, a: Value, b: Value) -> Result<Value, EvalError> {
         self.call(a)?.call(b)
     }
 
     /// Applies a function of a nat (`depFun`) to a nat.
-    fn call_nat(&self, n: i64) -> Result<Value, String> {
-        Err(format!("expected a function of a nat, applied to {n}"))
+    fn call_nat(&self, n: i64) -> Result<Value, EvalError> {
+        Err(format!("expected a function of a nat, applied to {n}").into())
     }
 }
 
+/// The bytes one element takes in a materialized array: what the interpreter's
+/// size checks count.
+pub const VALUE_BYTES: u64 = std::mem::size_of::<Value>() as u64;
+
 impl Value {
     /// The array, if this is one.
-    pub fn as_array(&self) -> Result<&Array, String> {
+    pub fn as_array(&self) -> Result<&Array, EvalError> {
         match self {
             Value::Array(a) => Ok(a),
-            other => Err(format!("expected an array, found {}", other.kind())),
+            other => Err(format!("expected an array, found {}", other.kind()).into()),
         }
     }
 
     /// The pair, if this is one.
-    pub fn as_pair(&self) -> Result<&(Value, Value), String> {
+    pub fn as_pair(&self) -> Result<&(Value, Value), EvalError> {
         match self {
             Value::Pair(p) => Ok(p),
-            other => Err(format!("expected a pair, found {}", other.kind())),
+            other => Err(format!("expected a pair, found {}", other.kind()).into()),
         }
     }
 
     /// The boolean, if this is one.
-    pub fn as_bool(&self) -> Result<bool, String> {
+    pub fn as_bool(&self) -> Result<bool, EvalError> {
         match self {
             Value::Bool(b) => Ok(*b),
-            other => Err(format!("expected a bool, found {}", other.kind())),
+            other => Err(format!("expected a bool, found {}", other.kind()).into()),
         }
     }
 
     /// The value as an integer index (indices and integers).
-    pub fn as_index(&self) -> Result<i64, String> {
+    pub fn as_index(&self) -> Result<i64, EvalError> {
         match self {
             Value::Index(i) | Value::I64(i) => Ok(*i),
             Value::I32(i) => Ok(*i as i64),
-            other => Err(format!("expected an index, found {}", other.kind())),
+            other => Err(format!("expected an index, found {}", other.kind()).into()),
         }
     }
 
     /// Applies a function value.
-    pub fn call(&self, arg: Value) -> Result<Value, String> {
+    pub fn call(&self, arg: Value) -> Result<Value, EvalError> {
         match self {
             Value::Function(f) => f.call(arg),
-            other => Err(format!("expected a function, found {}", other.kind())),
+            other => Err(format!("expected a function, found {}", other.kind()).into()),
         }
     }
 
     /// Applies a function value to two arguments.
-    pub fn call2(&self, a: Value, b: Value) -> Result<Value, String> {
+    pub fn call2(&self, a: Value, b: Value) -> Result<Value, EvalError> {
         match self {
             Value::Function(f) => f.call2(a, b),
-            other => Err(format!("expected a function, found {}", other.kind())),
+            other => Err(format!("expected a function, found {}", other.kind()).into()),
         }
     }
 
     /// Applies a function of a nat.
-    pub fn call_nat(&self, n: i64) -> Result<Value, String> {
+    pub fn call_nat(&self, n: i64) -> Result<Value, EvalError> {
         match self {
             Value::Function(f) => f.call_nat(n),
-            other => Err(format!("expected a function, found {}", other.kind())),
+            other => Err(format!("expected a function, found {}", other.kind()).into()),
         }
     }
 
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Value::Bool(_) => "a bool",
             Value::I32(_) => "an i32",
@@ -135,7 +336,17 @@ impl Value {
 
     /// A pair.
     pub fn pair(a: Value, b: Value) -> Value {
-        Value::Pair(Arc::new((a, b)))
+        let inner = a.depth().max(b.depth());
+        Value::Pair(Shared::new((a, b), inner))
+    }
+
+    /// How deeply arrays and pairs nest inside the value (0 for a scalar).
+    pub fn depth(&self) -> u32 {
+        match self {
+            Value::Array(a) => a.node.depth(),
+            Value::Pair(p) => p.depth(),
+            _ => 0,
+        }
     }
 
     /// A materialized array of these values.
@@ -143,48 +354,116 @@ impl Value {
         Value::Array(Array::dense(items))
     }
 
-    /// The value as JSON: numbers, booleans, arrays (pairs and vectors as arrays).
-    pub fn to_json(&self) -> Result<serde_json::Value, String> {
-        use serde_json::Value as J;
-        let float = |text: String| -> Result<J, String> {
-            let v: f64 = text.parse().map_err(|_| format!("bad float {text}"))?;
-            Ok(serde_json::Number::from_f64(v).map_or(J::Null, J::Number))
-        };
-        Ok(match self {
-            Value::Bool(b) => J::Bool(*b),
-            Value::I32(v) => J::from(*v),
-            Value::I64(v) | Value::Index(v) => J::from(*v),
-            // Shortest text that reads back as the same f32, so 0.1 prints as 0.1.
-            Value::F32(v) => float(format!("{v}"))?,
-            Value::F64(v) => float(format!("{v}"))?,
-            Value::Pair(p) => J::Array(vec![p.0.to_json()?, p.1.to_json()?]),
-            Value::Vector(items) => {
-                J::Array(items.iter().map(Value::to_json).collect::<Result<_, _>>()?)
-            }
-            Value::Array(a) => {
-                let mut items = Vec::with_capacity(a.len());
-                for i in 0..a.len() {
-                    items.push(a.get(i)?.to_json()?);
+    /// How many scalars the value holds (saturating): what its JSON form takes. Arrays
+    /// are homogeneous, so this follows first elements only and costs the value's
+    /// depth, not its size.
+    pub fn scalars(&self) -> Result<u128, EvalError> {
+        let mut total = 0u128;
+        // (value, how many times it counts)
+        let mut pending: Vec<(Value, u128)> = vec![(self.clone(), 1)];
+        while let Some((value, times)) = pending.pop() {
+            match &value {
+                Value::Pair(p) => {
+                    let (a, b) = &**p;
+                    pending.push((a.clone(), times));
+                    pending.push((b.clone(), times));
                 }
-                J::Array(items)
+                Value::Vector(items) => {
+                    total = total.saturating_add(times.saturating_mul(items.len() as u128));
+                }
+                Value::Array(a) if a.is_empty() => {}
+                Value::Array(a) => {
+                    pending.push((a.get_within(0)?, times.saturating_mul(a.len() as u128)));
+                }
+                _ => total = total.saturating_add(times),
             }
-            Value::Function(_) => return Err("a function has no JSON form".into()),
+        }
+        Ok(total)
+    }
+
+    /// The value as JSON: numbers, booleans, arrays (pairs and vectors as arrays), and
+    /// the strings `"NaN"`, `"Infinity"`, `"-Infinity"` for floats that are not
+    /// numbers (see [`crate::io`]). Refused where the JSON would not fit in the
+    /// default [`Limits`](crate::limits::Limits); [`crate::io::write_json`] streams
+    /// instead.
+    pub fn to_json(&self) -> Result<serde_json::Value, EvalError> {
+        let limits = crate::limits::Limits::default();
+        let bytes = std::mem::size_of::<serde_json::Value>() as u64;
+        limits.check_array("the JSON form of the value", self.scalars()?, bytes)?;
+        self.to_json_unchecked()
+    }
+
+    fn to_json_unchecked(&self) -> Result<serde_json::Value, EvalError> {
+        use serde_json::Value as J;
+        deep(self.depth(), || {
+            Ok(match self {
+                Value::Pair(p) => {
+                    let (a, b) = &**p;
+                    J::Array(vec![a.to_json_unchecked()?, b.to_json_unchecked()?])
+                }
+                Value::Vector(items) => J::Array(
+                    items
+                        .iter()
+                        .map(Value::to_json_unchecked)
+                        .collect::<Result<_, _>>()?,
+                ),
+                Value::Array(a) => {
+                    let mut items = Vec::with_capacity(a.len());
+                    for i in 0..a.len() {
+                        items.push(a.get_within(i)?.to_json_unchecked()?);
+                    }
+                    J::Array(items)
+                }
+                scalar => scalar_json(scalar)?,
+            })
         })
     }
 }
 
+/// The JSON of a scalar (or an index).
+pub(crate) fn scalar_json(value: &Value) -> Result<serde_json::Value, EvalError> {
+    use serde_json::Value as J;
+    Ok(match value {
+        Value::Bool(b) => J::Bool(*b),
+        Value::I32(v) => J::from(*v),
+        Value::I64(v) | Value::Index(v) => J::from(*v),
+        // Shortest text that reads back as the same f32, so 0.1 prints as 0.1.
+        Value::F32(v) => crate::io::float_json(format!("{v}").parse().unwrap_or(f64::from(*v))),
+        Value::F64(v) => crate::io::float_json(*v),
+        Value::Function(_) => return Err("a function has no JSON form".into()),
+        other => return Err(format!("{} is not a scalar", other.kind()).into()),
+    })
+}
+
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.to_json() {
-            Ok(json) => write!(f, "{json}"),
-            Err(_) => f.write_str("<function>"),
+        match self {
+            Value::Function(_) => f.write_str("<function>"),
+            Value::Array(a) => write!(f, "<array of {}>", a.len()),
+            Value::Pair(p) => {
+                let (a, b) = &**p;
+                write!(f, "({a:?}, {b:?})")
+            }
+            scalar => match scalar_json(scalar) {
+                Ok(json) => write!(f, "{json}"),
+                Err(_) => f.write_str(scalar.kind()),
+            },
         }
     }
 }
 
 /// An array: a length and a way to get each element. Cheap to clone.
 #[derive(Clone)]
-pub struct Array(Arc<View>);
+pub struct Array {
+    node: Shared<Node>,
+}
+
+struct Node {
+    /// Computed once, with overflow checks, when the view is made: views of views of
+    /// ... would otherwise compute it recursively.
+    len: usize,
+    view: View,
+}
 
 /// How an array's elements are found. (Fields are named for what they are.)
 #[allow(missing_docs)]
@@ -238,26 +517,50 @@ pub enum View {
     AsScalar { source: Array, width: usize },
 }
 
-impl Array {
-    /// A view as an array.
-    pub fn new(view: View) -> Array {
-        Array(Arc::new(view))
+impl View {
+    /// How deeply arrays and pairs nest inside the view's sources.
+    fn depth(&self) -> u32 {
+        match self {
+            View::Dense(items) => items.iter().map(Value::depth).max().unwrap_or(0),
+            View::Slice { source, .. }
+            | View::Split { source, .. }
+            | View::Join { source, .. }
+            | View::Transpose { source, .. }
+            | View::Column { source, .. }
+            | View::Slide { source, .. }
+            | View::Side { source, .. }
+            | View::PadClamp { source, .. }
+            | View::AsVector { source, .. }
+            | View::AsScalar { source, .. } => source.node.depth(),
+            View::PadConstant { source, value, .. } => source.node.depth().max(value.depth()),
+            View::Zip(a, b) | View::Concat(a, b) => a.node.depth().max(b.node.depth()),
+        }
     }
 
-    /// A materialized array.
-    pub fn dense(items: Vec<Value>) -> Array {
-        Array::new(View::Dense(items))
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        match &*self.0 {
+    /// The number of elements, or an error if it overflows or the view does not fit
+    /// its source.
+    fn len(&self) -> Result<usize, EvalError> {
+        let overflow = |what: &str| EvalError::new(EvalErrorKind::LengthOverflow(what.into()));
+        Ok(match self {
             View::Dense(items) => items.len(),
-            View::Slice { len, .. } | View::Slide { len, .. } => *len,
+            View::Slice { source, start, len } => {
+                if start.checked_add(*len).is_none_or(|end| end > source.len()) {
+                    return Err(format!(
+                        "elements {start}..{start}+{len} of an array of {}",
+                        source.len()
+                    )
+                    .into());
+                }
+                *len
+            }
             View::Split { source, chunk } => source.len() / (*chunk).max(1),
-            View::Join { source, inner } => source.len() * inner,
+            View::Join { source, inner } => source
+                .len()
+                .checked_mul(*inner)
+                .ok_or_else(|| overflow("join"))?,
             View::Transpose { columns, .. } => *columns,
             View::Column { source, .. } => source.len(),
+            View::Slide { len, .. } => *len,
             View::Zip(a, b) => a.len().min(b.len()),
             View::Side { source, .. } => source.len(),
             View::PadConstant {
@@ -270,11 +573,50 @@ impl Array {
                 source,
                 left,
                 right,
-            } => left + source.len() + right,
-            View::Concat(a, b) => a.len() + b.len(),
+            } => left
+                .checked_add(source.len())
+                .and_then(|n| n.checked_add(*right))
+                .ok_or_else(|| overflow("the padded array"))?,
+            View::Concat(a, b) => a
+                .len()
+                .checked_add(b.len())
+                .ok_or_else(|| overflow("concat"))?,
             View::AsVector { source, width } => source.len() / (*width).max(1),
-            View::AsScalar { source, width } => source.len() * width,
+            View::AsScalar { source, width } => source
+                .len()
+                .checked_mul(*width)
+                .ok_or_else(|| overflow("asScalar"))?,
+        })
+    }
+}
+
+impl Array {
+    /// A view as an array; an error if its length overflows.
+    pub fn new(view: View) -> Result<Array, EvalError> {
+        let len = view.len()?;
+        let inner = view.depth();
+        Ok(Array {
+            node: Shared::new(Node { len, view }, inner),
+        })
+    }
+
+    /// A materialized array.
+    pub fn dense(items: Vec<Value>) -> Array {
+        let inner = items.iter().map(Value::depth).max().unwrap_or(0);
+        Array {
+            node: Shared::new(
+                Node {
+                    len: items.len(),
+                    view: View::Dense(items),
+                },
+                inner,
+            ),
         }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.node.len
     }
 
     /// Whether there are no elements.
@@ -283,10 +625,9 @@ impl Array {
     }
 
     /// Element `i`.
-    pub fn get(&self, i: usize) -> Result<Value, String> {
-        let len = self.len();
-        if i >= len {
-            return Err(format!("index {i} out of bounds for an array of {len}"));
+    pub fn get(&self, i: usize) -> Result<Value, EvalError> {
+        if i >= self.len() {
+            return Err(format!("index {i} out of bounds for an array of {}", self.len()).into());
         }
         self.get_within(i)
     }
@@ -294,20 +635,31 @@ impl Array {
     /// Element `i < self.len()`, without checking the bound again: views remap
     /// in-bounds indices to in-bounds indices (the types guarantee the row lengths),
     /// so only the outermost access needs a check.
-    pub(crate) fn get_within(&self, i: usize) -> Result<Value, String> {
-        Ok(match &*self.0 {
+    pub(crate) fn get_within(&self, i: usize) -> Result<Value, EvalError> {
+        match &self.node.view {
+            View::Dense(items) => items
+                .get(i)
+                .cloned()
+                .ok_or_else(|| "index out of bounds".into()),
+            // Views of views can be as deep as the program that made them.
+            _ => deep(self.node.depth(), || self.get_from_view(i)),
+        }
+    }
+
+    fn get_from_view(&self, i: usize) -> Result<Value, EvalError> {
+        Ok(match &self.node.view {
             View::Dense(items) => items.get(i).cloned().ok_or("index out of bounds")?,
             View::Slice { source, start, .. } => source.get_within(start + i)?,
             View::Split { source, chunk } => Value::Array(Array::new(View::Slice {
                 source: source.clone(),
                 start: i * chunk,
                 len: *chunk,
-            })),
+            })?),
             View::Join { source, inner } => source.get_nested(i / inner, i % inner)?,
             View::Transpose { source, .. } => Value::Array(Array::new(View::Column {
                 source: source.clone(),
                 column: i,
-            })),
+            })?),
             View::Column { source, column } => source.get_nested(i, *column)?,
             View::Slide {
                 source, size, step, ..
@@ -315,7 +667,7 @@ impl Array {
                 source: source.clone(),
                 start: i * step,
                 len: *size,
-            })),
+            })?),
             View::Zip(a, b) => Value::pair(a.get_within(i)?, b.get_within(i)?),
             View::Side { source, second } => {
                 let element = source.get_within(i)?;
@@ -332,7 +684,7 @@ impl Array {
                 value,
                 ..
             } => {
-                if i < *left || i >= left + source.len() {
+                if i < *left || i - left >= source.len() {
                     value.clone()
                 } else {
                     source.get_within(i - left)?
@@ -360,22 +712,24 @@ impl Array {
             }
             View::AsScalar { source, width } => match source.get_within(i / width)? {
                 Value::Vector(items) => items[i % width].clone(),
-                other => return Err(format!("asScalar expected vectors, found {}", other.kind())),
+                other => {
+                    return Err(format!("asScalar expected vectors, found {}", other.kind()).into())
+                }
             },
         })
     }
 
     /// Element `j` of element `i` (an array), without copying a materialized row.
-    pub fn get_nested(&self, i: usize, j: usize) -> Result<Value, String> {
-        match &*self.0 {
+    pub fn get_nested(&self, i: usize, j: usize) -> Result<Value, EvalError> {
+        match &self.node.view {
             View::Dense(rows) if i < rows.len() => rows[i].as_array()?.get_within(j),
             _ => self.get_within(i)?.as_array()?.get_within(j),
         }
     }
 
     /// Every element, in order.
-    pub fn to_vec(&self) -> Result<Vec<Value>, String> {
-        if let View::Dense(items) = &*self.0 {
+    pub fn to_vec(&self) -> Result<Vec<Value>, EvalError> {
+        if let View::Dense(items) = &self.node.view {
             return Ok(items.clone());
         }
         (0..self.len()).map(|i| self.get(i)).collect()

@@ -352,3 +352,213 @@ fn compile_and_run_go_through_mlir() {
         "{line}"
     );
 }
+
+// --- eval: sizes, integer semantics, NaN, input and --nat errors, --check messages ---
+
+/// Runs `eval` on a program written to `name`, with the JSON inputs given.
+fn eval_program(name: &str, source: &str, inputs: &[&str]) -> Output {
+    let path = temp(name, source);
+    let files: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, json)| temp(&format!("{name}.{i}.json"), json))
+        .collect();
+    let mut args = vec!["eval", path.as_str()];
+    if !files.is_empty() {
+        args.push("--input");
+        args.extend(files.iter().map(String::as_str));
+    }
+    elevate(&args)
+}
+
+#[test]
+fn eval_refuses_arrays_over_the_memory_limit_before_making_them() {
+    let o = eval_program(
+        "gen.rise",
+        "def f = generate(fun(i => 1.0)) : 1099511627776.f32",
+        &[],
+    );
+    assert_fails_with(&o, "gen.rise:1:9: evaluation error: the result of `generate` has 1099511627776 elements (24.0 TiB), over the limit of");
+    let o = eval_program(
+        "pad.rise",
+        "def f(x: 4.f32) = padCst(1099511627776, 0, 0.0, x)",
+        &["[1, 2, 3, 4]"],
+    );
+    assert_fails_with(
+        &o,
+        "pad.rise:1:19: evaluation error: the result of `padCst` has 1099511627780 elements",
+    );
+    let o = elevate(&[
+        "eval",
+        &example("scal.rise"),
+        "--random",
+        "1",
+        "--nat",
+        "n=1099511627776",
+    ]);
+    assert_fails_with(
+        &o,
+        "input error: parameter `x` (n.f32) has 1099511627776 elements",
+    );
+    // The limit is the user's to change.
+    let o = Command::new(env!("CARGO_BIN_EXE_elevate"))
+        .args([
+            "eval",
+            &example("scal.rise"),
+            "--random",
+            "1",
+            "--nat",
+            "n=100000",
+        ])
+        .env("ELEVATE_MAX_BYTES", "1M")
+        .output()
+        .unwrap();
+    assert_fails_with(
+        &o,
+        "over the limit of 1.0 MiB (set ELEVATE_MAX_BYTES to change it)",
+    );
+}
+
+#[test]
+fn eval_integer_division_errors_are_located() {
+    let program = "def f(x: i32, y: i32) = x / y";
+    let o = eval_program("div0.rise", program, &["1", "0"]);
+    assert_fails_with(
+        &o,
+        "div0.rise:1:25: evaluation error: division by zero: 1 / 0 in i32",
+    );
+    let o = eval_program("intmin.rise", program, &["-2147483648", "-1"]);
+    assert_fails_with(
+        &o,
+        "intmin.rise:1:25: evaluation error: integer overflow: -2147483648 / -1 in i32",
+    );
+    let o = eval_program(
+        "wrap.rise",
+        "def f(x: i32, y: i32) = x * y + 1",
+        &["65536", "65536"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "1\n");
+}
+
+#[test]
+fn eval_prints_nan_and_infinities_as_strings_and_reads_them() {
+    let o = eval_program(
+        "nan.rise",
+        "def f(x: f32) = (x / 0.0, ((0.0 - x) / 0.0, x * (0.0 / 0.0)))",
+        &["1"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "[\"Infinity\",[\"-Infinity\",\"NaN\"]]\n");
+    let o = eval_program(
+        "nanin.rise",
+        "def f(x: 2.f64) = x",
+        &["[\"NaN\", \"-Infinity\"]"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "[\"NaN\",\"-Infinity\"]\n");
+}
+
+#[test]
+fn eval_inputs_out_of_range_or_not_integers_say_so() {
+    let program = "def f(x: i32, y: i64, b: bool) = (x, (y, b))";
+    let o = eval_program("range.rise", program, &["3000000000", "1", "true"]);
+    assert_fails_with(
+        &o,
+        "input error: parameter `x`: 3000000000 is out of range for i32",
+    );
+    let o = eval_program("frac.rise", program, &["1.5", "1", "true"]);
+    assert_fails_with(
+        &o,
+        "input error: parameter `x`: 1.5 is not an integer (expected i32)",
+    );
+    let o = eval_program("big.rise", program, &["1", "18446744073709551616", "true"]);
+    assert_fails_with(
+        &o,
+        "parameter `y`: 18446744073709551616 is out of range for i64",
+    );
+    let o = eval_program("bool.rise", program, &["1", "1", "0"]);
+    assert_fails_with(&o, "parameter `b`: expected bool (true or false), found 0");
+    let o = eval_program("shape.rise", "def f(x: 2.2.f32) = x", &["[[1, 2], [3]]"]);
+    assert_fails_with(
+        &o,
+        "parameter `x` at [1]: expected 2 elements (2.f32), found 1",
+    );
+}
+
+#[test]
+fn nat_sizes_must_name_a_parameter_once() {
+    let scal = example("scal.rise");
+    let random = |nats: &[&str]| {
+        let mut args = vec!["eval", scal.as_str(), "--random", "1"];
+        for n in nats {
+            args.extend(["--nat", n]);
+        }
+        elevate(&args)
+    };
+    let o = random(&["q=4"]);
+    assert_fails_with(
+        &o,
+        "scal.rise: --nat q=...: the program has no nat parameter `q` (it has `n`)",
+    );
+    let o = random(&["n=4", "n=5"]);
+    assert_fails_with(&o, "scal.rise: --nat n: given twice (4, then 5)");
+    let o = random(&["n=4"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = elevate(&[
+        "rewrite",
+        &example("dot.rise"),
+        "--strategy",
+        "id",
+        "--check",
+        "--nat",
+        "m=4",
+    ]);
+    assert_fails_with(
+        &o,
+        "--check: --nat m=...: the program has no nat parameter `m` (it has `n`)",
+    );
+}
+
+#[test]
+fn eval_output_that_cannot_be_written_is_an_error_not_a_crash() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    if let Ok(full) = full {
+        let o = Command::new(env!("CARGO_BIN_EXE_elevate"))
+            .args([
+                "eval",
+                &example("scal.rise"),
+                "--random",
+                "1",
+                "--nat",
+                "n=1000",
+            ])
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_fails_with(
+            &o,
+            "scal.rise: cannot write the result: No space left on device",
+        );
+    }
+    // A reader that stops early ends the output quietly.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elevate"))
+        .args([
+            "eval",
+            &example("scal.rise"),
+            "--random",
+            "1",
+            "--nat",
+            "n=200000",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(first[0], b'[');
+}

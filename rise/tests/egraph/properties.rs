@@ -29,9 +29,9 @@ fn saturation() -> Saturation {
 /// The output of `term` on the random inputs of `seed`, as JSON.
 fn outputs(term: &Term, nats: &NatEnv, seed: u64) -> Result<serde_json::Value, String> {
     let inputs = io::random_inputs(&io::signature(term), nats, seed).map_err(|e| e.to_string())?;
-    evaluate(term, nats, &inputs)
+    Ok(evaluate(term, nats, &inputs)
         .map_err(|e| e.to_string())?
-        .to_json()
+        .to_json()?)
 }
 
 /// What one program's check found.

@@ -2,14 +2,18 @@
 //! programs.
 
 mod deep;
+mod deep_eval;
 mod engine;
 mod errors;
 mod examples;
 mod fuzz;
+mod integers;
+mod json_io;
 mod nats;
 mod primitives;
 mod properties;
 mod rules;
+mod sizes;
 mod strategies;
 mod terms;
 
