@@ -33,8 +33,8 @@ mod recursive;
 pub mod text;
 mod traversal;
 
-pub use basic::{apply_n, fail, id, repeat, repeat_n, try_};
-pub use elevate_core::{left_choice, rule, seq, Context, Program, Strategy};
+pub use basic::{apply_n, fail, id, repeat, repeat_n, try_, MAX_APPLY_N};
+pub use elevate_core::{choice, left_choice, rule, seq, sequence, Context, Program, Strategy};
 pub use location::{at_path, position, skip};
 pub use predicates::{contains, debug, if_then_else, inspect, is_equal_to, not, peek};
 pub use recursive::recursive;

@@ -22,8 +22,11 @@
 //! assert_eq!(s.run(&t).unwrap().to_string(), "a");
 //! ```
 
+mod elaborate;
 mod parser;
 mod registry;
 
-pub use parser::{Ast, TextError};
-pub use registry::{int_arg, name_arg, str_arg, strategy_arg, Entry, Registry, Value};
+pub use parser::{Arg, ArgAst, Ast, TextError};
+pub use registry::{
+    bounded_int_arg, int_arg, name_arg, str_arg, strategy_arg, Entry, Registry, Value,
+};
