@@ -10,6 +10,7 @@ mod primitives;
 mod properties;
 mod rules;
 mod strategies;
+mod strategy_text;
 mod terms;
 
 use elevate_rise::Program;

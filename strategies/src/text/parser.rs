@@ -247,6 +247,19 @@ impl TextParser<'_> {
         }
     }
 
+    /// Eats the `(` of an argument group, which must be on the line of the name (or
+    /// of the group before): in `def a = b\n(c ; d)`, the main strategy is `(c ; d)`,
+    /// not an argument of `b`.
+    fn eat_argument_group(&mut self) -> Res<bool> {
+        let before = self.rest;
+        self.skip()?;
+        let skipped = &before[..before.len() - self.rest.len()];
+        if skipped.contains('\n') {
+            return Ok(false);
+        }
+        self.eat("(")
+    }
+
     fn expect(&mut self, token: &str) -> Res<()> {
         if self.eat(token)? {
             Ok(())
@@ -359,7 +372,7 @@ impl TextParser<'_> {
         }
         let (name, offset) = self.name()?;
         let mut args = Vec::new();
-        while self.eat("(")? {
+        while self.eat_argument_group()? {
             let mut group = Vec::new();
             if !self.peek(")")? {
                 loop {
