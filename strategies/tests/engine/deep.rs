@@ -125,7 +125,7 @@ fn sequences_and_choices_30000_long_parse_print_apply_and_drop() {
     assert_eq!(s.run(&t).unwrap(), t);
 
     // `;;` and `@` in a long chain too.
-    let text = vec!["negNeg @ topDown"; 2].join(" ;; ");
+    let text = ["negNeg @ topDown"; 2].join(" ;; ");
     assert_eq!(
         registry.parse(&text).unwrap().to_string(),
         "topDown(negNeg) ; DFNF ; topDown(negNeg)"
