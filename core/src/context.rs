@@ -133,6 +133,9 @@ pub struct Context {
     last_clock: Instant,
     trace: Option<Vec<TraceEntry>>,
     path: Vec<u32>,
+    /// Strategy applications in progress, nested in each other (see
+    /// [`nested`](Self::nested)).
+    nesting: u32,
     log: Log,
     memo_enabled: bool,
     memos: FxHashMap<(usize, &'static str), Box<dyn Any + Send + Sync>>,
@@ -159,6 +162,7 @@ impl Context {
             last_clock: started,
             trace: None,
             path: Vec::new(),
+            nesting: 0,
             log: Log::default(),
             memo_enabled: false,
             memos: FxHashMap::default(),
@@ -359,6 +363,22 @@ impl Context {
             f(self)
         };
         self.path.pop();
+        result
+    }
+
+    /// Runs `f` as one more strategy application nested in those in progress.
+    /// [`Strategy::apply`](crate::Strategy::apply) calls this, so that strategies
+    /// nested 100,000 deep (`try(try(...))`) cannot overflow the stack: every few
+    /// levels, `f` runs on a fresh stack segment if this one runs low.
+    #[inline]
+    pub fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.nesting += 1;
+        let result = if self.nesting % crate::stack::CHECK_EVERY_LEVELS as u32 == 0 {
+            crate::stack::guard(|| f(self))
+        } else {
+            f(self)
+        };
+        self.nesting -= 1;
         result
     }
 

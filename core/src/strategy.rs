@@ -211,9 +211,9 @@ impl<P: 'static> Strategy<P> {
     /// then rewrites or fails. A failed application leaves nothing in the trace.
     #[inline]
     pub fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
-        // Every nested strategy passes through here: the one check that keeps a
+        // Every nested strategy passes through here: the check that keeps a
         // strategy 100,000 levels deep from overflowing the stack.
-        guard(|| {
+        cx.nested(|cx| {
             cx.enter(|| self.0.name())?;
             let mark = cx.trace_mark();
             let result = self.0.apply(program, cx);
@@ -230,7 +230,7 @@ impl<P: 'static> Strategy<P> {
     /// than [`apply`](Self::apply) for rules, which then build no [`Failure`].
     #[inline]
     pub fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
-        guard(|| {
+        cx.nested(|cx| {
             cx.enter(|| self.0.name())?;
             let mark = cx.trace_mark();
             let result = self.0.attempt(program, cx);

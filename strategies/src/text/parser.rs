@@ -413,12 +413,20 @@ impl TextParser<'_> {
     }
 
     fn arg_value(&mut self) -> Res<ArgAst> {
+        match self.literal()? {
+            Some(literal) => Ok(literal),
+            None => Ok(ArgAst::Strategy(self.choice()?)),
+        }
+    }
+
+    /// An integer, string or list, if one starts here.
+    fn literal(&mut self) -> Res<Option<ArgAst>> {
         if let Some(value) = self.integer()? {
-            return Ok(ArgAst::Int(value));
+            return Ok(Some(ArgAst::Int(value)));
         }
         if let Ok((rest, body)) = string_literal(self.rest) {
             self.rest = rest;
-            return Ok(ArgAst::Str(body.to_string()));
+            return Ok(Some(ArgAst::Str(body.to_string())));
         }
         if self.eat("[")? {
             let mut items = Vec::new();
@@ -438,9 +446,9 @@ impl TextParser<'_> {
                 }
             }
             self.expect("]")?;
-            return Ok(ArgAst::List(items));
+            return Ok(Some(ArgAst::List(items)));
         }
-        Ok(ArgAst::Strategy(self.choice()?))
+        Ok(None)
     }
 }
 
