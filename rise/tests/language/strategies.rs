@@ -480,3 +480,31 @@ fn loop_nest_strategies_say_when_a_depth_is_too_large() {
         assert!(e.offset > 0, "{text}: points at the argument");
     }
 }
+
+#[test]
+fn library_strategies_print_their_arguments_only_when_printed() {
+    // f_i passes `s ; s` on: f0 receives a strategy of 2^40 leaves, shared, whose
+    // text no strategy may write when it is built.
+    let mut text = String::from(
+        "def f0(s) = stage(s) <+ mapped(s) <+ freduce(s) <+ fmapRNF(s) <+ inLambda(s) \
+         <+ moveTowardsArgument(2)(s)\n",
+    );
+    for i in 1..=40 {
+        text.push_str(&format!("def f{i}(s) = f{}(s ; s)\n", i - 1));
+    }
+    text.push_str("f40(id)");
+    let s = strategy(&text);
+    assert_eq!(s.to_string(), "f40(id)");
+    let budget = elevate_core::Budget::unlimited().applications(10_000);
+    let (result, stats) = {
+        let program = load(&example("dot.rise"));
+        let mut cx = Context::new(budget);
+        (s.apply(&program.entry().term, &mut cx), cx.stats())
+    };
+    assert!(result.unwrap_err().is_budget(), "{stats:?}");
+    // Small arguments still print in full.
+    assert_eq!(
+        strategy("stage(mapped(freduce(fmapRNF(inLambda(id)))))").to_string(),
+        "stage(mapped(freduce(fmapRNF(inLambda(id)))))"
+    );
+}
