@@ -301,11 +301,10 @@ impl<P> Drop for Strategy<P> {
     fn drop(&mut self) {
         // SAFETY: `self.0` is never used again after this point.
         let strategy = unsafe { ManuallyDrop::take(&mut self.0) };
-        if Arc::strong_count(&strategy) == 1 {
-            // Dropping the last handle drops the sub-strategies recursively: keep the
-            // recursion on a stack that cannot overflow.
-            guard(move || drop(strategy));
-        }
+        // Dropping the last handle drops the sub-strategies recursively: keep the
+        // recursion on a stack that cannot overflow. (Always checked: whether this
+        // handle is the last one is only known once it is dropped.)
+        guard(move || drop(strategy));
     }
 }
 

@@ -199,16 +199,24 @@ impl<P: Send + Sync + 'static> StrategyImpl<P> for Defined<P> {
     }
 }
 
+/// A definition's name and the keys of its arguments.
+type InstanceKey = (String, Vec<Key>);
+
+/// A definition's reference for some arguments; the arguments are kept so that no
+/// strategy key is reused while the entry exists.
+struct Instance<P> {
+    _args: Vec<Value<P>>,
+    reference: Strategy<P>,
+}
+
 struct Scope<'r, P> {
     registry: &'r Registry<P>,
     defs: HashMap<&'r str, &'r Def>,
     /// Where each bare name that is not a strategy was written, to point at it when
     /// a strategy was needed there.
     names: RefCell<HashMap<String, usize>>,
-    /// Each definition instantiated so far, by name and arguments; the arguments are
-    /// kept so that no strategy key is reused while its entry exists.
-    #[allow(clippy::type_complexity)]
-    instances: RefCell<HashMap<(String, Vec<Key>), (Vec<Value<P>>, Strategy<P>)>>,
+    /// Each definition instantiated so far, by name and arguments.
+    instances: RefCell<HashMap<InstanceKey, Instance<P>>>,
     /// Strategies built so far, against `limit`.
     built: Cell<usize>,
     limit: usize,
@@ -415,8 +423,8 @@ impl<P: Program> Scope<'_, P> {
             });
         }
         let key = (def.name.clone(), values.iter().map(Key::from).collect());
-        if let Some((_, shared)) = self.instances.borrow().get(&key) {
-            return Ok(shared.clone());
+        if let Some(instance) = self.instances.borrow().get(&key) {
+            return Ok(instance.reference.clone());
         }
         let env: Env<P> = def.params.iter().cloned().zip(values.clone()).collect();
         let body = self.strategy(&def.body, &env)?;
@@ -425,9 +433,11 @@ impl<P: Program> Scope<'_, P> {
             args: values.clone(),
             body,
         });
-        self.instances
-            .borrow_mut()
-            .insert(key, (values, reference.clone()));
+        let instance = Instance {
+            _args: values,
+            reference: reference.clone(),
+        };
+        self.instances.borrow_mut().insert(key, instance);
         Ok(reference)
     }
 
