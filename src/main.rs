@@ -54,8 +54,11 @@ enum Command {
         /// Sizes for `--check`'s random inputs (default 16 for every nat).
         #[arg(long = "nat", value_parser = parse_nat_binding)]
         nats: Vec<(String, i64)>,
-        /// At most this many successful rule applications.
-        #[arg(long, default_value_t = 10_000_000)]
+        /// At most this many steps, where a step is one strategy application of any
+        /// kind: a rule tried (whether or not it matches), `id`, a combinator, a
+        /// traversal visiting a node, a reference to a `def`. `--stats` reports them
+        /// as `applications` (and successful rewrites as `steps`).
+        #[arg(long, default_value_t = 100_000_000)]
         budget_steps: u64,
         /// At most this many milliseconds.
         #[arg(long, default_value_t = 60_000)]
@@ -273,13 +276,18 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
         cx = cx.with_trace();
     }
     let started = Instant::now();
-    let result = strategy.apply(&entry.term, &mut cx).map_err(|e| {
+    let outcome = strategy.apply(&entry.term, &mut cx);
+    let elapsed = started.elapsed();
+    let result = outcome.map_err(|e| {
+        if options.stats {
+            // How far it got, when it ran out of budget or failed.
+            eprintln!("{}", run_stats(&cx, elapsed, None));
+        }
         Failure(format!(
             "{}: the strategy {strategy} failed: {e}",
             path.display()
         ))
     })?;
-    let elapsed = started.elapsed();
     if options.trace {
         for step in cx.take_trace() {
             eprintln!("{step}");
@@ -295,19 +303,12 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
     if options.stats {
         let before: std::collections::HashSet<_> = collect_nodes(&entry.term);
         let after = collect_nodes(&typed);
-        let stats = cx.stats();
-        eprintln!(
-            "{}",
-            serde_json::json!({
-                "steps": stats.steps,
-                "applications": stats.applications,
-                "successes": stats.successes,
-                "ms": (elapsed.as_secs_f64() * 1e6).round() / 1e3,
-                "nodes": result.size(),
-                "nodes_allocated": collect_nodes(&result).difference(&before).count(),
-                "typed_nodes": after.len(),
-            })
-        );
+        let sizes = serde_json::json!({
+            "nodes": result.size(),
+            "nodes_allocated": collect_nodes(&result).difference(&before).count(),
+            "typed_nodes": after.len(),
+        });
+        eprintln!("{}", run_stats(&cx, elapsed, Some(sizes)));
     }
     if options.check {
         check_same_values(&program, &typed, &options.nats)
@@ -317,6 +318,23 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
     let _ = source;
     print!("{}", print_definition(&entry.name, &typed));
     Ok(())
+}
+
+/// `--stats`: `applications` (what `--budget-steps` counts), `steps` (successful rule
+/// applications: rewrites), `successes` (successful strategy applications), the time,
+/// and the result's sizes when there is a result.
+fn run_stats(cx: &Context, elapsed: Duration, sizes: Option<serde_json::Value>) -> String {
+    let stats = cx.stats();
+    let mut json = serde_json::json!({
+        "steps": stats.steps,
+        "applications": stats.applications,
+        "successes": stats.successes,
+        "ms": (elapsed.as_secs_f64() * 1e6).round() / 1e3,
+    });
+    if let (Some(object), Some(serde_json::Value::Object(sizes))) = (json.as_object_mut(), sizes) {
+        object.extend(sizes);
+    }
+    json.to_string()
 }
 
 /// The identities of a term's distinct nodes.
@@ -384,8 +402,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             budget_steps,
             budget_ms,
         } => {
+            // A step is any strategy application, so that `repeatN(10^11, id)` stops.
             let budget = Budget::unlimited()
-                .steps(budget_steps)
+                .applications(budget_steps)
                 .time(Duration::from_millis(budget_ms));
             rewrite(
                 &program,

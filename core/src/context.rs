@@ -9,6 +9,13 @@ use std::time::{Duration, Instant};
 /// Limits on one run. Running out is a [`Failure`] of kind
 /// [`Budget`](crate::FailureKind::Budget) that no combinator recovers from.
 ///
+/// [`applications`](Self::applications) is the limit that bounds every strategy,
+/// whatever it does: every application of any strategy counts (a rule tried, whether
+/// or not it matches; `id`; a combinator; a traversal at each node it visits; a
+/// reference to a definition), so even `repeat(id)` and `repeatN(10^11, id)` stop
+/// there. It is what the command line's `--budget-steps` limits.
+/// [`steps`](Self::steps) counts only successful rule applications (rewrites).
+///
 /// ```
 /// use std::time::Duration;
 /// use elevate_core::Budget;
@@ -17,9 +24,9 @@ use std::time::{Duration, Instant};
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Budget {
-    /// Maximum successful rule applications.
+    /// Maximum successful rule applications (rewrites).
     pub max_steps: Option<u64>,
-    /// Maximum strategy applications (rules and combinators alike).
+    /// Maximum strategy applications: every application of any strategy counts.
     pub max_applications: Option<u64>,
     /// Maximum wall-clock time, counted from the context's creation (or
     /// [`Context::restart_clock`]).
@@ -91,9 +98,14 @@ pub enum Log {
     Silent,
 }
 
-/// How often the deadline is checked, in strategy applications (reading the clock on
-/// every application would dominate cheap rules).
-const CLOCK_EVERY: u64 = 256;
+/// How often the deadline is checked at most and at least, in strategy applications.
+/// Reading the clock on every application would dominate cheap rules, and reading it
+/// every few hundred would overshoot the deadline when applications are slow: the
+/// interval adapts between these bounds so that the clock is read about every
+/// [`CLOCK_INTERVAL`].
+const CLOCK_EVERY: (u64, u64) = (1, 1024);
+/// The time between two reads of the clock that the interval adapts to.
+const CLOCK_INTERVAL: Duration = Duration::from_micros(200);
 
 /// Everything a run needs besides the program and the strategy, owned by the caller.
 ///
@@ -115,8 +127,15 @@ pub struct Context {
     /// The application count at which [`enter`](Self::enter) next leaves its fast
     /// path to check the budget: one comparison per application otherwise.
     next_check: u64,
+    /// Applications between two reads of the clock (adapts, see `CLOCK_EVERY`).
+    clock_every: u64,
+    /// When the clock was last read.
+    last_clock: Instant,
     trace: Option<Vec<TraceEntry>>,
     path: Vec<u32>,
+    /// Strategy applications in progress, nested in each other (see
+    /// [`nested`](Self::nested)).
+    nesting: u32,
     log: Log,
     memo_enabled: bool,
     memos: FxHashMap<(usize, &'static str), Box<dyn Any + Send + Sync>>,
@@ -139,8 +158,11 @@ impl Context {
             deadline: budget.max_time.map(|t| started + t),
             exhausted: None,
             next_check: 0,
+            clock_every: CLOCK_EVERY.0,
+            last_clock: started,
             trace: None,
             path: Vec::new(),
+            nesting: 0,
             log: Log::default(),
             memo_enabled: false,
             memos: FxHashMap::default(),
@@ -190,6 +212,7 @@ impl Context {
     /// Restarts the clock the time budget counts from, and clears a spent budget.
     pub fn restart_clock(&mut self) {
         self.started = Instant::now();
+        self.last_clock = self.started;
         self.deadline = self.budget.max_time.map(|t| self.started + t);
         self.exhausted = None;
         self.next_check = self.stats.applications;
@@ -255,7 +278,7 @@ impl Context {
     }
 
     /// The slow path of [`enter`](Self::enter): checks every limit, and decides when
-    /// to check next (at the application limit, or after `CLOCK_EVERY` applications
+    /// to check next (at the application limit, or after `clock_every` applications
     /// when there is a deadline).
     #[cold]
     fn check_budget(&mut self, strategy: impl FnOnce() -> Name) -> Result<(), Failure> {
@@ -268,18 +291,25 @@ impl Context {
                 return Err(self.exhaust(strategy(), BudgetLimit::Applications(max)));
             }
         }
+        let mut at_clock = u64::MAX;
         if let Some(deadline) = self.deadline {
-            if Instant::now() >= deadline {
+            let now = Instant::now();
+            if now >= deadline {
                 let ms = self.budget.max_time.unwrap_or_default().as_millis() as u64;
                 return Err(self.exhaust(strategy(), BudgetLimit::Time(ms)));
             }
+            let since = now.duration_since(self.last_clock);
+            self.last_clock = now;
+            self.clock_every = if since < CLOCK_INTERVAL / 2 {
+                (self.clock_every * 2).min(CLOCK_EVERY.1)
+            } else if since > CLOCK_INTERVAL * 2 {
+                (self.clock_every / 2).max(CLOCK_EVERY.0)
+            } else {
+                self.clock_every
+            };
+            at_clock = applications + self.clock_every;
         }
         let at_limit = self.budget.max_applications.map_or(u64::MAX, |max| max + 1);
-        let at_clock = if self.deadline.is_some() {
-            applications + CLOCK_EVERY
-        } else {
-            u64::MAX
-        };
         self.next_check = at_limit.min(at_clock);
         Ok(())
     }
@@ -333,6 +363,22 @@ impl Context {
             f(self)
         };
         self.path.pop();
+        result
+    }
+
+    /// Runs `f` as one more strategy application nested in those in progress.
+    /// [`Strategy::apply`](crate::Strategy::apply) calls this, so that strategies
+    /// nested 100,000 deep (`try(try(...))`) cannot overflow the stack: every few
+    /// levels, `f` runs on a fresh stack segment if this one runs low.
+    #[inline]
+    pub fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.nesting += 1;
+        let result = if self.nesting % crate::stack::CHECK_EVERY_LEVELS as u32 == 0 {
+            crate::stack::guard(|| f(self))
+        } else {
+            f(self)
+        };
+        self.nesting -= 1;
         result
     }
 

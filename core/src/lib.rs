@@ -40,4 +40,6 @@ pub use name::Name;
 pub use node::Node;
 pub use path::{ParsePathError, Path};
 pub use program::{NodeId, Program};
-pub use strategy::{left_choice, rule, seq, Precedence, Rule, Strategy, StrategyImpl};
+pub use strategy::{
+    choice, left_choice, rule, seq, sequence, Precedence, Rule, Strategy, StrategyImpl,
+};

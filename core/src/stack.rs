@@ -12,9 +12,10 @@ const RED_ZONE: usize = 1024 * 1024;
 /// Size of each new stack segment.
 const SEGMENT: usize = 8 * 1024 * 1024;
 
-/// How many levels a traversal descends between two stack checks
-/// ([`Context::descend`](crate::Context::descend)): checking costs about as much as
-/// visiting a node, so traversals check every few levels.
+/// How many levels a traversal descends, or strategies nest, between two stack checks
+/// ([`Context::descend`](crate::Context::descend),
+/// [`Context::nested`](crate::Context::nested)): checking costs about as much as
+/// visiting a node, so they check every few levels.
 pub const CHECK_EVERY_LEVELS: usize = 8;
 
 /// Runs `f`, first moving to a new stack segment if little stack is left.

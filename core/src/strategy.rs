@@ -2,8 +2,10 @@
 
 use crate::context::Context;
 use crate::failure::{Failure, RewriteResult};
+use crate::stack::guard;
 use crate::Name;
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::{BitOr, Shr};
 use std::sync::Arc;
 
@@ -188,31 +190,39 @@ where
 /// let t: Term = "-(-x)".parse().unwrap();
 /// assert_eq!(s.run(&t).unwrap().to_string(), "x");
 /// ```
-pub struct Strategy<P>(Arc<dyn StrategyImpl<P>>);
+///
+/// Strategies nest as deeply as programs do (`try(try(...))` 100,000 times, a
+/// sequence of 30,000 strategies): applying, printing and dropping one keep their
+/// recursion on a stack that cannot overflow (see [`stack`](crate::stack)).
+pub struct Strategy<P>(ManuallyDrop<Arc<dyn StrategyImpl<P>>>);
 
 impl<P: 'static> Strategy<P> {
     /// Wraps a strategy implementation.
     pub fn new(strategy: impl StrategyImpl<P>) -> Self {
-        Strategy(Arc::new(strategy))
+        Strategy(ManuallyDrop::new(Arc::new(strategy)))
     }
 
     /// Wraps a rule: each success counts as a rewrite step and is traced.
     pub fn from_rule(rule: impl Rule<P>) -> Self {
-        Strategy(Arc::new(RuleStrategy(rule)))
+        Strategy::new(RuleStrategy(rule))
     }
 
     /// Applies the strategy within a run: counts the application, checks the budget,
     /// then rewrites or fails. A failed application leaves nothing in the trace.
     #[inline]
     pub fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
-        cx.enter(|| self.0.name())?;
-        let mark = cx.trace_mark();
-        let result = self.0.apply(program, cx);
-        match result {
-            Ok(_) => cx.count_success(),
-            Err(_) => cx.rollback_trace(mark),
-        }
-        result
+        // Every nested strategy passes through here: the check that keeps a
+        // strategy 100,000 levels deep from overflowing the stack.
+        cx.nested(|cx| {
+            cx.enter(|| self.0.name())?;
+            let mark = cx.trace_mark();
+            let result = self.0.apply(program, cx);
+            match result {
+                Ok(_) => cx.count_success(),
+                Err(_) => cx.rollback_trace(mark),
+            }
+            result
+        })
     }
 
     /// Applies the strategy where the caller recovers from an ordinary failure without
@@ -220,15 +230,17 @@ impl<P: 'static> Strategy<P> {
     /// than [`apply`](Self::apply) for rules, which then build no [`Failure`].
     #[inline]
     pub fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
-        cx.enter(|| self.0.name())?;
-        let mark = cx.trace_mark();
-        let result = self.0.attempt(program, cx);
-        if matches!(result, Ok(Some(_))) {
-            cx.count_success();
-        } else {
-            cx.rollback_trace(mark);
-        }
-        result
+        cx.nested(|cx| {
+            cx.enter(|| self.0.name())?;
+            let mark = cx.trace_mark();
+            let result = self.0.attempt(program, cx);
+            if matches!(result, Ok(Some(_))) {
+                cx.count_success();
+            } else {
+                cx.rollback_trace(mark);
+            }
+            result
+        })
     }
 
     /// Applies the strategy in a fresh context without limits.
@@ -249,7 +261,7 @@ impl<P: 'static> Strategy<P> {
     /// An identity for this strategy value, stable while any clone of it is alive;
     /// used to key memo tables.
     pub fn key(&self) -> usize {
-        Arc::as_ptr(&self.0) as *const u8 as usize
+        Arc::as_ptr(&*self.0) as *const u8 as usize
     }
 
     /// Writes the text of this strategy as an operand of an operator binding at
@@ -279,15 +291,26 @@ impl<P: 'static> Strategy<P> {
     }
 }
 
-impl<P: 'static> Clone for Strategy<P> {
+impl<P> Clone for Strategy<P> {
     fn clone(&self) -> Self {
-        Strategy(Arc::clone(&self.0))
+        Strategy(ManuallyDrop::new(Arc::clone(&self.0)))
+    }
+}
+
+impl<P> Drop for Strategy<P> {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is never used again after this point.
+        let strategy = unsafe { ManuallyDrop::take(&mut self.0) };
+        // Dropping the last handle drops the sub-strategies recursively: keep the
+        // recursion on a stack that cannot overflow. (Always checked: whether this
+        // handle is the last one is only known once it is dropped.)
+        guard(move || drop(strategy));
     }
 }
 
 impl<P: 'static> fmt::Display for Strategy<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.write_text(f)
+        guard(|| self.0.write_text(f))
     }
 }
 
@@ -300,7 +323,7 @@ impl<P: 'static> fmt::Debug for Strategy<P> {
 /// Strategies are equal when they print the same strategy text.
 impl<P: 'static> PartialEq for Strategy<P> {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.to_string() == other.to_string()
+        Arc::ptr_eq(&*self.0, &*other.0) || self.to_string() == other.to_string()
     }
 }
 
@@ -320,24 +343,33 @@ impl<P: 'static> BitOr for Strategy<P> {
     }
 }
 
-struct Seq<P> {
-    first: Strategy<P>,
-    second: Strategy<P>,
-}
+/// `s1 ; s2 ; ... ; sn`, kept flat: a long sequence is a loop, not a deep nest.
+struct Seq<P>(Box<[Strategy<P>]>);
 
 impl<P: 'static> StrategyImpl<P> for Seq<P> {
     #[inline]
     fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
-        let intermediate = self.first.apply(program, cx)?;
-        self.second.apply(&intermediate, cx)
+        let (first, rest) = self.0.split_first().expect("a sequence is never empty");
+        let mut current = first.apply(program, cx)?;
+        for next in rest {
+            current = next.apply(&current, cx)?;
+        }
+        Ok(current)
     }
 
     #[inline]
     fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
-        match self.first.attempt(program, cx)? {
-            Some(intermediate) => self.second.attempt(&intermediate, cx),
-            None => Ok(None),
+        let (first, rest) = self.0.split_first().expect("a sequence is never empty");
+        let Some(mut current) = first.attempt(program, cx)? else {
+            return Ok(None);
+        };
+        for next in rest {
+            match next.attempt(&current, cx)? {
+                Some(result) => current = result,
+                None => return Ok(None),
+            }
         }
+        Ok(Some(current))
     }
 
     fn name(&self) -> Name {
@@ -345,9 +377,7 @@ impl<P: 'static> StrategyImpl<P> for Seq<P> {
     }
 
     fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.first.write_operand(f, Precedence::Seq, false)?;
-        f.write_str(" ; ")?;
-        self.second.write_operand(f, Precedence::Seq, true)
+        write_operands(f, &self.0, " ; ", Precedence::Seq)
     }
 
     fn precedence(&self) -> Precedence {
@@ -355,31 +385,71 @@ impl<P: 'static> StrategyImpl<P> for Seq<P> {
     }
 }
 
-/// `first ; second`: applies `first`, then `second` to its result; fails if either does.
-pub fn seq<P: 'static>(first: Strategy<P>, second: Strategy<P>) -> Strategy<P> {
-    Strategy::new(Seq { first, second })
+/// Writes `parts` separated by `operator` (left-associative, binding at `context`).
+fn write_operands<P: 'static>(
+    f: &mut fmt::Formatter<'_>,
+    parts: &[Strategy<P>],
+    operator: &str,
+    context: Precedence,
+) -> fmt::Result {
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            f.write_str(operator)?;
+        }
+        part.write_operand(f, context, i > 0)?;
+    }
+    Ok(())
 }
 
-struct LeftChoice<P> {
-    first: Strategy<P>,
-    second: Strategy<P>,
+/// `first ; second`: applies `first`, then `second` to its result; fails if either does.
+pub fn seq<P: 'static>(first: Strategy<P>, second: Strategy<P>) -> Strategy<P> {
+    Strategy::new(Seq(Box::new([first, second])))
 }
+
+/// `s1 ; s2 ; ... ; sn` as one flat strategy (applied in a loop, however long); the
+/// strategy itself if there is only one.
+///
+/// # Panics
+/// If `parts` is empty: there is no sequence of nothing (use `id`).
+///
+/// ```
+/// use elevate_core::{arith::{self, Term}, sequence};
+/// let s = sequence(vec![arith::neg_neg(); 2]);
+/// assert_eq!(s.to_string(), "negNeg ; negNeg");
+/// let t: Term = "-(-(-(-x)))".parse().unwrap();
+/// assert_eq!(s.run(&t).unwrap().to_string(), "x");
+/// ```
+pub fn sequence<P: 'static>(mut parts: Vec<Strategy<P>>) -> Strategy<P> {
+    assert!(!parts.is_empty(), "a sequence of no strategies");
+    if parts.len() == 1 {
+        return parts.pop().expect("one part");
+    }
+    Strategy::new(Seq(parts.into_boxed_slice()))
+}
+
+/// `s1 <+ s2 <+ ... <+ sn`, kept flat: a long chain of alternatives is a loop.
+struct LeftChoice<P>(Box<[Strategy<P>]>);
 
 impl<P: 'static> StrategyImpl<P> for LeftChoice<P> {
     #[inline]
     fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
-        match self.first.attempt(program, cx)? {
-            Some(result) => Ok(result),
-            None => self.second.apply(program, cx),
+        let (last, alternatives) = self.0.split_last().expect("a choice is never empty");
+        for alternative in alternatives {
+            if let Some(result) = alternative.attempt(program, cx)? {
+                return Ok(result);
+            }
         }
+        last.apply(program, cx)
     }
 
     #[inline]
     fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
-        match self.first.attempt(program, cx)? {
-            Some(result) => Ok(Some(result)),
-            None => self.second.attempt(program, cx),
+        for alternative in self.0.iter() {
+            if let Some(result) = alternative.attempt(program, cx)? {
+                return Ok(Some(result));
+            }
         }
+        Ok(None)
     }
 
     fn name(&self) -> Name {
@@ -387,9 +457,7 @@ impl<P: 'static> StrategyImpl<P> for LeftChoice<P> {
     }
 
     fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.first.write_operand(f, Precedence::Choice, false)?;
-        f.write_str(" <+ ")?;
-        self.second.write_operand(f, Precedence::Choice, true)
+        write_operands(f, &self.0, " <+ ", Precedence::Choice)
     }
 
     fn precedence(&self) -> Precedence {
@@ -399,5 +467,18 @@ impl<P: 'static> StrategyImpl<P> for LeftChoice<P> {
 
 /// `first <+ second`: applies `first`; if it fails, `second` on the original program.
 pub fn left_choice<P: 'static>(first: Strategy<P>, second: Strategy<P>) -> Strategy<P> {
-    Strategy::new(LeftChoice { first, second })
+    Strategy::new(LeftChoice(Box::new([first, second])))
+}
+
+/// `s1 <+ s2 <+ ... <+ sn` as one flat strategy: the first alternative that succeeds;
+/// fails if all fail. The strategy itself if there is only one.
+///
+/// # Panics
+/// If `alternatives` is empty (use `fail`).
+pub fn choice<P: 'static>(mut alternatives: Vec<Strategy<P>>) -> Strategy<P> {
+    assert!(!alternatives.is_empty(), "a choice of no strategies");
+    if alternatives.len() == 1 {
+        return alternatives.pop().expect("one alternative");
+    }
+    Strategy::new(LeftChoice(alternatives.into_boxed_slice()))
 }

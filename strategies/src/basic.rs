@@ -106,12 +106,16 @@ pub fn repeat<P: Clone + Send + Sync + 'static>(s: Strategy<P>) -> Strategy<P> {
 }
 
 struct RepeatN<P> {
+    /// `repeatN`, or `applyN` for the text language's `applyN(n, s)`.
+    name: &'static str,
     times: usize,
     s: Strategy<P>,
 }
 
 impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for RepeatN<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
+        // A loop that each application of `s` checks the budget in: `times` may be
+        // absurd (`repeatN(10^11, id)`), the budget is what bounds it.
         let mut current = p.clone();
         for _ in 0..self.times {
             current = self.s.apply(&current, cx)?;
@@ -120,11 +124,11 @@ impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for RepeatN<P> {
     }
 
     fn name(&self) -> Name {
-        Name::new("repeatN")
+        Name::new(self.name)
     }
 
     fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "repeatN({}, {})", self.times, self.s)
+        write!(f, "{}({}, {})", self.name, self.times, self.s)
     }
 }
 
@@ -139,12 +143,30 @@ impl<P: Clone + Send + Sync + 'static> StrategyImpl<P> for RepeatN<P> {
 /// assert!(repeat_n(3, arith::neg_neg()).run(&t).is_err());
 /// ```
 pub fn repeat_n<P: Clone + Send + Sync + 'static>(times: usize, s: Strategy<P>) -> Strategy<P> {
-    Strategy::new(RepeatN { times, s })
+    Strategy::new(RepeatN {
+        name: "repeatN",
+        times,
+        s,
+    })
+}
+
+/// The text language's `applyN(n, s)`: `repeatN(n, s)` under the name it was
+/// written with.
+pub(crate) fn apply_n_times<P: Clone + Send + Sync + 'static>(
+    times: usize,
+    s: Strategy<P>,
+) -> Strategy<P> {
+    Strategy::new(RepeatN {
+        name: "applyN",
+        times,
+        s,
+    })
 }
 
 /// `applyN(n, f, s) = f(f(...f(s)))` (`n` times; Elevate's `applyNTimes`): builds a
 /// strategy by applying a strategy transformer, typically a traversal, `n` times.
-/// The result prints as the strategy it built.
+/// The result prints as the strategy it built, which has `n` levels: in strategy
+/// text, `applyN(n, T)(s)` takes `n` up to [`MAX_APPLY_N`].
 ///
 /// ```
 /// use elevate_core::arith::{self, Term};
@@ -161,3 +183,7 @@ pub fn apply_n<P>(
 ) -> Strategy<P> {
     (0..times).fold(s, |s, _| f(s))
 }
+
+/// The largest `n` of `applyN(n, T)(s)` in strategy text: as deep as strategy text
+/// may nest (`try(try(...))` 100,000 times).
+pub const MAX_APPLY_N: usize = 100_000;

@@ -33,11 +33,11 @@ mod recursive;
 pub mod text;
 mod traversal;
 
-pub use basic::{apply_n, fail, id, repeat, repeat_n, try_};
-pub use elevate_core::{left_choice, rule, seq, Context, Program, Strategy};
+pub use basic::{apply_n, fail, id, repeat, repeat_n, try_, MAX_APPLY_N};
+pub use elevate_core::{choice, left_choice, rule, seq, sequence, Context, Program, Strategy};
 pub use location::{at_path, position, skip};
 pub use predicates::{contains, debug, if_then_else, inspect, is_equal_to, not, peek};
-pub use recursive::recursive;
+pub use recursive::{printed_as, recursive};
 pub use traversal::{
     all, all_bottom_up, all_top_down, alltd, bottom_up, downup, normalize, one, some, somebu,
     sometd, top_down, try_all,

@@ -1,6 +1,7 @@
 //! Recursive strategies defined in Rust, as Elevate defines its traversals.
 
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
 struct Definition<P> {
@@ -73,4 +74,60 @@ pub fn recursive<P: Send + Sync + 'static>(
     let body = f(me);
     let _ = definition.body.set(body);
     Strategy::new(Defined(definition))
+}
+
+type Text = dyn Fn(&mut fmt::Formatter<'_>) -> fmt::Result + Send + Sync;
+
+/// `body` under a name of its own, printed by `text` when the strategy is printed.
+struct PrintedAs<P> {
+    name: Name,
+    text: Box<Text>,
+    body: Strategy<P>,
+}
+
+impl<P: Send + Sync + 'static> StrategyImpl<P> for PrintedAs<P> {
+    fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
+        self.body.apply(p, cx)
+    }
+
+    fn attempt(&self, p: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
+        self.body.attempt(p, cx)
+    }
+
+    fn name(&self) -> Name {
+        self.name.clone()
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.text)(f)
+    }
+}
+
+/// `body`, failing as `name` and printing as `text` writes it: a strategy defined
+/// in terms of others that prints as its own call, e.g. `stage(s)`.
+///
+/// The text is written only when the strategy is printed. Formatting a
+/// sub-strategy into a name when building would cost as much as printing it, which
+/// can be exponential in its size for strategies that share sub-strategies.
+///
+/// ```
+/// use elevate_core::arith::{self, Term};
+/// use elevate_strategies::{printed_as, top_down};
+/// let s = arith::add_zero();
+/// let arg = s.clone();
+/// let everywhere = printed_as("once", move |f| write!(f, "once({arg})"), top_down(s));
+/// assert_eq!(everywhere.to_string(), "once(addZero)");
+/// let t: Term = "a * (b + 0)".parse().unwrap();
+/// assert_eq!(everywhere.run(&t).unwrap().to_string(), "a * b");
+/// ```
+pub fn printed_as<P: Send + Sync + 'static>(
+    name: &'static str,
+    text: impl Fn(&mut fmt::Formatter<'_>) -> fmt::Result + Send + Sync + 'static,
+    body: Strategy<P>,
+) -> Strategy<P> {
+    Strategy::new(PrintedAs {
+        name: Name::new(name),
+        text: Box::new(text),
+        body,
+    })
 }

@@ -195,7 +195,7 @@ fn rewrite_reads_strategy_files_and_reports_failures() {
         "--budget-steps",
         "1000",
     ]);
-    assert_fails_with(&o, "budget of 1000 rewrite steps exhausted");
+    assert_fails_with(&o, "budget of 1000 strategy applications exhausted");
 }
 
 #[test]

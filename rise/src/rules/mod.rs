@@ -57,7 +57,8 @@ pub use self::traversal::*;
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry, Value};
+use elevate_strategies::text::{bounded_int_arg, int_arg, name_arg, strategy_arg, Registry, Value};
+use elevate_strategies::MAX_APPLY_N;
 
 /// A rule of the library: its name, its equation, and how to make it.
 pub struct RuleInfo {
@@ -687,6 +688,10 @@ fn prim_arg(a: &[Value<Term>], i: usize) -> Result<Prim, String> {
 /// A name, its meaning, and the strategy.
 type Named = (&'static str, &'static str, fn() -> Strategy<Term>);
 
+/// The most dimensions or loop levels that the loop-nest strategies take: building
+/// one costs a power of its depth (pipeline stages take up to `MAX_APPLY_N`).
+const MAX_NEST_DEPTH: usize = 64;
+
 /// The loop-nest and matrix-multiplication strategies.
 fn add_strategies(r: &mut Registry<Term>) {
     let sizes = |a: &[Value<Term>], from: usize| -> Result<Vec<i64>, String> {
@@ -710,28 +715,43 @@ fn add_strategies(r: &mut Registry<Term>) {
         "tileND",
         "(d)(n)",
         "d-dimensional tiling with blocks of n",
-        |a| Ok(tile_nd(int_arg(a, 0)?, int_arg(a, 1)? as i64)),
+        |a| {
+            Ok(tile_nd(
+                bounded_int_arg(a, 0, MAX_NEST_DEPTH)?,
+                int_arg(a, 1)? as i64,
+            ))
+        },
     );
     r.add(
         "tileNDList",
         "([n1, ..., nd])",
         "tiling of a d-deep map nest: fmap(tileNDList(rest)) ; splitJoin(n1) ; interchange(d)",
         |a| match a.first() {
-            Some(Value::List(l)) if a.len() == 1 => Ok(tile_nd_list(l)),
-            _ => Err("expects one list of sizes".into()),
+            Some(Value::List(l)) if a.len() == 1 && l.len() <= MAX_NEST_DEPTH => {
+                Ok(tile_nd_list(l))
+            }
+            _ => Err(format!(
+                "expects one list of at most {MAX_NEST_DEPTH} sizes"
+            )),
         },
     );
     r.add(
         "interchange",
         "(d)",
         "after a split of the outermost of d tiled dimensions: moves its element loop inside the block loops",
-        |a| Ok(interchange(int_arg(a, 0)?)),
+        |a| Ok(interchange(bounded_int_arg(a, 0, MAX_NEST_DEPTH)?)),
     );
     r.add(
         "loopInterchangeAtLevel",
         "(l)",
         "loopInterchange at nest level l, then RNF",
-        |a| Ok(loop_interchange_at_level(int_arg(a, 0)?)),
+        |a| {
+            Ok(loop_interchange_at_level(bounded_int_arg(
+                a,
+                0,
+                MAX_NEST_DEPTH,
+            )?))
+        },
     );
     r.add(
         "reorder",
@@ -748,7 +768,12 @@ fn add_strategies(r: &mut Registry<Term>) {
         "moveTowardsArgument",
         "(i)(s)",
         "s on the i-th stage of a pipeline, towards its input: argument^i(s)",
-        |a| Ok(move_towards_argument(int_arg(a, 0)?, strategy_arg(a, 1)?)),
+        |a| {
+            Ok(move_towards_argument(
+                bounded_int_arg(a, 0, MAX_APPLY_N)?,
+                strategy_arg(a, 1)?,
+            ))
+        },
     );
     r.unary(
         "stage",

@@ -15,20 +15,31 @@ use super::traversal::{argument, argument_of, body, fmap, function};
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::{fail, id, normalize, recursive, top_down, try_};
+use elevate_strategies::{fail, id, normalize, printed_as, recursive, top_down, try_};
+use std::fmt;
 
 /// `moveTowardsArgument(i)(s) = argument(argument(...(s)))` (`i` times): `s` on the
 /// `i`-th stage of a pipeline, counting towards its input.
 pub fn move_towards_argument(i: usize, s: Strategy<Term>) -> Strategy<Term> {
-    let name = format!("moveTowardsArgument({i})({s})");
-    named(name, (0..i).fold(s, |s, _| argument(s)))
+    let arg = s.clone();
+    let text = move |f: &mut fmt::Formatter<'_>| write!(f, "moveTowardsArgument({i})({arg})");
+    printed_as(
+        "moveTowardsArgument",
+        text,
+        (0..i).fold(s, |s, _| argument(s)),
+    )
 }
 
 /// `stage(s) = s <+ argument(stage(s))`: `s` on the first stage of a pipeline
 /// `h(g(f(x)))` where it succeeds, from the output towards the input.
 pub fn stage(s: Strategy<Term>) -> Strategy<Term> {
-    let name = format!("stage({s})");
-    recursive(name, move |me| s | argument(me))
+    let arg = s.clone();
+    let text = move |f: &mut fmt::Formatter<'_>| write!(f, "stage({arg})");
+    printed_as(
+        "stage",
+        text,
+        recursive("stage", move |me| s | argument(me)),
+    )
 }
 
 /// `s` on the loop `level` maps deep in a nest: level 0 is a stage of the pipeline
@@ -89,12 +100,11 @@ pub fn tile_nd(d: usize, n: i64) -> Strategy<Term> {
 
 /// `freduce(s)`: `s` on the body of the operator of `reduceSeq(fun(acc, y => b))(init)(xs)`.
 pub fn freduce(s: Strategy<Term>) -> Strategy<Term> {
-    let name = format!("freduce({s})");
+    let arg = s.clone();
+    let text = move |f: &mut fmt::Formatter<'_>| write!(f, "freduce({arg})");
     let into = |p: Prim, s: Strategy<Term>| function(function(argument_of(p, body(body(s)))));
-    named(
-        name,
-        into(Prim::ReduceSeq, s.clone()) | into(Prim::Reduce, s),
-    )
+    let both = into(Prim::ReduceSeq, s.clone()) | into(Prim::Reduce, s);
+    printed_as("freduce", text, both)
 }
 
 /// One loop level down: into a map's lambda or a reduction's operator, through the
@@ -173,15 +183,21 @@ fn reorder_rec(perm: &[usize]) -> Strategy<Term> {
 /// fissioned again afterwards. (ELEVATE requires the fusion to succeed; here a map
 /// that has no map before it is entered as it is.)
 pub fn fmap_rnf(s: Strategy<Term>) -> Strategy<Term> {
-    let name = format!("fmapRNF({s})");
+    let arg = s.clone();
+    let text = move |f: &mut fmt::Formatter<'_>| write!(f, "fmapRNF({arg})");
     let steps =
         dfnf() >> try_(map_fusion()) >> dfnf() >> fmap(s) >> dfnf() >> try_(map_full_fission());
-    named(name, steps)
+    printed_as("fmapRNF", text, steps)
 }
 
 /// `mapped(s) = s <+ fmapRNF(mapped(s))`: `s` here, or inside the functions of the
 /// maps, however deeply nested.
 pub fn mapped(s: Strategy<Term>) -> Strategy<Term> {
-    let name = format!("mapped({s})");
-    recursive(name, move |me| s | fmap_rnf(me))
+    let arg = s.clone();
+    let text = move |f: &mut fmt::Formatter<'_>| write!(f, "mapped({arg})");
+    printed_as(
+        "mapped",
+        text,
+        recursive("mapped", move |me| s | fmap_rnf(me)),
+    )
 }

@@ -121,14 +121,60 @@ pub fn fmap(s: Strategy<Term>) -> Strategy<Term> {
     function(argument_of(Prim::Map, body(s)))
 }
 
-/// `mapNest(d)`: a predicate that holds for `d` maps nested directly in each other's
-/// lambda bodies (`mapNest(0)` always holds).
-pub fn map_nest(d: usize) -> Strategy<Term> {
-    if d == 0 {
-        elevate_strategies::id()
-    } else {
-        fmap(map_nest(d - 1))
+/// The body of the lambda of an applied `map(fun(x => body))(xs)`, if `t` is one.
+fn mapped_body(t: &Term) -> Option<&Term> {
+    let Expr::App(f, _) = t.expr() else {
+        return None;
+    };
+    let Expr::App(map, lambda) = f.expr() else {
+        return None;
+    };
+    if !is_prim(map, Prim::Map) {
+        return None;
     }
+    match lambda.expr() {
+        Expr::Lambda(_, _, body) | Expr::NatLambda(_, body) => Some(body),
+        _ => None,
+    }
+}
+
+/// `mapNest(d)`, walked down level by level: `d` may be absurd, the program bounds
+/// the walk.
+struct MapNest(usize);
+
+impl StrategyImpl<Term> for MapNest {
+    fn apply(&self, t: &Term, _: &mut Context) -> RewriteResult<Term> {
+        let mut current = t;
+        for _ in 0..self.0 {
+            current = mapped_body(current).ok_or_else(|| Failure::no_match("mapNest"))?;
+        }
+        Ok(t.clone())
+    }
+
+    fn name(&self) -> Name {
+        Name::new("mapNest")
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "mapNest({})", self.0)
+    }
+}
+
+/// `mapNest(d)`: a predicate that holds for `d` maps nested directly in each other's
+/// lambda bodies (`mapNest(0)` always holds): `mapNest(d) = fmap(mapNest(d - 1))`,
+/// checked without building `d` strategies.
+///
+/// ```
+/// use elevate_core::Program;
+/// use elevate_rise::{parse_term, rules::map_nest};
+/// let t = parse_term("fun(x: 4.4.f32 => x |> map(fun(r => r |> map(fun(v => v)))))").unwrap();
+/// let body = t.child(0);
+/// assert!(map_nest(2).run(body).is_ok());
+/// assert!(map_nest(3).run(body).is_err());
+/// assert!(map_nest(99_999_999_999).run(body).is_err());
+/// ```
+pub fn map_nest(d: usize) -> Strategy<Term> {
+    Strategy::new(MapNest(d))
 }
 
 /// `outermost(p)(s) = topDown(p ; s)`: `s` at the first location, top-down, where the
@@ -152,12 +198,54 @@ pub fn check(p: Strategy<Term>, s: Strategy<Term>) -> Strategy<Term> {
     p >> s
 }
 
+/// `inLambda(s)`, recursing through the leading lambdas directly (the strategy
+/// prints as `inLambda(s)` without formatting `s` when built).
+struct InLambda(Strategy<Term>);
+
+impl InLambda {
+    /// `s` on the innermost body below the leading lambdas where it succeeds.
+    fn attempt_below(&self, t: &Term, cx: &mut Context) -> Result<Option<Term>, Failure> {
+        if matches!(t.expr(), Expr::Lambda(..) | Expr::NatLambda(..)) {
+            let below = cx
+                .descend(0, |cx| self.attempt_below(t.child(0), cx))
+                .map_err(|e| e.in_child(0))?;
+            if let Some(body) = below {
+                return Ok(Some(t.with_child(0, body)));
+            }
+        }
+        self.0.attempt(t, cx)
+    }
+}
+
+impl StrategyImpl<Term> for InLambda {
+    fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
+        if matches!(t.expr(), Expr::Lambda(..) | Expr::NatLambda(..)) {
+            let below = cx
+                .descend(0, |cx| self.attempt_below(t.child(0), cx))
+                .map_err(|e| e.in_child(0))?;
+            if let Some(body) = below {
+                return Ok(t.with_child(0, body));
+            }
+        }
+        self.0.apply(t, cx)
+    }
+
+    fn attempt(&self, t: &Term, cx: &mut Context) -> Result<Option<Term>, Failure> {
+        self.attempt_below(t, cx)
+    }
+
+    fn name(&self) -> Name {
+        Name::new("inLambda")
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "inLambda({})", self.0)
+    }
+}
+
 /// `inLambda(s) = (isLambda ; body(inLambda(s))) <+ s`: `s` on the body below the
-/// leading lambdas (a program's parameters, its nat parameters included).
+/// leading lambdas (a program's parameters, its nat parameters included), or, where
+/// it fails there, on the nearest enclosing lambda where it succeeds.
 pub fn in_lambda(s: Strategy<Term>) -> Strategy<Term> {
-    let name = format!("inLambda({s})");
-    let binder = elevate_core::rule("isLambda", |t: &Term| {
-        matches!(t.expr(), Expr::Lambda(..) | Expr::NatLambda(..)).then(|| t.clone())
-    });
-    elevate_strategies::recursive(name, move |me| (binder >> body(me)) | s)
+    Strategy::new(InLambda(s))
 }

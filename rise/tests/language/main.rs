@@ -15,6 +15,7 @@ mod properties;
 mod rules;
 mod sizes;
 mod strategies;
+mod strategy_text;
 mod terms;
 
 use elevate_rise::Program;

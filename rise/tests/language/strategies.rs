@@ -389,3 +389,122 @@ fn every_registered_name_prints_back_to_its_text() {
     }
     assert!(checked > 150, "{checked}");
 }
+
+/// `text` applied to the entry of example `name` under `budget`.
+fn run_with(
+    name: &str,
+    text: &str,
+    budget: elevate_core::Budget,
+) -> (Result<Term, elevate_core::Failure>, elevate_core::Stats) {
+    let program = load(&example(name));
+    let mut cx = Context::new(budget);
+    let result = strategy(text).apply(&program.entry().term, &mut cx);
+    (result, cx.stats())
+}
+
+#[test]
+fn absurd_location_arguments_are_bounded_by_the_program() {
+    let unlimited = elevate_core::Budget::unlimited;
+    // mapNest(d) walks down at most as far as the program goes.
+    let (result, _) = run_with(
+        "matmul.rise",
+        "tile(32, 32) @ outermost(mapNest(99999999))",
+        unlimited(),
+    );
+    assert_eq!(result.unwrap_err().strategy(), "topDown");
+    let (result, _) = run_with(
+        "matmul.rise",
+        "tile(32, 32) @ outermost(mapNest(2))",
+        unlimited(),
+    );
+    assert!(print_term(&result.unwrap()).contains("split(32)"));
+    for text in [
+        "position(1000000000000)(id)",
+        "skip(1000000000000)(id)",
+        "moveTowardsArgument(100000)(id)",
+        "id @ applyN(100000, one)",
+    ] {
+        let (result, stats) = run_with("matmul.rise", text, unlimited());
+        assert!(!result.unwrap_err().is_budget(), "{text}");
+        assert!(stats.applications < 1_000, "{text}: {stats:?}");
+    }
+}
+
+#[test]
+fn budgets_stop_endless_rise_strategies_within_a_tenth() {
+    use elevate_core::{Budget, BudgetLimit, FailureKind};
+    // Each application of `normalize(splitJoin(1))` makes the program larger, and
+    // the next ones slower: a small limit.
+    const LIMIT: u64 = 3_000;
+    for text in ["repeatN(100000000000, id)", "normalize(splitJoin(1))"] {
+        let (result, stats) = run_with("dot.rise", text, Budget::unlimited().applications(LIMIT));
+        assert_eq!(
+            result.unwrap_err().kind(),
+            FailureKind::Budget(BudgetLimit::Applications(LIMIT)),
+            "{text}"
+        );
+        assert!(
+            (LIMIT..=LIMIT + LIMIT / 10).contains(&stats.applications),
+            "{text}: {stats:?}"
+        );
+    }
+    let budget = Budget::unlimited().time(std::time::Duration::from_millis(100));
+    let (result, _) = run_with("dot.rise", "normalize(splitJoin(1))", budget);
+    assert_eq!(
+        result.unwrap_err().kind(),
+        FailureKind::Budget(BudgetLimit::Time(100))
+    );
+}
+
+#[test]
+fn loop_nest_strategies_say_when_a_depth_is_too_large() {
+    let registry = rules::registry();
+    for (text, fragment) in [
+        ("tileND(65)(2)", "argument 1 is too large: at most 64"),
+        (
+            "interchange(1000000)",
+            "argument 1 is too large: at most 64",
+        ),
+        (
+            "loopInterchangeAtLevel(99999999)",
+            "argument 1 is too large",
+        ),
+        (
+            "moveTowardsArgument(100001)(id)",
+            "too large: at most 100000",
+        ),
+        ("tileND(-1)(2)", "must be non-negative"),
+    ] {
+        let e = registry.parse(text).map(|s| s.to_string()).unwrap_err();
+        assert!(e.message.contains(fragment), "{text}: {}", e.message);
+        assert!(e.offset > 0, "{text}: points at the argument");
+    }
+}
+
+#[test]
+fn library_strategies_print_their_arguments_only_when_printed() {
+    // f_i passes `s ; s` on: f0 receives a strategy of 2^40 leaves, shared, whose
+    // text no strategy may write when it is built.
+    let mut text = String::from(
+        "def f0(s) = stage(s) <+ mapped(s) <+ freduce(s) <+ fmapRNF(s) <+ inLambda(s) \
+         <+ moveTowardsArgument(2)(s)\n",
+    );
+    for i in 1..=40 {
+        text.push_str(&format!("def f{i}(s) = f{}(s ; s)\n", i - 1));
+    }
+    text.push_str("f40(id)");
+    let s = strategy(&text);
+    assert_eq!(s.to_string(), "f40(id)");
+    let budget = elevate_core::Budget::unlimited().applications(10_000);
+    let (result, stats) = {
+        let program = load(&example("dot.rise"));
+        let mut cx = Context::new(budget);
+        (s.apply(&program.entry().term, &mut cx), cx.stats())
+    };
+    assert!(result.unwrap_err().is_budget(), "{stats:?}");
+    // Small arguments still print in full.
+    assert_eq!(
+        strategy("stage(mapped(freduce(fmapRNF(inLambda(id)))))").to_string(),
+        "stage(mapped(freduce(fmapRNF(inLambda(id)))))"
+    );
+}

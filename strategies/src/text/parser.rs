@@ -46,6 +46,10 @@ impl fmt::Display for TextError {
 impl std::error::Error for TextError {}
 
 /// A parsed strategy expression.
+///
+/// Chains of `;` and of `<+` are flat (one node for `a ; b ; c`), and dropping a
+/// tree uses a work list, so that text nested 100,000 levels deep or 30,000
+/// strategies long is handled without deep recursion.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ast {
     /// `NAME(args)(args)...`
@@ -53,18 +57,70 @@ pub enum Ast {
         /// The name.
         name: String,
         /// The argument groups, in order.
-        args: Vec<Vec<ArgAst>>,
+        args: Vec<Vec<Arg>>,
         /// Where the name is.
         offset: usize,
     },
-    /// `a ; b`
-    Seq(Box<Ast>, Box<Ast>),
-    /// `a ;; b`
-    SeqDfnf(Box<Ast>, Box<Ast>, usize),
-    /// `a <+ b`
-    Choice(Box<Ast>, Box<Ast>),
-    /// `s @ t`
+    /// `a ; b ; ...` (at least two; `a ;; b` is `a ; DFNF ; b`).
+    Seq(Vec<Ast>),
+    /// `a <+ b <+ ...` (at least two).
+    Choice(Vec<Ast>),
+    /// `s @ t`, with the offset of `@`.
     At(Box<Ast>, Box<Ast>, usize),
+}
+
+impl Ast {
+    /// Where the expression starts.
+    pub fn offset(&self) -> usize {
+        let mut ast = self;
+        loop {
+            match ast {
+                Ast::Call { offset, .. } => return *offset,
+                Ast::Seq(parts) | Ast::Choice(parts) => match parts.first() {
+                    Some(first) => ast = first,
+                    None => return 0,
+                },
+                Ast::At(s, _, _) => ast = s,
+            }
+        }
+    }
+
+    /// Moves the sub-expressions out into `into`, leaving this node without any.
+    fn move_children(&mut self, into: &mut Vec<Ast>) {
+        match self {
+            Ast::Call { args, .. } => {
+                for arg in args.drain(..).flatten() {
+                    if let ArgAst::Strategy(ast) = arg.value {
+                        into.push(ast);
+                    }
+                }
+            }
+            Ast::Seq(parts) | Ast::Choice(parts) => into.append(parts),
+            Ast::At(s, t, _) => {
+                into.push(std::mem::replace(&mut **s, Ast::Seq(Vec::new())));
+                into.push(std::mem::replace(&mut **t, Ast::Seq(Vec::new())));
+            }
+        }
+    }
+}
+
+impl Drop for Ast {
+    fn drop(&mut self) {
+        let mut pending = Vec::new();
+        self.move_children(&mut pending);
+        while let Some(mut ast) = pending.pop() {
+            ast.move_children(&mut pending);
+        }
+    }
+}
+
+/// A parsed argument and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    /// The argument.
+    pub value: ArgAst,
+    /// Where it starts in the text.
+    pub offset: usize,
 }
 
 /// A parsed argument.
@@ -191,6 +247,19 @@ impl TextParser<'_> {
         }
     }
 
+    /// Eats the `(` of an argument group, which must be on the line of the name (or
+    /// of the group before): in `def a = b\n(c ; d)`, the main strategy is `(c ; d)`,
+    /// not an argument of `b`.
+    fn eat_argument_group(&mut self) -> Res<bool> {
+        let before = self.rest;
+        self.skip()?;
+        let skipped = &before[..before.len() - self.rest.len()];
+        if skipped.contains('\n') {
+            return Ok(false);
+        }
+        self.eat("(")
+    }
+
     fn expect(&mut self, token: &str) -> Res<()> {
         if self.eat(token)? {
             Ok(())
@@ -254,30 +323,31 @@ impl TextParser<'_> {
     }
 
     fn choice(&mut self) -> Res<Ast> {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-            let mut left = self.seq()?;
+        // Strategies nest in arguments and parentheses: the one recursive point.
+        elevate_core::stack::guard(|| {
+            let mut alternatives = vec![self.seq()?];
             while self.eat("<+")? {
-                let right = self.seq()?;
-                left = Ast::Choice(Box::new(left), Box::new(right));
+                alternatives.push(self.seq()?);
             }
-            Ok(left)
+            Ok(flat(alternatives, Ast::Choice))
         })
     }
 
     fn seq(&mut self) -> Res<Ast> {
-        let mut left = self.at()?;
+        let mut parts = vec![self.at()?];
         loop {
             self.skip()?;
             let offset = self.offset();
             if self.eat(";;")? {
-                let right = self.at()?;
-                left = Ast::SeqDfnf(Box::new(left), Box::new(right), offset);
-            } else if self.eat(";")? {
-                let right = self.at()?;
-                left = Ast::Seq(Box::new(left), Box::new(right));
-            } else {
-                return Ok(left);
+                parts.push(Ast::Call {
+                    name: "DFNF".into(),
+                    args: Vec::new(),
+                    offset,
+                });
+            } else if !self.eat(";")? {
+                return Ok(flat(parts, Ast::Seq));
             }
+            parts.push(self.at()?);
         }
     }
 
@@ -302,7 +372,7 @@ impl TextParser<'_> {
         }
         let (name, offset) = self.name()?;
         let mut args = Vec::new();
-        while self.eat("(")? {
+        while self.eat_argument_group()? {
             let mut group = Vec::new();
             if !self.peek(")")? {
                 loop {
@@ -318,32 +388,54 @@ impl TextParser<'_> {
         Ok(Ast::Call { name, args, offset })
     }
 
-    fn arg(&mut self) -> Res<ArgAst> {
+    fn arg(&mut self) -> Res<Arg> {
         self.skip()?;
-        if let Ok((rest, digits)) = integer(self.rest) {
-            let value = digits
-                .parse()
-                .or_else(|_| self.error(format!("integer {digits} out of range")))?;
-            self.rest = rest;
-            return Ok(ArgAst::Int(value));
+        let offset = self.offset();
+        let value = self.arg_value()?;
+        Ok(Arg { value, offset })
+    }
+
+    /// An integer literal, if one starts here.
+    fn integer(&mut self) -> Res<Option<i64>> {
+        let Ok((rest, digits)) = integer(self.rest) else {
+            return Ok(None);
+        };
+        match digits.parse() {
+            Ok(value) => {
+                self.rest = rest;
+                Ok(Some(value))
+            }
+            Err(_) => self.error(format!(
+                "the integer {digits} is too large (at most {} in absolute value)",
+                i64::MAX
+            )),
+        }
+    }
+
+    fn arg_value(&mut self) -> Res<ArgAst> {
+        match self.literal()? {
+            Some(literal) => Ok(literal),
+            None => Ok(ArgAst::Strategy(self.choice()?)),
+        }
+    }
+
+    /// An integer, string or list, if one starts here.
+    fn literal(&mut self) -> Res<Option<ArgAst>> {
+        if let Some(value) = self.integer()? {
+            return Ok(Some(ArgAst::Int(value)));
         }
         if let Ok((rest, body)) = string_literal(self.rest) {
             self.rest = rest;
-            return Ok(ArgAst::Str(body.to_string()));
+            return Ok(Some(ArgAst::Str(body.to_string())));
         }
         if self.eat("[")? {
             let mut items = Vec::new();
             if !self.peek("]")? {
                 loop {
                     self.skip()?;
-                    match integer(self.rest) {
-                        Ok((rest, digits)) => {
-                            items.push(digits.parse().or_else(|_| {
-                                self.error(format!("integer {digits} out of range"))
-                            })?);
-                            self.rest = rest;
-                        }
-                        Err(_) => {
+                    match self.integer()? {
+                        Some(value) => items.push(value),
+                        None => {
                             let found = self.found();
                             return self.error(format!("expected an integer, found {found}"));
                         }
@@ -354,9 +446,18 @@ impl TextParser<'_> {
                 }
             }
             self.expect("]")?;
-            return Ok(ArgAst::List(items));
+            return Ok(Some(ArgAst::List(items)));
         }
-        Ok(ArgAst::Strategy(self.choice()?))
+        Ok(None)
+    }
+}
+
+/// One expression, or a chain of them joined by an operator.
+fn flat(mut parts: Vec<Ast>, chain: fn(Vec<Ast>) -> Ast) -> Ast {
+    if parts.len() == 1 {
+        parts.pop().expect("one part")
+    } else {
+        chain(parts)
     }
 }
 

@@ -1,9 +1,12 @@
 //! Names of strategies, and the elaboration of parsed text into strategies.
 
-use super::parser::{parse_file, ArgAst, Ast, Def, TextError};
+use super::elaborate::elaborate;
+use super::parser::{parse_file, TextError};
+use crate::basic::apply_n_times;
 use crate::*;
 use elevate_core::{Path, Program, Strategy};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 
 /// An argument value in strategy text.
@@ -28,6 +31,28 @@ impl<P: 'static> Clone for Value<P> {
             Value::Str(s) => Value::Str(s.clone()),
             Value::Strategy(s) => Value::Strategy(s.clone()),
             Value::Name(n) => Value::Name(n.clone()),
+        }
+    }
+}
+
+/// Written as strategy text: `3`, `[0, 1]`, `"text"`, a strategy, a name.
+impl<P: 'static> fmt::Display for Value<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(n) => write!(f, "{n}"),
+            Value::List(items) => {
+                f.write_str("[")?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{item}")?;
+                }
+                f.write_str("]")
+            }
+            Value::Str(text) => write!(f, "\"{text}\""),
+            Value::Strategy(s) => write!(f, "{s}"),
+            Value::Name(name) => f.write_str(name),
         }
     }
 }
@@ -79,16 +104,33 @@ pub fn str_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, String> {
 }
 
 /// Argument `i` as a non-negative integer.
+///
+/// Messages about argument `i` start with `argument i+1`, which is how the parser
+/// knows to point at that argument.
 pub fn int_arg<P>(args: &[Value<P>], i: usize) -> Result<usize, String> {
     match args.get(i) {
-        Some(Value::Int(n)) if *n >= 0 => Ok(*n as usize),
+        Some(Value::Int(n)) if *n >= 0 => {
+            usize::try_from(*n).map_err(|_| format!("argument {} is too large, found {n}", i + 1))
+        }
         Some(Value::Int(n)) => Err(format!(
-            "argument {} must not be negative, found {n}",
+            "argument {} must be non-negative, found {n}",
             i + 1
         )),
         Some(_) => Err(format!("argument {} must be a number", i + 1)),
         None => Err(format!("missing argument {}", i + 1)),
     }
+}
+
+/// Argument `i` as an integer from 0 to `max`.
+pub fn bounded_int_arg<P>(args: &[Value<P>], i: usize, max: usize) -> Result<usize, String> {
+    let n = int_arg(args, i)?;
+    if n > max {
+        return Err(format!(
+            "argument {} is too large: at most {max}, found {n}",
+            i + 1
+        ));
+    }
+    Ok(n)
 }
 
 fn arity<P>(args: &[Value<P>], n: usize) -> Result<(), String> {
@@ -107,12 +149,7 @@ impl<P: Program> Default for Registry<P> {
     }
 }
 
-impl<P: Program> Registry<P> {
-    /// An empty registry.
-    pub fn new() -> Self {
-        Registry::default()
-    }
-
+impl<P: Program + fmt::Display> Registry<P> {
     /// A registry with Elevate's combinators and traversals.
     pub fn with_combinators() -> Self {
         let mut r = Registry::new();
@@ -200,6 +237,21 @@ impl<P: Program> Registry<P> {
             },
         );
         r.add(
+            "applyN",
+            "(n, s)",
+            "s ; s ; ... ; s (n times), like repeatN; applyN(n, T)(s) = T(T(...T(s))) \
+             (n times) for a traversal T without its last argument, e.g. \
+             `s @ applyN(2, one)`",
+            |a| {
+                arity(a, 2)?;
+                Ok(apply_n_times(int_arg(a, 0)?, strategy_arg(a, 1)?))
+            },
+        );
+        r.add("peek", "", "prints the program and succeeds", |a| {
+            arity(a, 0)?;
+            Ok(peek())
+        });
+        r.add(
             "position",
             "(n)(s)",
             "s at the n-th location in pre-order (root = 0)",
@@ -223,12 +275,21 @@ impl<P: Program> Registry<P> {
             "s at the location given by child positions",
             |a| {
                 arity(a, 2)?;
-                let steps = match &a[0] {
-                    Value::List(l) if l.iter().all(|i| *i >= 0) => {
-                        l.iter().map(|i| *i as u32).collect::<Vec<_>>()
-                    }
-                    _ => return Err("argument 1 must be a list of child positions".into()),
+                let Value::List(positions) = &a[0] else {
+                    return Err("argument 1 must be a list of child positions".into());
                 };
+                let steps = positions
+                    .iter()
+                    .map(|&i| match u32::try_from(i) {
+                        Ok(step) => Ok(step),
+                        Err(_) if i < 0 => Err(format!(
+                            "argument 1 must hold non-negative child positions, found {i}"
+                        )),
+                        Err(_) => Err(format!(
+                            "argument 1 holds a child position that is too large: {i}"
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
                 Ok(at_path(Path::from(steps), strategy_arg(a, 1)?))
             },
         );
@@ -255,6 +316,13 @@ impl<P: Program> Registry<P> {
             },
         );
         r
+    }
+}
+
+impl<P: Program> Registry<P> {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
     }
 
     /// Adds (or replaces) a named strategy. `params` documents its arguments, e.g.
@@ -317,183 +385,25 @@ impl<P: Program> Registry<P> {
     }
 
     /// Parses strategy text (with `def`s) into a strategy.
+    ///
+    /// A reference to a `def` is one node that prints as the reference (`rows(4)`)
+    /// and applies the definition's body; each definition is built once per distinct
+    /// list of arguments and shared, so definitions in terms of each other never
+    /// multiply. Applying a reference counts as one strategy application.
     pub fn parse(&self, text: &str) -> Result<Strategy<P>, TextError> {
         let file = parse_file(text)?;
-        let mut defs: HashMap<&str, &Def> = HashMap::new();
-        for def in &file.defs {
-            defs.insert(def.name.as_str(), def);
-        }
-        let scope = Scope {
-            registry: self,
-            defs,
-            names: Default::default(),
-        };
-        scope.strategy(&file.main, &HashMap::new(), 0)
+        elaborate(self, &file, text.len())
+    }
+
+    /// The constructor registered under `name`.
+    pub(super) fn entry(&self, name: &str) -> Option<&Entry<P>> {
+        self.entries.get(name)
     }
 }
 
-struct Scope<'r, P> {
-    registry: &'r Registry<P>,
-    defs: HashMap<&'r str, &'r Def>,
-    /// Where each bare name that is not a strategy was written, to point at it when
-    /// a strategy was needed there.
-    names: std::cell::RefCell<HashMap<String, usize>>,
-}
-
-fn offset_of(ast: &Ast) -> usize {
-    match ast {
-        Ast::Call { offset, .. } | Ast::SeqDfnf(_, _, offset) | Ast::At(_, _, offset) => *offset,
-        Ast::Seq(a, _) | Ast::Choice(a, _) => offset_of(a),
-    }
-}
-
-impl<P: Program> Scope<'_, P> {
-    fn strategy(
-        &self,
-        ast: &Ast,
-        env: &HashMap<String, Value<P>>,
-        depth: usize,
-    ) -> Result<Strategy<P>, TextError> {
-        match self.value(ast, env, depth)? {
-            Value::Strategy(s) => Ok(s),
-            Value::Name(name) => Err(TextError {
-                offset: offset_of(ast),
-                message: format!("unknown strategy `{name}` (`elevate strategies` lists them)"),
-            }),
-            _ => Err(TextError {
-                offset: offset_of(ast),
-                message: "expected a strategy here, found a number, list or string".into(),
-            }),
-        }
-    }
-
-    fn value(
-        &self,
-        ast: &Ast,
-        env: &HashMap<String, Value<P>>,
-        depth: usize,
-    ) -> Result<Value<P>, TextError> {
-        match ast {
-            Ast::Seq(a, b) => Ok(Value::Strategy(seq(
-                self.strategy(a, env, depth)?,
-                self.strategy(b, env, depth)?,
-            ))),
-            Ast::Choice(a, b) => Ok(Value::Strategy(left_choice(
-                self.strategy(a, env, depth)?,
-                self.strategy(b, env, depth)?,
-            ))),
-            Ast::SeqDfnf(a, b, offset) => {
-                let dfnf = self.call("DFNF", &[], *offset, depth)?;
-                Ok(Value::Strategy(seq(
-                    seq(self.strategy(a, env, depth)?, dfnf),
-                    self.strategy(b, env, depth)?,
-                )))
-            }
-            Ast::At(s, t, offset) => {
-                let s = self.strategy(s, env, depth)?;
-                let Ast::Call { name, args, .. } = &**t else {
-                    return Err(TextError {
-                        offset: *offset,
-                        message: "expected a traversal after `@`, e.g. `topDown` or `outermost(mapNest(2))`".into(),
-                    });
-                };
-                let mut values = self.args(args, env, depth)?;
-                values.push(Value::Strategy(s));
-                Ok(Value::Strategy(self.call(
-                    name,
-                    &values,
-                    offset_of(t),
-                    depth,
-                )?))
-            }
-            Ast::Call { name, args, offset } => {
-                if args.is_empty() {
-                    if let Some(bound) = env.get(name) {
-                        return Ok(bound.clone());
-                    }
-                    if !self.defs.contains_key(name.as_str()) && !self.registry.contains(name) {
-                        // Not a strategy: a name argument, or an error where a
-                        // strategy is needed.
-                        self.names
-                            .borrow_mut()
-                            .entry(name.clone())
-                            .or_insert(*offset);
-                        return Ok(Value::Name(name.clone()));
-                    }
-                }
-                let values = self.args(args, env, depth)?;
-                Ok(Value::Strategy(self.call(name, &values, *offset, depth)?))
-            }
-        }
-    }
-
-    fn args(
-        &self,
-        groups: &[Vec<ArgAst>],
-        env: &HashMap<String, Value<P>>,
-        depth: usize,
-    ) -> Result<Vec<Value<P>>, TextError> {
-        let mut values = Vec::new();
-        for arg in groups.iter().flatten() {
-            values.push(match arg {
-                ArgAst::Int(n) => Value::Int(*n),
-                ArgAst::List(l) => Value::List(l.clone()),
-                ArgAst::Str(s) => Value::Str(s.clone()),
-                ArgAst::Strategy(ast) => self.value(ast, env, depth)?,
-            });
-        }
-        Ok(values)
-    }
-
-    fn call(
-        &self,
-        name: &str,
-        values: &[Value<P>],
-        offset: usize,
-        depth: usize,
-    ) -> Result<Strategy<P>, TextError> {
-        let error = |message: String| TextError { offset, message };
-        if let Some(def) = self.defs.get(name) {
-            if depth > 64 {
-                return Err(error(format!("`{name}` is defined in terms of itself")));
-            }
-            if values.len() != def.params.len() {
-                return Err(error(format!(
-                    "`{name}` expects {} argument(s), found {}",
-                    def.params.len(),
-                    values.len()
-                )));
-            }
-            let env: HashMap<String, Value<P>> = def
-                .params
-                .iter()
-                .cloned()
-                .zip(values.iter().cloned())
-                .collect();
-            return self.strategy(&def.body, &env, depth + 1);
-        }
-        let entry = self.registry.entries.get(name).ok_or_else(|| {
-            error(format!(
-                "unknown strategy `{name}` (`elevate strategies` lists them)"
-            ))
-        })?;
-        (entry.make)(values).map_err(|e| {
-            // An unknown name given where a strategy was needed: point at the name.
-            for value in values {
-                if let Value::Name(unknown) = value {
-                    if e.contains(&format!("`{unknown}`")) {
-                        if let Some(at) = self.names.borrow().get(unknown) {
-                            return TextError {
-                                offset: *at,
-                                message: format!(
-                                    "unknown strategy `{unknown}` (`elevate strategies` lists them)"
-                                ),
-                            };
-                        }
-                    }
-                }
-            }
-            error(format!("`{name}{}`: {e}", entry.params))
-        })
+impl<P> Entry<P> {
+    /// Builds the strategy from its argument values.
+    pub(super) fn make(&self, args: &[Value<P>]) -> Result<Strategy<P>, String> {
+        (self.make)(args)
     }
 }

@@ -83,3 +83,94 @@ fn counters_count_applications_and_steps() {
     assert_eq!(cx.stats().steps, 2);
     assert!(cx.stats().applications > 2);
 }
+
+/// Whether `applications` stopped within 10% above `limit`.
+fn within_a_tenth(applications: u64, limit: u64) -> bool {
+    (limit..=limit + limit / 10).contains(&applications)
+}
+
+#[test]
+fn every_application_counts_so_repeat_n_of_id_stops_at_the_limit() {
+    const LIMIT: u64 = 1_000_000;
+    let rust = repeat_n(100_000_000_000, id());
+    let text = crate::text::registry()
+        .parse("repeatN(100000000000, id)")
+        .unwrap();
+    for s in [rust, text] {
+        let mut cx = Context::new(Budget::unlimited().applications(LIMIT));
+        let failure = s.apply(&term(), &mut cx).unwrap_err();
+        assert_eq!(
+            failure.kind(),
+            FailureKind::Budget(BudgetLimit::Applications(LIMIT))
+        );
+        assert!(
+            within_a_tenth(cx.stats().applications, LIMIT),
+            "{:?}",
+            cx.stats()
+        );
+        // `id` rewrites nothing: no rewrite steps, but every application counted.
+        assert_eq!(cx.stats().steps, 0);
+    }
+}
+
+#[test]
+fn rewriting_forever_stops_within_a_tenth_of_the_application_limit() {
+    const LIMIT: u64 = 50_000;
+    let mut cx = Context::new(Budget::unlimited().applications(LIMIT));
+    let failure = normalize(arith::add_comm())
+        .apply(&term(), &mut cx)
+        .unwrap_err();
+    assert!(failure.is_budget(), "{failure}");
+    assert!(
+        within_a_tenth(cx.stats().applications, LIMIT),
+        "{:?}",
+        cx.stats()
+    );
+}
+
+#[test]
+fn doubling_definitions_are_shared_and_stop_at_the_limit() {
+    // s_i = s_{i-1} ; s_{i-1}: 2^60 applications, but 60 definitions.
+    let mut text = String::from("def s0 = id\n");
+    for i in 1..=60 {
+        text.push_str(&format!("def s{i} = s{0} ; s{0}\n", i - 1));
+    }
+    text.push_str("s60");
+    let s = crate::text::registry().parse(&text).unwrap();
+    assert_eq!(s.to_string(), "s60");
+    const LIMIT: u64 = 100_000;
+    let mut cx = Context::new(Budget::unlimited().applications(LIMIT));
+    let failure = s.apply(&term(), &mut cx).unwrap_err();
+    assert_eq!(
+        failure.kind(),
+        FailureKind::Budget(BudgetLimit::Applications(LIMIT))
+    );
+    assert!(
+        within_a_tenth(cx.stats().applications, LIMIT),
+        "{:?}",
+        cx.stats()
+    );
+}
+
+#[test]
+fn repeat_n_of_id_stops_at_the_deadline() {
+    let mut cx = Context::new(Budget::unlimited().time(Duration::from_millis(50)));
+    let failure = repeat_n(100_000_000_000, id())
+        .apply(&term(), &mut cx)
+        .unwrap_err();
+    assert_eq!(failure.kind(), FailureKind::Budget(BudgetLimit::Time(50)));
+}
+
+#[test]
+fn slow_applications_read_the_clock_more_often() {
+    // Each application takes at least 2 ms, so by the 50 ms deadline at most 25 have
+    // finished: the budget must notice within a few more, not hundreds later.
+    let slow = rule("slow", |t: &Term| {
+        std::thread::sleep(Duration::from_millis(2));
+        Some(t.clone())
+    });
+    let mut cx = Context::new(Budget::unlimited().time(Duration::from_millis(50)));
+    let failure = repeat(slow).apply(&term(), &mut cx).unwrap_err();
+    assert_eq!(failure.kind(), FailureKind::Budget(BudgetLimit::Time(50)));
+    assert!(cx.stats().applications < 64, "{:?}", cx.stats());
+}

@@ -88,3 +88,80 @@ fn deep_programs_compare_print_parse_and_drop() {
     assert_eq!(parsed, deep_products());
     drop((a, b, c, parsed));
 }
+
+/// Strategy text of `n` nested `try`s around `id`.
+fn nested_tries(n: usize) -> String {
+    format!("{}id{}", "try(".repeat(n), ")".repeat(n))
+}
+
+#[test]
+fn text_nested_100000_deep_parses_prints_applies_and_drops() {
+    let text = nested_tries(DEPTH);
+    let s = crate::text::registry()
+        .parse(&text)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.to_string(), text);
+    let t = deep_negations();
+    assert_eq!(s.run(&t).unwrap(), t);
+    drop(s);
+}
+
+#[test]
+fn sequences_and_choices_30000_long_parse_print_apply_and_drop() {
+    const LONG: usize = 30_000;
+    let registry = crate::text::registry();
+    let t: Term = "-(-(-(-x)))".parse().unwrap();
+
+    let text = vec!["id"; LONG].join(" ; ");
+    let s = registry.parse(&text).unwrap();
+    assert_eq!(s.to_string(), text);
+    let mut cx = Context::default();
+    assert_eq!(s.apply(&t, &mut cx).unwrap(), t);
+    assert_eq!(cx.stats().applications, LONG as u64 + 1);
+
+    let text = format!("{} <+ id", vec!["fail"; LONG].join(" <+ "));
+    let s = registry.parse(&text).unwrap();
+    assert_eq!(s.to_string(), text);
+    assert_eq!(s.run(&t).unwrap(), t);
+
+    // `;;` and `@` in a long chain too.
+    let text = ["negNeg @ topDown"; 2].join(" ;; ");
+    assert_eq!(
+        registry.parse(&text).unwrap().to_string(),
+        "topDown(negNeg) ; DFNF ; topDown(negNeg)"
+    );
+}
+
+#[test]
+fn strategies_built_in_rust_100000_deep_apply_print_and_drop() {
+    let t = deep_negations();
+    let tries = (0..DEPTH).fold(id::<Term>(), |s, _| try_(s));
+    assert_eq!(tries.run(&t).unwrap(), t);
+    assert!(tries.to_string().starts_with("try(try("));
+    // Binary sequences and choices nested to the left and to the right.
+    let left = (0..DEPTH).fold(id::<Term>(), |s, _| s >> id());
+    let right = (0..DEPTH).fold(id::<Term>(), |s, _| id() >> s);
+    let choices = (0..DEPTH).fold(id::<Term>(), |s, _| fail() | s);
+    for (s, word) in [(&left, "id"), (&right, "id"), (&choices, "fail")] {
+        assert_eq!(s.run(&t).unwrap(), t);
+        let words = if word == "id" { DEPTH + 1 } else { DEPTH };
+        assert_eq!(s.to_string().matches(word).count(), words);
+    }
+    drop((tries, left, right, choices));
+}
+
+#[test]
+fn a_chain_of_100000_definitions_is_one_reference_deep() {
+    let mut text = String::from("def s0 = negNeg\n");
+    for i in 1..DEPTH {
+        text.push_str(&format!("def s{i} = s{}\n", i - 1));
+    }
+    text.push_str(&format!("s{}", DEPTH - 1));
+    let s = crate::text::registry().parse(&text).unwrap();
+    assert_eq!(s.to_string(), format!("s{}", DEPTH - 1));
+    let t: Term = "-(-x)".parse().unwrap();
+    let mut cx = Context::default();
+    assert_eq!(s.apply(&t, &mut cx).unwrap().to_string(), "x");
+    // Every reference on the way counts as an application.
+    assert_eq!(cx.stats().applications, DEPTH as u64 + 1);
+}

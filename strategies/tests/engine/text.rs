@@ -6,7 +6,8 @@ use elevate_strategies::text::Registry;
 use elevate_strategies::*;
 use quickcheck::{quickcheck, TestResult};
 
-fn registry() -> Registry<Term> {
+/// The combinators and a few arithmetic rules, by name.
+pub(crate) fn registry() -> Registry<Term> {
     let mut r = Registry::with_combinators();
     r.rule("addZero", "x + 0 -> x", arith::add_zero);
     r.rule("mulOne", "x * 1 -> x", arith::mul_one);
@@ -83,10 +84,8 @@ fn defs_with_and_without_parameters() {
                 def simplify = normalize(addZero <+ mulOne)\n\
                 def at(n, s) = position(n)(s)\n\
                 twice(negNeg) ; simplify ; at(0, id)";
-    assert_eq!(
-        text(file),
-        "negNeg ; negNeg ; normalize(addZero <+ mulOne) ; position(0)(id)"
-    );
+    // A reference to a definition is one strategy that prints as written.
+    assert_eq!(text(file), "twice(negNeg) ; simplify ; at(0, id)");
     let s = registry().parse(file).unwrap();
     let t: Term = "-(-(-(-(x * 1))))".parse().unwrap();
     assert_eq!(s.run(&t).unwrap().to_string(), "x");
@@ -107,7 +106,7 @@ fn errors_say_where_and_what() {
         ),
         (
             "repeatN(addZero, negNeg)",
-            (1, 1),
+            (1, 9),
             "argument 1 must be a number",
         ),
         (
@@ -192,4 +191,137 @@ fn the_registry_lists_every_combinator_with_a_meaning() {
         assert!(names.contains(&name), "{name} missing");
     }
     assert!(registry.entries().all(|e| !e.doc.is_empty()));
+}
+
+/// The error of `source`: its (line, column) and message.
+fn error(source: &str) -> ((usize, usize), String) {
+    match registry().parse(source) {
+        Err(e) => (e.line_col(source), e.message),
+        Ok(s) => panic!("{source} parsed as {s}"),
+    }
+}
+
+#[test]
+fn a_long_chain_of_definitions_is_no_cycle_and_a_cycle_is_named() {
+    let mut chain = String::from("def s0 = negNeg\n");
+    for i in 1..66 {
+        chain.push_str(&format!("def s{i} = s{}\n", i - 1));
+    }
+    chain.push_str("s65");
+    let t: Term = "-(-x)".parse().unwrap();
+    assert_eq!(
+        registry()
+            .parse(&chain)
+            .unwrap()
+            .run(&t)
+            .unwrap()
+            .to_string(),
+        "x"
+    );
+
+    let (at, message) = error("def a = b\ndef b = id ; c\ndef c = try(a)\na");
+    assert_eq!(at, (3, 13));
+    assert_eq!(
+        message,
+        "`a` is defined in terms of itself: a -> b -> c -> a"
+    );
+    let (at, message) = error("def f(s) = s ; f(s)\nf(id)");
+    assert_eq!(at, (1, 16));
+    assert_eq!(message, "`f` is defined in terms of itself");
+    // A parameter that shadows a definition is not a reference to it.
+    let shadowed = "def s = negNeg\ndef twice(s) = s ; s\ntwice(addZero)";
+    assert_eq!(text(shadowed), "twice(addZero)");
+    let (at, message) = error("def a = id\ndef a = fail\na");
+    assert_eq!((at, message.as_str()), ((2, 5), "`a` is defined twice"));
+}
+
+#[test]
+fn definitions_instantiated_with_ever_new_arguments_hit_a_limit() {
+    // Each s_i uses s_{i-1} with two new arguments: 2^40 different instances.
+    let mut text = String::from("def s0(x) = x\n");
+    for i in 1..=40 {
+        text.push_str(&format!(
+            "def s{i}(x) = s{0}(x ; id) ; s{0}(x ; fail)\n",
+            i - 1
+        ));
+    }
+    text.push_str("s40(id)");
+    let (_, message) = error(&text);
+    assert!(message.contains("expands to more than"), "{message}");
+}
+
+#[test]
+fn bad_numbers_are_errors_at_the_argument() {
+    let cases = [
+        ("repeatN(-3, id)", (1, 9), "must be non-negative, found -3"),
+        ("position(-1)(id)", (1, 10), "must be non-negative"),
+        (
+            "repeatN(99999999999999999999, id)",
+            (1, 9),
+            "the integer 99999999999999999999 is too large",
+        ),
+        (
+            "atPath([0, -1], id)",
+            (1, 8),
+            "non-negative child positions",
+        ),
+        ("atPath([4294967296], id)", (1, 8), "too large: 4294967296"),
+        (
+            "applyN(100001, one)(id)",
+            (1, 8),
+            "too large: at most 100000",
+        ),
+        ("applyN(-1, one)(id)", (1, 8), "must be non-negative"),
+        (
+            "id @ applyN(2, 3)",
+            (1, 6),
+            "argument 2 must be a traversal",
+        ),
+        ("applyN(0, nope)(id)", (1, 11), "unknown strategy `nope`"),
+    ];
+    for (source, at, fragment) in cases {
+        let (found_at, message) = error(source);
+        assert_eq!(found_at, at, "{source}: {message}");
+        assert!(message.contains(fragment), "{source}: {message}");
+    }
+    // Huge but legal counts are fine: they are bounded by the budget or the program.
+    for source in [
+        "repeatN(9223372036854775807, id)",
+        "position(1000000000000)(id)",
+        "skip(1000000000000)(id)",
+        "applyN(9223372036854775807, id)",
+    ] {
+        assert!(registry().parse(source).is_ok(), "{source}");
+    }
+    let t: Term = "a + 0".parse().unwrap();
+    assert!(registry()
+        .parse("position(1000000000000)(id) <+ skip(1000000000000)(id)")
+        .unwrap()
+        .run(&t)
+        .is_err());
+}
+
+#[test]
+fn apply_n_and_peek_are_strategies_in_text() {
+    let t: Term = "-(a * (b + 0))".parse().unwrap();
+    assert_eq!(text("applyN(2, one)(addZero)"), "one(one(addZero))");
+    assert_eq!(text("addZero @ applyN(2, one)"), "one(one(addZero))");
+    assert_eq!(text("addZero @ applyN(0, one)"), "addZero");
+    let s = registry().parse("addZero @ applyN(2, one)").unwrap();
+    assert_eq!(s.run(&t).unwrap().to_string(), "-(a * b)");
+    // With a strategy rather than a traversal: the strategy n times.
+    assert_eq!(text("applyN(3, id)"), "applyN(3, id)");
+    let mut cx = elevate_core::Context::default();
+    let s = registry().parse("applyN(3, id)").unwrap();
+    assert_eq!(s.apply(&t, &mut cx).unwrap(), t);
+    assert_eq!(cx.stats().applications, 4);
+    let s = registry().parse("applyN(2, negNeg)").unwrap();
+    let u: Term = "-(-(-(-x)))".parse().unwrap();
+    assert_eq!(s.run(&u).unwrap().to_string(), "x");
+
+    let mut cx = elevate_core::Context::default().with_log(elevate_core::Log::Collect(Vec::new()));
+    let s = registry().parse("peek ; topDown(addZero) ; peek").unwrap();
+    assert_eq!(s.to_string(), "peek ; topDown(addZero) ; peek");
+    s.apply(&t, &mut cx).unwrap();
+    assert_eq!(cx.messages(), ["-(a * (b + 0))", "-(a * b)"]);
 }
