@@ -216,8 +216,8 @@ struct Info {
 
 impl Compiler {
     fn nat(&self, n: &Nat) -> Result<i64, Error> {
-        n.eval(&|v| self.nats.get(v).copied()).ok_or_else(|| {
-            Error::unlocated(ErrorKind::Eval, format!("cannot evaluate the nat {n}"))
+        n.try_eval(&|v| self.nats.get(v).copied()).map_err(|e| {
+            Error::unlocated(ErrorKind::Eval, format!("cannot evaluate the nat {n}: {e}"))
         })
     }
 

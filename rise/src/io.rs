@@ -177,8 +177,8 @@ fn nat_name(v: &NatVar) -> String {
 }
 
 fn eval_nat(n: &Nat, nats: &NatEnv) -> Result<i64, String> {
-    n.eval(&|v| nats.get(v).copied())
-        .ok_or_else(|| format!("cannot evaluate the size {n}"))
+    n.try_eval(&|v| nats.get(v).copied())
+        .map_err(|e| format!("cannot evaluate the size {n}: {e}"))
 }
 
 /// Converts JSON to a value of type `ty` (sizes evaluated with `nats`).
