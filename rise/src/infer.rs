@@ -643,6 +643,8 @@ fn check_resolved(ty: &Type, t: &Term) -> Result<(), Error> {
             ),
         ));
     }
+    ty.check_well_formed()
+        .map_err(|e| Error::new(ErrorKind::Type, span_of(t), e.to_string()))?;
     if !data_inside(ty) {
         return Err(Error::new(
             ErrorKind::Type,

@@ -71,7 +71,7 @@ pub fn parse_term(source: &str) -> Result<Term, Error> {
 /// Parses a type, e.g. `n.(f32, f32) -> f32`.
 pub fn parse_type(source: &str) -> Result<Type, Error> {
     let mut parser = Parser::new(source)?;
-    let ty = parser.ty()?;
+    let ty = parser.annotation()?;
     parser.expect_end()?;
     Ok(ty)
 }
@@ -246,7 +246,7 @@ impl Parser {
             loop {
                 let (p, _) = self.name("a parameter name")?;
                 self.expect(":")?;
-                let ty = self.ty()?;
+                let ty = self.annotation()?;
                 params.push((Ident::fresh(&p), ty));
                 if !self.eat(",") {
                     break;
@@ -255,7 +255,7 @@ impl Parser {
             self.expect(")")?;
         }
         let result = if self.eat(":") {
-            Some(self.ty()?)
+            Some(self.annotation()?)
         } else {
             None
         };
@@ -351,7 +351,7 @@ impl Parser {
         let e = self.comparison(defs)?;
         if self.is(":") {
             self.advance();
-            let ty = self.ty()?;
+            let ty = self.annotation()?;
             let span = e.term.span().map(|s| s.to(self.prev_span()));
             return Ok(Parsed::value(Term::with(
                 Expr::Annotation(e.term, ty),
@@ -454,6 +454,9 @@ impl Parser {
                 if callee.nat_arity > 0 {
                     let start = self.span();
                     let n = self.nat()?;
+                    n.check_defined().map_err(|e| {
+                        Error::new(ErrorKind::Type, start.to(self.prev_span()), e.to_string())
+                    })?;
                     // In an expression, a nat may only use nat variables in scope (in
                     // a pattern, unknown ones are nat pattern variables).
                     for v in n.vars() {
@@ -697,7 +700,7 @@ impl Parser {
         loop {
             let (p, _) = self.name("a parameter name")?;
             let ty = if self.eat(":") {
-                Some(self.ty()?)
+                Some(self.annotation()?)
             } else {
                 None
             };
@@ -785,6 +788,16 @@ impl Parser {
     }
 
     // ---- types -------------------------------------------------------------------
+
+    /// A type as written by the user, whose sizes must be well formed (no `n/0`,
+    /// no `(1-2).f32`, no `vec[f32, 0]`).
+    fn annotation(&mut self) -> Result<Type, Error> {
+        let start = self.span();
+        let ty = self.ty()?;
+        ty.check_well_formed()
+            .map_err(|e| Error::new(ErrorKind::Type, start.to(self.prev_span()), e.to_string()))?;
+        Ok(ty)
+    }
 
     fn ty(&mut self) -> Result<Type, Error> {
         guard(|| {

@@ -1,8 +1,10 @@
 //! RISE types: scalars, indices, vectors, arrays, pairs, functions, dependent functions.
 
-use crate::nat::{Nat, NatVar};
+use crate::nat::{Nat, NatVar, Undefined};
+use elevate_core::stack::guard;
 use std::fmt;
-use std::sync::Arc;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock};
 
 /// A scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -50,8 +52,40 @@ impl Scalar {
 }
 
 /// An immutable, shared RISE type.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct Type(Arc<TypeKind>);
+
+// Types nest as deeply as programs do (`1.1.1. ... .f32`, `f32 -> f32 -> ...`):
+// comparing, hashing, dropping and the walks below recurse through `guard`,
+// which continues on a fresh stack segment when the stack runs low.
+
+impl PartialEq for Type {
+    fn eq(&self, other: &Type) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || guard(|| self.0 == other.0)
+    }
+}
+
+impl Eq for Type {}
+
+impl Hash for Type {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        guard(|| self.0.hash(state));
+    }
+}
+
+impl Drop for Type {
+    fn drop(&mut self) {
+        let leaf = matches!(*self.0, TypeKind::Scalar(_) | TypeKind::Var(_));
+        // Only the last owner drops the children: it swaps the node for a
+        // shared leaf and drops the node on a guarded stack.
+        if !leaf && Arc::strong_count(&self.0) == 1 {
+            static LEAF: LazyLock<Arc<TypeKind>> =
+                LazyLock::new(|| Arc::new(TypeKind::Scalar(Scalar::Bool)));
+            let node = std::mem::replace(&mut self.0, LEAF.clone());
+            guard(move || drop(node));
+        }
+    }
+}
 
 /// The shape of a type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -132,6 +166,10 @@ impl Type {
 
     /// Whether any inference variable (type or nat unknown) remains.
     pub fn has_unknowns(&self) -> bool {
+        guard(|| self.has_unknowns_here())
+    }
+
+    fn has_unknowns_here(&self) -> bool {
         match self.kind() {
             TypeKind::Scalar(_) => false,
             TypeKind::Var(_) => true,
@@ -146,6 +184,10 @@ impl Type {
 
     /// Replaces nat variables (bound `DepFun` variables are left alone when shadowed).
     pub fn map_nats(&self, f: &dyn Fn(&NatVar) -> Option<Nat>) -> Type {
+        guard(|| self.map_nats_here(f))
+    }
+
+    fn map_nats_here(&self, f: &dyn Fn(&NatVar) -> Option<Nat>) -> Type {
         match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Var(_) => self.clone(),
             TypeKind::Index(n) => Type::index(n.substitute(f)),
@@ -162,6 +204,10 @@ impl Type {
 
     /// Replaces type variables.
     pub fn map_vars(&self, f: &dyn Fn(u32) -> Option<Type>) -> Type {
+        guard(|| self.map_vars_here(f))
+    }
+
+    fn map_vars_here(&self, f: &dyn Fn(u32) -> Option<Type>) -> Type {
         match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Index(_) => self.clone(),
             TypeKind::Var(k) => f(*k).unwrap_or_else(|| self.clone()),
@@ -177,16 +223,16 @@ impl Type {
     pub fn nat_vars(&self) -> Vec<NatVar> {
         let mut all = Vec::new();
         self.collect_nat_vars(&mut all);
-        let mut out: Vec<NatVar> = Vec::new();
-        for v in all {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-        out
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|v| seen.insert(v.clone()));
+        all
     }
 
     fn collect_nat_vars(&self, out: &mut Vec<NatVar>) {
+        guard(|| self.collect_nat_vars_here(out));
+    }
+
+    fn collect_nat_vars_here(&self, out: &mut Vec<NatVar>) {
         match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Var(_) => {}
             TypeKind::Index(n) => out.extend(n.vars()),
@@ -207,6 +253,152 @@ impl Type {
     }
 }
 
+/// Where a size stands in a type, and the least value it may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeRole {
+    /// `n` in `n.t`: at least 0.
+    ArrayLength,
+    /// `n` in `vec[t, n]`: at least 1, a vector has at least one lane.
+    VectorWidth,
+    /// `n` in `idx[n]`: at least 1, `idx[0]` has no values.
+    IndexBound,
+}
+
+impl SizeRole {
+    /// The least value a size in this role may take.
+    pub fn minimum(self) -> i64 {
+        match self {
+            SizeRole::ArrayLength => 0,
+            SizeRole::VectorWidth | SizeRole::IndexBound => 1,
+        }
+    }
+}
+
+impl fmt::Display for SizeRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SizeRole::ArrayLength => "array length",
+            SizeRole::VectorWidth => "vector width",
+            SizeRole::IndexBound => "index bound",
+        })
+    }
+}
+
+/// Why a type is not well formed: one of its sizes has no value, or a value
+/// that no array, vector or index can have. `ty` is the innermost type with
+/// the offending size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IllFormed {
+    /// The size is undefined: a division by zero, an overflow, ...
+    #[error("the {role} in {ty} is undefined: {why}")]
+    Undefined {
+        /// Where the size stands.
+        role: SizeRole,
+        /// The type with the size.
+        ty: Type,
+        /// Why the size has no value.
+        why: Undefined,
+    },
+    /// The size is a constant fraction such as `3/2`.
+    #[error("the {role} {size} in {ty} is not a whole number")]
+    Fractional {
+        /// Where the size stands.
+        role: SizeRole,
+        /// The size.
+        size: Nat,
+        /// The type with the size.
+        ty: Type,
+    },
+    /// The size is below its role's minimum whatever its variables are: a
+    /// negative array length (`(1 - 2).f32`, `(0 - n - 1).f32`), a vector
+    /// without lanes (`vec[f32, 0]`) or an index type without values
+    /// (`idx[0]`).
+    #[error("the {role} {size} in {ty} is {}", below(*.role))]
+    TooSmall {
+        /// Where the size stands.
+        role: SizeRole,
+        /// The size.
+        size: Nat,
+        /// The type with the size.
+        ty: Type,
+    },
+}
+
+/// Why a size is too small for `role`.
+fn below(role: SizeRole) -> &'static str {
+    match role {
+        SizeRole::ArrayLength => "negative",
+        SizeRole::VectorWidth => "not positive: a vector needs at least one lane",
+        SizeRole::IndexBound => "not positive: an index type needs at least one value",
+    }
+}
+
+impl Type {
+    /// Checks that every size in the type has a value that its place allows:
+    /// it is defined (no division by zero, no overflow: see
+    /// [`Nat::undefined`]), it is not a constant fraction, and it is not
+    /// below the role's minimum whatever its variables are (see
+    /// [`Nat::is_always_below`]): array lengths are at least 0, vector
+    /// widths and index bounds at least 1. Symbolic sizes such as `n - 1` are
+    /// fine: they are checked when the program runs.
+    ///
+    /// ```
+    /// use elevate_rise::parse_type;
+    /// use elevate_rise::types::{IllFormed, Type};
+    /// use elevate_rise::nat::Nat;
+    /// let f32 = parse_type("f32").unwrap();
+    /// assert!(Type::array(Nat::named("n") - Nat::cst(1), f32.clone()).check_well_formed().is_ok());
+    /// let bad = Type::array(Nat::named("n") / Nat::ZERO, f32.clone());
+    /// let e = bad.check_well_formed().unwrap_err();
+    /// assert!(matches!(e, IllFormed::Undefined { .. }));
+    /// assert_eq!(e.to_string(), "the array length in (n / 0).f32 is undefined: division by zero in n / 0");
+    /// let e = Type::vector(f32, Nat::ZERO).check_well_formed().unwrap_err();
+    /// assert_eq!(e.to_string(), "the vector width 0 in vec[f32, 0] is not positive: a vector needs at least one lane");
+    /// ```
+    pub fn check_well_formed(&self) -> Result<(), IllFormed> {
+        // An explicit work list: types may be nested very deeply.
+        let mut work = vec![self];
+        while let Some(ty) = work.pop() {
+            match ty.kind() {
+                TypeKind::Scalar(_) | TypeKind::Var(_) => {}
+                TypeKind::Index(n) => check_size(n, SizeRole::IndexBound, ty)?,
+                TypeKind::Vector(elem, n) => {
+                    check_size(n, SizeRole::VectorWidth, ty)?;
+                    work.push(elem);
+                }
+                TypeKind::Array(n, elem) => {
+                    check_size(n, SizeRole::ArrayLength, ty)?;
+                    work.push(elem);
+                }
+                TypeKind::Pair(a, b) | TypeKind::Fun(a, b) => {
+                    work.push(b);
+                    work.push(a);
+                }
+                TypeKind::DepFun(_, body) => work.push(body),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_size(size: &Nat, role: SizeRole, ty: &Type) -> Result<(), IllFormed> {
+    if let Some(why) = size.undefined() {
+        return Err(IllFormed::Undefined {
+            role,
+            ty: ty.clone(),
+            why: why.clone(),
+        });
+    }
+    let (size, ty) = (size.clone(), ty.clone());
+    if size.is_const() && !size.is_integral() {
+        return Err(IllFormed::Fractional { role, size, ty });
+    }
+    if size.is_always_below(role.minimum()) {
+        return Err(IllFormed::TooSmall { role, size, ty });
+    }
+    Ok(())
+}
+
 /// Writes a nat where it must read as one atom (an array size, say).
 pub(crate) fn write_nat_atom(f: &mut fmt::Formatter<'_>, n: &Nat) -> fmt::Result {
     let text = n.to_string();
@@ -222,6 +414,12 @@ pub(crate) fn write_nat_atom(f: &mut fmt::Formatter<'_>, n: &Nat) -> fmt::Result
 
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        guard(|| self.write(f))
+    }
+}
+
+impl Type {
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind() {
             TypeKind::Scalar(s) => f.write_str(s.name()),
             TypeKind::Index(n) => write!(f, "idx[{n}]"),

@@ -428,8 +428,8 @@ pub(crate) fn scalar_json(value: &Value) -> Result<serde_json::Value, EvalError>
         Value::I32(v) => J::from(*v),
         Value::I64(v) | Value::Index(v) => J::from(*v),
         // Shortest text that reads back as the same f32, so 0.1 prints as 0.1.
-        Value::F32(v) => crate::io::float_json(format!("{v}").parse().unwrap_or(f64::from(*v))),
-        Value::F64(v) => crate::io::float_json(*v),
+        Value::F32(v) => float_json(format!("{v}").parse().unwrap_or(f64::from(*v))),
+        Value::F64(v) => float_json(*v),
         Value::Function(_) => return Err("a function has no JSON form".into()),
         other => return Err(format!("{} is not a scalar", other.kind()).into()),
     })
@@ -733,5 +733,38 @@ impl Array {
             return Ok(items.clone());
         }
         (0..self.len()).map(|i| self.get(i)).collect()
+    }
+}
+
+/// The JSON of a float: a number, or the string `"NaN"`, `"Infinity"` or
+/// `"-Infinity"` (JSON has no such numbers, and `null` would not say which).
+///
+/// ```
+/// use elevate_rise::io::{float_json, json_float};
+/// assert_eq!(float_json(f64::NEG_INFINITY), serde_json::json!("-Infinity"));
+/// assert!(json_float(&float_json(f64::NAN)).unwrap().is_nan());
+/// assert_eq!(float_json(0.5), serde_json::json!(0.5));
+/// ```
+pub fn float_json(x: f64) -> serde_json::Value {
+    match serde_json::Number::from_f64(x) {
+        Some(n) => serde_json::Value::Number(n),
+        None if x.is_nan() => serde_json::Value::from("NaN"),
+        None if x > 0.0 => serde_json::Value::from("Infinity"),
+        None => serde_json::Value::from("-Infinity"),
+    }
+}
+
+/// A float from its JSON form (see [`float_json`]): a number, `"NaN"`, `"Infinity"`
+/// or `"-Infinity"`.
+pub fn json_float(json: &serde_json::Value) -> Option<f64> {
+    match json {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -256,7 +256,7 @@ fn rewrite_runs_the_matmul_strategies_from_the_tvm_strategy_file() {
     ]);
     assert_fails_with(
         &o,
-        "cannot evaluate the nat m/32 (sizes for --check come from --nat",
+        "cannot evaluate the nat m/32: m/32 is not a whole number (sizes for --check come from --nat",
     );
     let o = elevate(&["strategies"]);
     for name in [

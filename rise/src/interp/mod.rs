@@ -194,8 +194,8 @@ impl Compiler {
     }
 
     fn nat_at(&self, n: &Nat, t: &Term) -> Result<i64, Error> {
-        self.nat(n)
-            .ok_or_else(|| error_at(t, format!("cannot evaluate the nat {n}")))
+        n.try_eval(&|v| self.nats.get(v).copied())
+            .map_err(|e| error_at(t, format!("cannot evaluate the nat {n}: {e}")))
     }
 
     fn size(&self, n: &Nat, t: &Term) -> Result<usize, Error> {

@@ -7,39 +7,6 @@ use std::fmt;
 use std::io::Write;
 use std::sync::Arc;
 
-/// The JSON of a float: a number, or the string `"NaN"`, `"Infinity"` or
-/// `"-Infinity"` (JSON has no such numbers, and `null` would not say which).
-///
-/// ```
-/// use elevate_rise::io::{float_json, json_float};
-/// assert_eq!(float_json(f64::NEG_INFINITY), serde_json::json!("-Infinity"));
-/// assert!(json_float(&float_json(f64::NAN)).unwrap().is_nan());
-/// assert_eq!(float_json(0.5), serde_json::json!(0.5));
-/// ```
-pub fn float_json(x: f64) -> Json {
-    match serde_json::Number::from_f64(x) {
-        Some(n) => Json::Number(n),
-        None if x.is_nan() => Json::from("NaN"),
-        None if x > 0.0 => Json::from("Infinity"),
-        None => Json::from("-Infinity"),
-    }
-}
-
-/// A float from its JSON form (see [`float_json`]): a number, `"NaN"`, `"Infinity"`
-/// or `"-Infinity"`.
-pub fn json_float(json: &Json) -> Option<f64> {
-    match json {
-        Json::Number(n) => n.as_f64(),
-        Json::String(s) => match s.as_str() {
-            "NaN" => Some(f64::NAN),
-            "Infinity" => Some(f64::INFINITY),
-            "-Infinity" => Some(f64::NEG_INFINITY),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 /// Why a value could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {

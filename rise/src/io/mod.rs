@@ -13,9 +13,7 @@
 
 mod json;
 
-pub use json::{
-    approx_eq, first_difference, float_json, json_float, write_json, Difference, WriteError,
-};
+pub use json::{approx_eq, first_difference, write_json, Difference, WriteError};
 
 use crate::error::{Error, ErrorKind};
 use crate::interp::NatEnv;
@@ -23,6 +21,7 @@ use crate::limits::{scalars_in, Limits};
 use crate::nat::{solve, Equation, Nat, NatVar};
 use crate::term::{Expr, Term};
 use crate::types::{Scalar, Type, TypeKind};
+pub use crate::value::{float_json, json_float};
 use crate::value::{Value, VALUE_BYTES};
 use elevate_core::stack::guard;
 use rand::{RngExt, SeedableRng};
@@ -298,8 +297,8 @@ fn nat_name(v: &NatVar) -> String {
 }
 
 fn eval_nat(n: &Nat, nats: &NatEnv) -> Result<i64, String> {
-    n.eval(&|v| nats.get(v).copied())
-        .ok_or_else(|| format!("cannot evaluate the size {n}"))
+    n.try_eval(&|v| nats.get(v).copied())
+        .map_err(|e| format!("cannot evaluate the size {n}: {e}"))
 }
 
 /// Converts JSON to a value of type `ty` (sizes evaluated with `nats`). The error

@@ -128,6 +128,25 @@ impl Ratio {
         })
     }
 
+    /// `self ^ e` for any integer `e` (a negative one takes the reciprocal);
+    /// `self` must not be zero if `e` is negative.
+    pub(super) fn powi(self, e: i64) -> Res<Ratio> {
+        let parity = |x: i64| if e % 2 == 0 { x.abs() } else { x };
+        match (self.num, self.den) {
+            (0, _) if e < 0 => Err(Overflow),
+            _ if e == 0 => Ok(Ratio::ONE),
+            (0, _) => Ok(Ratio::ZERO),
+            // `±1` to any power, where `e` may not fit in a `u32`.
+            (1 | -1, 1) => Ok(Ratio::int(parity(self.num))),
+            _ => {
+                let base = if e < 0 { self.recip()? } else { self };
+                // Any other base is at least 2 or at most 1/2 in magnitude, so
+                // an exponent beyond `u32` overflows.
+                base.pow(checked(u32::try_from(e.unsigned_abs()).ok())?)
+            }
+        }
+    }
+
     /// `self - c * floor(self / c)` for an integer `c > 0`: the representative
     /// of `self` modulo `c` in `[0, c)`.
     pub(super) fn rem_euclid(self, c: i64) -> Res<Ratio> {
@@ -178,9 +197,14 @@ impl WideSum {
         Some(WideSum { num, den })
     }
 
+    /// Whether the sum is an integer.
+    pub(super) fn is_integer(self) -> bool {
+        self.num % self.den == 0
+    }
+
     /// The sum if it is an integer that fits in an `i64`.
     pub(super) fn to_integer(self) -> Option<i64> {
-        (self.num % self.den == 0)
+        self.is_integer()
             .then(|| i64::try_from(self.num / self.den).ok())
             .flatten()
     }
@@ -233,6 +257,14 @@ mod tests {
         assert_eq!(r(2, 3).mul(r(3, 4)).unwrap(), r(1, 2));
         assert_eq!(r(2, 3).div(r(-4, 3)).unwrap(), r(-1, 2));
         assert_eq!(r(2, 3).pow(3).unwrap(), r(8, 27));
+        assert_eq!(r(2, 3).powi(-3).unwrap(), r(27, 8));
+        assert_eq!(r(-2, 1).powi(-1).unwrap(), r(-1, 2));
+        assert_eq!(Ratio::int(-1).powi(i64::MAX).unwrap(), Ratio::int(-1));
+        assert_eq!(Ratio::int(-1).powi(i64::MIN).unwrap(), Ratio::ONE);
+        assert_eq!(Ratio::ZERO.powi(0).unwrap(), Ratio::ONE);
+        assert!(Ratio::ZERO.powi(-1).is_err());
+        assert!(Ratio::int(2).powi(63).is_err());
+        assert!(r(1, 2).powi(i64::MIN).is_err());
         assert_eq!(r(-1, 2).to_string(), "-1/2");
         assert_eq!(Ratio::int(7).to_integer(), Some(7));
         assert_eq!(r(7, 2).to_integer(), None);

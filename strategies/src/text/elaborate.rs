@@ -5,7 +5,7 @@
 //! recursive point ([`Scope::value`]) runs under [`guard`], and the checks of the
 //! definitions use work lists.
 
-use super::parser::{Arg, ArgAst, Ast, Def, File, TextError};
+use super::parser::{parse_file, Arg, ArgAst, Ast, Def, File, TextError};
 use super::registry::{Registry, Value};
 use crate::basic::MAX_APPLY_N;
 use elevate_core::stack::guard;
@@ -22,6 +22,19 @@ const EXPANSION_LIMIT: usize = 1_000_000;
 
 /// Parameters bound to argument values, inside a definition's body.
 type Env<P> = HashMap<String, Value<P>>;
+
+impl<P: Program> Registry<P> {
+    /// Parses strategy text (with `def`s) into a strategy.
+    ///
+    /// A reference to a `def` is one node that prints as the reference (`rows(4)`)
+    /// and applies the definition's body; each definition is built once per distinct
+    /// list of arguments and shared, so definitions in terms of each other never
+    /// multiply. Applying a reference counts as one strategy application.
+    pub fn parse(&self, text: &str) -> Result<Strategy<P>, TextError> {
+        let file = parse_file(text)?;
+        elaborate(self, &file, text.len())
+    }
+}
 
 /// A parsed file to a strategy.
 pub(super) fn elaborate<P: Program>(

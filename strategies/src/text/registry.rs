@@ -1,7 +1,5 @@
 //! Names of strategies, and the elaboration of parsed text into strategies.
 
-use super::elaborate::elaborate;
-use super::parser::{parse_file, TextError};
 use crate::basic::apply_n_times;
 use crate::*;
 use elevate_core::{Path, Program, Strategy};
@@ -382,17 +380,6 @@ impl<P: Program> Registry<P> {
     /// Whether `name` is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.entries.contains_key(name)
-    }
-
-    /// Parses strategy text (with `def`s) into a strategy.
-    ///
-    /// A reference to a `def` is one node that prints as the reference (`rows(4)`)
-    /// and applies the definition's body; each definition is built once per distinct
-    /// list of arguments and shared, so definitions in terms of each other never
-    /// multiply. Applying a reference counts as one strategy application.
-    pub fn parse(&self, text: &str) -> Result<Strategy<P>, TextError> {
-        let file = parse_file(text)?;
-        elaborate(self, &file, text.len())
     }
 
     /// The constructor registered under `name`.
