@@ -148,22 +148,33 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
     }
     let (program, source) = load(o.path, o.entry)?;
     let signature = program.signature();
-    let (nats, values) = match o.random {
-        Some(seed) => {
-            let nats = sizes(o.nats);
-            let values = io::random_inputs(&signature, &nats, seed)
-                .map_err(|e| render(&e, o.path, &source))?;
-            (nats, values)
-        }
-        None => io::bind_inputs(&signature, &read_inputs(o.inputs)?)
-            .map_err(|e| render(&e, o.path, &source))?,
-    };
     let strategy = o.strategy.map(parse_strategy).transpose()?;
     let fail = |e| failure(o.path, &source, &program, e);
-    let started = Instant::now();
-    let compiled = elevate_bridge::compile(&program, &nats, strategy.as_ref(), &Options::default())
-        .map_err(fail)?;
-    let compile_ms = started.elapsed().as_secs_f64() * 1e3;
+    // The compiled function, and the milliseconds from the program to it.
+    let compile = |nats: &NatEnv| {
+        let started = Instant::now();
+        let compiled =
+            elevate_bridge::compile(&program, nats, strategy.as_ref(), &Options::default())
+                .map_err(fail)?;
+        Ok::<_, Failure>((compiled, started.elapsed().as_secs_f64() * 1e3))
+    };
+    // Compiled first where the sizes come from the command line: the compilation
+    // checks the buffers' sizes before random inputs of those sizes are made.
+    let (nats, values, (compiled, compile_ms)) = match o.random {
+        Some(seed) => {
+            let nats = sizes(o.nats);
+            let compiled = compile(&nats)?;
+            let values = io::random_inputs(&signature, &nats, seed)
+                .map_err(|e| render(&e, o.path, &source))?;
+            (nats, values, compiled)
+        }
+        None => {
+            let (nats, values) = io::bind_inputs(&signature, &read_inputs(o.inputs)?)
+                .map_err(|e| render(&e, o.path, &source))?;
+            let compiled = compile(&nats)?;
+            (nats, values, compiled)
+        }
+    };
     let mut call = compiled.prepare(&values).map_err(fail)?;
     call.invoke().map_err(fail)?;
     let json = |v: elevate_rise::Value| {

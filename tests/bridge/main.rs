@@ -2,6 +2,7 @@
 //! compiled through MLIR for the CPU compute what the reference interpreter computes.
 
 mod examples;
+mod hardening;
 mod payload;
 mod random;
 mod schedule;
