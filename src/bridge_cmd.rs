@@ -1,11 +1,17 @@
-//! `elevate compile` and `elevate run`: the program a strategy chose, through MLIR.
+//! `elevate compile` and `elevate run`: the program a strategy chose, through MLIR, by
+//! the bridge's driver ([`elevate_bridge::emit`], [`elevate_bridge::compile`]).
 
 use crate::{load, parse_strategy, read_inputs, render, Failure};
-use elevate_core::Context;
+use elevate_bridge::{Emit, Options};
 use elevate_rise::nat::NatVar;
-use elevate_rise::{io, print_definition, rules, NatEnv, Term};
+use elevate_rise::{io, Error, ErrorKind, NatEnv, Program, Span};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+
+/// The most calls `--bench` times.
+pub const MAX_BENCH_RUNS: u64 = 1_000_000;
+
+/// The most threads `--threads` asks for.
+pub const MAX_THREADS: u64 = 4096;
 
 pub struct CompileOptions<'a> {
     pub path: &'a Path,
@@ -29,6 +35,33 @@ pub struct RunOptions<'a> {
     pub threads: Option<usize>,
 }
 
+/// `--bench N`: a count of runs, at most [`MAX_BENCH_RUNS`].
+pub fn parse_bench_runs(text: &str) -> Result<usize, String> {
+    count(text, MAX_BENCH_RUNS, "runs")
+}
+
+/// `--threads N`: a count of threads, at most [`MAX_THREADS`].
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    count(text, MAX_THREADS, "threads")
+}
+
+/// A non-negative count of at most `max` (the command line takes `-1` as a number, so
+/// that this says what is wrong with it).
+fn count(text: &str, max: u64, what: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if t.strip_prefix('-').is_some_and(digits) {
+        return Err(format!("must be non-negative, found {t}"));
+    }
+    if !digits(t) {
+        return Err(format!("expected a non-negative integer, found `{t}`"));
+    }
+    match t.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n as usize),
+        _ => Err(format!("{t} is over the maximum of {max} {what}")),
+    }
+}
+
 fn sizes(nats: &[(String, i64)]) -> NatEnv {
     let mut env = NatEnv::default();
     for (name, value) in nats {
@@ -37,54 +70,30 @@ fn sizes(nats: &[(String, i64)]) -> NatEnv {
     env
 }
 
-/// The program to compile: the entry point at these sizes, rewritten by the strategy,
-/// then made low-level by `defaultLowering`.
-fn chosen(
-    path: &Path,
-    entry: &Term,
-    strategy: Option<&str>,
-    nats: &NatEnv,
-) -> Result<Term, Failure> {
-    let at = |e: &dyn std::fmt::Display| Failure(format!("{}: {e}", path.display()));
-    let mut term = elevate_bridge::instantiate(entry, nats).map_err(|e| at(&e))?;
-    if let Some(text) = strategy {
-        let strategy = parse_strategy(text)?;
-        term = strategy
-            .apply(&term, &mut Context::default())
-            .map_err(|e| at(&format!("the strategy {strategy} failed: {e}")))?;
-    }
-    rules::default_lowering()
-        .apply(&term, &mut Context::default())
-        .map_err(|e| at(&format!("defaultLowering failed: {e}")))
-}
-
-fn bridge_failure(path: &Path, source: &str, e: elevate_bridge::BridgeError) -> Failure {
-    match e.span {
-        Some(span) => render(
-            &elevate_rise::Error::new(elevate_rise::ErrorKind::Eval, span, e.to_string()),
-            path,
-            source,
-        ),
-        None => Failure(format!("{}: {e}", path.display())),
-    }
-}
-
-/// What `--emit transform` prints for a payload without a Transform script: a comment
-/// saying why (the program is not a sequence of structured loop nests, so its loops
-/// are the payload's own), then a script that does nothing, so that the output is
-/// always a valid transform module (for `mlir-opt --transform-interpreter`, or to start
-/// one from).
-fn no_transform(why: Option<&str>) -> String {
-    format!(
-        "// no transform script: the payload is explicit loops, which are its schedule ({}); this script does nothing
-module attributes {{transform.with_named_sequence}} {{
-  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
-    transform.yield
-  }}
-}}
-",
-        why.unwrap_or("not structured")
-    )
+/// A bridge error as a diagnostic of the file: located at its construct, or at the
+/// entry point where it has no location of its own. Inputs that do not fit are input
+/// errors and traps evaluation errors, as the interpreter's; the rest compile errors.
+fn failure(path: &Path, source: &str, program: &Program, e: elevate_bridge::Error) -> Failure {
+    let entry: Option<Span> = program.entry().term.span();
+    let error = match e {
+        elevate_bridge::Error::Rise(e) => Error {
+            span: e.span.or(entry),
+            ..e
+        },
+        e => {
+            let kind = match e {
+                elevate_bridge::Error::Input { .. } => ErrorKind::Input,
+                elevate_bridge::Error::Trap { .. } => ErrorKind::Eval,
+                _ => ErrorKind::Compile,
+            };
+            Error {
+                kind,
+                span: e.span().or(entry),
+                message: e.to_string(),
+            }
+        }
+    };
+    render(&error, path, source)
 }
 
 pub fn compile(o: CompileOptions) -> Result<(), Failure> {
@@ -94,35 +103,25 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
             o.target
         )));
     }
-    let (program, source) = load(o.path, o.entry)?;
-    let entry = program.entry();
-    let term = chosen(o.path, &entry.term, o.strategy, &sizes(o.nats))?;
-    let text = match o.emit {
-        "rise" => print_definition(&entry.name, &term),
-        "payload" | "transform" | "mlir" | "llvm" => {
-            let payload = elevate_bridge::payload(&entry.name, &term)
-                .map_err(|e| bridge_failure(o.path, &source, e))?;
-            match o.emit {
-                "payload" => payload.mlir,
-                "transform" => match payload.transform {
-                    Some(script) => script,
-                    None => no_transform(payload.loops_because.as_deref()),
-                },
-                stage => lowered(o.path, &source, &payload, stage == "llvm")?,
-            }
-        }
+    let stage: Emit = match o.emit {
         "ptx" => {
             return Err(Failure(
                 "--emit ptx is not available yet (this version emits rise, payload, transform, mlir and llvm)"
                     .into(),
             ))
         }
-        other => {
-            return Err(Failure(format!(
-                "unknown stage `{other}` (rise, payload, transform, mlir, llvm)"
-            )))
-        }
+        other => other.parse().map_err(|e| Failure(format!("{e}")))?,
     };
+    let (program, source) = load(o.path, o.entry)?;
+    let strategy = o.strategy.map(parse_strategy).transpose()?;
+    let text = elevate_bridge::emit(
+        &program,
+        &sizes(o.nats),
+        strategy.as_ref(),
+        &Options::default(),
+        stage,
+    )
+    .map_err(|e| failure(o.path, &source, &program, e))?;
     match o.output {
         Some(file) => std::fs::write(file, text)
             .map_err(|e| Failure(format!("{}: cannot write: {e}", file.display()))),
@@ -131,30 +130,6 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
             Ok(())
         }
     }
-}
-
-/// The payload, after its Transform script (if any), lowered to the LLVM dialect, or
-/// translated to LLVM IR.
-#[cfg(feature = "mlir")]
-fn lowered(
-    path: &Path,
-    source: &str,
-    payload: &elevate_bridge::Payload,
-    llvm_ir: bool,
-) -> Result<String, Failure> {
-    let result = if llvm_ir {
-        elevate_bridge::jit::payload_llvm_ir(payload)
-    } else {
-        elevate_bridge::jit::lower_payload(payload)
-    };
-    result.map_err(|e| bridge_failure(path, source, e))
-}
-
-#[cfg(not(feature = "mlir"))]
-fn lowered(_: &Path, _: &str, _: &elevate_bridge::Payload, _: bool) -> Result<String, Failure> {
-    Err(Failure(
-        "this elevate was built without MLIR (feature `mlir`)".into(),
-    ))
 }
 
 #[cfg(not(feature = "mlir"))]
@@ -166,49 +141,51 @@ pub fn run(_: RunOptions) -> Result<(), Failure> {
 
 #[cfg(feature = "mlir")]
 pub fn run(o: RunOptions) -> Result<(), Failure> {
+    use std::time::Instant;
     if let Some(threads) = o.threads {
         // Read by the OpenMP runtime when the JIT loads it (before any parallel loop).
         std::env::set_var("OMP_NUM_THREADS", threads.max(1).to_string());
     }
     let (program, source) = load(o.path, o.entry)?;
-    let entry = program.entry();
     let signature = program.signature();
-    let (nats, values) = match o.random {
+    let strategy = o.strategy.map(parse_strategy).transpose()?;
+    let fail = |e| failure(o.path, &source, &program, e);
+    // The compiled function, and the milliseconds from the program to it.
+    let compile = |nats: &NatEnv| {
+        let started = Instant::now();
+        let compiled =
+            elevate_bridge::compile(&program, nats, strategy.as_ref(), &Options::default())
+                .map_err(fail)?;
+        Ok::<_, Failure>((compiled, started.elapsed().as_secs_f64() * 1e3))
+    };
+    // Compiled first where the sizes come from the command line: the compilation
+    // checks the buffers' sizes before random inputs of those sizes are made.
+    let (nats, values, (compiled, compile_ms)) = match o.random {
         Some(seed) => {
             let nats = sizes(o.nats);
+            let compiled = compile(&nats)?;
             let values = io::random_inputs(&signature, &nats, seed)
                 .map_err(|e| render(&e, o.path, &source))?;
-            (nats, values)
+            (nats, values, compiled)
         }
-        None => io::bind_inputs(&signature, &read_inputs(o.inputs)?)
-            .map_err(|e| render(&e, o.path, &source))?,
+        None => {
+            let (nats, values) = io::bind_inputs(&signature, &read_inputs(o.inputs)?)
+                .map_err(|e| render(&e, o.path, &source))?;
+            let compiled = compile(&nats)?;
+            (nats, values, compiled)
+        }
     };
-    let json: Vec<serde_json::Value> = values
-        .iter()
-        .map(|v| {
-            v.to_json()
-                .map_err(|e| Failure(format!("{}: {e}", o.path.display())))
-        })
-        .collect::<Result<_, _>>()?;
-    let term = chosen(o.path, &entry.term, o.strategy, &nats)?;
-    let started = Instant::now();
-    let payload = elevate_bridge::payload(&entry.name, &term)
-        .map_err(|e| bridge_failure(o.path, &source, e))?;
-    let compiled =
-        elevate_bridge::jit::compile(&payload).map_err(|e| bridge_failure(o.path, &source, e))?;
-    let compile_ms = started.elapsed().as_secs_f64() * 1e3;
-    let mut call = compiled
-        .prepare(&json)
-        .map_err(|e| bridge_failure(o.path, &source, e))?;
-    call.invoke()
-        .map_err(|e| bridge_failure(o.path, &source, e))?;
-    let result = call.output();
+    let mut call = compiled.prepare(&values).map_err(fail)?;
+    call.invoke().map_err(fail)?;
+    let json = |v: elevate_rise::Value| {
+        v.to_json()
+            .map_err(|e| Failure(format!("{}: {e}", o.path.display())))
+    };
+    let result = json(call.output())?;
     if o.check {
-        let expected = elevate_rise::evaluate(&entry.term, &nats, &values)
-            .map_err(|e| render(&e, o.path, &source))?
-            .to_json()
-            .map_err(|e| Failure(format!("{}: {e}", o.path.display())))?;
-        if !io::approx_eq(&expected, &result) {
+        let expected = elevate_rise::evaluate(&program.entry().term, &nats, &values)
+            .map_err(|e| render(&e, o.path, &source))?;
+        if !io::approx_eq(&json(expected)?, &result) {
             return Err(Failure(format!(
                 "{}: --check: the compiled program computes other values than the interpreter",
                 o.path.display()
@@ -218,25 +195,27 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
     }
     match o.bench {
         Some(runs) => {
-            let mut times = Vec::with_capacity(runs.max(1));
-            for _ in 0..runs.max(1) {
+            // At most MAX_BENCH_RUNS (checked when the command line was read).
+            let runs = runs.max(1);
+            let mut times = Vec::with_capacity(runs);
+            for _ in 0..runs {
                 let t = Instant::now();
-                call.invoke()
-                    .map_err(|e| bridge_failure(o.path, &source, e))?;
+                call.invoke().map_err(fail)?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
             times.sort_by(f64::total_cmp);
             let round = |x: f64| (x * 1000.0).round() / 1000.0;
+            let median = times[times.len() / 2];
             println!(
                 "{}",
                 serde_json::json!({
-                    "median_ms": round(times[times.len() / 2]),
+                    "median_ms": round(median),
                     "min_ms": round(times[0]),
                     "max_ms": round(times[times.len() - 1]),
                     "runs": times.len(),
                     "compile_ms": round(compile_ms),
                     "threads": o.threads,
-                    "gflops": round(payload.flops as f64 / times[times.len() / 2] / 1e6),
+                    "gflops": round(compiled.payload().flops as f64 / median / 1e6),
                 })
             );
         }

@@ -117,11 +117,13 @@ enum Command {
         /// Compare the result with the reference interpreter's (standard error).
         #[arg(long)]
         check: bool,
-        /// Time N calls and print one JSON line instead of the result.
-        #[arg(long)]
+        /// Time N calls and print one JSON line instead of the result (at most
+        /// 1,000,000; 0 counts as 1).
+        #[arg(long, allow_negative_numbers = true, value_parser = bridge_cmd::parse_bench_runs)]
         bench: Option<usize>,
-        /// Threads for the parallel loops (`mapPar`; default: one per core).
-        #[arg(long)]
+        /// Threads for the parallel loops (`mapPar`; default: one per core; at most
+        /// 4096; 0 counts as 1).
+        #[arg(long, allow_negative_numbers = true, value_parser = bridge_cmd::parse_threads)]
         threads: Option<usize>,
     },
     /// Equality saturation, then extraction: print the best program as RISE text that

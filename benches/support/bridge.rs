@@ -3,17 +3,16 @@
 //! program compiled through MLIR, OpenBLAS's `cblas_sgemm` (single thread), and the
 //! thread count of the OpenMP runtime that runs the compiled parallel loops.
 //!
-//! Only the bridge's public API is used (`instantiate`, `payload`, `jit`).
+//! The programs are compiled by the bridge's driver (`elevate::bridge::compile`).
 
 #![allow(dead_code)]
 
 use elevate::bridge::jit::{self, Compiled};
-use elevate::bridge::{instantiate, payload};
-use elevate::core::{Context, Strategy};
+use elevate::bridge::Options;
+use elevate::core::Strategy;
 use elevate::rise::nat::NatVar;
-use elevate::rise::{io, rules, NatEnv, Program, Term};
+use elevate::rise::{io, rules, NatEnv, Program, Term, Value};
 use libloading::Library;
-use serde_json::Value as Json;
 use std::time::Instant;
 
 /// The named strategy of the seven ELEVATE matmul strategies
@@ -31,7 +30,7 @@ pub struct Matmul {
     /// The compiled function.
     pub compiled: Compiled,
     /// Its inputs, as `Compiled::prepare` takes them.
-    pub inputs: Vec<Json>,
+    pub inputs: Vec<Value>,
     /// From the RISE text to a callable function: parse and type-check, fix the sizes,
     /// rewrite with the strategy and `defaultLowering`, generate the payload, compile.
     pub compile_ms: f64,
@@ -47,30 +46,25 @@ pub fn compile(source: &str, strategy: Strategy<Term>, size: i64) -> Matmul {
     for v in ["n", "k", "m"] {
         nats.insert(NatVar::Named(v.into()), size);
     }
-    let term = instantiate(&program.entry().term, &nats).expect("sizes for n, k, m");
-    let chosen = strategy
-        .apply(&term, &mut Context::default())
-        .expect("the strategy applies");
-    let mut compiled = compile_term(&chosen);
-    compiled.compile_ms = started.elapsed().as_secs_f64() * 1e3;
-    compiled
+    let compiled = elevate::bridge::compile(&program, &nats, Some(&strategy), &Options::default())
+        .unwrap_or_else(|e| panic!("the matmul compiles: {e}"));
+    let compile_ms = started.elapsed().as_secs_f64() * 1e3;
+    let inputs = io::random_inputs(&program.signature(), &nats, 1).expect("inputs");
+    Matmul {
+        compiled,
+        inputs,
+        compile_ms,
+    }
 }
 
 /// Compiles a typed matmul with concrete sizes (a strategy's or an e-graph's choice)
 /// after `defaultLowering`, with inputs from seed 1.
 pub fn compile_term(term: &Term) -> Matmul {
     let started = Instant::now();
-    let chosen = rules::default_lowering()
-        .apply(term, &mut Context::default())
-        .expect("defaultLowering applies");
-    let payload = payload("mm", &chosen).expect("a payload");
-    let compiled = jit::compile(&payload).expect("MLIR compiles the payload");
+    let compiled = elevate::bridge::compile_term("mm", term, None, &Options::default())
+        .unwrap_or_else(|e| panic!("the matmul compiles: {e}"));
     let compile_ms = started.elapsed().as_secs_f64() * 1e3;
-    let inputs = io::random_inputs(&io::signature(&chosen), &NatEnv::default(), 1)
-        .expect("inputs")
-        .iter()
-        .map(|v| v.to_json().expect("data"))
-        .collect();
+    let inputs = io::random_inputs(&io::signature(term), &NatEnv::default(), 1).expect("inputs");
     Matmul {
         compiled,
         inputs,

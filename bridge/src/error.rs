@@ -1,12 +1,15 @@
-//! The bridge's errors: what could not be translated or compiled, and where.
+//! The bridge's errors: what could not be prepared, translated, compiled or run, and
+//! where in the RISE program, when that is known.
 
+use elevate_rise::limits::SizeError;
 use elevate_rise::term::{Span, Term};
+use elevate_rise::types::Scalar;
 use std::fmt;
 
-/// Which stage failed.
+/// Which stage of the bridge an error comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
-    /// Preparing the RISE program (sizes, types).
+    /// Preparing the RISE program: sizes, types, the strategy, `defaultLowering`.
     Rise,
     /// Translating RISE to the MLIR payload.
     Payload,
@@ -36,50 +39,150 @@ impl fmt::Display for Stage {
     }
 }
 
-/// An error of the bridge: the stage, where in the RISE program (if known), and why.
-#[derive(Debug, Clone)]
-pub struct BridgeError {
-    /// The stage that failed.
-    pub stage: Stage,
-    /// The RISE source span, if the error is about a construct of the program.
-    pub span: Option<Span>,
-    /// The explanation (MLIR's diagnostics for MLIR stages).
-    pub message: String,
+/// What made a compiled program stop: the cases where the interpreter reports an error
+/// and the machine would trap or compute garbage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trap {
+    /// An integer division or remainder by zero.
+    DivisionByZero,
+    /// The smallest integer of a type divided by -1: the quotient does not fit.
+    Overflow(Scalar),
 }
 
-impl BridgeError {
-    /// An error of `stage`.
-    pub fn new(stage: Stage, message: impl Into<String>) -> BridgeError {
-        BridgeError {
+impl fmt::Display for Trap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Trap::DivisionByZero => f.write_str("division by zero"),
+            Trap::Overflow(s) => write!(
+                f,
+                "integer overflow: the smallest {} divided by -1",
+                s.name()
+            ),
+        }
+    }
+}
+
+/// An error of the bridge. Each variant says where in the RISE program it is when
+/// that is known ([`Error::span`]), and from which stage it comes ([`Error::stage`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// The RISE program could not be prepared: a size is missing or negative, or the
+    /// program does not type-check at these sizes.
+    #[error("{0}")]
+    Rise(#[from] elevate_rise::Error),
+    /// The strategy failed (or ran out of its budget).
+    #[error("the strategy {strategy} failed: {failure}")]
+    Strategy {
+        /// The strategy, as text.
+        strategy: String,
+        /// Why it failed.
+        failure: elevate_core::Failure,
+    },
+    /// `defaultLowering` failed (or ran out of the budget).
+    #[error("defaultLowering failed: {0}")]
+    Lowering(elevate_core::Failure),
+    /// A construct of the program that the payload cannot express.
+    #[error("unsupported construct: {message}")]
+    Unsupported {
+        /// Where the construct is.
+        span: Option<Span>,
+        /// What it is and why it is not supported.
+        message: String,
+    },
+    /// A node without its type (the bridge translates typed terms).
+    #[error("an untyped node (type-check the program first)")]
+    Untyped {
+        /// Where the node is.
+        span: Option<Span>,
+    },
+    /// An array too large to allocate (checked before allocating it).
+    #[error("{error}")]
+    Size {
+        /// The array's construct, if it is one of the program's.
+        span: Option<Span>,
+        /// The size and the limit.
+        error: SizeError,
+    },
+    /// MLIR rejected the payload or its script, or could not lower or compile it; the
+    /// message has MLIR's diagnostics.
+    #[error("{stage} error: {message}")]
+    Mlir {
+        /// The stage that failed.
+        stage: Stage,
+        /// What failed, and MLIR's diagnostics.
+        message: String,
+    },
+    /// The inputs of a call do not fit the compiled function.
+    #[error("{message}")]
+    Input {
+        /// What does not fit.
+        message: String,
+    },
+    /// The compiled program stopped where the interpreter reports an error.
+    #[error("{trap} (`{op}`)")]
+    Trap {
+        /// What happened.
+        trap: Trap,
+        /// The primitive (`div`, `mod`).
+        op: &'static str,
+        /// Where the operation is.
+        span: Option<Span>,
+    },
+}
+
+impl Error {
+    /// Where in the RISE program the error is, if known.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            Error::Rise(e) => e.span,
+            Error::Unsupported { span, .. }
+            | Error::Untyped { span }
+            | Error::Size { span, .. }
+            | Error::Trap { span, .. } => *span,
+            Error::Strategy { .. }
+            | Error::Lowering(_)
+            | Error::Mlir { .. }
+            | Error::Input { .. } => None,
+        }
+    }
+
+    /// The stage the error comes from.
+    pub fn stage(&self) -> Stage {
+        match self {
+            Error::Rise(_) | Error::Strategy { .. } | Error::Lowering(_) => Stage::Rise,
+            Error::Unsupported { .. } | Error::Untyped { .. } => Stage::Payload,
+            Error::Size { .. } => Stage::Payload,
+            Error::Mlir { stage, .. } => *stage,
+            Error::Input { .. } | Error::Trap { .. } => Stage::Run,
+        }
+    }
+
+    /// An MLIR stage's error.
+    pub(crate) fn mlir(stage: Stage, message: impl Into<String>) -> Error {
+        Error::Mlir {
             stage,
-            span: None,
             message: message.into(),
         }
     }
 
     /// A construct of the program the payload cannot express.
-    pub(crate) fn unsupported(at: &Term, message: impl Into<String>) -> BridgeError {
-        BridgeError {
-            stage: Stage::Payload,
+    pub(crate) fn unsupported(at: &Term, message: impl Into<String>) -> Error {
+        Error::Unsupported {
             span: at.span(),
-            message: format!("unsupported construct: {}", message.into()),
+            message: message.into(),
         }
     }
 
-    /// A node without its type (the bridge needs typed terms).
-    pub(crate) fn untyped(at: &Term) -> BridgeError {
-        BridgeError {
-            stage: Stage::Payload,
-            span: at.span(),
-            message: "an untyped node (type-check the program first)".into(),
+    /// A node without its type.
+    pub(crate) fn untyped(at: &Term) -> Error {
+        Error::Untyped { span: at.span() }
+    }
+
+    /// Inputs that do not fit.
+    #[cfg_attr(not(feature = "mlir"), allow(dead_code))]
+    pub(crate) fn input(message: impl Into<String>) -> Error {
+        Error::Input {
+            message: message.into(),
         }
     }
 }
-
-impl fmt::Display for BridgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} error: {}", self.stage, self.message)
-    }
-}
-
-impl std::error::Error for BridgeError {}

@@ -1,21 +1,49 @@
 //! `elevate-bridge`: the RISE program a strategy chose, as MLIR that MLIR compiles.
 //!
-//! [`payload()`](fn@payload) translates a typed RISE function with concrete sizes into an MLIR module
-//! (pure Rust, no LLVM needed): `linalg` operations and a Transform script carrying the
-//! program's schedule where the program is a sequence of structured loop nests, explicit
-//! loops otherwise ([`payload_loops`], with [`Payload::loops_because`] saying why); with the `mlir` feature, `jit` parses, verifies,
-//! applies the payload's Transform-dialect script (if any), lowers and JIT-compiles it
-//! through melior and calls it on inputs.
+//! [`compile`] is the driver: a checked program, its sizes and a strategy in, a function
+//! compiled to machine code out (feature `mlir`), callable on interpreter values and
+//! timed; [`emit`] gives any stage's text. Underneath:
+//!
+//! - [`payload()`](fn@payload) translates a typed RISE function with concrete sizes
+//!   into an MLIR module (pure Rust, no LLVM needed): `linalg` operations and a
+//!   Transform script carrying the program's schedule where the program is a sequence
+//!   of structured loop nests, explicit loops otherwise ([`payload_loops`], with
+//!   [`Payload::loops_because`] saying why);
+//! - with the `mlir` feature, [`jit`] parses, verifies, applies the payload's
+//!   Transform-dialect script (if any), lowers and JIT-compiles it through melior, and
+//!   calls it on inputs.
+//!
+//! Integer divisions that would trap (by zero, the smallest integer by -1) are guarded
+//! in the generated code and reported as [`Error::Trap`], as the interpreter reports
+//! them; every buffer's size is checked before it is allocated; programs 100,000
+//! levels deep translate without overflowing the stack.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
+//! | [`payload`](mod@payload) | the payload, and the choice between the two translations |
+//! | `structured` | the `linalg` + Transform translation |
+//! | `loops` | the explicit-loops translation |
+//! | [`boundary`] | the function boundary: signature, leaves, size checks |
+//! | `text` | MLIR text both translations write |
+//! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
 
 #![warn(missing_docs)]
 
 pub mod boundary;
+mod driver;
 mod env;
 pub mod error;
 #[cfg(feature = "mlir")]
 pub mod jit;
+mod loops;
 pub mod payload;
 mod structured;
+mod text;
 
-pub use error::{BridgeError, Stage};
-pub use payload::{instantiate, payload, payload_loops, Payload};
+pub use driver::{choose, emit, rewrite, translate, Emit, Options, UnknownStage};
+#[cfg(feature = "mlir")]
+pub use driver::{compile, compile_term};
+pub use error::{Error, Stage, Trap};
+pub use loops::MAX_LOOP_DEPTH;
+pub use payload::{payload, payload_loops, Payload, TrapSite, TRAP_ARGUMENT};

@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Input,
     /// Evaluation failed.
     Eval,
+    /// Compiling the program (the MLIR bridge) failed.
+    Compile,
 }
 
 impl ErrorKind {
@@ -29,6 +31,7 @@ impl ErrorKind {
             ErrorKind::Nat => "nat constraint error",
             ErrorKind::Input => "input error",
             ErrorKind::Eval => "evaluation error",
+            ErrorKind::Compile => "compile error",
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod egraph;
 pub mod error;
 pub mod generate;
 pub mod infer;
+pub mod instantiate;
 pub mod interp;
 pub mod io;
 pub mod lexer;
@@ -36,6 +37,7 @@ pub mod value;
 
 pub use error::{Error, ErrorKind};
 pub use infer::{infer, infer_program, type_of, TypedDefinition};
+pub use instantiate::instantiate;
 pub use interp::{evaluate, evaluate_with, NatEnv};
 pub use parser::{parse_nat, parse_pattern, parse_program, parse_term, parse_type, Definition};
 pub use print::{print_definition, print_term};

@@ -2,14 +2,15 @@
 //! compiled through MLIR for the CPU compute what the reference interpreter computes.
 
 mod examples;
+mod hardening;
 mod payload;
 mod random;
 mod schedule;
 mod strategies;
 mod transform;
 
-use elevate::bridge::{instantiate, jit, payload as translate};
-use elevate::core::Context;
+use elevate::bridge::{jit, Options, Payload};
+use elevate::rise::limits::Limits;
 use elevate::rise::nat::NatVar;
 use elevate::rise::{io, rules, NatEnv, Program, Term};
 use serde_json::Value as Json;
@@ -29,15 +30,29 @@ pub fn sizes(pairs: &[(&str, i64)]) -> NatEnv {
     nats
 }
 
+/// The limits of these tests' buffers (the machine's).
+pub fn limits() -> Limits {
+    Limits::default()
+}
+
+/// The payload of `term` as the function `name`, or a panic with the error.
+pub fn payload(name: &str, term: &Term) -> Payload {
+    elevate::bridge::payload(name, term, &limits()).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// `term` (typed, closed, concrete sizes) compiled through MLIR and run on random
 /// inputs from `seed`: the compiled result and the interpreter's.
 pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
-    let payload = translate("f", term).unwrap_or_else(|e| panic!("{e}"));
-    let compiled = jit::compile(&payload).unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
+    let payload = payload("f", term);
+    let compiled =
+        jit::compile(&payload, &limits()).unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
     let signature = io::signature(term);
     let inputs = io::random_inputs(&signature, &NatEnv::default(), seed).unwrap();
-    let json: Vec<Json> = inputs.iter().map(|v| v.to_json().unwrap()).collect();
-    let found = compiled.run(&json).unwrap_or_else(|e| panic!("{e}"));
+    let found = compiled
+        .run(&inputs)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_json()
+        .unwrap();
     let expected = elevate::rise::evaluate(term, &NatEnv::default(), &inputs)
         .unwrap()
         .to_json()
@@ -49,12 +64,9 @@ pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
 /// `defaultLowering`.
 pub fn lowered(source: &str, nats: &NatEnv, strategy: &str) -> Term {
     let program = Program::load(source, None).unwrap();
-    let term = instantiate(&program.entry().term, nats).unwrap();
     let strategy = rules::registry().parse(strategy).unwrap();
-    let term = strategy.apply(&term, &mut Context::default()).unwrap();
-    rules::default_lowering()
-        .apply(&term, &mut Context::default())
-        .unwrap()
+    elevate::bridge::choose(&program, nats, Some(&strategy), &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Asserts that `term` compiled computes what the interpreter computes.

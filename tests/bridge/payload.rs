@@ -1,14 +1,20 @@
 //! The loop payload's shape: what the RISE structure becomes as explicit loops (the
 //! translation for programs that are not structured, checked here on all).
 
-use super::{example, lowered, sizes};
-use elevate::bridge::{instantiate, jit, payload_loops as payload};
+use super::{example, limits, lowered, sizes};
+use elevate::bridge::jit;
+use elevate::rise::Term;
+
+/// The loops payload of `term`.
+fn payload(name: &str, term: &Term) -> Result<elevate::bridge::Payload, elevate::bridge::Error> {
+    elevate::bridge::payload_loops(name, term, &limits())
+}
 
 #[test]
 fn views_cost_no_loops_and_low_level_maps_write_buffers() {
     // dot: zip and map are views, the reduction one loop carrying its sum.
     let program = elevate::rise::Program::load(&example("dot.rise"), None).unwrap();
-    let high = instantiate(&program.entry().term, &sizes(&[("n", 8)])).unwrap();
+    let high = program.instantiate(&sizes(&[("n", 8)])).unwrap();
     let text = payload("dot", &high).unwrap().mlir;
     assert_eq!(text.matches("scf.for").count(), 1, "{text}");
     assert!(
@@ -41,7 +47,7 @@ fn unsupported_constructs_and_bad_modules_are_errors_with_a_stage() {
         e.to_string().contains("unsupported construct: `scanSeq`"),
         "{e}"
     );
-    assert!(e.span.is_some(), "the error points into the program");
+    assert!(e.span().is_some(), "the error points into the program");
     let e = jit::lower("module { func.func @f() { return %x } }").unwrap_err();
     assert!(e.to_string().starts_with("mlir verification error"), "{e}");
 }

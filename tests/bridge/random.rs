@@ -3,8 +3,8 @@
 //! structured go through `linalg` and their Transform script, the others through
 //! explicit loops, and both paths are counted.
 
-use super::compiled_and_interpreted;
-use elevate::bridge::payload;
+use super::{compiled_and_interpreted, limits};
+use elevate::bridge::{payload, Error};
 use elevate::core::Context;
 use elevate::rise::generate::Generator;
 use elevate::rise::{infer, io, print_term, rules};
@@ -19,7 +19,7 @@ fn random_programs_compile_and_match_the_interpreter() {
         let low = rules::default_lowering()
             .apply(&program, &mut Context::default())
             .unwrap();
-        match payload("f", &low) {
+        match payload("f", &low, &limits()) {
             Ok(p) => {
                 match p.loops_because {
                     Some(why) => *loops_because.entry(why).or_default() += 1,
@@ -34,8 +34,8 @@ fn random_programs_compile_and_match_the_interpreter() {
                 compiled += 1;
             }
             Err(e) => {
-                assert!(e.message.starts_with("unsupported construct"), "{e}");
-                unsupported.push(e.message);
+                assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+                unsupported.push(e.to_string());
             }
         }
     }

@@ -2,14 +2,13 @@
 //! sizes from its splits, `scf.forall` from `mapPar`, vector widths from `asVector`,
 //! unroll factors from the `*Unroll` primitives; the payload is `linalg`.
 
-use super::{assert_same, example, lowered, sizes};
-use elevate::bridge::payload;
+use super::{assert_same, example, lowered, payload, sizes};
 
 const SCALE: &str = "def f(x: 64.64.f32) = x |> map(map(fun(v => v * 2.0)))";
 
 fn script(source: &str, nats: &[(&str, i64)], strategy: &str) -> (String, String) {
     let term = lowered(source, &sizes(nats), strategy);
-    let p = payload("f", &term).unwrap();
+    let p = payload("f", &term);
     let script = p.transform.unwrap_or_else(|| {
         panic!("not structured: {:?}", p.loops_because);
     });
@@ -115,7 +114,7 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
         ),
     ] {
         let term = lowered(source, &sizes(&[]), "id");
-        let p = payload("f", &term).unwrap();
+        let p = payload("f", &term);
         assert!(p.transform.is_none(), "{source}");
         let because = p.loops_because.unwrap_or_default();
         assert!(because.contains(why), "{source}: {because}");

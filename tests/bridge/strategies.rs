@@ -29,8 +29,8 @@ fn the_seven_goals_found_by_equality_saturation_compile_and_match_the_interprete
         let term = rules::default_lowering()
             .apply(&found, &mut Context::default())
             .unwrap_or_else(|e| panic!("{}: {e}", goal.name));
-        let payload =
-            elevate::bridge::payload("f", &term).unwrap_or_else(|e| panic!("{}: {e}", goal.name));
+        let payload = elevate::bridge::payload("f", &term, &super::limits())
+            .unwrap_or_else(|e| panic!("{}: {e}", goal.name));
         // Where the bridge's structured fragment takes the program, it gets a
         // Transform script; either way the code must compute the matmul.
         eprintln!(

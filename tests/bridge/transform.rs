@@ -1,9 +1,9 @@
 //! Payloads with a Transform-dialect script: the script is applied in process, what it
 //! leaves lowers, and the result computes what it should.
 
-use super::{example, lowered, sizes};
-use elevate::bridge::{jit, payload, Payload, Stage};
-use elevate::rise::io;
+use super::{example, limits, lowered, payload, sizes};
+use elevate::bridge::{jit, Payload, Stage};
+use elevate::rise::{io, Value};
 
 const N: usize = 64;
 
@@ -66,7 +66,7 @@ fn matmul_payload(script: &str) -> Payload {
     Payload {
         mlir: MATMUL.into(),
         transform: Some(script.into()),
-        ..payload("mm", &term).unwrap()
+        ..payload("mm", &term)
     }
 }
 
@@ -79,6 +79,15 @@ fn matrix(seed: usize) -> Vec<Vec<f32>> {
                 .collect()
         })
         .collect()
+}
+
+/// A matrix as the interpreter's value.
+fn value(m: &[Vec<f32>]) -> Value {
+    Value::array(
+        m.iter()
+            .map(|row| Value::array(row.iter().map(|x| Value::F32(*x)).collect()))
+            .collect(),
+    )
 }
 
 fn product(a: &[Vec<f32>], b: &[Vec<f32>]) -> Vec<Vec<f32>> {
@@ -102,28 +111,32 @@ fn a_transform_script_tiles_and_vectorizes_a_linalg_matmul_that_then_computes_it
             && scheduled.contains("linalg.fill"),
         "{scheduled}"
     );
-    let compiled = jit::compile(&payload).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = jit::compile(&payload, &limits()).unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        compiled.llvm_dialect.contains("omp.parallel"),
+        compiled.llvm_dialect().contains("omp.parallel"),
         "the forall runs on threads: {}",
-        compiled.llvm_dialect
+        compiled.llvm_dialect()
     );
     let (a, b) = (matrix(0), matrix(5));
-    let inputs = [
-        serde_json::to_value(&a).unwrap(),
-        serde_json::to_value(&b).unwrap(),
-    ];
+    let inputs = [value(&a), value(&b)];
     let expected = serde_json::to_value(product(&a, &b)).unwrap();
-    let found = compiled.run(&inputs).unwrap_or_else(|e| panic!("{e}"));
+    let run = |compiled: &jit::Compiled| {
+        compiled
+            .run(&inputs)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .to_json()
+            .unwrap()
+    };
+    let found = run(&compiled);
     assert!(io::approx_eq(&found, &expected), "{found}");
     // The same payload without the script lowers its linalg ops to plain loops.
     let plain = Payload {
         transform: None,
         ..payload
     };
-    let compiled = jit::compile(&plain).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!compiled.llvm_dialect.contains("omp."));
-    assert!(io::approx_eq(&compiled.run(&inputs).unwrap(), &expected));
+    let compiled = jit::compile(&plain, &limits()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!compiled.llvm_dialect().contains("omp."));
+    assert!(io::approx_eq(&run(&compiled), &expected));
     let lowered = jit::lower_payload(&plain).unwrap();
     assert!(lowered.contains("llvm.func @mm("), "{lowered}");
 }
@@ -131,10 +144,10 @@ fn a_transform_script_tiles_and_vectorizes_a_linalg_matmul_that_then_computes_it
 #[test]
 fn a_broken_script_is_a_transform_error_with_mlir_s_message() {
     let error = |script: &str| {
-        let e = jit::compile(&matmul_payload(script))
+        let e = jit::compile(&matmul_payload(script), &limits())
             .err()
             .expect("a broken script fails");
-        assert_eq!(e.stage, Stage::Transform, "{e}");
+        assert_eq!(e.stage(), Stage::Transform, "{e}");
         e.to_string()
     };
     // The interpreter fails: a function cannot be tiled.
@@ -175,7 +188,7 @@ fn a_broken_script_is_a_transform_error_with_mlir_s_message() {
     assert!(message.contains("@__transform_main"), "{message}");
     // The same errors through the other entry points.
     let e = jit::lower_payload(&matmul_payload(&tile_the_function)).unwrap_err();
-    assert_eq!(e.stage, Stage::Transform);
+    assert_eq!(e.stage(), Stage::Transform);
     let e = jit::payload_llvm_ir(&matmul_payload(&tile_the_function)).unwrap_err();
-    assert_eq!(e.stage, Stage::Transform);
+    assert_eq!(e.stage(), Stage::Transform);
 }

@@ -1,5 +1,7 @@
 //! The `elevate` command line, end to end: output, exit status, messages.
 
+#[cfg(feature = "mlir")]
+mod bridge;
 #[cfg(feature = "egraph")]
 mod saturate;
 

@@ -4,7 +4,7 @@
 
 use super::eval::{LoopKind, SExpr};
 use super::kernel::{Buf, DimExpr, Kernel, Operand};
-use crate::payload::{binary_text, literal_text, memref_type, mlir_scalar};
+use crate::text::{binary_text, literal_text, memref_type, mlir_scalar, scalar_bytes};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 use std::fmt::Write;
@@ -164,8 +164,11 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
                 out.1
             ));
         }
-        let iterations: i64 = k.dims.iter().map(|d| d.extent).product();
-        flops += (iterations.max(0) as u64) * float_ops(k) as u64;
+        let iterations = k
+            .dims
+            .iter()
+            .fold(1u64, |n, d| n.saturating_mul(d.extent.max(0) as u64));
+        flops = flops.saturating_add(iterations.saturating_mul(float_ops(k) as u64));
         let names = |v: &[(String, String)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
         let types = |v: &[(String, String)]| v.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>();
         if matmul_dims(k).is_some() {
@@ -385,8 +388,8 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                     .map
                     .iter()
                     .flat_map(|e| e.terms.iter().map(|(d, _)| tile[*d]))
-                    .product::<i64>()
-                    * scalar_bytes(bufs[k.out.buf].scalar);
+                    .fold(1i64, |n, t| n.saturating_mul(t))
+                    .saturating_mul(scalar_bytes(bufs[k.out.buf].scalar) as i64);
                 if bytes <= PROMOTE_LIMIT_BYTES {
                     let p = format!("%k{n}p{j}");
                     lines.push(format!(
@@ -487,12 +490,4 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
     let _ = writeln!(s, "  }}");
     let _ = writeln!(s, "}}");
     s
-}
-
-fn scalar_bytes(s: Scalar) -> i64 {
-    match s {
-        Scalar::Bool => 1,
-        Scalar::I32 | Scalar::F32 => 4,
-        Scalar::I64 | Scalar::F64 => 8,
-    }
 }

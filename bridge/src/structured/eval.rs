@@ -10,9 +10,11 @@
 //! the program "not structured", and the bridge translates it to explicit loops.
 
 use super::index::{Aff, Extents, Var};
+use elevate_core::stack::guard;
+use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
-use elevate_rise::types::Scalar;
+use elevate_rise::types::{Scalar, Type};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -24,6 +26,32 @@ pub(crate) type R<T> = Result<T, NotStructured>;
 
 pub(crate) fn no<T>(why: impl Into<String>) -> R<T> {
     Err(NotStructured(why.into()))
+}
+
+/// The most operations in one kernel's scalar expression: a kernel body is a few
+/// operations; a longer expression (100,000 additions in a row, or a function applied
+/// to itself until its expression tree is huge) is translated as loops, whose values
+/// are SSA names rather than trees.
+pub(crate) const MAX_EXPRESSION_SIZE: usize = 1000;
+
+/// A constant size.
+pub(crate) fn size(n: &Nat) -> R<i64> {
+    n.as_const()
+        .ok_or_else(|| NotStructured(format!("the size {n} is not known")))
+}
+
+/// What `toMem`/`let` do with an array at the top level.
+pub(crate) trait Materialize {
+    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal>;
+}
+
+/// Inside functions: nothing (the value is used where it is).
+pub(crate) struct Inline;
+
+impl Materialize for Inline {
+    fn materialize(&mut self, _: &mut Ex, value: SVal, _: &Type) -> R<SVal> {
+        Ok(value)
+    }
 }
 
 /// What a recorded loop does.
@@ -82,6 +110,28 @@ pub(crate) enum SExpr {
 }
 
 impl SExpr {
+    /// `e`, if it has at most [`MAX_EXPRESSION_SIZE`] operations (counted without
+    /// recursion, and no further than the limit).
+    pub(crate) fn bounded(self) -> R<SExpr> {
+        let mut pending = vec![&self];
+        let mut count = 0;
+        while let Some(e) = pending.pop() {
+            count += 1;
+            if count > MAX_EXPRESSION_SIZE {
+                return no(format!(
+                    "a scalar expression of more than {MAX_EXPRESSION_SIZE} operations"
+                ));
+            }
+            match e {
+                SExpr::Bin(_, a, b) => pending.extend([&**a, &**b]),
+                SExpr::Un(_, a) => pending.push(a),
+                SExpr::Red { init, body, .. } => pending.extend([&**init, &**body]),
+                SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => {}
+            }
+        }
+        Ok(self)
+    }
+
     pub(crate) fn scalar(&self) -> Scalar {
         match self {
             SExpr::Lit(l) => match l {
@@ -173,8 +223,10 @@ impl SArr {
         }
     }
 
+    /// The element at `i`: views of views read through each other, as deep as the
+    /// program nests them.
     pub(crate) fn at(&self, ex: &mut Ex, i: &Aff) -> R<SVal> {
-        (self.get)(ex, i)
+        guard(|| (self.get)(ex, i))
     }
 }
 

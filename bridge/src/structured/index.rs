@@ -97,13 +97,9 @@ impl Aff {
                 }
                 Atom::Mod(_, d) => (0, d - 1),
             };
-            if *k >= 0 {
-                lo += k * alo;
-                hi += k * ahi;
-            } else {
-                lo += k * ahi;
-                hi += k * alo;
-            }
+            let (low, high) = if *k >= 0 { (alo, ahi) } else { (ahi, alo) };
+            lo = lo.saturating_add(k.saturating_mul(low));
+            hi = hi.saturating_add(k.saturating_mul(high));
         }
         (lo, hi)
     }

@@ -2,8 +2,10 @@
 //! iteration dimensions, its operands' indexing, its body) and its schedule (the
 //! program's loops, outermost first, as tiles of those dimensions).
 
-use super::eval::{no, Ex, LoopKind, LoopRec, SExpr, SVal, R};
+use super::eval::{no, size, Ex, LoopKind, LoopRec, Materialize, SExpr, SVal, R};
 use super::index::{Aff, Extents, Var};
+use crate::text::scalar_bytes;
+use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::{Scalar, Type, TypeKind};
@@ -93,25 +95,22 @@ pub(crate) struct Kernel {
     pub(crate) schedule: Vec<Step>,
 }
 
-/// What `toMem`/`let` do with an array at the top level.
-pub(crate) trait Materialize {
-    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal>;
-}
-
-/// Inside functions: nothing (the value is used where it is).
-pub(crate) struct Inline;
-
-impl Materialize for Inline {
-    fn materialize(&mut self, _: &mut Ex, value: SVal, _: &Type) -> R<SVal> {
-        Ok(value)
-    }
-}
-
 /// The program's buffers and kernels, as they are found.
-#[derive(Default)]
 pub(crate) struct Builder {
     pub(crate) bufs: Vec<Buf>,
     pub(crate) kernels: Vec<Kernel>,
+    /// The limits the program's own buffers are checked against.
+    pub(crate) limits: Limits,
+}
+
+impl Builder {
+    pub(crate) fn new(limits: Limits) -> Builder {
+        Builder {
+            bufs: Vec::new(),
+            kernels: Vec::new(),
+            limits,
+        }
+    }
 }
 
 impl Materialize for Builder {
@@ -119,6 +118,15 @@ impl Materialize for Builder {
     /// layout of a packed array is the packing), read back through its type's shape.
     fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal> {
         let (dims, scalar) = shape(ty)?;
+        let elements = dims
+            .iter()
+            .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
+            .unwrap_or(u128::MAX);
+        let limits = Limits::with_max_bytes(self.limits.max_bytes.min(i64::MAX as u64));
+        if let Err(e) = limits.check_array("a buffer", elements, scalar_bytes(scalar)) {
+            // The loops translation reports it, located.
+            return no(e.to_string());
+        }
         let b = self.bufs.len();
         self.bufs.push(Buf {
             name: format!("%buf{b}"),
@@ -155,7 +163,7 @@ pub(crate) fn shape(ty: &Type) -> R<(Vec<i64>, Scalar)> {
     loop {
         match t.kind() {
             TypeKind::Array(n, e) => {
-                dims.push(super::terms::size(n)?);
+                dims.push(size(n)?);
                 t = e;
             }
             TypeKind::Scalar(s) => return Ok((dims, *s)),
@@ -277,7 +285,7 @@ fn analyze(
             if *a != covered {
                 return no("an output position not covered once by its loops");
             }
-            covered *= ex.extent(*v);
+            covered = ex.extent(*v).saturating_mul(covered);
             sum = sum.add(&Aff::var(*v).scale(*a));
         }
         if covered != ex.extent(*p) {
@@ -386,7 +394,7 @@ fn analyze(
             let mut covered = 1;
             strides.iter().rev().all(|(s, v)| {
                 let ok = *s == covered;
-                covered *= ex.extent(*v);
+                covered = ex.extent(*v).saturating_mul(covered);
                 ok
             })
         };
@@ -397,7 +405,9 @@ fn analyze(
         };
         for part in parts {
             let d = dims.len();
-            let extent = part.iter().map(|(_, v)| ex.extent(*v)).product();
+            let extent = part
+                .iter()
+                .fold(1i64, |n, (_, v)| n.saturating_mul(ex.extent(*v)));
             let reduction = loops_kind(&nest, part[0].1).is_reduction();
             dims.push(Dim { extent, reduction });
             for (s, v) in &part {
@@ -466,7 +476,7 @@ fn analyze(
                 && !ts.is_empty()
                 && ts.iter().rev().all(|(d, k)| {
                     let ok = *k == covered;
-                    covered *= dims[*d].extent;
+                    covered = dims[*d].extent.saturating_mul(covered);
                     ok
                 })
                 && covered == size;
@@ -542,9 +552,10 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
     if b[i] == 0 {
         return false;
     }
-    a.iter()
-        .zip(b)
-        .all(|(x, y)| x * b[i] == y * a[i] && (*x == 0) == (*y == 0))
+    a.iter().zip(b).all(|(x, y)| {
+        i128::from(*x) * i128::from(b[i]) == i128::from(*y) * i128::from(a[i])
+            && (*x == 0) == (*y == 0)
+    })
 }
 
 /// Whether a reduction, or an accumulator left over from one, is inside `e`.

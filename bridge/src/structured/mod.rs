@@ -26,64 +26,58 @@ mod terms;
 
 pub use eval::NotStructured;
 
-use crate::error::BridgeError;
-use crate::payload::value::Storage;
-use crate::payload::{module_text, signature, Param, Payload};
-use elevate_rise::term::Term;
+use crate::boundary::{Param, Signature, Storage};
+use elevate_rise::limits::Limits;
 use elevate_rise::types::Type;
 use eval::{no, Ex, SExpr, SVal, R};
 use index::Aff;
 use kernel::{Buf, Builder};
 use std::rc::Rc;
 
-/// The structured payload of `term`, or why it has none.
-pub(crate) fn translate(
-    name: &str,
-    term: &Term,
-) -> Result<Result<Payload, NotStructured>, BridgeError> {
-    let sig = signature(term)?;
-    let mut builder = Builder::default();
+/// A structured function body: its lines, the Transform script, the flop count.
+pub(crate) struct Structured {
+    pub(crate) lines: Vec<String>,
+    pub(crate) script: String,
+    pub(crate) flops: u64,
+}
+
+/// The structured body of the entry point `sig`, or why it has none.
+pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
+    let mut builder = Builder::new(*limits);
     let mut ex = Ex::default();
     let mut env: terms::Env = Rc::new(Vec::new());
-    let attempt = (|| -> R<(Vec<String>, String, u64)> {
-        for (id, ty, param) in &sig.params {
-            let value = match param {
-                Param::Scalar(arg, s) => SVal::Scalar(SExpr::Param(arg.clone(), *s)),
-                Param::Data(storage) => data(&mut builder, storage, ty)?,
-            };
-            env = crate::env::bind(&env, *id, value);
-        }
-        let first_own = builder.bufs.len();
-        let value = ex.expr(sig.body, &env, &mut builder)?;
-        let Storage::Leaf {
-            buffer,
-            dims,
-            scalar,
-        } = &sig.out
-        else {
-            return no("a result of pairs");
+    for (id, ty, param) in &sig.params {
+        let value = match param {
+            Param::Scalar(arg, s) => SVal::Scalar(SExpr::Param(arg.clone(), *s)),
+            Param::Data(storage) => data(&mut builder, storage, ty)?,
         };
-        let out = builder.bufs.len();
-        builder.bufs.push(Buf {
-            name: buffer.clone(),
-            dims: (**dims).clone(),
-            scalar: *scalar,
-        });
-        let own: Vec<usize> = (first_own..out).collect();
-        builder.kernel(&mut ex, value, out, false)?;
-        let text = emit::payload_lines(&builder.kernels, &builder.bufs, &own);
-        let script = emit::transform_script(&builder.kernels, &builder.bufs);
-        Ok((text.lines, script, text.flops))
-    })();
-    Ok(attempt.map(|(lines, script, flops)| Payload {
-        mlir: module_text(name, &sig.text, &lines, "    "),
-        name: name.to_string(),
-        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
-        result: sig.result.clone(),
-        flops,
-        transform: Some(script),
-        loops_because: None,
-    }))
+        env = crate::env::bind(&env, *id, value);
+    }
+    let first_own = builder.bufs.len();
+    let value = ex.expr(sig.body, &env, &mut builder)?;
+    let Storage::Leaf {
+        buffer,
+        dims,
+        scalar,
+    } = &sig.out
+    else {
+        return no("a result of pairs");
+    };
+    let out = builder.bufs.len();
+    builder.bufs.push(Buf {
+        name: buffer.clone(),
+        dims: (**dims).clone(),
+        scalar: *scalar,
+    });
+    let own: Vec<usize> = (first_own..out).collect();
+    builder.kernel(&mut ex, value, out, false)?;
+    let text = emit::payload_lines(&builder.kernels, &builder.bufs, &own);
+    let script = emit::transform_script(&builder.kernels, &builder.bufs);
+    Ok(Structured {
+        lines: text.lines,
+        script,
+        flops: text.flops,
+    })
 }
 
 /// A parameter's data: its memrefs as buffers, read as arrays.

@@ -1,12 +1,16 @@
 //! Terms to symbolic values: each primitive as an index function, a recorded loop, or
 //! an expression.
 
-use super::eval::{no, Ex, LoopKind, NotStructured, SArr, SExpr, SVal, R};
+use super::eval::{
+    no, size, Ex, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal, R,
+};
 use super::index::Aff;
-use super::kernel::Materialize;
+use crate::boundary::MAX_VECTOR_LANES;
 use crate::env::{bind, lookup};
+use crate::text::{can_trap, safe_divisor};
+use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
-use elevate_rise::term::{Expr, Term};
+use elevate_rise::term::{Expr, Literal, Term};
 use elevate_rise::types::{Type, TypeKind};
 use std::rc::Rc;
 
@@ -16,14 +20,36 @@ fn untyped() -> NotStructured {
     NotStructured("an untyped term".into())
 }
 
-/// A constant size.
-pub(crate) fn size(n: &elevate_rise::nat::Nat) -> R<i64> {
-    n.as_const()
-        .ok_or_else(|| NotStructured(format!("the size {n} is not known")))
+/// The most unrolled iterations of one loop: beyond it, unrolling would only bloat the
+/// code, and the program is translated as loops (which do not unroll).
+const MAX_UNROLL: i64 = 1024;
+
+/// `n` lanes, if the bridge generates vectors that wide.
+fn lanes(n: i64) -> R<i64> {
+    if (1..=MAX_VECTOR_LANES).contains(&n) {
+        Ok(n)
+    } else {
+        no(format!("a vector of {n} lanes"))
+    }
+}
+
+/// `n`, a size the program divides by, if it is positive.
+fn positive(n: i64) -> R<i64> {
+    if n > 0 {
+        Ok(n)
+    } else {
+        no(format!("a size of {n} where a positive one is needed"))
+    }
 }
 
 impl Ex {
+    /// The value of `t`: as deep as the program (100,000 nested applications are
+    /// normal), on a stack that grows.
     pub(crate) fn expr(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> R<SVal> {
+        guard(|| self.term(t, env, m))
+    }
+
+    fn term(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> R<SVal> {
         match t.expr() {
             Expr::Var(x) => {
                 lookup(env, x.id).ok_or_else(|| NotStructured(format!("`{}` is unbound", x.name)))
@@ -34,7 +60,7 @@ impl Ex {
                 // Materialization happens at the top level only, never inside a
                 // function (whose body is evaluated where it is called).
                 Ok(SVal::Fun(Rc::new(move |ex, arg| {
-                    ex.expr(&body, &bind(&env, x, arg), &mut super::kernel::Inline)
+                    ex.expr(&body, &bind(&env, x, arg), &mut Inline)
                 })))
             }
             Expr::App(f, a) => {
@@ -131,11 +157,11 @@ impl Ex {
                 self.binary(p, &args[0], &args[1])
             }
             Neg | Exp | Sqrt | Abs => match &args[0] {
-                SVal::Scalar(x) => Ok(SVal::Scalar(SExpr::Un(p, Box::new(x.clone())))),
+                SVal::Scalar(x) => Ok(SVal::Scalar(SExpr::Un(p, Box::new(x.clone())).bounded()?)),
                 SVal::Vector { lane, n, elem } => Ok(SVal::Vector {
                     lane: *lane,
                     n: *n,
-                    elem: SExpr::Un(p, Box::new(elem.clone())),
+                    elem: SExpr::Un(p, Box::new(elem.clone())).bounded()?,
                 }),
                 _ => no("arithmetic on something other than numbers"),
             },
@@ -165,7 +191,7 @@ impl Ex {
             }
             Split => {
                 let xs = args[0].array()?;
-                let n = nats[0];
+                let n = positive(nats[0])?;
                 Ok(SVal::Array(SArr::new(xs.len / n, move |_, i| {
                     let (xs, i) = (xs.clone(), i.clone());
                     Ok(SVal::Array(SArr::new(n, move |ex, j| {
@@ -187,7 +213,7 @@ impl Ex {
             }
             Slide => {
                 let xs = args[0].array()?;
-                let (sz, sp) = (nats[0], nats[1]);
+                let (sz, sp) = (nats[0], positive(nats[1])?);
                 let len = (xs.len - sz) / sp + 1;
                 Ok(SVal::Array(SArr::new(len, move |_, i| {
                     let (xs, i) = (xs.clone(), i.clone());
@@ -261,7 +287,13 @@ impl Ex {
                 })))
             }
             MapSeq => self.computed_map(LoopKind::Seq, &args[0], &args[1].array()?),
-            MapSeqUnroll => self.computed_map(LoopKind::Unroll, &args[0], &args[1].array()?),
+            MapSeqUnroll => {
+                let xs = args[1].array()?;
+                if xs.len > MAX_UNROLL {
+                    return no(format!("unrolling {} iterations", xs.len));
+                }
+                self.computed_map(LoopKind::Unroll, &args[0], &xs)
+            }
             MapPar => self.computed_map(LoopKind::Par, &args[0], &args[1].array()?),
             ReduceSeq | Reduce => self.reduction(
                 LoopKind::Reduce,
@@ -269,12 +301,13 @@ impl Ex {
                 args[1].clone(),
                 &args[2].array()?,
             ),
-            ReduceSeqUnroll => self.reduction(
-                LoopKind::ReduceUnroll,
-                &args[0],
-                args[1].clone(),
-                &args[2].array()?,
-            ),
+            ReduceSeqUnroll => {
+                let xs = args[2].array()?;
+                if xs.len > MAX_UNROLL {
+                    return no(format!("unrolling {} iterations", xs.len));
+                }
+                self.reduction(LoopKind::ReduceUnroll, &args[0], args[1].clone(), &xs)
+            }
             VectorFromScalar => {
                 let SVal::Scalar(x) = &args[0] else {
                     return no("a vector of something other than a scalar");
@@ -282,7 +315,7 @@ impl Ex {
                 let TypeKind::Vector(_, n) = ty.kind() else {
                     return no("untyped vector");
                 };
-                let n = size(n)?;
+                let n = lanes(size(n)?)?;
                 let lane = self.new_lane(n);
                 Ok(SVal::Vector {
                     lane,
@@ -292,7 +325,7 @@ impl Ex {
             }
             AsVector | AsVectorAligned => {
                 let xs = args[0].array()?;
-                let n = nats[0];
+                let n = lanes(nats[0])?;
                 Ok(SVal::Array(SArr::new(xs.len / n, move |ex, k| {
                     let lane = ex.new_lane(n);
                     match xs.at(ex, &k.scale(n).add(&Aff::var(lane)))? {
@@ -325,9 +358,16 @@ impl Ex {
 
     /// Arithmetic on scalars, or lane by lane on vectors (one lane loop for both).
     fn binary(&mut self, p: Prim, a: &SVal, b: &SVal) -> R<SVal> {
-        let op = |x: &SExpr, y: &SExpr| SExpr::Bin(p, Box::new(x.clone()), Box::new(y.clone()));
+        let op = |x: &SExpr, y: &SExpr| {
+            // A division that may trap needs a guard and a trap record, which a kernel
+            // body cannot hold: such programs are loops.
+            if can_trap(p, x.scalar()) && !constant_divisor(y).is_some_and(safe_divisor) {
+                return no("an integer division or remainder by a divisor that may be 0 or -1");
+            }
+            SExpr::Bin(p, Box::new(x.clone()), Box::new(y.clone())).bounded()
+        };
         match (a, b) {
-            (SVal::Scalar(x), SVal::Scalar(y)) => Ok(SVal::Scalar(op(x, y))),
+            (SVal::Scalar(x), SVal::Scalar(y)) => Ok(SVal::Scalar(op(x, y)?)),
             (
                 SVal::Vector { lane, n, elem: x },
                 SVal::Vector {
@@ -345,10 +385,19 @@ impl Ex {
                 Ok(SVal::Vector {
                     lane: *lane,
                     n: *n,
-                    elem: op(x, &y),
+                    elem: op(x, &y)?,
                 })
             }
             _ => no("arithmetic on something other than numbers"),
         }
+    }
+}
+
+/// The value of an integer constant.
+fn constant_divisor(e: &SExpr) -> Option<i64> {
+    match e {
+        SExpr::Lit(Literal::I32(v)) => Some(i64::from(*v)),
+        SExpr::Lit(Literal::I64(v)) => Some(*v),
+        _ => None,
     }
 }

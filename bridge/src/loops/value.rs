@@ -1,7 +1,14 @@
 //! The values of the translation: scalars and vectors as SSA names, arrays as index
-//! functions (views), pairs, functions; where data lives (buffers); helpers on them.
+//! functions (views), pairs, functions; helpers on them.
 
-use super::*;
+use super::emitter::Gen;
+use crate::error::Error;
+use crate::text::{lane_type, mlir_scalar};
+use elevate_core::stack::guard;
+use elevate_rise::nat::Nat;
+use elevate_rise::term::Term;
+use elevate_rise::types::{Scalar, Type, TypeKind};
+use std::rc::Rc;
 
 /// A value during translation.
 #[derive(Clone)]
@@ -20,9 +27,9 @@ pub(super) enum Val {
     Fun(Rc<FunVal>),
 }
 
-pub(super) type FunVal = dyn Fn(&mut Gen, Val) -> Result<Val, BridgeError>;
+pub(super) type FunVal = dyn Fn(&mut Gen, Val) -> Result<Val, Error>;
 
-pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, BridgeError>;
+pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, Error>;
 
 /// An array: its length, element type, and how to read the element at an index.
 #[derive(Clone)]
@@ -50,7 +57,7 @@ impl ArrayVal {
     pub(super) fn new(
         len: i64,
         elem: Type,
-        get: impl Fn(&mut Gen, &str) -> Result<Val, BridgeError> + 'static,
+        get: impl Fn(&mut Gen, &str) -> Result<Val, Error> + 'static,
     ) -> ArrayVal {
         ArrayVal {
             len,
@@ -61,21 +68,11 @@ impl ArrayVal {
         }
     }
 
-    pub(super) fn at(&self, g: &mut Gen, i: &str) -> Result<Val, BridgeError> {
-        (self.get)(g, i)
+    /// The element at `i`: views of views read through each other, as deep as the
+    /// program nests them.
+    pub(super) fn at(&self, g: &mut Gen, i: &str) -> Result<Val, Error> {
+        guard(|| (self.get)(g, i))
     }
-}
-
-/// Where a value of a data type lives: one memref per scalar leaf of the type, an
-/// array of pairs as a pair of arrays.
-#[derive(Clone)]
-pub(crate) enum Storage {
-    Leaf {
-        buffer: String,
-        dims: Rc<Vec<i64>>,
-        scalar: Scalar,
-    },
-    Pair(Rc<Storage>, Rc<Storage>),
 }
 
 /// The environment: term variables (by identity) and their values.
@@ -89,14 +86,6 @@ pub(super) fn g_offset(g: &mut Gen, c: &Contiguous) -> String {
     }
 }
 
-/// `f32` or `vector<8xf32>`.
-pub(super) fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
-    match lanes {
-        None => mlir_scalar(s).to_string(),
-        Some(n) => format!("vector<{n}x{}>", mlir_scalar(s)),
-    }
-}
-
 pub(super) fn lanes_value(x: String, s: Scalar, lanes: Option<i64>) -> Val {
     match lanes {
         None => Val::Scalar(x, s),
@@ -105,28 +94,25 @@ pub(super) fn lanes_value(x: String, s: Scalar, lanes: Option<i64>) -> Val {
 }
 
 /// A scalar or a vector: its SSA name, element type and lane count.
-pub(super) fn arith_of(v: &Val, at: &Term) -> Result<(String, Scalar, Option<i64>), BridgeError> {
+pub(super) fn arith_of(v: &Val, at: &Term) -> Result<(String, Scalar, Option<i64>), Error> {
     match v {
         Val::Scalar(x, s) => Ok((x.clone(), *s, None)),
         Val::Vector(x, s, n) => Ok((x.clone(), *s, Some(*n))),
-        _ => Err(BridgeError::unsupported(
-            at,
-            "expected a number or a vector here",
-        )),
+        _ => Err(Error::unsupported(at, "expected a number or a vector here")),
     }
 }
 
-pub(super) fn scalar_of(v: &Val, at: &Term) -> Result<(String, Scalar), BridgeError> {
+pub(super) fn scalar_of(v: &Val, at: &Term) -> Result<(String, Scalar), Error> {
     match v {
         Val::Scalar(x, s) => Ok((x.clone(), *s)),
-        _ => Err(BridgeError::unsupported(at, "expected a scalar here")),
+        _ => Err(Error::unsupported(at, "expected a scalar here")),
     }
 }
 
-pub(super) fn array_of(v: &Val, at: &Term) -> Result<ArrayVal, BridgeError> {
+pub(super) fn array_of(v: &Val, at: &Term) -> Result<ArrayVal, Error> {
     match v {
         Val::Array(a) => Ok(a.clone()),
-        _ => Err(BridgeError::unsupported(at, "expected an array here")),
+        _ => Err(Error::unsupported(at, "expected an array here")),
     }
 }
 
@@ -145,7 +131,11 @@ pub(super) fn select_val(
     a: &Val,
     b: &Val,
     at: &Term,
-) -> Result<Val, BridgeError> {
+) -> Result<Val, Error> {
+    guard(|| select(g, cond, a, b, at))
+}
+
+fn select(g: &mut Gen, cond: &str, a: &Val, b: &Val, at: &Term) -> Result<Val, Error> {
     match (a, b) {
         (Val::Scalar(x, s), Val::Scalar(y, _)) => {
             let z = g.op(format!(
@@ -178,7 +168,7 @@ pub(super) fn select_val(
                 },
             )))
         }
-        _ => Err(BridgeError::unsupported(at, "selecting between functions")),
+        _ => Err(Error::unsupported(at, "selecting between functions")),
     }
 }
 

@@ -1,6 +1,18 @@
 //! The primitives: what each one is as a view, a loop or an operation.
 
-use super::*;
+use super::emitter::Gen;
+use super::value::{
+    arith_of, array_of, array_type_of, elem_of, g_offset, lanes_value, scalar_of, select_val,
+    ArrayVal, Contiguous, Val,
+};
+use crate::boundary::{lanes, positive, size};
+use crate::error::Error;
+use crate::text::{lane_type, memref_type, mlir_scalar};
+use elevate_rise::nat::Nat;
+use elevate_rise::prim::Prim;
+use elevate_rise::term::Term;
+use elevate_rise::types::{Scalar, Type, TypeKind};
+use std::rc::Rc;
 
 impl Gen {
     /// `p(nats...)(args...)` whose result has type `ty`.
@@ -11,14 +23,10 @@ impl Gen {
         args: Vec<Val>,
         ty: &Type,
         at: &Term,
-    ) -> Result<Val, BridgeError> {
+    ) -> Result<Val, Error> {
         use Prim::*;
-        let unsupported = |what: &str| {
-            Err(BridgeError::unsupported(
-                at,
-                format!("`{}`: {what}", p.name()),
-            ))
-        };
+        let unsupported =
+            |what: &str| Err(Error::unsupported(at, format!("`{}`: {what}", p.name())));
         match p {
             Id => Ok(args[0].clone()),
             Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
@@ -37,7 +45,7 @@ impl Gen {
             Cast => {
                 let (x, from) = scalar_of(&args[0], at)?;
                 let TypeKind::Scalar(to) = ty.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
                 self.cast(&x, from, *to, at)
             }
@@ -54,7 +62,7 @@ impl Gen {
             },
             Generate => {
                 let TypeKind::Array(n, elem) = ty.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
                 let f = args[0].clone();
                 let at2 = at.clone();
@@ -120,7 +128,7 @@ impl Gen {
             }
             Split => {
                 let xs = array_of(&args[0], at)?;
-                let n = nats[0];
+                let n = positive(nats[0], at)?;
                 let chunk_ty = Type::array(Nat::cst(n), xs.elem.clone());
                 Ok(Val::Array(ArrayVal::new(
                     xs.len / n,
@@ -153,7 +161,7 @@ impl Gen {
             Join => {
                 let xs = array_of(&args[0], at)?;
                 let TypeKind::Array(m, inner) = xs.elem.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
                 let (m, inner) = (size(m, at)?, inner.clone());
                 Ok(Val::Array(ArrayVal::new(xs.len * m, inner, move |g, k| {
@@ -166,7 +174,7 @@ impl Gen {
             }
             Slide => {
                 let xs = array_of(&args[0], at)?;
-                let (sz, sp) = (nats[0], nats[1]);
+                let (sz, sp) = (nats[0], positive(nats[1], at)?);
                 let len = (xs.len - sz) / sp + 1;
                 let window_ty = Type::array(Nat::cst(sz), xs.elem.clone());
                 Ok(Val::Array(ArrayVal::new(len, window_ty, move |_, i| {
@@ -184,7 +192,7 @@ impl Gen {
             Transpose => {
                 let xs = array_of(&args[0], at)?;
                 let TypeKind::Array(m, inner) = xs.elem.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
                 let (m, inner) = (size(m, at)?, inner.clone());
                 let n = xs.len;
@@ -206,6 +214,17 @@ impl Gen {
                     (None, array_of(&args[0], at)?)
                 };
                 let len = l + xs.len + r;
+                if xs.len == 0 {
+                    // Nothing to clamp to; a constant everywhere.
+                    return match value {
+                        Some(v) => Ok(Val::Array(ArrayVal::new(
+                            len,
+                            xs.elem.clone(),
+                            move |_, _| Ok(v.clone()),
+                        ))),
+                        None => unsupported("padding an empty array by clamping"),
+                    };
+                }
                 let at2 = at.clone();
                 Ok(Val::Array(ArrayVal::new(
                     len,
@@ -232,14 +251,14 @@ impl Gen {
                     ));
                 }
                 let TypeKind::Pair(ta, tb) = xs.elem.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
                 let side = |second: bool, t: Type| {
                     let xs = xs.clone();
                     let at = at.clone();
                     Val::Array(ArrayVal::new(xs.len, t, move |g, i| match xs.at(g, i)? {
                         Val::Pair(a, b) => Ok(if second { *b } else { *a }),
-                        _ => Err(BridgeError::unsupported(
+                        _ => Err(Error::unsupported(
                             &at,
                             "unzip of something else than pairs",
                         )),
@@ -297,9 +316,9 @@ impl Gen {
                     g.store(&y, &s2, &[i.to_string()], &at2)
                 };
                 if p == MapPar {
-                    self.parallel_loop(len, body)?;
+                    self.parallel_loop(len, at, body)?;
                 } else {
-                    self.for_loop(len, body)?;
+                    self.for_loop(len, at, body)?;
                 }
                 Ok(self.view(&storage, ty, Vec::new()))
             }
@@ -311,15 +330,15 @@ impl Gen {
             VectorFromScalar => {
                 let (x, s) = scalar_of(&args[0], at)?;
                 let TypeKind::Vector(_, n) = ty.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
-                let lanes = size(n, at)?;
+                let lanes = lanes(size(n, at)?, at)?;
                 let v = self.splat(&x, s, Some(lanes));
                 Ok(Val::Vector(v, s, lanes))
             }
             AsVector | AsVectorAligned => {
                 let xs = array_of(&args[0], at)?;
-                let n = nats[0];
+                let n = lanes(nats[0], at)?;
                 let TypeKind::Scalar(s) = xs.elem.kind() else {
                     return unsupported("vectors of something other than scalars");
                 };
@@ -358,7 +377,7 @@ impl Gen {
             AsScalar => {
                 let xs = array_of(&args[0], at)?;
                 let TypeKind::Vector(e, n) = xs.elem.kind() else {
-                    return Err(BridgeError::untyped(at));
+                    return Err(Error::untyped(at));
                 };
                 let (n, e) = (size(n, at)?, e.clone());
                 let at2 = at.clone();
@@ -404,7 +423,7 @@ impl Gen {
         i: &str,
         value: Option<&Val>,
         at: &Term,
-    ) -> Result<Val, BridgeError> {
+    ) -> Result<Val, Error> {
         // The clamped position in xs, computed with signed arithmetic on index.
         let lc = self.index(l);
         let shifted = self.op(format!("arith.subi {i}, {lc} : index"));
@@ -429,7 +448,7 @@ impl Gen {
         xs: ArrayVal,
         ty: &Type,
         at: &Term,
-    ) -> Result<Val, BridgeError> {
+    ) -> Result<Val, Error> {
         match &init {
             Val::Scalar(..) | Val::Vector(..) => {
                 let (x0, s, lanes) = arith_of(&init, at)?;
@@ -440,7 +459,7 @@ impl Gen {
                 self.emit(format!(
                     "{result} = scf.for {i} = {zero} to {end} step {one} iter_args({acc} = {x0}) -> ({t}) {{"
                 ));
-                self.enter(xs.len);
+                self.enter(xs.len, at)?;
                 let x = xs.at(self, &i)?;
                 let step = self.apply(op.clone(), lanes_value(acc.clone(), s, lanes), at)?;
                 let next = self.apply(step, x, at)?;
@@ -457,7 +476,7 @@ impl Gen {
                 let (acc2, view2) = (acc.clone(), acc_view.clone());
                 let at2 = at.clone();
                 let ty2 = ty.clone();
-                self.for_loop(xs.len, move |g, i| {
+                self.for_loop(xs.len, at, move |g, i| {
                     let x = xs.at(g, i)?;
                     let step = g.apply(op.clone(), view2.clone(), &at2)?;
                     let next = g.apply(step, x, &at2)?;
@@ -466,7 +485,7 @@ impl Gen {
                 })?;
                 Ok(acc_view)
             }
-            _ => Err(BridgeError::unsupported(
+            _ => Err(Error::unsupported(
                 at,
                 "a reduction with a pair accumulator",
             )),

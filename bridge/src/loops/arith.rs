@@ -1,46 +1,14 @@
-//! Scalar and vector arithmetic, comparisons and casts, and the flop count.
+//! Scalar and vector arithmetic, comparisons and casts, guarded integer divisions,
+//! and the flop count.
 
-use super::*;
-
-/// Whether `p` compares (its result is a boolean).
-pub(crate) fn is_comparison(p: Prim) -> bool {
-    matches!(p, Prim::Lt | Prim::Gt | Prim::Equal)
-}
-
-/// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`
-/// (scalars or vectors of floats or integers), or `None` if `p` is not one.
-pub(crate) fn binary_text(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Option<String> {
-    let name = match (p, float) {
-        (Prim::Add, true) => "arith.addf",
-        (Prim::Add, false) => "arith.addi",
-        (Prim::Sub, true) => "arith.subf",
-        (Prim::Sub, false) => "arith.subi",
-        (Prim::Mul, true) => "arith.mulf",
-        (Prim::Mul, false) => "arith.muli",
-        (Prim::Div, true) => "arith.divf",
-        (Prim::Div, false) => "arith.divsi",
-        (Prim::Mod, true) => "arith.remf",
-        (Prim::Mod, false) => "arith.remsi",
-        (Prim::Max, true) => "arith.maxnumf",
-        (Prim::Max, false) => "arith.maxsi",
-        (Prim::Min, true) => "arith.minnumf",
-        (Prim::Min, false) => "arith.minsi",
-        (Prim::Lt | Prim::Gt | Prim::Equal, _) => {
-            let predicate = match (p, float) {
-                (Prim::Lt, true) => "olt",
-                (Prim::Gt, true) => "ogt",
-                (Prim::Equal, true) => "oeq",
-                (Prim::Lt, false) => "slt",
-                (Prim::Gt, false) => "sgt",
-                _ => "eq",
-            };
-            let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
-            return Some(format!("{cmp} {predicate}, {x}, {y} : {t}"));
-        }
-        _ => return None,
-    };
-    Some(format!("{name} {x}, {y} : {t}"))
-}
+use super::emitter::Gen;
+use super::value::{lanes_value, Val};
+use crate::boundary::{TrapSite, TRAP_ARGUMENT};
+use crate::error::Error;
+use crate::text::{binary_text, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
+use elevate_rise::prim::Prim;
+use elevate_rise::term::Term;
+use elevate_rise::types::Scalar;
 
 impl Gen {
     pub(super) fn binary(
@@ -51,13 +19,17 @@ impl Gen {
         s: Scalar,
         lanes: Option<i64>,
         at: &Term,
-    ) -> Result<Val, BridgeError> {
+    ) -> Result<Val, Error> {
         let t = lane_type(s, lanes);
+        let guarded;
+        let y = if can_trap(p, s) && !self.constants.get(y).is_some_and(|d| safe_divisor(*d)) {
+            guarded = self.guard_divisor(p, x, y, s, lanes, at);
+            &guarded
+        } else {
+            y
+        };
         let Some(rhs) = binary_text(p, x, y, s.is_float(), &t) else {
-            return Err(BridgeError::unsupported(
-                at,
-                format!("`{}` on {t}", p.name()),
-            ));
+            return Err(Error::unsupported(at, format!("`{}` on {t}", p.name())));
         };
         let z = self.op(rhs);
         if is_comparison(p) {
@@ -76,7 +48,7 @@ impl Gen {
         s: Scalar,
         lanes: Option<i64>,
         at: &Term,
-    ) -> Result<Val, BridgeError> {
+    ) -> Result<Val, Error> {
         let t = lane_type(s, lanes);
         let z = match (p, s.is_float()) {
             (Prim::Neg, true) => self.op(format!("arith.negf {x} : {t}")),
@@ -94,14 +66,81 @@ impl Gen {
             (Prim::Sqrt, true) => self.op(format!("math.sqrt {x} : {t}")),
             (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),
             (Prim::Abs, false) => self.op(format!("math.absi {x} : {t}")),
-            _ => {
-                return Err(BridgeError::unsupported(
-                    at,
-                    format!("`{}` on {t}", p.name()),
-                ))
-            }
+            _ => return Err(Error::unsupported(at, format!("`{}` on {t}", p.name()))),
         };
         Ok(lanes_value(z, s, lanes))
+    }
+
+    /// The divisor `y` of `x` (integers of type `s`, or vectors of them), with 1 where
+    /// the division would trap: by zero, or of the smallest integer by -1 (whose
+    /// quotient does not fit; the remainder is 0, which dividing by 1 gives). A
+    /// division by zero, or a quotient that does not fit, records its code in the trap
+    /// argument (the largest code wins, so that parallel loops record one too).
+    fn guard_divisor(
+        &mut self,
+        p: Prim,
+        x: &str,
+        y: &str,
+        s: Scalar,
+        lanes: Option<i64>,
+        at: &Term,
+    ) -> String {
+        let site = self.traps.len() as i64;
+        self.traps.push(TrapSite {
+            op: p,
+            scalar: s,
+            span: at.span(),
+        });
+        let (e, t) = (mlir_scalar(s), lane_type(s, lanes));
+        let smallest = match s {
+            Scalar::I32 => i64::from(i32::MIN),
+            _ => i64::MIN,
+        };
+        let constant = |g: &mut Gen, v: i64| {
+            let c = g.op(format!("arith.constant {v} : {e}"));
+            g.splat(&c, s, lanes)
+        };
+        let (zero, minus_one) = (constant(self, 0), constant(self, -1));
+        let (smallest, one) = (constant(self, smallest), constant(self, 1));
+        let by_zero = self.op(format!("arith.cmpi eq, {y}, {zero} : {t}"));
+        let by_minus_one = self.op(format!("arith.cmpi eq, {y}, {minus_one} : {t}"));
+        let of_smallest = self.op(format!("arith.cmpi eq, {x}, {smallest} : {t}"));
+        let flags = lane_type(Scalar::Bool, lanes);
+        let overflow = self.op(format!(
+            "arith.andi {by_minus_one}, {of_smallest} : {flags}"
+        ));
+        let bad = self.op(format!("arith.ori {by_zero}, {overflow} : {flags}"));
+        let selected = match lanes {
+            None => t.clone(),
+            Some(_) => format!("{flags}, {t}"),
+        };
+        let safe = self.op(format!("arith.select {bad}, {one}, {y} : {selected}"));
+        // Only a quotient overflows: the remainder of the smallest integer by -1 is 0.
+        let traps = if p == Prim::Div { bad } else { by_zero.clone() };
+        let (traps, by_zero) = match lanes {
+            None => (traps, by_zero),
+            Some(n) => {
+                let any = |g: &mut Gen, v: &str| {
+                    g.op(format!(
+                        "vector.reduction <or>, {v} : vector<{n}xi1> into i1"
+                    ))
+                };
+                (any(self, &traps), any(self, &by_zero))
+            }
+        };
+        self.emit(format!("scf.if {traps} {{"));
+        self.indent += 1;
+        let zero_code = self.op(format!("arith.constant {} : i32", 2 * site + 1));
+        let overflow_code = self.op(format!("arith.constant {} : i32", 2 * site + 2));
+        let code = self.op(format!(
+            "arith.select {by_zero}, {zero_code}, {overflow_code} : i32"
+        ));
+        self.op(format!(
+            "memref.atomic_rmw maxs {code}, {TRAP_ARGUMENT}[] : (i32, memref<i32>) -> i32"
+        ));
+        self.indent -= 1;
+        self.emit("}");
+        safe
     }
 
     /// Counts one floating-point operation on `lanes` lanes where the code runs.
@@ -128,7 +167,7 @@ impl Gen {
         from: Scalar,
         to: Scalar,
         at: &Term,
-    ) -> Result<Val, BridgeError> {
+    ) -> Result<Val, Error> {
         use Scalar::*;
         let (f, t) = (mlir_scalar(from), mlir_scalar(to));
         let width = |s: Scalar| match s {

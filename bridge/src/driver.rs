@@ -1,0 +1,256 @@
+//! The library-level driver: a checked RISE program, its sizes and a strategy, to a
+//! function compiled to machine code, through each stage in turn:
+//!
+//! 1. fix the sizes ([`Program::instantiate`]),
+//! 2. rewrite with the strategy, then `defaultLowering` (one budget for both),
+//! 3. translate to the MLIR payload and its Transform script ([`payload()`]),
+//! 4. apply the script, lower, JIT ([`crate::jit::compile`], feature `mlir`).
+//!
+//! [`compile`] does all of it and returns what can be called and timed; [`emit`] stops
+//! at the stage asked for and returns its text (`elevate compile --emit`). Nothing here
+//! prints or exits: every failure is an [`Error`] (located where it can be), so that a
+//! search can compile candidate after candidate.
+
+use crate::error::Error;
+use crate::payload::{payload, Payload};
+use elevate_core::{Budget, Context, Strategy};
+use elevate_rise::limits::Limits;
+use elevate_rise::{print_definition, rules, NatEnv, Program, Term};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How to compile: the budget of the rewriting, the memory limits of the buffers.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The budget of the strategy and `defaultLowering` together (by default
+    /// [`Options::DEFAULT_STEPS`] steps and [`Options::DEFAULT_TIME`]).
+    pub budget: Budget,
+    /// The most memory a buffer (and all the buffers of a call) may take.
+    pub limits: Limits,
+}
+
+impl Options {
+    /// The default budget's rewrite steps (as `elevate rewrite`'s).
+    pub const DEFAULT_STEPS: u64 = 10_000_000;
+    /// The default budget's time (as `elevate rewrite`'s).
+    pub const DEFAULT_TIME: Duration = Duration::from_secs(60);
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            budget: Budget::unlimited()
+                .steps(Options::DEFAULT_STEPS)
+                .time(Options::DEFAULT_TIME),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A stage whose text [`emit`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emit {
+    /// The low-level RISE program compiled (after the strategy and `defaultLowering`).
+    Rise,
+    /// The MLIR payload module.
+    Payload,
+    /// Its Transform-dialect script ([`Payload::transform_text`]).
+    Transform,
+    /// The payload after the script, lowered to the LLVM dialect.
+    Mlir,
+    /// LLVM IR.
+    Llvm,
+}
+
+impl Emit {
+    /// Every stage, in order.
+    pub const ALL: [Emit; 5] = [
+        Emit::Rise,
+        Emit::Payload,
+        Emit::Transform,
+        Emit::Mlir,
+        Emit::Llvm,
+    ];
+}
+
+impl fmt::Display for Emit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Emit::Rise => "rise",
+            Emit::Payload => "payload",
+            Emit::Transform => "transform",
+            Emit::Mlir => "mlir",
+            Emit::Llvm => "llvm",
+        })
+    }
+}
+
+/// A stage name that is not one of [`Emit::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown stage `{0}` (rise, payload, transform, mlir, llvm)")]
+pub struct UnknownStage(pub String);
+
+impl FromStr for Emit {
+    type Err = UnknownStage;
+
+    fn from_str(s: &str) -> Result<Emit, UnknownStage> {
+        Emit::ALL
+            .into_iter()
+            .find(|e| e.to_string() == s)
+            .ok_or_else(|| UnknownStage(s.to_string()))
+    }
+}
+
+impl Payload {
+    /// The Transform script, or for a payload without one a comment saying why (the
+    /// program is not a sequence of structured loop nests, so its loops are the
+    /// payload's own) and a script that does nothing, so that the text is always a
+    /// valid transform module (for `mlir-opt --transform-interpreter`, or to start one
+    /// from).
+    pub fn transform_text(&self) -> String {
+        match &self.transform {
+            Some(script) => script.clone(),
+            None => format!(
+                "// no transform script: the payload is explicit loops, which are its schedule ({}); this script does nothing
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    transform.yield
+  }}
+}}
+",
+                self.loops_because.as_deref().unwrap_or("not structured")
+            ),
+        }
+    }
+}
+
+/// `term` (typed, with concrete sizes) rewritten by `strategy` (if any), then made
+/// low-level by `defaultLowering`, both within `options.budget`.
+pub fn rewrite(
+    term: &Term,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+) -> Result<Term, Error> {
+    let mut cx = Context::new(options.budget);
+    let term = match strategy {
+        Some(s) => s.apply(term, &mut cx).map_err(|failure| Error::Strategy {
+            strategy: s.to_string(),
+            failure,
+        })?,
+        None => term.clone(),
+    };
+    rules::default_lowering()
+        .apply(&term, &mut cx)
+        .map_err(Error::Lowering)
+}
+
+/// The program to compile: `program`'s entry point at the sizes `nats`, rewritten by
+/// `strategy` (if any) and `defaultLowering`.
+pub fn choose(
+    program: &Program,
+    nats: &NatEnv,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+) -> Result<Term, Error> {
+    let term = program.instantiate(nats)?;
+    rewrite(&term, strategy, options)
+}
+
+/// The payload of `program`'s entry point at the sizes `nats`, rewritten by `strategy`
+/// (if any) and `defaultLowering`: named after the entry point.
+pub fn translate(
+    program: &Program,
+    nats: &NatEnv,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+) -> Result<Payload, Error> {
+    let term = choose(program, nats, strategy, options)?;
+    payload(&program.entry().name, &term, &options.limits)
+}
+
+/// `program`'s entry point at the sizes `nats`, rewritten by `strategy` (if any) and
+/// `defaultLowering`, compiled to machine code: ready to call on inputs
+/// ([`crate::jit::Compiled::run`]) and to time ([`crate::jit::Compiled::prepare`]),
+/// with each stage's text ([`crate::jit::Compiled::text`]).
+#[cfg(feature = "mlir")]
+pub fn compile(
+    program: &Program,
+    nats: &NatEnv,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+) -> Result<crate::jit::Compiled, Error> {
+    crate::jit::compile(
+        &translate(program, nats, strategy, options)?,
+        &options.limits,
+    )
+}
+
+/// `term` (typed, closed, with concrete sizes: a strategy's or an e-graph's choice)
+/// rewritten by `strategy` (if any) and `defaultLowering`, compiled as the function
+/// `name`.
+#[cfg(feature = "mlir")]
+pub fn compile_term(
+    name: &str,
+    term: &Term,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+) -> Result<crate::jit::Compiled, Error> {
+    let chosen = rewrite(term, strategy, options)?;
+    crate::jit::compile(&payload(name, &chosen, &options.limits)?, &options.limits)
+}
+
+#[cfg(feature = "mlir")]
+impl crate::jit::Compiled {
+    /// The text of a stage.
+    pub fn text(&self, stage: Emit) -> Result<String, Error> {
+        let p = self.payload();
+        Ok(match stage {
+            Emit::Rise => print_definition(&p.name, &p.program),
+            Emit::Payload => p.mlir.clone(),
+            Emit::Transform => p.transform_text(),
+            Emit::Mlir => self.llvm_dialect().to_string(),
+            Emit::Llvm => self.llvm_ir()?,
+        })
+    }
+}
+
+/// The text of `stage` for `program`'s entry point at the sizes `nats`, rewritten by
+/// `strategy` (if any) and `defaultLowering`: only the stages up to it are run (`rise`
+/// needs no translation, `mlir` and `llvm` no JIT).
+pub fn emit(
+    program: &Program,
+    nats: &NatEnv,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+    stage: Emit,
+) -> Result<String, Error> {
+    let name = &program.entry().name;
+    let term = choose(program, nats, strategy, options)?;
+    if stage == Emit::Rise {
+        return Ok(print_definition(name, &term));
+    }
+    let payload = payload(name, &term, &options.limits)?;
+    match stage {
+        Emit::Rise | Emit::Payload => Ok(payload.mlir),
+        Emit::Transform => Ok(payload.transform_text()),
+        Emit::Mlir | Emit::Llvm => lowered(&payload, stage == Emit::Llvm),
+    }
+}
+
+#[cfg(feature = "mlir")]
+fn lowered(payload: &Payload, llvm_ir: bool) -> Result<String, Error> {
+    if llvm_ir {
+        crate::jit::payload_llvm_ir(payload)
+    } else {
+        crate::jit::lower_payload(payload)
+    }
+}
+
+#[cfg(not(feature = "mlir"))]
+fn lowered(_: &Payload, _: bool) -> Result<String, Error> {
+    Err(Error::mlir(
+        crate::error::Stage::Lower,
+        "this elevate was built without MLIR (feature `mlir`)",
+    ))
+}

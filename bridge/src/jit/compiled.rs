@@ -1,0 +1,97 @@
+//! A payload compiled to machine code by MLIR's ExecutionEngine, with the OpenMP
+//! runtime for its parallel loops.
+
+use super::mlir::{context, failure, llvm_ir_text, lowered, parse_named};
+use crate::error::{Error, Stage};
+use crate::payload::Payload;
+use elevate_rise::limits::Limits;
+use melior::{Context, ExecutionEngine};
+
+/// LLVM's OpenMP runtime (Debian's `libomp-22-dev`), for parallel loops.
+pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
+
+/// A payload compiled to machine code, ready to call ([`Compiled::prepare`],
+/// [`Compiled::run`]).
+pub struct Compiled {
+    // Dropped before the context it was made in.
+    pub(super) engine: ExecutionEngine,
+    llvm_dialect: String,
+    pub(super) payload: Payload,
+    pub(super) limits: Limits,
+    _context: Context,
+}
+
+impl Compiled {
+    /// The payload it was compiled from (with the RISE program it translates).
+    pub fn payload(&self) -> &Payload {
+        &self.payload
+    }
+
+    /// The module after the transform script and the lowering (the LLVM dialect), as
+    /// text.
+    pub fn llvm_dialect(&self) -> &str {
+        &self.llvm_dialect
+    }
+
+    /// The module translated to LLVM IR, as text.
+    pub fn llvm_ir(&self) -> Result<String, Error> {
+        let (context, messages) = context();
+        let module = parse_named(
+            &context,
+            &self.llvm_dialect,
+            "lowered",
+            (Stage::Lower, "lowered module"),
+            &messages,
+        )?;
+        llvm_ir_text(&module, &messages)
+    }
+}
+
+/// Compiles a payload: parse, verify, apply the transform script (if any), lower, JIT
+/// (LLVM optimization level 3). Calls check their buffers against `limits`.
+pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
+    let (context, messages) = context();
+    let module = lowered(
+        &context,
+        &payload.mlir,
+        payload.transform.as_deref(),
+        &messages,
+    )?;
+    let llvm_dialect = module.as_operation().to_string();
+    // The OpenMP runtime, when the lowered module has parallel regions (the path
+    // resolved: Debian's is a chain of relative symbolic links, which the JIT's loader
+    // does not follow).
+    let runtime;
+    let libraries: Vec<&str> = if llvm_dialect.contains("omp.") {
+        runtime = std::fs::canonicalize(OPENMP_RUNTIME).map_err(|e| {
+            Error::mlir(
+                Stage::Jit,
+                format!(
+                    "the OpenMP runtime {OPENMP_RUNTIME} is missing ({e}): install libomp-22-dev"
+                ),
+            )
+        })?;
+        vec![runtime.to_str().unwrap_or(OPENMP_RUNTIME)]
+    } else {
+        Vec::new()
+    };
+    let engine = ExecutionEngine::new(&module, 3, &libraries, false, false);
+    if engine
+        .lookup(&format!("_mlir_ciface_{}", payload.name))
+        .is_null()
+    {
+        return Err(failure(
+            Stage::Jit,
+            "the compiled function is missing",
+            &messages,
+        ));
+    }
+    drop(module);
+    Ok(Compiled {
+        engine,
+        llvm_dialect,
+        payload: payload.clone(),
+        limits: *limits,
+        _context: context,
+    })
+}

@@ -1,0 +1,76 @@
+//! Compiling a payload in process with melior (MLIR 22): parse and verify, apply its
+//! Transform-dialect script (if any), lower to the LLVM dialect, JIT with MLIR's
+//! ExecutionEngine, and call the function on inputs.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `mlir` | the context and its diagnostics, parsing, the transform interpreter, the lowering, translation to LLVM IR |
+//! | `compiled` | a payload compiled by the JIT |
+//! | `buffer` | the memrefs of a call, filled from values and read back |
+//! | `call` | calling the compiled function, and its trap record |
+
+mod buffer;
+mod call;
+mod compiled;
+mod mlir;
+
+pub use call::Call;
+pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
+pub use mlir::{LOWERING, TRANSFORM_ENTRY};
+
+use crate::error::Error;
+use crate::payload::Payload;
+use mlir::{apply_transform, context, llvm_ir_text, lowered, parse};
+
+/// Parses, verifies and lowers `mlir` (a module without a transform script) to the
+/// LLVM dialect; returns the lowered text.
+pub fn lower(mlir: &str) -> Result<String, Error> {
+    let (context, messages) = context();
+    let module = lowered(&context, mlir, None, &messages)?;
+    Ok(module.as_operation().to_string())
+}
+
+/// The payload with its transform script applied, lowered to the LLVM dialect, as
+/// text (what `elevate compile --emit mlir` shows).
+pub fn lower_payload(payload: &Payload) -> Result<String, Error> {
+    let (context, messages) = context();
+    let module = lowered(
+        &context,
+        &payload.mlir,
+        payload.transform.as_deref(),
+        &messages,
+    )?;
+    Ok(module.as_operation().to_string())
+}
+
+/// Parses, verifies, lowers and translates `mlir` (a module without a transform
+/// script) to LLVM IR; returns its text.
+pub fn llvm_ir(mlir: &str) -> Result<String, Error> {
+    let (context, messages) = context();
+    let module = lowered(&context, mlir, None, &messages)?;
+    llvm_ir_text(&module, &messages)
+}
+
+/// The payload with its transform script applied, lowered and translated to LLVM IR,
+/// as text (what `elevate compile --emit llvm` shows).
+pub fn payload_llvm_ir(payload: &Payload) -> Result<String, Error> {
+    let (context, messages) = context();
+    let module = lowered(
+        &context,
+        &payload.mlir,
+        payload.transform.as_deref(),
+        &messages,
+    )?;
+    llvm_ir_text(&module, &messages)
+}
+
+/// The payload module after its transform script (the module itself when it has
+/// none), before the lowering, as text.
+pub fn transformed(payload: &Payload) -> Result<String, Error> {
+    let (context, messages) = context();
+    let mut module = parse(&context, &payload.mlir, &messages)?;
+    if let Some(script) = &payload.transform {
+        apply_transform(&context, &mut module, script, &messages)?;
+    }
+    Ok(module.as_operation().to_string())
+}

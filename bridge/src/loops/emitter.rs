@@ -1,0 +1,158 @@
+//! The generator's state and its plainest operations: lines and fresh names, regions
+//! (loop bodies) with the buffers they free, loops, the trap record.
+
+use crate::boundary::TrapSite;
+use crate::error::Error;
+use elevate_rise::limits::Limits;
+use elevate_rise::term::Term;
+use std::collections::HashMap;
+
+/// The most loops nested in one another: MLIR parses and lowers nested regions
+/// recursively, so a deeper nest is an error rather than a stack overflow.
+pub const MAX_LOOP_DEPTH: usize = 256;
+
+/// The code generator: the function body's lines, and fresh names.
+pub(crate) struct Gen {
+    pub(super) lines: Vec<String>,
+    pub(super) indent: usize,
+    pub(super) next: usize,
+    /// The buffers allocated in each open region (function body, loop bodies), freed
+    /// when the region ends: nothing allocated inside a region is used outside it.
+    pub(super) allocations: Vec<Vec<(String, String)>>,
+    /// How many times the code being emitted runs (the product of the enclosing
+    /// loops' trip counts).
+    pub(super) trips: Vec<u64>,
+    /// Floating-point operations the function performs (each lane counts).
+    pub(super) flops: u64,
+    /// The limits every buffer is checked against.
+    pub(super) limits: Limits,
+    /// The operations that may trap, in the order of their codes.
+    pub(super) traps: Vec<TrapSite>,
+    /// The integer constants emitted, by name (divisions by safe constants need no
+    /// guard).
+    pub(super) constants: HashMap<String, i64>,
+}
+
+impl Gen {
+    pub(super) fn new(limits: Limits) -> Gen {
+        Gen {
+            lines: Vec::new(),
+            indent: 2,
+            next: 0,
+            allocations: vec![Vec::new()],
+            trips: vec![1],
+            flops: 0,
+            limits,
+            traps: Vec::new(),
+            constants: HashMap::new(),
+        }
+    }
+
+    pub(super) fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("%v{}", self.next)
+    }
+
+    pub(super) fn emit(&mut self, line: impl AsRef<str>) {
+        let pad = " ".repeat(self.indent * 2);
+        self.lines.push(format!("{pad}{}", line.as_ref()));
+    }
+
+    /// `%x = <op>`: emits the line and returns the new name.
+    pub(super) fn op(&mut self, rhs: impl AsRef<str>) -> String {
+        let x = self.fresh();
+        self.emit(format!("{x} = {}", rhs.as_ref()));
+        x
+    }
+
+    pub(super) fn index(&mut self, k: i64) -> String {
+        self.op(format!("arith.constant {k} : index"))
+    }
+
+    /// Opens a region: a loop body that runs `trips` times per run of its parent.
+    pub(super) fn enter(&mut self, trips: i64, at: &Term) -> Result<(), Error> {
+        if self.trips.len() > MAX_LOOP_DEPTH {
+            return Err(Error::unsupported(
+                at,
+                format!("loops nested more than {MAX_LOOP_DEPTH} deep"),
+            ));
+        }
+        self.indent += 1;
+        self.allocations.push(Vec::new());
+        let outer = self.trips.last().copied().unwrap_or(1);
+        self.trips.push(outer.saturating_mul(trips.max(0) as u64));
+        Ok(())
+    }
+
+    /// Frees the buffers the region allocated, then closes it (after `last`, a
+    /// terminator such as `scf.yield`, if given).
+    pub(super) fn leave(&mut self, last: Option<String>) {
+        self.free_region();
+        if let Some(line) = last {
+            self.emit(line);
+        }
+        self.allocations.pop();
+        self.trips.pop();
+        self.indent -= 1;
+        self.emit("}");
+    }
+
+    /// The position of a vector that fills the last dimension of a buffer, at `prefix`:
+    /// `prefix..., 0`.
+    pub(super) fn vector_position(&mut self, prefix: &[String]) -> String {
+        let zero = self.index(0);
+        prefix
+            .iter()
+            .cloned()
+            .chain([zero])
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub(super) fn free_region(&mut self) {
+        let region = self.allocations.last().cloned().unwrap_or_default();
+        for (buffer, ty) in region.iter().rev() {
+            self.emit(format!("memref.dealloc {buffer} : {ty}"));
+        }
+    }
+
+    /// `for i in 0..n { body(i) }` as `scf.for`.
+    pub(super) fn for_loop(
+        &mut self,
+        n: i64,
+        at: &Term,
+        body: impl FnOnce(&mut Gen, &str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.loop_over(n, false, at, body)
+    }
+
+    /// `for i in 0..n in parallel { body(i) }` as `scf.parallel`.
+    pub(super) fn parallel_loop(
+        &mut self,
+        n: i64,
+        at: &Term,
+        body: impl FnOnce(&mut Gen, &str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.loop_over(n, true, at, body)
+    }
+
+    fn loop_over(
+        &mut self,
+        n: i64,
+        parallel: bool,
+        at: &Term,
+        body: impl FnOnce(&mut Gen, &str) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
+        let i = self.fresh();
+        self.emit(if parallel {
+            format!("scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{")
+        } else {
+            format!("scf.for {i} = {zero} to {end} step {one} {{")
+        });
+        self.enter(n, at)?;
+        body(self, &i)?;
+        self.leave(None);
+        Ok(())
+    }
+}

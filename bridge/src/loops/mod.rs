@@ -1,0 +1,68 @@
+//! Typed RISE with concrete sizes → a function body of explicit loops (`scf`,
+//! `memref`, `arith`, `math`, `vector`), as MLIR text.
+//!
+//! The translation follows the data: array-reshaping primitives (`split`, `join`,
+//! `transpose`, `slide`, `zip`, `pad*`, `take`, `drop`, `generate`, and `map` itself)
+//! are *views*, index functions that cost nothing until an element is read; the
+//! low-level primitives decide where loops and memory are: `mapSeq`/`mapPar` write
+//! every element into a buffer (`scf.for`/`scf.parallel` over `memref.store`), a
+//! reduction is a loop carrying its accumulator, `toMem` and `let` materialize, and
+//! every buffer is freed where its region ends. The entry point takes scalars as values
+//! and other data as one memref per scalar leaf ([`crate::boundary`]), and writes its
+//! result into memref arguments after them. Integer divisions guard their divisor and
+//! record a trap ([`crate::payload::Payload::traps`]).
+//!
+//! | module | holds |
+//! |---|---|
+//! | `value` | values (SSA scalars and vectors, array views, pairs, functions) |
+//! | `emitter` | the generator's state: lines, names, regions, loops, the trap record |
+//! | `gen` | buffers, and terms to values |
+//! | `primitives` | each primitive as a view, a loop or an operation |
+//! | `arith` | arithmetic, comparisons, casts, guarded divisions, the flop count |
+
+mod arith;
+mod emitter;
+mod gen;
+mod primitives;
+mod value;
+
+use crate::boundary::TrapSite;
+use crate::boundary::{Param, Signature};
+use crate::env::bind;
+use crate::error::Error;
+use elevate_rise::limits::Limits;
+use emitter::Gen;
+pub use emitter::MAX_LOOP_DEPTH;
+use std::rc::Rc;
+use value::{Env, Val};
+
+/// A function body as explicit loops.
+pub(crate) struct Body {
+    /// Its lines (without the function around them).
+    pub(crate) lines: Vec<String>,
+    /// Its floating-point operations.
+    pub(crate) flops: u64,
+    /// The operations that may trap, in the order of their codes.
+    pub(crate) traps: Vec<TrapSite>,
+}
+
+/// The body of the entry point `sig` as explicit loops.
+pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Body, Error> {
+    let mut g = Gen::new(*limits);
+    let mut env: Env = Rc::new(Vec::new());
+    for (id, ty, param) in &sig.params {
+        let value = match param {
+            Param::Scalar(arg, s) => Val::Scalar(arg.clone(), *s),
+            Param::Data(storage) => g.view(storage, ty, Vec::new()),
+        };
+        env = bind(&env, *id, value);
+    }
+    let result = g.expr(sig.body, &env)?;
+    g.store(&result, &sig.out, &[], sig.body)?;
+    g.free_region();
+    Ok(Body {
+        lines: g.lines,
+        flops: g.flops,
+        traps: g.traps,
+    })
+}

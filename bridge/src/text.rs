@@ -1,0 +1,133 @@
+//! MLIR text shared by both translations: types, constants, arithmetic, the module
+//! around a function.
+
+use elevate_rise::prim::Prim;
+use elevate_rise::term::Literal;
+use elevate_rise::types::Scalar;
+use std::fmt::Write;
+
+/// The MLIR type of a scalar.
+pub(crate) fn mlir_scalar(s: Scalar) -> &'static str {
+    match s {
+        Scalar::Bool => "i1",
+        Scalar::I32 => "i32",
+        Scalar::I64 => "i64",
+        Scalar::F32 => "f32",
+        Scalar::F64 => "f64",
+    }
+}
+
+/// Bytes per element of a buffer of `s`.
+pub(crate) fn scalar_bytes(s: Scalar) -> u64 {
+    match s {
+        Scalar::Bool => 1,
+        Scalar::I32 | Scalar::F32 => 4,
+        Scalar::I64 | Scalar::F64 => 8,
+    }
+}
+
+/// `f32` or `vector<8xf32>`.
+pub(crate) fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
+    match lanes {
+        None => mlir_scalar(s).to_string(),
+        Some(n) => format!("vector<{n}x{}>", mlir_scalar(s)),
+    }
+}
+
+/// `memref<4x8xf32>`
+pub(crate) fn memref_type(dims: &[i64], s: Scalar) -> String {
+    let mut out = String::from("memref<");
+    for d in dims {
+        let _ = write!(out, "{d}x");
+    }
+    out.push_str(mlir_scalar(s));
+    out.push('>');
+    out
+}
+
+/// A literal as MLIR constant text, and its scalar type.
+pub(crate) fn literal_text(l: Literal) -> (String, Scalar) {
+    match l {
+        Literal::Bool(b) => (b.to_string(), Scalar::Bool),
+        Literal::I32(v) => (v.to_string(), Scalar::I32),
+        Literal::I64(v) => (v.to_string(), Scalar::I64),
+        // The bit pattern: exact, and MLIR reads it for float types.
+        Literal::F32(v) => (format!("0x{:08X}", v.to_bits()), Scalar::F32),
+        Literal::F64(v) => (format!("0x{:016X}", v.to_bits()), Scalar::F64),
+    }
+}
+
+/// Whether `p` compares (its result is a boolean).
+pub(crate) fn is_comparison(p: Prim) -> bool {
+    matches!(p, Prim::Lt | Prim::Gt | Prim::Equal)
+}
+
+/// Whether `p` on integers can trap: a division or remainder (by zero, or the
+/// smallest integer by -1).
+pub(crate) fn can_trap(p: Prim, s: Scalar) -> bool {
+    matches!(p, Prim::Div | Prim::Mod) && matches!(s, Scalar::I32 | Scalar::I64)
+}
+
+/// Whether an integer divisor `d` is one that never traps (neither 0 nor -1).
+pub(crate) fn safe_divisor(d: i64) -> bool {
+    d != 0 && d != -1
+}
+
+/// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`
+/// (scalars or vectors of floats or integers), or `None` if `p` is not one.
+pub(crate) fn binary_text(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Option<String> {
+    let name = match (p, float) {
+        (Prim::Add, true) => "arith.addf",
+        (Prim::Add, false) => "arith.addi",
+        (Prim::Sub, true) => "arith.subf",
+        (Prim::Sub, false) => "arith.subi",
+        (Prim::Mul, true) => "arith.mulf",
+        (Prim::Mul, false) => "arith.muli",
+        (Prim::Div, true) => "arith.divf",
+        (Prim::Div, false) => "arith.divsi",
+        (Prim::Mod, true) => "arith.remf",
+        (Prim::Mod, false) => "arith.remsi",
+        (Prim::Max, true) => "arith.maxnumf",
+        (Prim::Max, false) => "arith.maxsi",
+        (Prim::Min, true) => "arith.minnumf",
+        (Prim::Min, false) => "arith.minsi",
+        (Prim::Lt | Prim::Gt | Prim::Equal, _) => {
+            let predicate = match (p, float) {
+                (Prim::Lt, true) => "olt",
+                (Prim::Gt, true) => "ogt",
+                (Prim::Equal, true) => "oeq",
+                (Prim::Lt, false) => "slt",
+                (Prim::Gt, false) => "sgt",
+                _ => "eq",
+            };
+            let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
+            return Some(format!("{cmp} {predicate}, {x}, {y} : {t}"));
+        }
+        _ => return None,
+    };
+    Some(format!("{name} {x}, {y} : {t}"))
+}
+
+/// The module around a function body: `@name(signature) { lines; return }`, each line
+/// indented by `indent`.
+pub(crate) fn module_text(
+    name: &str,
+    signature: &[String],
+    lines: &[String],
+    indent: &str,
+) -> String {
+    let mut mlir = String::new();
+    let _ = writeln!(mlir, "module {{");
+    let _ = writeln!(
+        mlir,
+        "  func.func @{name}({}) attributes {{llvm.emit_c_interface}} {{",
+        signature.join(", ")
+    );
+    for line in lines {
+        let _ = writeln!(mlir, "{indent}{line}");
+    }
+    let _ = writeln!(mlir, "    return");
+    let _ = writeln!(mlir, "  }}");
+    let _ = writeln!(mlir, "}}");
+    mlir
+}

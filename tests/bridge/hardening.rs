@@ -1,0 +1,195 @@
+//! Extreme but legal programs and inputs through the driver: compiled code stops with
+//! an error where the interpreter reports one (integer division by zero, the smallest
+//! integer divided by -1) instead of trapping the process; 100,000 additions in a row
+//! compile and run; buffers too large are errors before anything is allocated.
+
+use super::sizes;
+use elevate::bridge::{compile, jit::Compiled, Error, Options, Trap};
+use elevate::rise::limits::Limits;
+use elevate::rise::{evaluate, NatEnv, Program, Value};
+
+/// `source` compiled by the driver at `nats`, without a strategy.
+fn compiled(source: &str, nats: &NatEnv, options: &Options) -> Result<(Program, Compiled), Error> {
+    let program = Program::load(source, None).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = compile(&program, nats, None, options)?;
+    Ok((program, compiled))
+}
+
+/// Runs the compiled program and the interpreter on `inputs`: both succeed with the
+/// same value, or both fail; returns the compiled program's outcome.
+fn agree(program: &Program, compiled: &Compiled, inputs: &[Value]) -> Result<Value, Error> {
+    let found = compiled.run(inputs);
+    let expected = evaluate(&program.entry().term, &NatEnv::default(), inputs);
+    match (&found, &expected) {
+        (Ok(a), Ok(b)) => assert_eq!(a.to_json(), b.to_json(), "{inputs:?}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("compiled {found:?} vs interpreted {expected:?} on {inputs:?}"),
+    }
+    found
+}
+
+fn trap(outcome: Result<Value, Error>) -> (Trap, &'static str) {
+    match outcome {
+        Err(Error::Trap { trap, op, span }) => {
+            assert!(span.is_some(), "the trap is located");
+            (trap, op)
+        }
+        other => panic!("expected a trap, found {other:?}"),
+    }
+}
+
+#[test]
+fn integer_division_by_zero_and_overflow_are_errors_as_in_the_interpreter() {
+    let options = Options::default();
+    for (ty, int, smallest) in [
+        (
+            "i32",
+            (|v| Value::I32(v as i32)) as fn(i64) -> Value,
+            i64::from(i32::MIN),
+        ),
+        ("i64", |v| Value::I64(v), i64::MIN),
+    ] {
+        let div = format!("def f(x: {ty}, y: {ty}) = x / y");
+        let (program, f) = compiled(&div, &NatEnv::default(), &options).unwrap();
+        assert_eq!(f.payload().traps.len(), 1, "{}", f.payload().mlir);
+        let by_zero = agree(&program, &f, &[int(1), int(0)]);
+        assert_eq!(trap(by_zero), (Trap::DivisionByZero, "div"));
+        // The quotient does not fit: an error (as the interpreter reports it once it
+        // checks this too), not the machine's trap.
+        let (overflow, _) = trap(f.run(&[int(smallest), int(-1)]));
+        assert!(matches!(overflow, Trap::Overflow(_)), "{overflow}");
+        assert!(overflow.to_string().contains(ty), "{overflow}");
+        for (x, y) in [(7, -1), (-7, 2), (smallest, 1), (smallest, 2), (0, -1)] {
+            agree(&program, &f, &[int(x), int(y)]).unwrap();
+        }
+        // The remainder by zero stops; the smallest integer's remainder by -1 is 0.
+        let rem = format!("def f(x: {ty}, y: {ty}) = x % y");
+        let (program, f) = compiled(&rem, &NatEnv::default(), &options).unwrap();
+        assert_eq!(
+            trap(agree(&program, &f, &[int(5), int(0)])),
+            (Trap::DivisionByZero, "mod")
+        );
+        for (x, y) in [(smallest, -1), (7, -2), (-7, 3)] {
+            agree(&program, &f, &[int(x), int(y)]).unwrap();
+        }
+    }
+}
+
+#[test]
+fn divisions_in_loops_parallel_loops_and_vectors_trap_too() {
+    let options = Options::default();
+    let ints = |xs: &[i32]| Value::array(xs.iter().map(|x| Value::I32(*x)).collect());
+    let x = ints(&[8, 9, 10, 11, 12, 13, 14, 15]);
+    let fine = ints(&[1, 2, 3, 4, -1, -2, -3, -4]);
+    let zero_at_5 = ints(&[1, 2, 3, 4, 5, 0, 7, 8]);
+    for source in [
+        "def f(x: 8.i32, y: 8.i32) = zip(x, y) |> mapSeq(fun(p => fst(p) / snd(p)))",
+        "def f(x: 8.i32, y: 8.i32) = zip(x, y) |> mapPar(fun(p => fst(p) % snd(p)))",
+        "def f(x: 8.i32, y: 8.i32) = zip(x, y) |> map(fun(p => fst(p) / snd(p))) |> reduceSeq(add, 0)",
+        "def f(x: 8.i32, y: 8.i32) = zip(asVector(4)(x), asVector(4)(y)) |> mapSeq(fun(p => fst(p) / snd(p))) |> asScalar",
+    ] {
+        let (program, f) = compiled(source, &NatEnv::default(), &options)
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
+        agree(&program, &f, &[x.clone(), fine.clone()]).unwrap();
+        let (t, _) = trap(agree(&program, &f, &[x.clone(), zero_at_5.clone()]));
+        assert_eq!(t, Trap::DivisionByZero, "{source}");
+        // The trap record is cleared before each call.
+        agree(&program, &f, &[x.clone(), fine.clone()]).unwrap();
+    }
+    // Dividing by a constant other than 0 and -1 needs no guard.
+    let (_, f) = compiled(
+        "def f(x: 8.i32) = x |> mapSeq(fun(v => v / 3))",
+        &NatEnv::default(),
+        &options,
+    )
+    .unwrap();
+    assert!(f.payload().traps.is_empty(), "{}", f.payload().mlir);
+}
+
+#[test]
+fn a_chain_of_100000_additions_compiles_and_runs() {
+    let n = 100_000;
+    let source = format!("def f(x: i32) = x{}", " + x".repeat(n - 1));
+    let (program, f) = compiled(&source, &NatEnv::default(), &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Too long an expression for one kernel: explicit loops, whose values are SSA names.
+    let why = f.payload().loops_because.clone().unwrap_or_default();
+    assert!(why.contains("more than"), "{why}");
+    let result = agree(&program, &f, &[Value::I32(3)]).unwrap();
+    assert_eq!(result.to_json().unwrap(), serde_json::json!(3 * n));
+}
+
+#[test]
+fn buffers_over_the_limits_are_errors_before_they_are_allocated() {
+    let small = Options {
+        limits: Limits::with_max_bytes(1 << 20),
+        ..Options::default()
+    };
+    let scale = "def f(x: n.f32) = x |> mapSeq(fun(v => v * 2.0))";
+    // A parameter over the limit, at translation.
+    let e = compiled(scale, &sizes(&[("n", 1 << 20)]), &small)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&e, Error::Size { error, .. } if error.what == "parameter `x`" && error.elements == 1 << 20),
+        "{e}"
+    );
+    // 2^40 elements, over the machine's memory.
+    let e = compiled(scale, &sizes(&[("n", 1 << 40)]), &Options::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("1099511627776 elements"), "{e}");
+    let e = compiled(
+        "def f = generate(fun(i => 1.0)) : 1099511627776.f32",
+        &NatEnv::default(),
+        &Options::default(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(&e, Error::Size { error, .. } if error.what == "the result"),
+        "{e}"
+    );
+    // A buffer of the program's own, inside a loop.
+    let e = compiled(
+        "def f(x: 4.f32) = x |> mapSeq(fun(v => generate(fun(i => v)) : 1000000.f32 |> padCst(1, 1, 0.0) |> mapSeq(fun(w => w)) |> reduceSeq(add, 0.0)))",
+        &NatEnv::default(),
+        &small,
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(&e, Error::Size { error, span } if error.what == "a buffer" && span.is_some()),
+        "{e}"
+    );
+    // Each buffer fits, all of a call's together do not.
+    let (_, f) = compiled(scale, &sizes(&[("n", 150_000)]), &small).unwrap();
+    let x = Value::array(vec![Value::F32(1.0); 150_000]);
+    let e = f.run(&[x]).err().unwrap();
+    assert!(
+        matches!(&e, Error::Size { error, .. } if error.what == "the buffers of a call"),
+        "{e}"
+    );
+}
+
+#[test]
+fn inputs_that_do_not_fit_are_input_errors() {
+    let (_, f) = compiled(
+        "def f(x: 4.f32) = x |> mapSeq(fun(v => v))",
+        &NatEnv::default(),
+        &Options::default(),
+    )
+    .unwrap();
+    let e = f.run(&[]).err().unwrap();
+    assert!(matches!(e, Error::Input { .. }), "{e}");
+    let e = f
+        .run(&[Value::array(vec![Value::F32(1.0); 3])])
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("an array of 3"), "{e}");
+    let e = f
+        .run(&[Value::array(vec![Value::I32(1); 4])])
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("expected a f32"), "{e}");
+}

@@ -1,0 +1,125 @@
+//! `elevate compile` and `elevate run` on extreme but legal input: errors located and
+//! named, never a crash.
+
+use super::{assert_fails_with, elevate, example, stderr, stdout, temp};
+
+#[test]
+fn integer_division_traps_are_located_errors_not_crashes() {
+    let program = temp("intdiv.rise", "def f(x: i32, y: i32) = x / y");
+    let (one, zero) = (temp("one.json", "1"), temp("zero.json", "0"));
+    let (min, minus_one) = (temp("min.json", "-2147483648"), temp("m1.json", "-1"));
+    let o = elevate(&["run", &program, "--input", &one, &zero]);
+    assert_fails_with(
+        &o,
+        "intdiv.rise:1:25: evaluation error: division by zero (`div`)",
+    );
+    let o = elevate(&["run", &program, "--input", &min, &minus_one]);
+    assert_fails_with(&o, "integer overflow: the smallest i32 divided by -1");
+    let o = elevate(&["run", &program, "--input", &min, &one]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "-2147483648");
+}
+
+#[test]
+fn run_prints_what_eval_prints_for_nan_and_infinities() {
+    let program = temp(
+        "special.rise",
+        "def f(x: 3.f32) = x |> mapSeq(fun(v => v / 0.0))",
+    );
+    let input = temp("special.json", "[0.0, 1.0, -1.0]");
+    let run = elevate(&["run", &program, "--input", &input]);
+    let eval = elevate(&["eval", &program, "--input", &input]);
+    assert_eq!(run.status.code(), eval.status.code(), "{}", stderr(&run));
+    assert_eq!(stdout(&run), stdout(&eval));
+    assert!(!stdout(&run).is_empty());
+}
+
+#[test]
+fn a_chain_of_100000_additions_compiles_and_runs() {
+    let program = temp(
+        "chain.rise",
+        &format!("def f(x: i32) = x{}", " + x".repeat(99_999)),
+    );
+    let one = temp("one.json", "1");
+    let o = elevate(&["run", &program, "--input", &one]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "100000");
+    let o = elevate(&["compile", &program, "--emit", "mlir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("llvm.func @f("));
+}
+
+#[test]
+fn bench_and_threads_are_checked_before_anything_is_allocated() {
+    let scal = example("scal.rise");
+    let run = |flag: &str, value: &str| {
+        elevate(&["run", &scal, "--random", "1", "--nat", "n=4", flag, value])
+    };
+    for (flag, value, message) in [
+        (
+            "--bench",
+            "4000000000",
+            "4000000000 is over the maximum of 1000000 runs",
+        ),
+        (
+            "--threads",
+            "100000",
+            "100000 is over the maximum of 4096 threads",
+        ),
+        ("--threads", "-1", "must be non-negative"),
+        ("--bench", "-5", "must be non-negative"),
+        ("--bench", "many", "expected a non-negative integer"),
+    ] {
+        let o = run(flag, value);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(message),
+            "{flag} {value}: {}",
+            stderr(&o)
+        );
+    }
+    let o = run("--threads", "2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run("--bench", "3");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["runs"], 3, "{line}");
+}
+
+#[test]
+fn bridge_errors_are_compile_errors_with_a_location() {
+    let program = temp(
+        "scan.rise",
+        "def f(x: 4.f32) =\n  x |> scanSeq(fun(a, y => a + y), 0.0)",
+    );
+    for command in ["run", "compile"] {
+        let mut args = vec![command, &program];
+        if command == "compile" {
+            args.extend(["--emit", "payload"]);
+        } else {
+            args.extend(["--random", "1"]);
+        }
+        let o = elevate(&args);
+        assert_fails_with(&o, "scan.rise:2:");
+        assert!(
+            stderr(&o).contains("compile error: unsupported construct: `scanSeq`"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Sizes over the machine's memory: named, with the limit.
+    let o = elevate(&[
+        "run",
+        &example("scal.rise"),
+        "--random",
+        "1",
+        "--nat",
+        "n=1099511627776",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1099511627776 elements"),
+        "{}",
+        stderr(&o)
+    );
+}
