@@ -5,11 +5,12 @@
 //! the instantiation becomes an explicit nat application in the typed term. After
 //! inference every node carries its type.
 
+use crate::definition::Definition;
+use crate::error::Span;
 use crate::error::{Error, ErrorKind};
 use crate::nat::{solve, Equation, Nat, NatVar, SolveError};
-use crate::parser::Definition;
 use crate::prim::{Class, FreshVars};
-use crate::term::{Expr, Literal, Span, Term};
+use crate::term::{Expr, Literal, Term};
 use crate::types::{Scalar, Type, TypeKind};
 use elevate_core::stack::guard;
 use std::collections::BTreeMap;
