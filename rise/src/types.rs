@@ -1,8 +1,8 @@
 //! RISE types: scalars, indices, vectors, arrays, pairs, functions, dependent functions.
 
 use crate::nat::{Nat, NatVar};
+use elevate_core::{stack::guard, Node};
 use std::fmt;
-use std::sync::Arc;
 
 /// A scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,9 +49,10 @@ impl Scalar {
     }
 }
 
-/// An immutable, shared RISE type.
+/// An immutable, shared RISE type (a [`Node`]: hashing is O(1), and dropping or
+/// comparing a type 100,000 levels deep does not overflow the stack).
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Type(Arc<TypeKind>);
+pub struct Type(Node<TypeKind>);
 
 /// The shape of a type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -77,7 +78,7 @@ pub enum TypeKind {
 impl Type {
     /// Builds a type from its shape.
     pub fn new(kind: TypeKind) -> Type {
-        Type(Arc::new(kind))
+        Type(Node::new(kind))
     }
 
     /// The shape.
@@ -132,7 +133,7 @@ impl Type {
 
     /// Whether any inference variable (type or nat unknown) remains.
     pub fn has_unknowns(&self) -> bool {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) => false,
             TypeKind::Var(_) => true,
             TypeKind::Index(n) => n.contains_unknown(),
@@ -141,12 +142,12 @@ impl Type {
             }
             TypeKind::Pair(a, b) | TypeKind::Fun(a, b) => a.has_unknowns() || b.has_unknowns(),
             TypeKind::DepFun(_, t) => t.has_unknowns(),
-        }
+        })
     }
 
     /// Replaces nat variables (bound `DepFun` variables are left alone when shadowed).
     pub fn map_nats(&self, f: &dyn Fn(&NatVar) -> Option<Nat>) -> Type {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Var(_) => self.clone(),
             TypeKind::Index(n) => Type::index(n.substitute(f)),
             TypeKind::Vector(t, n) => Type::vector(t.map_nats(f), n.substitute(f)),
@@ -157,12 +158,12 @@ impl Type {
                 let inner = |w: &NatVar| if w == v { None } else { f(w) };
                 Type::dep_fun(v.clone(), t.map_nats(&inner))
             }
-        }
+        })
     }
 
     /// Replaces type variables.
     pub fn map_vars(&self, f: &dyn Fn(u32) -> Option<Type>) -> Type {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Index(_) => self.clone(),
             TypeKind::Var(k) => f(*k).unwrap_or_else(|| self.clone()),
             TypeKind::Vector(t, n) => Type::vector(t.map_vars(f), n.clone()),
@@ -170,7 +171,7 @@ impl Type {
             TypeKind::Pair(a, b) => Type::pair(a.map_vars(f), b.map_vars(f)),
             TypeKind::Fun(a, b) => Type::fun(a.map_vars(f), b.map_vars(f)),
             TypeKind::DepFun(v, t) => Type::dep_fun(v.clone(), t.map_vars(f)),
-        }
+        })
     }
 
     /// Every nat variable occurring free, in order of first appearance.
@@ -187,7 +188,7 @@ impl Type {
     }
 
     fn collect_nat_vars(&self, out: &mut Vec<NatVar>) {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Var(_) => {}
             TypeKind::Index(n) => out.extend(n.vars()),
             TypeKind::Vector(t, n) | TypeKind::Array(n, t) => {
@@ -203,7 +204,7 @@ impl Type {
                 t.collect_nat_vars(&mut inner);
                 out.extend(inner.into_iter().filter(|w| w != v));
             }
-        }
+        })
     }
 }
 
@@ -222,7 +223,7 @@ pub(crate) fn write_nat_atom(f: &mut fmt::Formatter<'_>, n: &Nat) -> fmt::Result
 
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(s) => f.write_str(s.name()),
             TypeKind::Index(n) => write!(f, "idx[{n}]"),
             TypeKind::Vector(t, n) => write!(f, "vec[{t}, {n}]"),
@@ -248,7 +249,7 @@ impl fmt::Display for Type {
                 NatVar::Unknown(k) => write!(f, "(?{k}: nat) -> {t}"),
             },
             TypeKind::Var(k) => write!(f, "'t{k}"),
-        }
+        })
     }
 }
 
