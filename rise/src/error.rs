@@ -1,7 +1,33 @@
 //! Errors in RISE programs, with locations and rendered diagnostics.
 
-use crate::term::Span;
 use std::fmt;
+
+/// A span of source text (byte offsets), for error messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
 
 /// What went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! Tokens of RISE source text (with nom).
 
-use crate::error::{Error, ErrorKind};
-use crate::term::Span;
+use crate::error::{Error, ErrorKind, Span};
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_until, take_while, take_while1};
 use nom::combinator::{opt, recognize};

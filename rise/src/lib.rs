@@ -15,6 +15,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod definition;
 #[cfg(feature = "egraph")]
 pub mod egraph;
 pub mod error;
@@ -35,13 +36,14 @@ pub mod term;
 pub mod types;
 pub mod value;
 
-pub use error::{Error, ErrorKind};
+pub use definition::Definition;
+pub use error::{Error, ErrorKind, Span};
 pub use infer::{infer, infer_program, type_of, TypedDefinition};
 pub use instantiate::instantiate;
 pub use interp::{evaluate, evaluate_with, NatEnv};
-pub use parser::{parse_nat, parse_pattern, parse_program, parse_term, parse_type, Definition};
+pub use parser::{parse_nat, parse_pattern, parse_program, parse_term, parse_type};
 pub use print::{print_definition, print_term};
 pub use program::Program;
-pub use term::{Expr, Ident, Literal, Span, Term};
+pub use term::{Expr, Ident, Literal, Term};
 pub use types::{Scalar, Type, TypeKind};
 pub use value::{Array, EvalError, Value};

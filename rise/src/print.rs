@@ -1,8 +1,8 @@
 //! The printer: canonical, readable RISE text that parses back to an alpha-equivalent
 //! term.
 
+use crate::definition::Definition;
 use crate::nat::NatVar;
-use crate::parser::Definition;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Literal, Term};
 use elevate_core::stack::guard;
@@ -478,6 +478,12 @@ fn write_literal(out: &mut String, l: &Literal) -> fmt::Result {
 }
 
 impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_term(self))
+    }
+}
+
+impl fmt::Debug for Term {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&print_term(self))
     }

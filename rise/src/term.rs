@@ -1,5 +1,6 @@
 //! RISE terms: immutable, shared, with binders that make rewriting safe.
 
+pub use crate::error::Span;
 use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::types::{Type, TypeKind};
@@ -81,33 +82,6 @@ impl Hash for Literal {
             Literal::I64(v) => (2u8, *v).hash(state),
             Literal::F32(v) => (3u8, v.to_bits()).hash(state),
             Literal::F64(v) => (4u8, v.to_bits()).hash(state),
-        }
-    }
-}
-
-/// A span of source text (byte offsets), for error messages.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Span {
-    /// First byte.
-    pub start: u32,
-    /// One past the last byte.
-    pub end: u32,
-}
-
-impl Span {
-    /// The span `start..end`.
-    pub fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
-    }
-
-    /// The smallest span covering both.
-    pub fn to(self, other: Span) -> Span {
-        Span {
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
         }
     }
 }
@@ -500,11 +474,5 @@ impl Program for Term {
     #[inline]
     fn prefetch(&self) {
         self.0.prefetch()
-    }
-}
-
-impl std::fmt::Debug for Term {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", crate::print::print_term(self))
     }
 }

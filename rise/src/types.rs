@@ -1,10 +1,8 @@
 //! RISE types: scalars, indices, vectors, arrays, pairs, functions, dependent functions.
 
 use crate::nat::{Nat, NatVar, Undefined};
-use elevate_core::stack::guard;
+use elevate_core::{stack::guard, Node};
 use std::fmt;
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, LazyLock};
 
 /// A scalar type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,41 +49,10 @@ impl Scalar {
     }
 }
 
-/// An immutable, shared RISE type.
-#[derive(Clone)]
-pub struct Type(Arc<TypeKind>);
-
-// Types nest as deeply as programs do (`1.1.1. ... .f32`, `f32 -> f32 -> ...`):
-// comparing, hashing, dropping and the walks below recurse through `guard`,
-// which continues on a fresh stack segment when the stack runs low.
-
-impl PartialEq for Type {
-    fn eq(&self, other: &Type) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || guard(|| self.0 == other.0)
-    }
-}
-
-impl Eq for Type {}
-
-impl Hash for Type {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        guard(|| self.0.hash(state));
-    }
-}
-
-impl Drop for Type {
-    fn drop(&mut self) {
-        let leaf = matches!(*self.0, TypeKind::Scalar(_) | TypeKind::Var(_));
-        // Only the last owner drops the children: it swaps the node for a
-        // shared leaf and drops the node on a guarded stack.
-        if !leaf && Arc::strong_count(&self.0) == 1 {
-            static LEAF: LazyLock<Arc<TypeKind>> =
-                LazyLock::new(|| Arc::new(TypeKind::Scalar(Scalar::Bool)));
-            let node = std::mem::replace(&mut self.0, LEAF.clone());
-            guard(move || drop(node));
-        }
-    }
-}
+/// An immutable, shared RISE type (a [`Node`]: hashing is O(1), and dropping or
+/// comparing a type 100,000 levels deep does not overflow the stack).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Type(Node<TypeKind>);
 
 /// The shape of a type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -111,7 +78,7 @@ pub enum TypeKind {
 impl Type {
     /// Builds a type from its shape.
     pub fn new(kind: TypeKind) -> Type {
-        Type(Arc::new(kind))
+        Type(Node::new(kind))
     }
 
     /// The shape.
@@ -166,11 +133,7 @@ impl Type {
 
     /// Whether any inference variable (type or nat unknown) remains.
     pub fn has_unknowns(&self) -> bool {
-        guard(|| self.has_unknowns_here())
-    }
-
-    fn has_unknowns_here(&self) -> bool {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) => false,
             TypeKind::Var(_) => true,
             TypeKind::Index(n) => n.contains_unknown(),
@@ -179,16 +142,12 @@ impl Type {
             }
             TypeKind::Pair(a, b) | TypeKind::Fun(a, b) => a.has_unknowns() || b.has_unknowns(),
             TypeKind::DepFun(_, t) => t.has_unknowns(),
-        }
+        })
     }
 
     /// Replaces nat variables (bound `DepFun` variables are left alone when shadowed).
     pub fn map_nats(&self, f: &dyn Fn(&NatVar) -> Option<Nat>) -> Type {
-        guard(|| self.map_nats_here(f))
-    }
-
-    fn map_nats_here(&self, f: &dyn Fn(&NatVar) -> Option<Nat>) -> Type {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Var(_) => self.clone(),
             TypeKind::Index(n) => Type::index(n.substitute(f)),
             TypeKind::Vector(t, n) => Type::vector(t.map_nats(f), n.substitute(f)),
@@ -199,16 +158,12 @@ impl Type {
                 let inner = |w: &NatVar| if w == v { None } else { f(w) };
                 Type::dep_fun(v.clone(), t.map_nats(&inner))
             }
-        }
+        })
     }
 
     /// Replaces type variables.
     pub fn map_vars(&self, f: &dyn Fn(u32) -> Option<Type>) -> Type {
-        guard(|| self.map_vars_here(f))
-    }
-
-    fn map_vars_here(&self, f: &dyn Fn(u32) -> Option<Type>) -> Type {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Index(_) => self.clone(),
             TypeKind::Var(k) => f(*k).unwrap_or_else(|| self.clone()),
             TypeKind::Vector(t, n) => Type::vector(t.map_vars(f), n.clone()),
@@ -216,7 +171,7 @@ impl Type {
             TypeKind::Pair(a, b) => Type::pair(a.map_vars(f), b.map_vars(f)),
             TypeKind::Fun(a, b) => Type::fun(a.map_vars(f), b.map_vars(f)),
             TypeKind::DepFun(v, t) => Type::dep_fun(v.clone(), t.map_vars(f)),
-        }
+        })
     }
 
     /// Every nat variable occurring free, in order of first appearance.
@@ -229,11 +184,7 @@ impl Type {
     }
 
     fn collect_nat_vars(&self, out: &mut Vec<NatVar>) {
-        guard(|| self.collect_nat_vars_here(out));
-    }
-
-    fn collect_nat_vars_here(&self, out: &mut Vec<NatVar>) {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(_) | TypeKind::Var(_) => {}
             TypeKind::Index(n) => out.extend(n.vars()),
             TypeKind::Vector(t, n) | TypeKind::Array(n, t) => {
@@ -249,7 +200,7 @@ impl Type {
                 t.collect_nat_vars(&mut inner);
                 out.extend(inner.into_iter().filter(|w| w != v));
             }
-        }
+        })
     }
 }
 
@@ -381,7 +332,8 @@ impl Type {
     }
 }
 
-fn check_size(size: &Nat, role: SizeRole, ty: &Type) -> Result<(), IllFormed> {
+/// Checks one size of `ty` (inference checks each distinct part of a type once).
+pub(crate) fn check_size(size: &Nat, role: SizeRole, ty: &Type) -> Result<(), IllFormed> {
     if let Some(why) = size.undefined() {
         return Err(IllFormed::Undefined {
             role,
@@ -414,13 +366,7 @@ pub(crate) fn write_nat_atom(f: &mut fmt::Formatter<'_>, n: &Nat) -> fmt::Result
 
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        guard(|| self.write(f))
-    }
-}
-
-impl Type {
-    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind() {
+        guard(|| match self.kind() {
             TypeKind::Scalar(s) => f.write_str(s.name()),
             TypeKind::Index(n) => write!(f, "idx[{n}]"),
             TypeKind::Vector(t, n) => write!(f, "vec[{t}, {n}]"),
@@ -446,7 +392,7 @@ impl Type {
                 NatVar::Unknown(k) => write!(f, "(?{k}: nat) -> {t}"),
             },
             TypeKind::Var(k) => write!(f, "'t{k}"),
-        }
+        })
     }
 }
 

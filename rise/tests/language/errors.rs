@@ -77,7 +77,12 @@ fn each_class_of_bad_program_is_reported_where_it_is() {
             "defined twice",
             (2, 5),
         ),
-        ("", ErrorKind::Parse, "empty file", (1, 1)),
+        (
+            "",
+            ErrorKind::Parse,
+            "no definitions: the file is empty",
+            (1, 1),
+        ),
         (
             "def f(x: f32) = x : i32",
             ErrorKind::Type,
