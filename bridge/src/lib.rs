@@ -38,6 +38,7 @@ pub mod error;
 pub mod jit;
 mod loops;
 pub mod payload;
+mod shared;
 mod structured;
 mod text;
 
