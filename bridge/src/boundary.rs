@@ -21,12 +21,25 @@ pub const TRAP_ARGUMENT: &str = "%trap";
 /// An operation of the program that may trap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrapSite {
-    /// The primitive (`div` or `mod`).
+    /// The primitive (`div`, `mod`, `natAsIndex`).
     pub op: Prim,
-    /// The integers it divides.
-    pub scalar: Scalar,
+    /// What is checked.
+    pub check: Check,
     /// Where it is in the RISE program.
     pub span: Option<Span>,
+}
+
+/// What the code checks where an operation may trap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// A division of integers of this type: the divisor is not 0, and not -1 when the
+    /// dividend is the smallest integer.
+    Division(Scalar),
+    /// A number made an index below `bound`: it is in `0..bound`.
+    Index {
+        /// The index's bound.
+        bound: i64,
+    },
 }
 
 /// The types of the leaves of `ty`, in order: nested arrays of scalars (a vector

@@ -47,6 +47,11 @@ pub enum Trap {
     DivisionByZero,
     /// The smallest integer of a type divided by -1: the quotient does not fit.
     Overflow(Scalar),
+    /// A number made an index is outside `0..bound`.
+    IndexOutOfRange {
+        /// The index's bound.
+        bound: i64,
+    },
 }
 
 impl fmt::Display for Trap {
@@ -58,6 +63,7 @@ impl fmt::Display for Trap {
                 "integer overflow: the smallest {} divided by -1",
                 s.name()
             ),
+            Trap::IndexOutOfRange { bound } => write!(f, "a number is not an index below {bound}"),
         }
     }
 }
@@ -123,7 +129,7 @@ pub enum Error {
     Trap {
         /// What happened.
         trap: Trap,
-        /// The primitive (`div`, `mod`).
+        /// The primitive (`div`, `mod`, `natAsIndex`).
         op: &'static str,
         /// Where the operation is.
         span: Option<Span>,

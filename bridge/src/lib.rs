@@ -13,9 +13,9 @@
 //!   Transform-dialect script (if any), lowers and JIT-compiles it through melior, and
 //!   calls it on inputs.
 //!
-//! Integer divisions that would trap (by zero, the smallest integer by -1) are guarded
-//! in the generated code and reported as [`Error::Trap`], as the interpreter reports
-//! them; every buffer's size is checked before it is allocated; programs 100,000
+//! Integer divisions that would trap (by zero, the smallest integer by -1) and numbers
+//! made indices out of range are checked in the generated code and reported as
+//! [`Error::Trap`], as the interpreter reports them; every buffer's size is checked before it is allocated; programs 100,000
 //! levels deep translate without overflowing the stack.
 //!
 //! | module | holds |
@@ -38,6 +38,7 @@ pub mod error;
 pub mod jit;
 mod loops;
 pub mod payload;
+mod shared;
 mod structured;
 mod text;
 
@@ -46,4 +47,4 @@ pub use driver::{choose, emit, rewrite, translate, Emit, Options, UnknownStage};
 pub use driver::{compile, compile_term};
 pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
-pub use payload::{payload, payload_loops, Payload, TrapSite, TRAP_ARGUMENT};
+pub use payload::{payload, payload_loops, Check, Payload, TrapSite, TRAP_ARGUMENT};

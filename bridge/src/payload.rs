@@ -4,7 +4,7 @@
 //! otherwise ([`crate::loops`]).
 
 use crate::boundary::{signature, Signature};
-pub use crate::boundary::{TrapSite, TRAP_ARGUMENT};
+pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
 use crate::text::module_text;
 use elevate_rise::limits::Limits;
@@ -34,11 +34,13 @@ pub struct Payload {
     /// Why the payload is explicit loops instead of `linalg` operations, if it is.
     pub loops_because: Option<String>,
     /// The operations that may trap (integer divisions and remainders by divisors not
-    /// known to be safe). When there are any, the function takes one more argument,
-    /// [`TRAP_ARGUMENT`], where it records `2 k + 1` when operation `k` divided by zero
-    /// and `2 k + 2` when it divided the smallest integer by -1 (the largest such code
-    /// when several operations trap); the divisor is replaced by 1 there, so the code
-    /// computes on, and the caller reports the error.
+    /// known to be safe, numbers made indices). When there are any, the function takes
+    /// one more argument, [`TRAP_ARGUMENT`], where it records `2 k + 1` when operation
+    /// `k` divided by zero or made an index out of range, and `2 k + 2` when it divided
+    /// the smallest integer by -1 (the largest such code when several operations
+    /// trap); the divisor is replaced by 1 there and the index by 0, so the code
+    /// computes on without reading outside its buffers, and the caller reports the
+    /// error.
     pub traps: Vec<TrapSite>,
 }
 

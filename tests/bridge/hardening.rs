@@ -193,3 +193,21 @@ fn inputs_that_do_not_fit_are_input_errors() {
         .unwrap();
     assert!(e.to_string().contains("expected a f32"), "{e}");
 }
+
+#[test]
+fn numbers_made_indices_out_of_range_are_errors_not_reads_outside_a_buffer() {
+    let (program, f) = compiled(
+        "def f(x: 4.f32, i: i64) = idx(natAsIndex(4)(i), x)",
+        &NatEnv::default(),
+        &Options::default(),
+    )
+    .unwrap();
+    let x = Value::array((1..=4).map(|v| Value::F32(v as f32)).collect());
+    for i in 0..4 {
+        agree(&program, &f, &[x.clone(), Value::I64(i)]).unwrap();
+    }
+    for i in [4, -1, i64::MAX, i64::MIN] {
+        let (t, op) = trap(agree(&program, &f, &[x.clone(), Value::I64(i)]));
+        assert_eq!((t, op), (Trap::IndexOutOfRange { bound: 4 }, "natAsIndex"));
+    }
+}

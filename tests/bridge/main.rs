@@ -3,9 +3,9 @@
 
 mod examples;
 mod hardening;
-mod payload;
+mod lowering;
 mod random;
-mod schedule;
+mod scheduled;
 mod strategies;
 mod transform;
 

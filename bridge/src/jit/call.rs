@@ -4,7 +4,7 @@
 
 use super::buffer::{bytes, gather, scalar_argument, scatter, shape, Buffer};
 use super::compiled::Compiled;
-use crate::boundary::leaf_types;
+use crate::boundary::{leaf_types, Check};
 use crate::error::{Error, Trap};
 use elevate_rise::types::{Scalar, TypeKind};
 use elevate_rise::Value;
@@ -158,10 +158,10 @@ fn trapped(compiled: &Compiled, code: i32) -> Error {
     let k = (code - 1) as usize;
     match compiled.payload.traps.get(k / 2) {
         Some(site) => Error::Trap {
-            trap: if k % 2 == 0 {
-                Trap::DivisionByZero
-            } else {
-                Trap::Overflow(site.scalar)
+            trap: match (site.check, k % 2) {
+                (Check::Division(_), 0) => Trap::DivisionByZero,
+                (Check::Division(s), _) => Trap::Overflow(s),
+                (Check::Index { bound }, _) => Trap::IndexOutOfRange { bound },
             },
             op: site.op.name(),
             span: site.span,

@@ -3,7 +3,7 @@
 
 use super::emitter::Gen;
 use super::value::{lanes_value, Val};
-use crate::boundary::{TrapSite, TRAP_ARGUMENT};
+use crate::boundary::{Check, TrapSite};
 use crate::error::Error;
 use crate::text::{binary_text, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
 use elevate_rise::prim::Prim;
@@ -88,7 +88,7 @@ impl Gen {
         let site = self.traps.len() as i64;
         self.traps.push(TrapSite {
             op: p,
-            scalar: s,
+            check: Check::Division(s),
             span: at.span(),
         });
         let (e, t) = (mlir_scalar(s), lane_type(s, lanes));
@@ -128,18 +128,13 @@ impl Gen {
                 (any(self, &traps), any(self, &by_zero))
             }
         };
-        self.emit(format!("scf.if {traps} {{"));
-        self.indent += 1;
-        let zero_code = self.op(format!("arith.constant {} : i32", 2 * site + 1));
-        let overflow_code = self.op(format!("arith.constant {} : i32", 2 * site + 2));
-        let code = self.op(format!(
-            "arith.select {by_zero}, {zero_code}, {overflow_code} : i32"
-        ));
-        self.op(format!(
-            "memref.atomic_rmw maxs {code}, {TRAP_ARGUMENT}[] : (i32, memref<i32>) -> i32"
-        ));
-        self.indent -= 1;
-        self.emit("}");
+        self.record_trap(&traps, |g| {
+            let zero_code = g.op(format!("arith.constant {} : i32", 2 * site + 1));
+            let overflow_code = g.op(format!("arith.constant {} : i32", 2 * site + 2));
+            g.op(format!(
+                "arith.select {by_zero}, {zero_code}, {overflow_code} : i32"
+            ))
+        });
         safe
     }
 

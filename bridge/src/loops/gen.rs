@@ -2,7 +2,7 @@
 //! terms, literals, applications, primitives waiting for their arguments.
 
 use super::emitter::Gen;
-use super::value::{ArrayVal, Contiguous, Env, Val};
+use super::value::{fun, ArrayVal, Contiguous, Env, Val};
 use crate::boundary::{check_buffer, size, Storage};
 use crate::env::{bind, lookup};
 use crate::error::Error;
@@ -227,9 +227,7 @@ impl Gen {
             Expr::Literal(l) => Ok(self.literal(*l)),
             Expr::Lambda(x, _, body) => {
                 let (x, body, env) = (x.id, body.clone(), env.clone());
-                Ok(Val::Fun(Rc::new(move |g, arg| {
-                    g.expr(&body, &bind(&env, x, arg))
-                })))
+                Ok(fun(move |g, arg| g.expr(&body, &bind(&env, x, arg))))
             }
             Expr::App(f, a) => {
                 let f = self.expr(f, env)?;
@@ -309,7 +307,7 @@ pub(super) fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<Val>, at:
     if args.len() == p.value_arity() {
         unreachable!("curried is only built for missing arguments")
     }
-    Val::Fun(Rc::new(move |g, arg| {
+    fun(move |g, arg| {
         let mut args = args.clone();
         args.push(arg);
         // The type of the rest, after this argument.
@@ -322,5 +320,5 @@ pub(super) fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<Val>, at:
         } else {
             Ok(curried(p, nats.clone(), rest, args, at.clone()))
         }
-    }))
+    })
 }

@@ -33,7 +33,6 @@ use crate::error::Error;
 use elevate_rise::limits::Limits;
 use emitter::Gen;
 pub use emitter::MAX_LOOP_DEPTH;
-use std::rc::Rc;
 use value::{Env, Val};
 
 /// A function body as explicit loops.
@@ -49,7 +48,7 @@ pub(crate) struct Body {
 /// The body of the entry point `sig` as explicit loops.
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Body, Error> {
     let mut g = Gen::new(*limits);
-    let mut env: Env = Rc::new(Vec::new());
+    let mut env: Env = Default::default();
     for (id, ty, param) in &sig.params {
         let value = match param {
             Param::Scalar(arg, s) => Val::Scalar(arg.clone(), *s),

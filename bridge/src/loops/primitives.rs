@@ -86,9 +86,10 @@ impl Gen {
                 Ok(Val::Scalar(x, Scalar::I64))
             }
             NatAsIndex => {
+                // A number from data: checked, as the interpreter checks it, so that no
+                // read goes out of its buffer.
                 let (x, _) = scalar_of(&args[0], at)?;
-                let i = self.op(format!("arith.index_cast {x} : i64 to index"));
-                Ok(Val::Index(i))
+                Ok(Val::Index(self.checked_index(&x, nats[0], p, at)))
             }
             Take | Drop => {
                 let xs = array_of(&args[0], at)?;

@@ -3,6 +3,7 @@
 
 use super::emitter::Gen;
 use crate::error::Error;
+use crate::shared::Shared;
 use crate::text::{lane_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
@@ -24,10 +25,15 @@ pub(super) enum Val {
     /// A pair.
     Pair(Box<Val>, Box<Val>),
     /// A function, applied by generating its body where it is called.
-    Fun(Rc<FunVal>),
+    Fun(Shared<FunVal>),
 }
 
 pub(super) type FunVal = dyn Fn(&mut Gen, Val) -> Result<Val, Error>;
+
+/// A function value.
+pub(super) fn fun(f: impl Fn(&mut Gen, Val) -> Result<Val, Error> + 'static) -> Val {
+    Val::Fun(Shared::new(Rc::new(f)))
+}
 
 pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, Error>;
 
@@ -36,7 +42,7 @@ pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, Error>;
 pub(super) struct ArrayVal {
     pub(super) len: i64,
     pub(super) elem: Type,
-    pub(super) get: Rc<Getter>,
+    pub(super) get: Shared<Getter>,
     /// Where the elements lie one after the other in a buffer, if they do: vectors of
     /// them are loaded at once.
     pub(super) contiguous: Option<Rc<Contiguous>>,
@@ -62,7 +68,7 @@ impl ArrayVal {
         ArrayVal {
             len,
             elem,
-            get: Rc::new(get),
+            get: Shared::new(Rc::new(get)),
             contiguous: None,
             zipped: None,
         }

@@ -10,6 +10,7 @@
 //! the program "not structured", and the bridge translates it to explicit loops.
 
 use super::index::{Aff, Extents, Var};
+use crate::shared::Shared;
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
@@ -202,7 +203,12 @@ pub(crate) enum SVal {
     Index(Aff),
     Array(SArr),
     Pair(Box<SVal>, Box<SVal>),
-    Fun(Rc<SFun>),
+    Fun(Shared<SFun>),
+}
+
+/// A function value.
+pub(crate) fn sfun(f: impl Fn(&mut Ex, SVal) -> R<SVal> + 'static) -> SVal {
+    SVal::Fun(Shared::new(Rc::new(f)))
 }
 
 pub(crate) type SFun = dyn Fn(&mut Ex, SVal) -> R<SVal>;
@@ -212,14 +218,14 @@ type SGet = dyn Fn(&mut Ex, &Aff) -> R<SVal>;
 #[derive(Clone)]
 pub(crate) struct SArr {
     pub(crate) len: i64,
-    pub(crate) get: Rc<SGet>,
+    pub(crate) get: Shared<SGet>,
 }
 
 impl SArr {
     pub(crate) fn new(len: i64, get: impl Fn(&mut Ex, &Aff) -> R<SVal> + 'static) -> SArr {
         SArr {
             len,
-            get: Rc::new(get),
+            get: Shared::new(Rc::new(get)),
         }
     }
 
@@ -250,10 +256,10 @@ impl SVal {
             SVal::Pair(a, b) => SVal::Pair(Box::new(a.subst(v, e, x)), Box::new(b.subst(v, e, x))),
             SVal::Fun(f) => {
                 let (f, e) = (f.clone(), e.clone());
-                SVal::Fun(Rc::new(move |ex, arg| {
+                sfun(move |ex, arg| {
                     let y = f(ex, arg)?;
                     Ok(y.subst(v, &e, ex))
-                }))
+                })
             }
         }
     }

@@ -45,7 +45,7 @@ pub(crate) struct Structured {
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
     let mut builder = Builder::new(*limits);
     let mut ex = Ex::default();
-    let mut env: terms::Env = Rc::new(Vec::new());
+    let mut env: terms::Env = Default::default();
     for (id, ty, param) in &sig.params {
         let value = match param {
             Param::Scalar(arg, s) => SVal::Scalar(SExpr::Param(arg.clone(), *s)),

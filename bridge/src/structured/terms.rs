@@ -2,7 +2,7 @@
 //! an expression.
 
 use super::eval::{
-    no, size, Ex, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal, R,
+    no, sfun, size, Ex, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal, R,
 };
 use super::index::Aff;
 use crate::boundary::MAX_VECTOR_LANES;
@@ -59,9 +59,9 @@ impl Ex {
                 let (x, body, env) = (x.id, body.clone(), env.clone());
                 // Materialization happens at the top level only, never inside a
                 // function (whose body is evaluated where it is called).
-                Ok(SVal::Fun(Rc::new(move |ex, arg| {
+                Ok(sfun(move |ex, arg| {
                     ex.expr(&body, &bind(&env, x, arg), &mut Inline)
-                })))
+                }))
             }
             Expr::App(f, a) => {
                 // `toMem` at the top level materializes: see `top_level`.
@@ -133,7 +133,7 @@ fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
 }
 
 fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<SVal>) -> SVal {
-    SVal::Fun(Rc::new(move |ex, arg| {
+    sfun(move |ex, arg| {
         let mut args = args.clone();
         args.push(arg);
         let rest = match ty.kind() {
@@ -145,7 +145,7 @@ fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<SVal>) -> SVal {
         } else {
             Ok(curried(p, nats.clone(), rest, args))
         }
-    }))
+    })
 }
 
 impl Ex {

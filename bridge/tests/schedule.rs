@@ -1,8 +1,12 @@
 //! The Transform script carries the schedule the low-level program encodes: tile
 //! sizes from its splits, `scf.forall` from `mapPar`, vector widths from `asVector`,
-//! unroll factors from the `*Unroll` primitives; the payload is `linalg`.
+//! unroll factors from the `*Unroll` primitives; the payload is `linalg`. (That these
+//! programs compute what the interpreter computes is checked, with MLIR, by the root
+//! package's `tests/bridge/scheduled.rs`.)
 
-use super::{assert_same, example, lowered, payload, sizes};
+mod common;
+
+use common::{example, lowered, payload, sizes};
 
 const SCALE: &str = "def f(x: 64.64.f32) = x |> map(map(fun(v => v * 2.0)))";
 
@@ -12,7 +16,6 @@ fn script(source: &str, nats: &[(&str, i64)], strategy: &str) -> (String, String
     let script = p.transform.unwrap_or_else(|| {
         panic!("not structured: {:?}", p.loops_because);
     });
-    assert_same(&term, strategy);
     (p.mlir, script)
 }
 
@@ -118,6 +121,5 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
         assert!(p.transform.is_none(), "{source}");
         let because = p.loops_because.unwrap_or_default();
         assert!(because.contains(why), "{source}: {because}");
-        assert_same(&term, source);
     }
 }

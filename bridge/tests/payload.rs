@@ -1,0 +1,183 @@
+//! The payload's text, without MLIR: what the RISE structure becomes as explicit loops,
+//! divisions guarded where they may trap, the flop count, the limits on what is
+//! generated, and programs 100,000 levels deep. (That the payloads compile and compute
+//! what the interpreter computes is checked, with MLIR, by the root package's
+//! `tests/bridge/`.)
+
+mod common;
+
+use common::{example, lowered, payload, sizes};
+use elevate_bridge::{payload_loops, Error, Payload, MAX_LOOP_DEPTH, TRAP_ARGUMENT};
+use elevate_rise::limits::Limits;
+use elevate_rise::prim::Prim;
+use elevate_rise::{Program, Term};
+
+/// The loops payload of `term`.
+fn loops(name: &str, term: &Term) -> Result<Payload, Error> {
+    payload_loops(name, term, &Limits::default())
+}
+
+/// `source` (sizes all constant) lowered and translated.
+fn translated(source: &str) -> Result<Payload, Error> {
+    elevate_bridge::payload("f", &lowered(source, &sizes(&[]), "id"), &Limits::default())
+}
+
+#[test]
+fn views_cost_no_loops_and_low_level_maps_write_buffers() {
+    // dot: zip and map are views, the reduction one loop carrying its sum.
+    let program = Program::load(&example("dot.rise"), None).unwrap();
+    let high = program.instantiate(&sizes(&[("n", 8)])).unwrap();
+    let text = loops("dot", &high).unwrap().mlir;
+    assert_eq!(text.matches("scf.for").count(), 1, "{text}");
+    assert!(
+        text.contains("iter_args") && !text.contains("memref.alloc"),
+        "{text}"
+    );
+    // matmul after defaultLowering: the transpose is an index swap, no copy of b.
+    let mm = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", 4), ("k", 4), ("m", 4)]),
+        "id",
+    );
+    let text = loops("mm", &mm).unwrap().mlir;
+    assert!(text.contains("memref.load %arg1_0[%v"), "{text}");
+    assert_eq!(
+        text.matches("memref.alloc").count(),
+        text.matches("memref.dealloc").count()
+    );
+}
+
+#[test]
+fn unsupported_constructs_are_errors_located_in_the_program() {
+    let source = "def f(x: 4.f32) = x |> scanSeq(fun(a, y => a + y), 0.0)";
+    let e = translated(source).unwrap_err();
+    assert!(
+        e.to_string().contains("unsupported construct: `scanSeq`"),
+        "{e}"
+    );
+    assert!(e.span().is_some(), "the error points into the program");
+}
+
+#[test]
+fn map_par_is_a_parallel_loop_and_contiguous_vectors_are_loaded_at_once() {
+    let par = "def f(x: 8.4.f32) = x |> mapPar(fun(r => r |> reduceSeq(add, 0.0)))";
+    let text = loops("f", &lowered(par, &sizes(&[]), "id")).unwrap().mlir;
+    assert!(text.contains("scf.parallel"), "{text}");
+    let source = "def f(x: 64.f32) = x |> asVector(8) |> mapSeq(fun(v => v * vectorFromScalar(2.0))) |> asScalar";
+    let text = loops("f", &lowered(source, &sizes(&[]), "id"))
+        .unwrap()
+        .mlir;
+    assert!(
+        text.contains("vector.load") && !text.contains("vector.from_elements"),
+        "{text}"
+    );
+    // A column is not contiguous: its lanes are gathered.
+    let source = "def f(x: 8.8.f32) = x |> transpose |> mapSeq(fun(c => c |> asVector(8) |> mapSeq(fun(v => v + v)) |> asScalar))";
+    let text = loops("f", &lowered(source, &sizes(&[]), "id"))
+        .unwrap()
+        .mlir;
+    assert!(text.contains("vector.from_elements"), "{text}");
+}
+
+#[test]
+fn the_payload_counts_its_floating_point_operations() {
+    let mm = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", 4), ("k", 5), ("m", 3)]),
+        "id",
+    );
+    assert_eq!(loops("mm", &mm).unwrap().flops, 2 * 4 * 5 * 3);
+    let par = lowered(
+        &example("matmul.rise"),
+        &sizes(&[("n", 64), ("k", 64), ("m", 64)]),
+        "par",
+    );
+    // Vector lanes count; the strategies do the same arithmetic (no redundant work).
+    assert_eq!(loops("mm", &par).unwrap().flops, 2 * 64 * 64 * 64);
+    assert_eq!(payload("mm", &par).flops, 2 * 64 * 64 * 64);
+}
+
+#[test]
+fn integer_divisions_that_may_trap_guard_their_divisor_and_record_the_trap() {
+    let p = translated("def f(x: i64, y: i64) = x / y + x % y").unwrap();
+    assert!(p.transform.is_none());
+    let ops: Vec<Prim> = p.traps.iter().map(|t| t.op).collect();
+    assert_eq!(ops, [Prim::Div, Prim::Mod]);
+    assert!(p.traps.iter().all(|t| t.span.is_some()));
+    let text = &p.mlir;
+    assert!(
+        text.contains(&format!("{TRAP_ARGUMENT}: memref<i32>")),
+        "{text}"
+    );
+    // The divisor is 1 where it would trap, and the trap's code is recorded.
+    assert_eq!(text.matches("arith.select").count(), 4, "{text}");
+    assert!(text.contains("-9223372036854775808 : i64"), "{text}");
+    assert_eq!(text.matches("memref.atomic_rmw maxs").count(), 2, "{text}");
+    // Constants other than 0 and -1 never trap: no guard, and the program stays
+    // structured. A computed divisor makes it loops.
+    let p = translated("def f(x: 8.i32) = x |> mapSeq(fun(v => v / 3 + v % 7))").unwrap();
+    assert!(p.traps.is_empty() && p.transform.is_some(), "{}", p.mlir);
+    let p = translated("def f(x: 8.i32) = x |> mapSeq(fun(v => 5 / v))").unwrap();
+    let why = p.loops_because.unwrap_or_default();
+    assert!(why.contains("integer division"), "{why}");
+    assert_eq!(p.traps.len(), 1);
+    // Floats never trap.
+    let p = translated("def f(x: f32, y: f32) = x / y").unwrap();
+    assert!(p.traps.is_empty());
+}
+
+#[test]
+fn what_is_generated_is_bounded() {
+    let lanes =
+        translated("def f(x: 4096.f32) = x |> asVector(2048) |> mapSeq(fun(v => v)) |> asScalar")
+            .unwrap_err();
+    assert!(
+        lanes.to_string().contains("a vector of 2048 lanes"),
+        "{lanes}"
+    );
+    // Loops nested deeper than MLIR's recursive passes take: each level a loop over
+    // two copies of its argument, around the level inside.
+    let f = (0..MAX_LOOP_DEPTH + 10).fold("fun(v => v * 2.0)".to_string(), |f, _| {
+        format!("fun(v => generate(fun(i => v)) : 2.f32 |> mapSeq({f}) |> reduceSeq(add, 0.0))")
+    });
+    let source = format!("def f(x: f32) = x |> {f}");
+    let e = translated(&source).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(&format!("loops nested more than {MAX_LOOP_DEPTH} deep")),
+        "{e}"
+    );
+    // Buffers over the limits, at the boundary.
+    let term = lowered(
+        "def f(x: n.f32) = x |> mapSeq(fun(v => v))",
+        &sizes(&[("n", 1 << 20)]),
+        "id",
+    );
+    let e = elevate_bridge::payload("f", &term, &Limits::with_max_bytes(1 << 20)).unwrap_err();
+    assert!(
+        matches!(&e, Error::Size { error, .. } if error.what == "parameter `x`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn programs_100000_levels_deep_translate() {
+    let n = 100_000;
+    // 100,000 additions in a row: flat SSA values in loops (too long a kernel body).
+    let source = format!("def f(x: i32) = x{}", " + x".repeat(n - 1));
+    let p = translated(&source).unwrap();
+    assert_eq!(p.mlir.matches("arith.addi").count(), n - 1);
+    let why = p.loops_because.unwrap_or_default();
+    assert!(why.contains("more than 1000 operations"), "{why}");
+    // 100,000 maps in a row: views of views, read through each other (translated as
+    // written: `defaultLowering` has nothing to do).
+    let source = format!(
+        "def f(x: 4.f32) = x{} |> mapSeq(fun(v => v))",
+        " |> map(fun(v => v + 1.0))".repeat(n)
+    );
+    let term = Program::load(&source, None)
+        .and_then(|p| p.instantiate(&sizes(&[])))
+        .unwrap();
+    let p = payload("f", &term);
+    assert_eq!(p.mlir.matches("arith.addf").count(), n);
+}
