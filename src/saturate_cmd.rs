@@ -1,13 +1,13 @@
 //! `elevate saturate`: equality saturation of a program, then extraction.
 
 use crate::{load, Failure};
-use elevate_rise::egraph::sketch::{extract, satisfied, Sketch};
+use elevate_rise::egraph::sketch::{satisfied, Sketch};
 use elevate_rise::egraph::{CostModel, Limits, Progress, Report, RiseGraph, RuleSet, Saturation};
 use elevate_rise::{infer, print_definition};
 use indicatif::ProgressBar;
 use std::io::IsTerminal;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The largest e-graph `--dot` writes, in e-nodes: Graphviz lays out larger ones
 /// slowly and unreadably.
@@ -91,7 +91,6 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
     let mut reports = Vec::new();
     let count = steps.len();
     for (k, step) in steps.iter().enumerate() {
-        let started = Instant::now();
         let progress = Reporter::new(if count > 1 {
             format!("step {}/{count}: ", k + 1)
         } else {
@@ -115,7 +114,10 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
         let best = match &step.sketch {
             None => grown.extract(o.cost),
             Some(sketch) => {
-                let Some((cost, body)) = extract(&grown.egraph, grown.root, sketch, o.cost) else {
+                let found = grown
+                    .extract_sketch(sketch, o.cost)
+                    .map_err(|e| at(&format!("the sketch `{sketch}`: {e}")))?;
+                let Some(body) = found else {
                     let r = &grown.report;
                     return Err(at(&format!(
                         "no program satisfies the sketch `{sketch}` (step {} of {count}; the \
@@ -126,11 +128,9 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
                         r.enodes
                     )));
                 };
-                grown.report.cost = cost;
                 body
             }
         };
-        grown.report.time = started.elapsed();
         if last {
             if let Some(file) = o.dot {
                 write_dot(&grown.egraph, file)?;
@@ -138,7 +138,7 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
         }
         current = grown.program(&best);
         if o.explain && last {
-            print_explanation(&grown.explain(&best));
+            print_explanation(&grown.explain(&best).map_err(|e| at(&e))?);
         }
         let mut report = grown.report.to_json();
         report["cost"] = ((grown.report.cost * 1000.0).round() / 1000.0).into();

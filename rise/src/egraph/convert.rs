@@ -5,7 +5,7 @@
 //! Also the two De Bruijn operations the rules need, on extracted expressions:
 //! [`remap_free`] (shifting) and [`substitute`] (beta reduction).
 
-use super::lang::{LitBits, NatId, Op, Rise, RiseGraph, TyId};
+use super::lang::{LitBits, Op, Rise, RiseGraph, TyId, Types};
 use crate::term::{Expr, Ident, Term};
 use crate::types::Type;
 use egg::{Id, Language, RecExpr};
@@ -13,21 +13,90 @@ use elevate_core::stack::guard;
 use rustc_hash::FxHashMap;
 
 /// Why a term could not enter the e-graph.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ConvertError(pub String);
 
-impl std::fmt::Display for ConvertError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// An expression being written, children first: [`RecExpr::add`] checks its argument
+/// in time linear in the expression (in debug builds), which is quadratic over an
+/// expression 100,000 nodes long; this writes the nodes and makes the expression at
+/// the end.
+#[derive(Debug, Default)]
+pub(crate) struct Nodes(Vec<Rise>);
+
+impl Nodes {
+    /// Appends `node` (whose children are earlier nodes); its id.
+    pub(crate) fn add(&mut self, node: Rise) -> Id {
+        self.0.push(node);
+        Id::from(self.0.len() - 1)
+    }
+
+    /// The nodes written so far.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The expression (its root is the last node written).
+    pub(crate) fn finish(self) -> RecExpr<Rise> {
+        RecExpr::from(self.0)
     }
 }
 
-impl std::error::Error for ConvertError {}
+/// The binders around a subterm, innermost last, with each variable's binders by
+/// identity: a variable's De Bruijn index is found without walking the binders, so
+/// that 100,000 nested binders convert in linear time.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Env {
+    binders: Vec<Ident>,
+    /// The positions in `binders` of each identity (shadowing binders stack up).
+    positions: FxHashMap<u64, Vec<u32>>,
+}
+
+impl Env {
+    /// The binders `outer` (outermost first).
+    pub(crate) fn new(outer: &[Ident]) -> Env {
+        let mut env = Env::default();
+        for x in outer {
+            env.push(x.clone());
+        }
+        env
+    }
+
+    pub(crate) fn push(&mut self, x: Ident) {
+        self.positions
+            .entry(x.id)
+            .or_default()
+            .push(self.binders.len() as u32);
+        self.binders.push(x);
+    }
+
+    pub(crate) fn pop(&mut self) {
+        if let Some(x) = self.binders.pop() {
+            if let Some(stack) = self.positions.get_mut(&x.id) {
+                stack.pop();
+                if stack.is_empty() {
+                    self.positions.remove(&x.id);
+                }
+            }
+        }
+    }
+
+    /// The De Bruijn index of `x`, if a binder here binds it.
+    pub(crate) fn index(&self, x: &Ident) -> Option<u32> {
+        let at = *self.positions.get(&x.id)?.last()?;
+        Some(self.binders.len() as u32 - 1 - at)
+    }
+
+    /// The binders, outermost first.
+    pub(crate) fn binders(&self) -> &[Ident] {
+        &self.binders
+    }
+}
 
 /// How a variable that the term does not bind enters the e-graph: `resolve(x, env)`
-/// with the binders around it (innermost last).
+/// with the binders around it.
 pub(crate) type FreeResolver<'a> =
-    dyn FnMut(&mut RiseGraph, &Ident, &[Ident]) -> Result<Id, ConvertError> + 'a;
+    dyn FnMut(&mut RiseGraph, &Ident, &Env) -> Result<Id, ConvertError> + 'a;
 
 /// Adds a closed, typed term (every node typed, as [`crate::infer()`] leaves it) to the
 /// e-graph and returns its class.
@@ -39,61 +108,62 @@ pub fn add_term(egraph: &mut RiseGraph, term: &Term) -> Result<Id, ConvertError>
 pub(crate) fn add_open(
     egraph: &mut RiseGraph,
     term: &Term,
-    env: &mut Vec<Ident>,
+    env: &mut Env,
     resolve: &mut FreeResolver<'_>,
 ) -> Result<Id, ConvertError> {
     guard(|| add_node(egraph, term, env, resolve))
 }
 
-fn type_of(term: &Term) -> Result<TyId, ConvertError> {
-    term.ty().map(TyId::of).ok_or_else(|| {
-        ConvertError(format!(
+fn type_of(egraph: &mut RiseGraph, term: &Term) -> Result<TyId, ConvertError> {
+    match term.ty() {
+        Some(ty) => Ok(egraph.analysis.types.intern(ty)),
+        None => Err(ConvertError(format!(
             "`{}` has no type: terms enter the e-graph typed",
             crate::print::print_term(term)
-        ))
-    })
+        ))),
+    }
 }
 
 fn add_node(
     egraph: &mut RiseGraph,
     term: &Term,
-    env: &mut Vec<Ident>,
+    env: &mut Env,
     resolve: &mut FreeResolver<'_>,
 ) -> Result<Id, ConvertError> {
     let node = match term.expr() {
         Expr::Annotation(inner, _) => return add_open(egraph, inner, env, resolve),
-        Expr::Var(x) => match env.iter().rev().position(|y| y.id == x.id) {
-            Some(index) => Rise::leaf(Op::Var(index as u32), type_of(term)?),
+        Expr::Var(x) => match env.index(x) {
+            Some(index) => Rise::leaf(Op::Var(index), type_of(egraph, term)?),
             None => return resolve(egraph, x, env),
         },
         Expr::Lambda(x, _, body) => {
             env.push(x.clone());
             let body = add_open(egraph, body, env, resolve);
             env.pop();
-            Rise::new(Op::Lam, type_of(term)?, [body?])
+            Rise::new(Op::Lam, type_of(egraph, term)?, [body?])
         }
         Expr::App(f, a) => {
             let f = add_open(egraph, f, env, resolve)?;
             let a = add_open(egraph, a, env, resolve)?;
-            Rise::new(Op::App, type_of(term)?, [f, a])
+            Rise::new(Op::App, type_of(egraph, term)?, [f, a])
         }
         Expr::NatLambda(v, body) => {
             let body = add_open(egraph, body, env, resolve)?;
-            Rise::new(Op::NatLam(v.clone()), type_of(term)?, [body])
+            Rise::new(Op::NatLam(v.clone()), type_of(egraph, term)?, [body])
         }
         Expr::NatApp(f, n) => {
             let f = add_open(egraph, f, env, resolve)?;
             let n = egraph.add(Rise::nat(n));
-            Rise::new(Op::NatApp, type_of(term)?, [f, n])
+            Rise::new(Op::NatApp, type_of(egraph, term)?, [f, n])
         }
-        Expr::Literal(l) => Rise::leaf(Op::Lit(LitBits::from(*l)), type_of(term)?),
-        Expr::Prim(p) => Rise::leaf(Op::Prim(*p), type_of(term)?),
+        Expr::Literal(l) => Rise::leaf(Op::Lit(LitBits::from(*l)), type_of(egraph, term)?),
+        Expr::Prim(p) => Rise::leaf(Op::Prim(*p), type_of(egraph, term)?),
         Expr::Array(items) => {
             let items = items
                 .iter()
                 .map(|i| add_open(egraph, i, env, resolve))
                 .collect::<Result<Vec<_>, _>>()?;
-            Rise::new(Op::Array, type_of(term)?, items)
+            Rise::new(Op::Array, type_of(egraph, term)?, items)
         }
     };
     Ok(egraph.add(node))
@@ -101,16 +171,16 @@ fn add_node(
 
 /// The smallest term of a class (by AST size), as an expression.
 pub fn best_expr(egraph: &RiseGraph, id: Id) -> RecExpr<Rise> {
-    let mut expr = RecExpr::default();
+    let mut expr = Nodes::default();
     let mut memo = FxHashMap::default();
     best_into(egraph, egraph.find(id), &mut expr, &mut memo);
-    expr
+    expr.finish()
 }
 
 fn best_into(
     egraph: &RiseGraph,
     id: Id,
-    expr: &mut RecExpr<Rise>,
+    expr: &mut Nodes,
     memo: &mut FxHashMap<Id, Id>,
 ) -> Id {
     if let Some(&done) = memo.get(&id) {
@@ -125,23 +195,44 @@ fn best_into(
     out
 }
 
+/// The expression of the e-nodes as they were added: `id`'s first e-node, its
+/// children's first e-nodes, and so on (the term that made the class, before any
+/// rewrite).
+pub fn added_expr(egraph: &RiseGraph, id: Id) -> RecExpr<Rise> {
+    fn go(egraph: &RiseGraph, id: Id, out: &mut Nodes, memo: &mut FxHashMap<Id, Id>) -> Id {
+        if let Some(&done) = memo.get(&id) {
+            return done;
+        }
+        let node = egraph
+            .id_to_node(id)
+            .clone()
+            .map_children(|c| guard(|| go(egraph, c, out, memo)));
+        let added = out.add(node);
+        memo.insert(id, added);
+        added
+    }
+    let mut out = Nodes::default();
+    go(egraph, id, &mut out, &mut FxHashMap::default());
+    out.finish()
+}
+
 /// The smallest term of a class, as a typed RISE term (fresh names; the outermost
 /// lambdas, the program's parameters, carry their types as annotations so that the
 /// printed program parses and type-checks on its own).
 pub fn best_term(egraph: &RiseGraph, id: Id) -> Term {
-    expr_to_term(&best_expr(egraph, id))
+    expr_to_term(&egraph.analysis.types, &best_expr(egraph, id))
 }
 
-/// A closed expression as a typed term.
-pub fn expr_to_term(expr: &RecExpr<Rise>) -> Term {
+/// A closed expression of an e-graph whose types are `types` as a typed term.
+pub fn expr_to_term(types: &Types, expr: &RecExpr<Rise>) -> Term {
     let root = Id::from(expr.as_ref().len() - 1);
-    to_term(expr, root, &mut Vec::new(), true)
+    to_term(types, expr, root, &mut Vec::new(), true)
 }
 
 /// An expression whose free indices are `params` (innermost last) as a typed term.
-pub fn expr_to_open_term(expr: &RecExpr<Rise>, params: &[Ident]) -> Term {
+pub fn expr_to_open_term(types: &Types, expr: &RecExpr<Rise>, params: &[Ident]) -> Term {
     let root = Id::from(expr.as_ref().len() - 1);
-    to_term(expr, root, &mut params.to_vec(), false)
+    to_term(types, expr, root, &mut params.to_vec(), false)
 }
 
 /// A program's parameters: its outermost lambdas and nat lambdas
@@ -185,19 +276,25 @@ pub fn with_parameters(params: &[Term], body: Term) -> Term {
 
 /// Adds the body of a typed program whose parameters are `params` (free indices).
 pub fn add_body(egraph: &mut RiseGraph, body: &Term, params: &[Ident]) -> Result<Id, ConvertError> {
-    let mut closed = |_: &mut RiseGraph, x: &Ident, _: &[Ident]| {
+    let mut closed = |_: &mut RiseGraph, x: &Ident, _: &Env| {
         Err(ConvertError(format!(
             "the variable `{}` is not bound in the term",
             x.name
         )))
     };
-    add_open(egraph, body, &mut params.to_vec(), &mut closed)
+    add_open(egraph, body, &mut Env::new(params), &mut closed)
 }
 
-fn to_term(expr: &RecExpr<Rise>, id: Id, env: &mut Vec<Ident>, annotate: bool) -> Term {
+fn to_term(
+    types: &Types,
+    expr: &RecExpr<Rise>,
+    id: Id,
+    env: &mut Vec<Ident>,
+    annotate: bool,
+) -> Term {
     guard(|| {
         let node = &expr[id];
-        let ty = (node.ty != TyId::NAT).then(|| node.ty.get());
+        let ty = types.get(node.ty).cloned();
         let kid = |k: usize| node.children[k];
         let e = match &node.op {
             Op::Var(i) => {
@@ -211,14 +308,14 @@ fn to_term(expr: &RecExpr<Rise>, id: Id, env: &mut Vec<Ident>, annotate: bool) -
                 };
                 let x = Ident::fresh(var_name(param.as_ref()));
                 env.push(x.clone());
-                let body = to_term(expr, kid(0), env, annotate);
+                let body = to_term(types, expr, kid(0), env, annotate);
                 env.pop();
                 Expr::Lambda(x, param.filter(|_| annotate), body)
             }
             Op::App => {
                 let app = Expr::App(
-                    to_term(expr, kid(0), env, false),
-                    to_term(expr, kid(1), env, false),
+                    to_term(types, expr, kid(0), env, false),
+                    to_term(types, expr, kid(1), env, false),
                 );
                 // Nothing else may fix how long a generated array is (the input said
                 // it with an annotation, which the e-graph does not keep).
@@ -229,20 +326,20 @@ fn to_term(expr: &RecExpr<Rise>, id: Id, env: &mut Vec<Ident>, annotate: bool) -
                     app
                 }
             }
-            Op::NatLam(v) => Expr::NatLambda(v.clone(), to_term(expr, kid(0), env, annotate)),
+            Op::NatLam(v) => Expr::NatLambda(v.clone(), to_term(types, expr, kid(0), env, annotate)),
             Op::NatApp => {
                 let Op::Nat(n) = &expr[kid(1)].op else {
                     unreachable!("the argument of a nat application is a nat")
                 };
-                Expr::NatApp(to_term(expr, kid(0), env, false), n.get())
+                Expr::NatApp(to_term(types, expr, kid(0), env, false), n.clone())
             }
-            Op::Nat(n) => unreachable!("a nat {} outside a nat application", n.get()),
+            Op::Nat(n) => unreachable!("a nat {n} outside a nat application"),
             Op::Lit(l) => Expr::Literal((*l).into()),
             Op::Prim(p) => Expr::Prim(*p),
             Op::Array => Expr::Array(
                 node.children
                     .iter()
-                    .map(|&c| to_term(expr, c, env, false))
+                    .map(|&c| to_term(types, expr, c, env, false))
                     .collect(),
             ),
         };
@@ -264,11 +361,11 @@ fn var_name(ty: Option<&Type>) -> &'static str {
 /// `expr` (closed up to its free indices) with every free index `i` replaced by
 /// `map(i)`; `None` if `map` refuses one (a variable that may not occur there).
 pub fn remap_free(expr: &RecExpr<Rise>, map: &dyn Fn(u32) -> Option<u32>) -> Option<RecExpr<Rise>> {
-    let mut out = RecExpr::default();
+    let mut out = Nodes::default();
     let mut memo = FxHashMap::default();
     let root = Id::from(expr.as_ref().len() - 1);
     remap_into(expr, root, 0, map, &mut out, &mut memo)?;
-    Some(out)
+    Some(out.finish())
 }
 
 fn remap_into(
@@ -276,7 +373,7 @@ fn remap_into(
     id: Id,
     depth: u32,
     map: &dyn Fn(u32) -> Option<u32>,
-    out: &mut RecExpr<Rise>,
+    out: &mut Nodes,
     memo: &mut FxHashMap<(Id, u32), Id>,
 ) -> Option<Id> {
     if let Some(&done) = memo.get(&(id, depth)) {
@@ -303,12 +400,12 @@ fn remap_into(
 /// free indices are shifted under the binders it moves into), and the body's other
 /// free indices decremented.
 pub fn substitute(body: &RecExpr<Rise>, arg: &RecExpr<Rise>) -> RecExpr<Rise> {
-    let mut out = RecExpr::default();
+    let mut out = Nodes::default();
     let mut memo = FxHashMap::default();
     let mut shifted = FxHashMap::default();
     let root = Id::from(body.as_ref().len() - 1);
     subst_into(body, root, 0, arg, &mut out, &mut memo, &mut shifted);
-    out
+    out.finish()
 }
 
 fn subst_into(
@@ -316,7 +413,7 @@ fn subst_into(
     id: Id,
     depth: u32,
     arg: &RecExpr<Rise>,
-    out: &mut RecExpr<Rise>,
+    out: &mut Nodes,
     memo: &mut FxHashMap<(Id, u32), Id>,
     shifted: &mut FxHashMap<u32, Id>,
 ) -> Id {
@@ -345,21 +442,21 @@ fn subst_into(
 }
 
 /// Appends the nodes of `expr` to `out`; returns the new id of `expr`'s root.
-fn append(out: &mut RecExpr<Rise>, expr: &RecExpr<Rise>) -> Id {
-    let base = out.as_ref().len();
+fn append(out: &mut Nodes, expr: &RecExpr<Rise>) -> Id {
+    let base = out.len();
     for node in expr.as_ref() {
         let node = node
             .clone()
             .map_children(|c| Id::from(usize::from(c) + base));
         out.add(node);
     }
-    Id::from(out.as_ref().len() - 1)
+    Id::from(out.len() - 1)
 }
 
 /// The nat of a class that holds nats (the argument of a nat application).
 pub fn nat_of(egraph: &RiseGraph, id: Id) -> Option<crate::nat::Nat> {
-    egraph[id].nodes.iter().find_map(|n| match n.op {
-        Op::Nat(k) => Some(NatId::get(k)),
+    egraph[id].nodes.iter().find_map(|n| match &n.op {
+        Op::Nat(k) => Some(k.clone()),
         _ => None,
     })
 }

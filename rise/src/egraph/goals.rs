@@ -12,7 +12,9 @@
 //! (`map[32, 32, n]` iterates over blocks of rows).
 
 use super::rules::RuleSet;
-use super::saturate::{CostModel, Limits, SaturationError};
+use super::cost::CostModel;
+use super::runner::Limits;
+use super::saturate::SaturationError;
 use super::sketch::{guided, GuideStep, GuidedOutcome, Sketch};
 use crate::term::Term;
 use std::time::{Duration, Instant};

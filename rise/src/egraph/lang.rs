@@ -5,82 +5,66 @@
 
 use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
-use crate::term::Literal;
+use crate::term::{Literal, Term};
 use crate::types::Type;
-use egg::{Analysis, DidMerge, EGraph, Id, Language};
+use egg::{Analysis, DidMerge, EGraph, Id, Language, Symbol};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::fmt;
-use std::hash::Hash;
-use std::sync::{LazyLock, RwLock};
+use std::time::Instant;
 
 /// An interned RISE type: e-nodes carry one, so that a variable `%0` of type `f32`
 /// and one of type `4.f32` are different e-nodes, and polymorphic primitives are
 /// instantiated (`map` on `4.f32` is not `map` on `8.f32`).
+///
+/// The id means a type only in the e-graph that interned it ([`Types`], owned by the
+/// e-graph's [`RiseAnalysis`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TyId(u32);
 
-/// An interned nat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NatId(u32);
-
-/// Interning tables are process-wide, so e-nodes and compiled patterns mean the same
-/// in every e-graph; types and nats are few, so they are never freed.
-struct Interner<T> {
-    ids: FxHashMap<T, u32>,
-    items: Vec<T>,
-}
-
-impl<T: Clone + Eq + Hash> Interner<T> {
-    fn new() -> Self {
-        Interner {
-            ids: FxHashMap::default(),
-            items: Vec::new(),
-        }
-    }
-}
-
-fn intern<T: Clone + Eq + Hash>(table: &RwLock<Interner<T>>, value: &T) -> u32 {
-    if let Some(&id) = table.read().expect("interner").ids.get(value) {
-        return id;
-    }
-    let mut table = table.write().expect("interner");
-    if let Some(&id) = table.ids.get(value) {
-        return id;
-    }
-    let id = table.items.len() as u32;
-    table.items.push(value.clone());
-    table.ids.insert(value.clone(), id);
-    id
-}
-
-static TYPES: LazyLock<RwLock<Interner<Type>>> = LazyLock::new(|| RwLock::new(Interner::new()));
-static NATS: LazyLock<RwLock<Interner<Nat>>> = LazyLock::new(|| RwLock::new(Interner::new()));
-
 impl TyId {
-    /// The id of `ty`.
-    pub fn of(ty: &Type) -> TyId {
-        TyId(intern(&TYPES, ty))
-    }
-
-    /// The type.
-    pub fn get(self) -> Type {
-        TYPES.read().expect("interner").items[self.0 as usize].clone()
-    }
-
-    /// The pseudo-type of nat e-nodes (the argument of `split(n)`).
+    /// The pseudo-type of nat e-nodes (the argument of `split(n)`), and of pattern
+    /// nodes (which match e-nodes of any type).
     pub const NAT: TyId = TyId(u32::MAX);
 }
 
-impl NatId {
-    /// The id of `n`.
-    pub fn of(n: &Nat) -> NatId {
-        NatId(intern(&NATS, n))
+/// The types of one e-graph's e-nodes, each stored once: e-nodes compare and hash a
+/// small id rather than a type. Each e-graph owns its table, so it lives and dies
+/// with the e-graph, and e-graphs built in parallel share nothing.
+#[derive(Debug, Default, Clone)]
+pub struct Types {
+    ids: FxHashMap<Type, TyId>,
+    items: Vec<Type>,
+}
+
+impl Types {
+    /// The id of `ty`, interning it if it is new.
+    pub fn intern(&mut self, ty: &Type) -> TyId {
+        if let Some(&id) = self.ids.get(ty) {
+            return id;
+        }
+        // Ids stop short of `TyId::NAT`; an e-graph with four billion types has run
+        // out of memory long before.
+        let id = TyId(u32::try_from(self.items.len()).expect("fewer than 2^32 types"));
+        self.items.push(ty.clone());
+        self.ids.insert(ty.clone(), id);
+        id
     }
 
-    /// The nat.
-    pub fn get(self) -> Nat {
-        NATS.read().expect("interner").items[self.0 as usize].clone()
+    /// The type of `id`; `None` for [`TyId::NAT`] (nat e-nodes and pattern nodes have
+    /// no type).
+    pub fn get(&self, id: TyId) -> Option<&Type> {
+        self.items.get(id.0 as usize)
+    }
+
+    /// How many types there are.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 }
 
@@ -126,8 +110,9 @@ pub enum Op {
     NatLam(NatVar),
     /// `f(n)` for a nat: children `f` and a [`Op::Nat`] node.
     NatApp,
-    /// A nat, the argument of [`Op::NatApp`].
-    Nat(NatId),
+    /// A nat, the argument of [`Op::NatApp`] (nat e-nodes are few: one per nat
+    /// argument written in the program or made by a rule).
+    Nat(Nat),
     /// A literal.
     Lit(LitBits),
     /// A primitive.
@@ -167,7 +152,7 @@ impl Rise {
 
     /// The nat leaf for `n`.
     pub fn nat(n: &Nat) -> Rise {
-        Rise::leaf(Op::Nat(NatId::of(n)), TyId::NAT)
+        Rise::leaf(Op::Nat(n.clone()), TyId::NAT)
     }
 }
 
@@ -199,7 +184,7 @@ impl fmt::Display for Rise {
             Op::App => f.write_str("app"),
             Op::NatLam(v) => write!(f, "depFun({v})"),
             Op::NatApp => f.write_str("natApp"),
-            Op::Nat(n) => write!(f, "{}", n.get()),
+            Op::Nat(n) => write!(f, "{n}"),
             Op::Lit(l) => {
                 let term = crate::term::Term::literal(Literal::from(*l));
                 f.write_str(&crate::print::print_term(&term))
@@ -227,9 +212,44 @@ pub struct RiseData {
     pub best: Rise,
 }
 
-/// The e-class analysis of RISE.
+/// The e-class analysis of RISE, and what belongs to one e-graph: its types, the
+/// typed right-hand sides its rewrites instantiated, and the limits that the search
+/// and the rewrites check while a saturation runs.
 #[derive(Debug, Default, Clone)]
-pub struct RiseAnalysis;
+pub struct RiseAnalysis {
+    /// The types of the e-nodes.
+    pub types: Types,
+    /// Right-hand sides typed for the types they were instantiated at, by rule.
+    pub(crate) templates: FxHashMap<(Symbol, TemplateKey), Option<Term>>,
+    /// When searching and rewriting must stop (`None`: no limit).
+    pub(crate) deadline: Option<Instant>,
+    /// The e-nodes past which rewriting must stop.
+    pub(crate) node_limit: Option<usize>,
+}
+
+/// The types of an equation's pattern variables, the nats they matched, and the type
+/// of the class it rewrites: the typed right-hand side depends on nothing else.
+pub(crate) type TemplateKey = (Vec<TyId>, Vec<Nat>, TyId);
+
+impl RiseAnalysis {
+    /// The type of `id` (`None` for [`TyId::NAT`]).
+    pub fn ty(&self, id: TyId) -> Option<&Type> {
+        self.types.get(id)
+    }
+
+    /// Whether the deadline has passed.
+    pub(crate) fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// Whether a rewrite may still add to `egraph`: the saturation's time and e-node
+/// limits hold. Searchers and appliers ask before each class or match, so that one
+/// rule cannot run far past the limits.
+pub(crate) fn may_grow(egraph: &RiseGraph) -> bool {
+    let a = &egraph.analysis;
+    !a.out_of_time() && a.node_limit.is_none_or(|n| egraph.total_size() <= n)
+}
 
 /// An e-graph of RISE.
 pub type RiseGraph = EGraph<Rise, RiseAnalysis>;

@@ -1,14 +1,17 @@
 //! Equality saturation over RISE with [egg](https://docs.rs/egg) (feature `egraph`).
 //!
 //! - [`lang`]: RISE as an egg language: typed e-nodes, De Bruijn indices, and an
-//!   analysis with each class's type, free indices and smallest term;
+//!   analysis with each class's type, free indices and smallest term (and each
+//!   e-graph's own table of types);
 //! - [`convert`]: typed terms into the e-graph and back (extraction gives typed terms);
 //! - [`mod@rewrite`]: the rule library's equations ([`crate::rules::Equation`]) as egg
 //!   rewrites, beta reduction by extraction, library strategies as rewrites, and the
 //!   e-matcher ([`RisePattern`]) that compares operators, not types;
 //! - [`rules`]: named rule sets (`--rules` of `elevate saturate`);
-//! - [`mod@saturate`]: [`Saturation`] (limits, cost models, explanations, progress) and
-//!   the [`saturate()`] strategy;
+//! - [`cost`]: cost models for extraction;
+//! - [`runner`]: the saturation loop and its limits, checked inside every phase;
+//! - [`mod@saturate`]: [`Saturation`] (limits, explanations, progress, extraction
+//!   within the time limit) and the [`saturate()`] strategy;
 //! - [`sketch`]: sketches, sketch-satisfying extraction and sketch-guided search;
 //! - [`goals`]: the seven ELEVATE matmul goals as sketch guides.
 //!
@@ -27,19 +30,22 @@
 //! ```
 
 pub mod convert;
+pub mod cost;
 pub mod goals;
 pub mod lang;
 pub mod rewrite;
 pub mod rules;
+pub mod runner;
 pub mod saturate;
 pub mod sketch;
 
 pub use convert::{add_term, best_expr, best_term, expr_to_term};
-pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId};
+pub use cost::{expr_cost, Cost, CostModel, Work};
+pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId, Types};
 pub use rewrite::{beta_rewrite, rewrite, RisePattern, RiseRewrite};
 pub use rules::RuleSet;
+pub use runner::{Limits, LimitsError, Phases, Progress};
 pub use saturate::{
-    saturate, Cost, CostModel, Grown, Limits, Outcome, Progress, Report, Saturation,
-    SaturationError, Step, Work,
+    saturate, Grown, OutOfTime, Outcome, Report, Saturation, SaturationError, Step,
 };
 pub use sketch::{guided, sketch_guided, GuideStep, GuidedOutcome, Sketch, StepReport};

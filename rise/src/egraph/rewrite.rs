@@ -8,14 +8,16 @@
 //! extracting its class's smallest term and re-indexing it; the equation's scoping
 //! is the side condition (a variable may not mention a binder it leaves).
 
-use super::convert::{self, add_open, best_expr, nat_of, ConvertError};
-use super::lang::{NatId, Op, Rise, RiseAnalysis, RiseGraph, TyId};
+use super::convert::{self, add_open, best_expr, nat_of, ConvertError, Env};
+use super::lang::{may_grow, Op, Rise, RiseAnalysis, RiseGraph, TemplateKey, TyId};
 use crate::nat::{Nat, NatVar};
 use crate::rules::Equation;
 use crate::term::{Expr, Ident, Term};
 use egg::{Applier, ENodeOrVar, Id, PatternAst, RecExpr, Rewrite, Subst, Symbol, Var};
+use elevate_core::stack::guard;
 use rustc_hash::FxHashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// A rewrite of RISE e-graphs.
 pub type RiseRewrite = Rewrite<Rise, RiseAnalysis>;
@@ -31,10 +33,7 @@ pub type RiseRewrite = Rewrite<Rise, RiseAnalysis>;
 /// ```
 pub fn rewrite(eq: &Equation) -> Result<RiseRewrite, String> {
     let pattern = lhs_pattern(eq)?;
-    let applier = EquationApplier {
-        eq: eq.clone(),
-        templates: Arc::new(Mutex::new(FxHashMap::default())),
-    };
+    let applier = EquationApplier { eq: eq.clone() };
     Rewrite::new(eq.label().to_string(), pattern, applier)
 }
 
@@ -115,35 +114,41 @@ fn bare_nat_var(eq: &Equation, n: &Nat) -> Option<Arc<str>> {
     }
 }
 
-/// The types of the pattern variables, the nats, and the replaced class's type: the
-/// typed right-hand side depends on nothing else.
-type TemplateKey = (Vec<TyId>, Vec<NatId>, TyId);
-
 struct EquationApplier {
     eq: Equation,
-    templates: Arc<Mutex<FxHashMap<TemplateKey, Option<Term>>>>,
 }
 
 impl EquationApplier {
     /// The right-hand side typed for these pattern-variable types and nats, with the
-    /// pattern variables left as typed placeholders (their own identities).
-    fn template(&self, key: &TemplateKey, nats: &FxHashMap<Arc<str>, Nat>) -> Option<Term> {
-        if let Some(t) = self.templates.lock().expect("cache").get(key) {
+    /// pattern variables left as typed placeholders (their own identities); cached in
+    /// the e-graph, whose types the key's ids are.
+    fn template(
+        &self,
+        egraph: &mut RiseGraph,
+        rule: Symbol,
+        key: TemplateKey,
+        nats: &FxHashMap<Arc<str>, Nat>,
+    ) -> Option<Term> {
+        let key = (rule, key);
+        if let Some(t) = egraph.analysis.templates.get(&key) {
             return t.clone();
         }
-        let placeholders: FxHashMap<u64, Term> = self
+        let types = &egraph.analysis.types;
+        let placeholders: Option<FxHashMap<u64, Term>> = self
             .eq
             .vars()
             .iter()
-            .zip(&key.0)
-            .map(|(v, ty)| (v.id, Term::var(v).with_type(ty.get())))
+            .zip(&key.1 .0)
+            .map(|(v, &ty)| Some((v.id, Term::var(v).with_type(types.get(ty)?.clone()))))
             .collect();
-        let rhs = self.eq.instantiate_with(&placeholders, nats);
-        let typed = crate::infer::retype_as(&rhs, &key.2.get()).ok();
-        self.templates
-            .lock()
-            .expect("cache")
-            .insert(key.clone(), typed.clone());
+        let typed = match (placeholders, types.get(key.1 .2)) {
+            (Some(placeholders), Some(ty)) => {
+                let rhs = self.eq.instantiate_with(&placeholders, nats);
+                crate::infer::retype_as(&rhs, ty).ok()
+            }
+            _ => None,
+        };
+        egraph.analysis.templates.insert(key, typed.clone());
         typed
     }
 }
@@ -157,6 +162,9 @@ impl Applier<Rise, RiseAnalysis> for EquationApplier {
         _searcher_ast: Option<&PatternAst<Rise>>,
         rule_name: Symbol,
     ) -> Vec<Id> {
+        if !may_grow(egraph) {
+            return vec![];
+        }
         let vars = self.eq.vars();
         let mut classes = Vec::with_capacity(vars.len());
         let mut types = Vec::with_capacity(vars.len());
@@ -179,28 +187,28 @@ impl Applier<Rise, RiseAnalysis> for EquationApplier {
             types.push(data.ty);
         }
         let mut nats = FxHashMap::default();
-        let mut nat_ids = Vec::new();
+        let mut nat_values = Vec::new();
         for name in self.eq.nat_vars() {
             if let Some(&id) = subst.get(nat_var_of(name)) {
                 let Some(n) = nat_of(egraph, id) else {
                     return vec![];
                 };
-                nat_ids.push(NatId::of(&n));
+                nat_values.push(n.clone());
                 nats.insert(name.clone(), n);
             }
         }
-        let key = (types, nat_ids, egraph[eclass].data.ty);
-        let Some(template) = self.template(&key, &nats) else {
+        let key = (types, nat_values, egraph[eclass].data.ty);
+        let Some(template) = self.template(egraph, rule_name, key, &nats) else {
             return vec![];
         };
-        let mut resolve = |egraph: &mut RiseGraph, x: &Ident, env: &[Ident]| {
+        let mut resolve = |egraph: &mut RiseGraph, x: &Ident, env: &Env| {
             let k = vars
                 .iter()
                 .position(|v| v.id == x.id)
                 .ok_or_else(|| ConvertError(format!("unbound `{}`", x.name)))?;
-            moved(egraph, classes[k], &self.eq.scope(&vars[k]).lhs, env)
+            moved(egraph, classes[k], &self.eq.scope(&vars[k]).lhs, env.binders())
         };
-        let Ok(new) = add_open(egraph, &template, &mut Vec::new(), &mut resolve) else {
+        let Ok(new) = add_open(egraph, &template, &mut Env::default(), &mut resolve) else {
             return vec![];
         };
         unite(egraph, eclass, new, rule_name)
@@ -273,6 +281,9 @@ impl Applier<Rise, RiseAnalysis> for BetaApplier {
         _searcher_ast: Option<&PatternAst<Rise>>,
         rule_name: Symbol,
     ) -> Vec<Id> {
+        if !may_grow(egraph) {
+            return vec![];
+        }
         let body = best_expr(egraph, subst[var_of("body")]);
         let arg = best_expr(egraph, subst[var_of("arg")]);
         let result = convert::substitute(&body, &arg);
@@ -314,6 +325,9 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
         _searcher_ast: Option<&PatternAst<Rise>>,
         rule_name: Symbol,
     ) -> Vec<Id> {
+        if !may_grow(egraph) {
+            return vec![];
+        }
         let expr = best_expr(egraph, eclass);
         // Free indices become typed placeholder variables, and back.
         let free = egraph[eclass].data.free.clone();
@@ -322,15 +336,21 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
             .map(|i| Ident::fresh(&format!("free{i}")))
             .collect();
         let env: Vec<Ident> = placeholders.iter().rev().cloned().collect();
-        let term = convert::expr_to_open_term(&expr, &env);
-        let Ok(Some(result)) = self.0.attempt(&term, &mut elevate_core::Context::default()) else {
+        let term = convert::expr_to_open_term(&egraph.analysis.types, &expr, &env);
+        // The strategy runs within what is left of the saturation's time.
+        let mut budget = elevate_core::Budget::unlimited();
+        if let Some(deadline) = egraph.analysis.deadline {
+            budget = budget.time(deadline.saturating_duration_since(Instant::now()));
+        }
+        let mut cx = elevate_core::Context::new(budget);
+        let Ok(Some(result)) = self.0.attempt(&term, &mut cx) else {
             return vec![];
         };
         if result.ty().is_none() {
             return vec![];
         }
         let types: FxHashMap<u64, TyId> = free_var_types(&expr, &env);
-        let mut resolve = |egraph: &mut RiseGraph, x: &Ident, inner: &[Ident]| {
+        let mut resolve = |egraph: &mut RiseGraph, x: &Ident, inner: &Env| {
             let k = env
                 .iter()
                 .rev()
@@ -339,9 +359,12 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
             let ty = *types
                 .get(&x.id)
                 .ok_or_else(|| ConvertError(format!("no type for `{}`", x.name)))?;
-            Ok(egraph.add(Rise::leaf(Op::Var((k + inner.len()) as u32), ty)))
+            Ok(egraph.add(Rise::leaf(
+                Op::Var((k + inner.binders().len()) as u32),
+                ty,
+            )))
         };
-        let Ok(new) = add_open(egraph, &result, &mut Vec::new(), &mut resolve) else {
+        let Ok(new) = add_open(egraph, &result, &mut Env::default(), &mut resolve) else {
             return vec![];
         };
         unite(egraph, eclass, new, rule_name)
@@ -372,7 +395,7 @@ fn free_var_types(expr: &RecExpr<Rise>, env: &[Ident]) -> FxHashMap<u64, TyId> {
         }
         let inner = depth + u32::from(node.op == Op::Lam);
         for &c in &node.children {
-            go(expr, c, inner, env, out, seen);
+            guard(|| go(expr, c, inner, env, out, seen));
         }
     }
     let mut out = FxHashMap::default();
@@ -479,8 +502,10 @@ impl egg::Searcher<Rise, RiseAnalysis> for RisePattern {
         };
         let mut found = Vec::new();
         let mut left = limit;
-        for id in ids {
-            if left == 0 {
+        for (k, id) in ids.into_iter().enumerate() {
+            // The search stops with what it found when the saturation's time is up
+            // (reading the clock every few classes: matching one costs less).
+            if left == 0 || (k % 64 == 63 && egraph.analysis.out_of_time()) {
                 break;
             }
             if let Some(m) = self.search_eclass_with_limit(egraph, id, left) {

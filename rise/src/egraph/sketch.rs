@@ -56,7 +56,7 @@ mod extract;
 mod guided;
 mod parse;
 
-pub use extract::{extract, satisfied};
+pub use extract::{extract, extract_within, satisfied};
 pub use guided::{
     guided, sketch_guided, GuideStep, GuidedOutcome, SketchGuidedStrategy, StepReport,
 };

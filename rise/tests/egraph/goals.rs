@@ -48,7 +48,7 @@ fn every_goal_is_reached_in_at_most_three_sketches_and_computes_the_matmul() {
         let body = best_expr(&fresh.egraph, fresh.root);
         let root = egg::Id::from(body.as_ref().len() - 1);
         assert!(
-            matches(&body, root, last),
+            matches(&fresh.egraph.analysis.types, &body, root, last),
             "{}: {}\ndoes not satisfy {last}",
             goal.name,
             print_term(&outcome.program)

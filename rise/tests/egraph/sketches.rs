@@ -8,7 +8,9 @@
 use egg::{Extractor, Id, RecExpr};
 use elevate_rise::egraph::lang::Op;
 use elevate_rise::egraph::sketch::{extract, guided, satisfied, sketch_guided, GuideStep, Sketch};
-use elevate_rise::egraph::{Cost, CostModel, Grown, Limits, Rise, RuleSet, Saturation, Work};
+use elevate_rise::egraph::{
+    Cost, CostModel, Grown, Limits, Rise, RuleSet, Saturation, Types, Work,
+};
 use elevate_rise::nat::{Nat, NatVar};
 use elevate_rise::prim::Prim;
 use elevate_rise::{
@@ -36,19 +38,18 @@ fn grow(src: &str, rules: &str, limits: &str) -> Grown {
 // Independent checks of extracted programs.
 
 /// Whether the subterm `id` of `expr` satisfies `s`, by the definition of sketches.
-pub(crate) fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
+pub(crate) fn matches(types: &Types, expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
+    let matches = |id: Id, s: &Sketch| matches(types, expr, id, s);
     let node = &expr[id];
     let kid = |k: usize| node.children[k];
     match s {
         Sketch::Any => true,
         Sketch::Contains(inner) => {
-            matches(expr, id, inner) || node.children.iter().any(|&c| matches(expr, c, s))
+            matches(id, inner) || node.children.iter().any(|&c| matches(c, s))
         }
-        Sketch::Or(a, b) => matches(expr, id, a) || matches(expr, id, b),
-        Sketch::Fun(body) => node.op == Op::Lam && matches(expr, kid(0), body),
-        Sketch::App(f, a) => {
-            node.op == Op::App && matches(expr, kid(0), f) && matches(expr, kid(1), a)
-        }
+        Sketch::Or(a, b) => matches(id, a) || matches(id, b),
+        Sketch::Fun(body) => node.op == Op::Lam && matches(kid(0), body),
+        Sketch::App(f, a) => node.op == Op::App && matches(kid(0), f) && matches(kid(1), a),
         Sketch::Prim {
             prim,
             nats,
@@ -59,7 +60,7 @@ pub(crate) fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
             Some((last, rest)) => {
                 let arg = &expr[kid(1)];
                 let nat_fits = match (&arg.op, last) {
-                    (Op::Nat(n), Some(want)) => &n.get() == want,
+                    (Op::Nat(n), Some(want)) => n == want,
                     (Op::Nat(_), None) => true,
                     _ => false,
                 };
@@ -69,12 +70,12 @@ pub(crate) fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
                     size: size.clone(),
                     elems: elems.clone(),
                 };
-                nat_fits && matches(expr, kid(0), &head)
+                nat_fits && matches(kid(0), &head)
             }
             None => {
                 node.op == Op::Prim(*prim)
                     && (size.is_none() && elems.is_empty()
-                        || dims(*prim, node).is_some_and(|d| {
+                        || dims(types, *prim, node).is_some_and(|d| {
                             std::iter::once(size)
                                 .chain(elems)
                                 .enumerate()
@@ -88,8 +89,8 @@ pub(crate) fn matches(expr: &RecExpr<Rise>, id: Id, s: &Sketch) -> bool {
 /// The dimensions of the array a loop primitive's e-node iterates over, from its
 /// type: a map's array is its second parameter, a reduction's its third, and
 /// `generate`'s its result.
-fn dims(prim: Prim, node: &Rise) -> Option<Vec<Nat>> {
-    let mut ty = node.ty.get();
+fn dims(types: &Types, prim: Prim, node: &Rise) -> Option<Vec<Nat>> {
+    let mut ty = types.get(node.ty)?.clone();
     while let TypeKind::DepFun(_, body) = ty.kind() {
         ty = body.clone();
     }
@@ -118,18 +119,18 @@ fn dims(prim: Prim, node: &Rise) -> Option<Vec<Nat>> {
 }
 
 /// The cost of the tree `expr` (shared subterms counted each time).
-fn tree_cost(expr: &RecExpr<Rise>, id: Id, model: CostModel) -> f64 {
-    tree_work(expr, id, model).total
+fn tree_cost(types: &Types, expr: &RecExpr<Rise>, id: Id, model: CostModel) -> f64 {
+    tree_work(types, expr, id, model).total
 }
 
-fn tree_work(expr: &RecExpr<Rise>, id: Id, model: CostModel) -> Work {
+fn tree_work(types: &Types, expr: &RecExpr<Rise>, id: Id, model: CostModel) -> Work {
     let node = &expr[id];
     let kids: Vec<Work> = node
         .children
         .iter()
-        .map(|&c| tree_work(expr, c, model))
+        .map(|&c| tree_work(types, expr, c, model))
         .collect();
-    model.combine(node, &kids)
+    model.combine(types, node, &kids)
 }
 
 fn root(expr: &RecExpr<Rise>) -> Id {
@@ -164,8 +165,9 @@ pub(crate) fn assert_equivalent(input: &Term, output: &Term, nats: &NatEnv) {
 /// Extracts by `s` from `grown` and checks the result; the program, if any.
 fn extract_checked(grown: &Grown, s: &Sketch, model: CostModel) -> Option<Term> {
     let (cost, body) = extract(&grown.egraph, grown.root, s, model)?;
-    assert!(matches(&body, root(&body), s), "{s}: {body}");
-    assert_eq!(cost, tree_cost(&body, root(&body), model), "{s}: {body}");
+    let types = &grown.egraph.analysis.types;
+    assert!(matches(types, &body, root(&body), s), "{s}: {body}");
+    assert_eq!(cost, tree_cost(types, &body, root(&body), model), "{s}: {body}");
     assert!(satisfied(&grown.egraph, grown.root, s));
     Some(grown.program(&body))
 }
@@ -417,7 +419,11 @@ fn any_sketch_costs_what_the_cheapest_program_costs() {
     let grown = grow(src, ALGORITHMIC, "iterations=6,nodes=5000");
     assert!(grown.report.enodes > 500, "{}", grown.report.enodes);
     for model in [CostModel::AstSize, CostModel::Lowered] {
-        let (best, _) = Extractor::new(&grown.egraph, Cost(model)).find_best(grown.root);
+        let cost = Cost {
+            model,
+            types: &grown.egraph.analysis.types,
+        };
+        let (best, _) = Extractor::new(&grown.egraph, cost).find_best(grown.root);
         for text in ["?", "contains(?)", "or(?, transpose)", "or(contains(?), ?)"] {
             let s = sketch(text);
             let (cost, _) = extract(&grown.egraph, grown.root, &s, model).unwrap();

@@ -11,8 +11,10 @@
 //! ones).
 
 use super::Sketch;
-use crate::egraph::lang::{NatId, Op, Rise, RiseGraph};
-use crate::egraph::saturate::{CostModel, Work};
+use crate::egraph::convert::Nodes;
+use crate::egraph::cost::{CostModel, Work};
+use crate::egraph::lang::{Op, Rise, RiseGraph};
+use crate::egraph::saturate::OutOfTime;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::types::{Type, TypeKind};
@@ -20,8 +22,10 @@ use egg::{Id, RecExpr};
 use elevate_core::stack::guard;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::time::Instant;
 
 /// The cheapest term of class `root` that satisfies `sketch`, with its cost by
 /// `cost`; `None` if no term of the class does.
@@ -47,20 +51,33 @@ pub fn extract(
     sketch: &Sketch,
     cost: CostModel,
 ) -> Option<(f64, RecExpr<Rise>)> {
+    extract_within(egraph, root, sketch, cost, None).unwrap_or(None)
+}
+
+/// [`extract`] that gives up at `deadline`.
+pub fn extract_within(
+    egraph: &RiseGraph,
+    root: Id,
+    sketch: &Sketch,
+    cost: CostModel,
+    deadline: Option<Instant>,
+) -> Result<Option<(f64, RecExpr<Rise>)>, OutOfTime> {
     let patterns = Patterns::compile(sketch);
-    let index = Index::new(egraph, Some(cost));
-    let tables = index.tables(&patterns.pats);
+    let index = Index::new(egraph, Some(cost), deadline);
+    let tables = index.tables(&patterns.pats)?;
     let slot = index.slot(root);
-    let best = tables[patterns.root][slot].clone()?;
+    let Some(best) = tables[patterns.root][slot].clone() else {
+        return Ok(None);
+    };
     let mut builder = Builder {
         index: &index,
         pats: &patterns.pats,
         tables: &tables,
-        out: RecExpr::default(),
+        out: Nodes::default(),
         memo: FxHashMap::default(),
     };
     builder.build(patterns.root, slot);
-    Some((best.cost.total, builder.out))
+    Ok(Some((best.cost.total, builder.out.finish())))
 }
 
 /// Whether some term of class `root` satisfies `sketch`: [`extract`] without costs
@@ -83,9 +100,11 @@ pub fn extract(
 /// ```
 pub fn satisfied(egraph: &RiseGraph, root: Id, sketch: &Sketch) -> bool {
     let patterns = Patterns::compile(sketch);
-    let index = Index::new(egraph, None);
-    let tables = index.tables(&patterns.pats);
-    tables[patterns.root][index.slot(root)].is_some()
+    let index = Index::new(egraph, None, None);
+    match index.tables(&patterns.pats) {
+        Ok(tables) => tables[patterns.root][index.slot(root)].is_some(),
+        Err(OutOfTime) => false,
+    }
 }
 
 /// A sketch part, over e-nodes; children are indices of earlier patterns.
@@ -97,7 +116,7 @@ enum Pat {
     /// A primitive e-node, of this loop size and element dimensions if any.
     Prim(Prim, Option<Nat>, Vec<Option<Nat>>),
     /// A nat e-node (the argument of a nat application), equal to this one if any.
-    Nat(Option<NatId>),
+    Nat(Option<Nat>),
     /// An e-node with this operator (a lambda, an application, a nat application)
     /// whose children satisfy these patterns.
     Node(Op, Vec<usize>),
@@ -135,6 +154,10 @@ impl Patterns {
     }
 
     fn add_sketch(&mut self, sketch: &Sketch) -> usize {
+        guard(|| self.add_sketch_here(sketch))
+    }
+
+    fn add_sketch_here(&mut self, sketch: &Sketch) -> usize {
         let pat = match sketch {
             Sketch::Any => Pat::Any,
             Sketch::Contains(inner) => Pat::Contains(self.add_sketch(inner)),
@@ -150,7 +173,7 @@ impl Patterns {
             } => {
                 let head = self.add(Pat::Prim(*prim, size.clone(), elems.clone()));
                 return nats.iter().fold(head, |f, n| {
-                    let n = self.add(Pat::Nat(n.as_ref().map(NatId::of)));
+                    let n = self.add(Pat::Nat(n.clone()));
                     self.add(Pat::Node(Op::NatApp, vec![f, n]))
                 });
             }
@@ -214,11 +237,18 @@ impl Ord for Candidate {
     }
 }
 
+/// How many steps of a table's loop run between two readings of the clock.
+const CLOCK_EVERY: u32 = 1024;
+
 /// The e-graph's e-nodes, numbered, and each class's parents.
 struct Index<'a> {
     egraph: &'a RiseGraph,
     /// The cost model; `None`: every term costs nothing (only satisfiability counts).
     cost: Option<CostModel>,
+    /// When to give up.
+    deadline: Option<Instant>,
+    /// Steps since the clock was last read.
+    ticks: Cell<u32>,
     /// Every e-node with its class's slot.
     nodes: Vec<(usize, &'a Rise)>,
     /// The parents of slot `s` are `parents[starts[s]..starts[s + 1]]`: an e-node
@@ -228,7 +258,7 @@ struct Index<'a> {
 }
 
 impl<'a> Index<'a> {
-    fn new(egraph: &'a RiseGraph, cost: Option<CostModel>) -> Index<'a> {
+    fn new(egraph: &'a RiseGraph, cost: Option<CostModel>, deadline: Option<Instant>) -> Index<'a> {
         let slots = egraph
             .classes()
             .map(|c| usize::from(c.id) + 1)
@@ -261,6 +291,8 @@ impl<'a> Index<'a> {
         Index {
             egraph,
             cost,
+            deadline,
+            ticks: Cell::new(0),
             nodes,
             starts,
             parents,
@@ -269,6 +301,23 @@ impl<'a> Index<'a> {
 
     fn slot(&self, id: Id) -> usize {
         usize::from(self.egraph.find(id))
+    }
+
+    /// One step of a loop: fails once the deadline has passed.
+    fn tick(&self) -> Result<(), OutOfTime> {
+        let Some(deadline) = self.deadline else {
+            return Ok(());
+        };
+        let ticks = self.ticks.get() + 1;
+        if ticks < CLOCK_EVERY {
+            self.ticks.set(ticks);
+            return Ok(());
+        }
+        self.ticks.set(0);
+        match Instant::now() >= deadline {
+            true => Err(OutOfTime),
+            false => Ok(()),
+        }
     }
 
     fn slots(&self) -> usize {
@@ -281,20 +330,22 @@ impl<'a> Index<'a> {
 
     /// The cost of `node` whose children cost `kids`.
     fn combine(&self, node: &Rise, kids: &[Work]) -> Work {
-        self.cost.map_or_else(Work::zero, |c| c.combine(node, kids))
+        let types = &self.egraph.analysis.types;
+        self.cost
+            .map_or_else(Work::zero, |c| c.combine(types, node, kids))
     }
 
     /// One table per pattern, in order.
-    fn tables(&self, pats: &[Pat]) -> Vec<Table> {
+    fn tables(&self, pats: &[Pat]) -> Result<Vec<Table>, OutOfTime> {
         let mut tables = Vec::with_capacity(pats.len());
         for pat in pats {
-            let table = self.table(pat, &tables);
+            let table = self.table(pat, &tables)?;
             tables.push(table);
         }
-        tables
+        Ok(tables)
     }
 
-    fn table(&self, pat: &Pat, done: &[Table]) -> Table {
+    fn table(&self, pat: &Pat, done: &[Table]) -> Result<Table, OutOfTime> {
         let cost_in = |table: usize, child: Id| {
             done[table][self.slot(child)]
                 .as_ref()
@@ -306,7 +357,7 @@ impl<'a> Index<'a> {
             Pat::Any if self.cost.is_none() => self.best_nodes(|_| Some(Work::zero())),
             Pat::Any => self.cheapest(),
             Pat::Contains(inner) => self.containing(&done[*inner], &done[ANY]),
-            Pat::Or(a, b) => done[*a]
+            Pat::Or(a, b) => Ok(done[*a]
                 .iter()
                 .zip(&done[*b])
                 .map(|(a, b)| match (a, b) {
@@ -314,15 +365,20 @@ impl<'a> Index<'a> {
                     (Some(a), _) => Some(branch(a, false)),
                     (None, b) => b.as_ref().map(|b| branch(b, true)),
                 })
-                .collect(),
+                .collect()),
             Pat::Prim(prim, size, elems) => self.best_nodes(|node| {
+                let types = &self.egraph.analysis.types;
                 let fits = node.op == Op::Prim(*prim)
                     && (size.is_none() && elems.is_empty()
-                        || loop_shape_fits(*prim, &node.ty.get(), size, elems));
+                        || types
+                            .get(node.ty)
+                            .is_some_and(|ty| loop_shape_fits(*prim, ty, size, elems)));
                 fits.then(|| self.combine(node, &[]))
             }),
-            Pat::Nat(want) => self.best_nodes(|node| match node.op {
-                Op::Nat(n) if want.is_none_or(|w| w == n) => Some(self.combine(node, &[])),
+            Pat::Nat(want) => self.best_nodes(|node| match &node.op {
+                Op::Nat(n) if want.as_ref().is_none_or(|w| w == n) => {
+                    Some(self.combine(node, &[]))
+                }
                 _ => None,
             }),
             Pat::Node(op, kids) => self.best_nodes(|node| {
@@ -340,9 +396,10 @@ impl<'a> Index<'a> {
     }
 
     /// The table of patterns that look one e-node deep: `cost(node)`, if it fits.
-    fn best_nodes(&self, cost: impl Fn(&Rise) -> Option<Work>) -> Table {
+    fn best_nodes(&self, cost: impl Fn(&Rise) -> Option<Work>) -> Result<Table, OutOfTime> {
         let mut table: Table = vec![None; self.slots()];
         for (i, &(slot, node)) in self.nodes.iter().enumerate() {
+            self.tick()?;
             if let Some(cost) = cost(node) {
                 if table[slot]
                     .as_ref()
@@ -355,7 +412,7 @@ impl<'a> Index<'a> {
                 }
             }
         }
-        table
+        Ok(table)
     }
 
     /// Settles candidates cheapest first: the first per class is its entry; then
@@ -364,10 +421,11 @@ impl<'a> Index<'a> {
         &self,
         seeds: impl IntoIterator<Item = Candidate>,
         mut settled: impl FnMut(usize, &Table, &mut BinaryHeap<Candidate>),
-    ) -> Table {
+    ) -> Result<Table, OutOfTime> {
         let mut table: Table = vec![None; self.slots()];
         let mut heap: BinaryHeap<Candidate> = seeds.into_iter().collect();
         while let Some(c) = heap.pop() {
+            self.tick()?;
             if table[c.slot].is_some() {
                 continue;
             }
@@ -377,12 +435,12 @@ impl<'a> Index<'a> {
             });
             settled(c.slot, &table, &mut heap);
         }
-        table
+        Ok(table)
     }
 
     /// `?`: every class's cheapest term. An e-node becomes a candidate once all its
     /// children are settled.
-    fn cheapest(&self) -> Table {
+    fn cheapest(&self) -> Result<Table, OutOfTime> {
         let mut waiting: Vec<usize> = self.nodes.iter().map(|(_, n)| n.children.len()).collect();
         let leaves = self
             .nodes
@@ -421,7 +479,7 @@ impl<'a> Index<'a> {
 
     /// `contains(S)`: a class contains `S` if it satisfies `S` or has an e-node with a
     /// child that contains `S`.
-    fn containing(&self, inner: &Table, any: &Table) -> Table {
+    fn containing(&self, inner: &Table, any: &Table) -> Result<Table, OutOfTime> {
         let seeds = inner.iter().enumerate().filter_map(|(slot, e)| {
             e.as_ref().map(|e| Candidate {
                 cost: e.cost.clone(),
@@ -521,7 +579,7 @@ struct Builder<'a> {
     index: &'a Index<'a>,
     pats: &'a [Pat],
     tables: &'a [Table],
-    out: RecExpr<Rise>,
+    out: Nodes,
     /// What has been built, by (pattern, slot).
     memo: FxHashMap<(usize, usize), Id>,
 }

@@ -1,9 +1,11 @@
 //! Sketch-guided search: equality saturation in steps, each stopped as soon as its
 //! sketch can be extracted, each starting from the program the previous one chose.
 
-use super::{extract, satisfied, Sketch};
+use super::{satisfied, Sketch};
+use crate::egraph::cost::CostModel;
 use crate::egraph::rules::RuleSet;
-use crate::egraph::saturate::{CostModel, Limits, Report, Saturation, SaturationError};
+use crate::egraph::runner::Limits;
+use crate::egraph::saturate::{Report, Saturation, SaturationError};
 use crate::term::Term;
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
 use std::time::Instant;
@@ -100,7 +102,15 @@ pub fn guided(
                 step.sketch
             ))
         })?;
-        let Some((best, body)) = extract(&grown.egraph, grown.root, &step.sketch, cost) else {
+        let found = grown.extract_sketch(&step.sketch, cost).map_err(|e| {
+            SaturationError(format!(
+                "step {} of {} of the sketch-guided search (`{}`): {e}",
+                k + 1,
+                steps.len(),
+                step.sketch
+            ))
+        })?;
+        let Some(body) = found else {
             let r = &grown.report;
             return Err(SaturationError(format!(
                 "step {} of {} of the sketch-guided search: no program satisfies the \
@@ -115,7 +125,6 @@ pub fn guided(
                 r.enodes
             )));
         };
-        grown.report.cost = best;
         grown.report.time = start.elapsed();
         program = grown.program(&body);
         reports.push(StepReport {
