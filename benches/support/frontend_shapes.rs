@@ -2,8 +2,11 @@
 //! one way a program grows (shared by `benches/frontend.rs` and
 //! `examples/frontend_bench.rs`).
 
+/// A program of size `n` in one shape.
+pub type Shape = fn(usize) -> String;
+
 /// The shapes: a name and a program of size `n` in that shape.
-pub const SHAPES: &[(&str, fn(usize) -> String)] = &[
+pub const SHAPES: &[(&str, Shape)] = &[
     ("applications", applications),
     ("definitions", definitions),
     ("type_parentheses", type_parentheses),

@@ -631,7 +631,9 @@ fn add_saturate(r: &mut Registry<Term>) {
             }
             let rules = RuleSet::parse(str_arg(a, 0)?)?;
             let limits = match a.get(1) {
-                Some(_) => str_arg(a, 1)?.parse::<Limits>().map_err(|e| e.to_string())?,
+                Some(_) => str_arg(a, 1)?
+                    .parse::<Limits>()
+                    .map_err(|e| e.to_string())?,
                 None => Limits::default(),
             };
             let cost = match a.get(2) {
@@ -664,7 +666,9 @@ fn add_saturate(r: &mut Registry<Term>) {
             for k in (0..a.len() - 1).step_by(3) {
                 let sketch = Sketch::parse(str_arg(a, k)?).map_err(|e| e.message)?;
                 let rules = RuleSet::parse(str_arg(a, k + 1)?)?;
-                let limits = str_arg(a, k + 2)?.parse::<Limits>().map_err(|e| e.to_string())?;
+                let limits = str_arg(a, k + 2)?
+                    .parse::<Limits>()
+                    .map_err(|e| e.to_string())?;
                 steps.push(GuideStep::new(sketch, rules, limits));
             }
             let name = str_arg(a, a.len() - 1)?;
