@@ -2,9 +2,9 @@
 //!
 //! Integers are two's complement: `add`, `sub`, `mul`, `neg` and `abs` wrap on
 //! overflow, as the compiled code's `arith.addi`, `arith.subi`, `arith.muli` do.
-//! `div` and `mod` truncate toward zero; a zero divisor, and `MIN / -1` or `MIN % -1`
-//! (whose quotient does not fit), are evaluation errors, where the compiled code's
-//! behaviour is undefined. Floats follow IEEE 754 (`x / 0.0` is infinite or NaN).
+//! `div` and `mod` truncate toward zero; a zero divisor and `MIN / -1` (whose quotient
+//! does not fit) are evaluation errors, as they are traps in compiled code;
+//! `MIN % -1` is 0, its exact value. Floats follow IEEE 754 (`x / 0.0` is infinite or NaN).
 //! `cast` from a float to an integer rounds toward zero and saturates, NaN giving 0;
 //! from `i64` to `i32` it keeps the low 32 bits.
 
@@ -24,6 +24,9 @@ fn divide(p: Prim, x: i64, y: i64, ty: Scalar) -> Result<i64, EvalError> {
         return Err(EvalErrorKind::DivisionByZero { op, lhs: x, ty }.into());
     }
     if y == -1 && x == min {
+        if p == Prim::Mod {
+            return Ok(0);
+        }
         return Err(EvalErrorKind::DivisionOverflow { op, lhs: x, ty }.into());
     }
     Ok(if p == Prim::Div { x / y } else { x % y })
@@ -162,9 +165,11 @@ mod tests {
             EvalErrorKind::DivisionOverflow { op: '/', .. }
         ));
         let rem = arith(Prim::Mod, &Value::I64(i64::MIN), &Value::I64(-1));
+        assert!(matches!(rem, Ok(Value::I64(0))));
+        let rem = arith(Prim::Mod, &Value::I64(5), &Value::I64(0));
         assert!(matches!(
             rem.unwrap_err().kind(),
-            EvalErrorKind::DivisionOverflow {
+            EvalErrorKind::DivisionByZero {
                 op: '%',
                 ty: Scalar::I64,
                 ..
