@@ -50,7 +50,7 @@ pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
 pub fn lowered(source: &str, nats: &NatEnv, strategy: &str) -> Term {
     let program = Program::load(source, None).unwrap();
     let term = instantiate(&program.entry().term, nats).unwrap();
-    let strategy = rules::registry().parse(strategy).unwrap();
+    let strategy = elevate::rise::registry().parse(strategy).unwrap();
     let term = strategy.apply(&term, &mut Context::default()).unwrap();
     rules::default_lowering()
         .apply(&term, &mut Context::default())

@@ -177,12 +177,7 @@ pub fn best_expr(egraph: &RiseGraph, id: Id) -> RecExpr<Rise> {
     expr.finish()
 }
 
-fn best_into(
-    egraph: &RiseGraph,
-    id: Id,
-    expr: &mut Nodes,
-    memo: &mut FxHashMap<Id, Id>,
-) -> Id {
+fn best_into(egraph: &RiseGraph, id: Id, expr: &mut Nodes, memo: &mut FxHashMap<Id, Id>) -> Id {
     if let Some(&done) = memo.get(&id) {
         return done;
     }
@@ -326,7 +321,9 @@ fn to_term(
                     app
                 }
             }
-            Op::NatLam(v) => Expr::NatLambda(v.clone(), to_term(types, expr, kid(0), env, annotate)),
+            Op::NatLam(v) => {
+                Expr::NatLambda(v.clone(), to_term(types, expr, kid(0), env, annotate))
+            }
             Op::NatApp => {
                 let Op::Nat(n) = &expr[kid(1)].op else {
                     unreachable!("the argument of a nat application is a nat")

@@ -271,7 +271,6 @@ impl CostModel {
     }
 }
 
-
 /// The cost of the expression `expr` (of the e-graph whose types are `types`) by
 /// `model`, as extraction computes it (a shared subterm counts at each use).
 pub fn expr_cost(model: CostModel, types: &Types, expr: &RecExpr<Rise>) -> Work {

@@ -11,8 +11,8 @@
 //! are told apart by the dimensions of what they iterate over
 //! (`map[32, 32, n]` iterates over blocks of rows).
 
-use super::rules::RuleSet;
 use super::cost::CostModel;
+use super::rules::RuleSet;
 use super::runner::Limits;
 use super::saturate::SaturationError;
 use super::sketch::{guided, GuideStep, GuidedOutcome, Sketch};

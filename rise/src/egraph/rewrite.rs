@@ -206,7 +206,12 @@ impl Applier<Rise, RiseAnalysis> for EquationApplier {
                 .iter()
                 .position(|v| v.id == x.id)
                 .ok_or_else(|| ConvertError(format!("unbound `{}`", x.name)))?;
-            moved(egraph, classes[k], &self.eq.scope(&vars[k]).lhs, env.binders())
+            moved(
+                egraph,
+                classes[k],
+                &self.eq.scope(&vars[k]).lhs,
+                env.binders(),
+            )
         };
         let Ok(new) = add_open(egraph, &template, &mut Env::default(), &mut resolve) else {
             return vec![];
@@ -359,10 +364,7 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
             let ty = *types
                 .get(&x.id)
                 .ok_or_else(|| ConvertError(format!("no type for `{}`", x.name)))?;
-            Ok(egraph.add(Rise::leaf(
-                Op::Var((k + inner.binders().len()) as u32),
-                ty,
-            )))
+            Ok(egraph.add(Rise::leaf(Op::Var((k + inner.binders().len()) as u32), ty)))
         };
         let Ok(new) = add_open(egraph, &result, &mut Env::default(), &mut resolve) else {
             return vec![];

@@ -188,7 +188,10 @@ impl Run<'_> {
         let mut iterations = 0;
         let timed_out = |egraph: &RiseGraph| egraph.analysis.out_of_time();
         // The goal may hold before any rewrite.
-        let reached = |egraph: &RiseGraph| self.goal.is_some_and(|goal| goal(egraph, egraph.find(root)));
+        let reached = |egraph: &RiseGraph| {
+            self.goal
+                .is_some_and(|goal| goal(egraph, egraph.find(root)))
+        };
         let stop_reason = loop {
             if iterations == 0 && reached(egraph) {
                 break "goal";

@@ -355,7 +355,11 @@ impl Grown {
 fn depth(expr: &RecExpr<Rise>) -> usize {
     let mut depths: Vec<usize> = Vec::with_capacity(expr.as_ref().len());
     for node in expr.as_ref() {
-        let below = node.children().iter().map(|&c| depths[usize::from(c)]).max();
+        let below = node
+            .children()
+            .iter()
+            .map(|&c| depths[usize::from(c)])
+            .max();
         depths.push(below.map_or(1, |d| d + 1));
     }
     depths.last().copied().unwrap_or(0)

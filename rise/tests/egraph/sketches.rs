@@ -167,7 +167,11 @@ fn extract_checked(grown: &Grown, s: &Sketch, model: CostModel) -> Option<Term> 
     let (cost, body) = extract(&grown.egraph, grown.root, s, model)?;
     let types = &grown.egraph.analysis.types;
     assert!(matches(types, &body, root(&body), s), "{s}: {body}");
-    assert_eq!(cost, tree_cost(types, &body, root(&body), model), "{s}: {body}");
+    assert_eq!(
+        cost,
+        tree_cost(types, &body, root(&body), model),
+        "{s}: {body}"
+    );
     assert!(satisfied(&grown.egraph, grown.root, s));
     Some(grown.program(&body))
 }

@@ -376,9 +376,7 @@ impl<'a> Index<'a> {
                 fits.then(|| self.combine(node, &[]))
             }),
             Pat::Nat(want) => self.best_nodes(|node| match &node.op {
-                Op::Nat(n) if want.as_ref().is_none_or(|w| w == n) => {
-                    Some(self.combine(node, &[]))
-                }
+                Op::Nat(n) if want.as_ref().is_none_or(|w| w == n) => Some(self.combine(node, &[])),
                 _ => None,
             }),
             Pat::Node(op, kids) => self.best_nodes(|node| {
