@@ -7,7 +7,7 @@ mod saturate_cmd;
 
 use clap::{Parser, Subcommand};
 use elevate_core::{Budget, Context, Program as _};
-use elevate_rise::{evaluate, infer, io, print_definition, rules, Error, Program, Term};
+use elevate_rise::{evaluate, infer, io, print_definition, Error, Program, Term};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -264,7 +264,7 @@ fn parse_strategy(text: &str) -> Result<elevate_core::Strategy<Term>, Failure> {
         Some(file) => (file.to_string(), read(Path::new(file))?),
         None => ("strategy".to_string(), text.to_string()),
     };
-    rules::registry()
+    elevate_rise::registry()
         .parse(&strategy_text)
         .map_err(|e| Failure(e.render(&strategy_file, &strategy_text)))
 }
@@ -422,7 +422,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )?;
         }
         Command::Strategies => {
-            let registry = rules::registry();
+            let registry = elevate_rise::registry();
             let width = registry
                 .entries()
                 .map(|e| e.name.len() + e.params.len())

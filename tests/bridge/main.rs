@@ -64,7 +64,7 @@ pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
 /// `defaultLowering`.
 pub fn lowered(source: &str, nats: &NatEnv, strategy: &str) -> Term {
     let program = Program::load(source, None).unwrap();
-    let strategy = rules::registry().parse(strategy).unwrap();
+    let strategy = elevate::rise::registry().parse(strategy).unwrap();
     elevate::bridge::choose(&program, nats, Some(&strategy), &Options::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -51,6 +51,11 @@ impl Types {
         id
     }
 
+    /// The id of `ty`, if it is interned.
+    pub fn find(&self, ty: &Type) -> Option<TyId> {
+        self.ids.get(ty).copied()
+    }
+
     /// The type of `id`; `None` for [`TyId::NAT`] (nat e-nodes and pattern nodes have
     /// no type).
     pub fn get(&self, id: TyId) -> Option<&Type> {

@@ -13,7 +13,8 @@
 //! - [`mod@saturate`]: [`Saturation`] (limits, explanations, progress, extraction
 //!   within the time limit) and the [`saturate()`] strategy;
 //! - [`sketch`]: sketches, sketch-satisfying extraction and sketch-guided search;
-//! - [`goals`]: the seven ELEVATE matmul goals as sketch guides.
+//! - [`goals`]: the seven ELEVATE matmul goals as sketch guides;
+//! - [`text`]: `saturate` and `sketchGuided` in the strategy language.
 //!
 //! ```
 //! use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
@@ -38,14 +39,16 @@ pub mod rules;
 pub mod runner;
 pub mod saturate;
 pub mod sketch;
+pub mod text;
 
 pub use convert::{add_term, best_expr, best_term, expr_to_term};
 pub use cost::{expr_cost, Cost, CostModel, Work};
 pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId, Types};
 pub use rewrite::{beta_rewrite, rewrite, RisePattern, RiseRewrite};
-pub use rules::RuleSet;
+pub use rules::{RuleSet, RuleSetError};
 pub use runner::{Limits, LimitsError, Phases, Progress};
 pub use saturate::{
     saturate, Grown, OutOfTime, Outcome, Report, Saturation, SaturationError, Step,
 };
 pub use sketch::{guided, sketch_guided, GuideStep, GuidedOutcome, Sketch, StepReport};
+pub use text::register;

@@ -1,5 +1,6 @@
 //! Algorithmic rules: fusion and fission of maps, split/join, transpose pairs, reduce.
 
+use super::catalogue::{Param, RuleDef, Set, ALGORITHMIC};
 use super::pattern::rule;
 use super::pattern::{applied, call};
 use crate::prim::Prim;
@@ -9,7 +10,7 @@ use elevate_core::Strategy;
 
 /// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
 pub fn map_fusion() -> Strategy<Term> {
-    super::equation::library_equation("mapFusion")
+    super::catalogue::rule("mapFusion")
 }
 
 /// `map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))` where `x` is not free
@@ -70,7 +71,7 @@ fn is_data(e: &Term) -> Option<bool> {
 
 /// `transpose(transpose(x)) -> x`
 pub fn remove_transpose_pair() -> Strategy<Term> {
-    super::equation::library_equation("removeTransposePair")
+    super::catalogue::rule("removeTransposePair")
 }
 
 /// `x -> transpose(transpose(x))` for a two-dimensional array `x`.
@@ -94,15 +95,12 @@ pub fn create_transpose_pair() -> Strategy<Term> {
 /// error, and the rule does not apply); a symbolic one is split as RISE does, the
 /// type `(len/n).n` recording that `n` divides it.
 pub fn split_join(n: i64) -> Strategy<Term> {
-    match super::equation::equation("splitJoin", &[n]) {
-        Some(eq) => eq.strategy(),
-        None => elevate_strategies::fail(),
-    }
+    super::catalogue::sized("splitJoin", n)
 }
 
 /// `join(split(n)(x)) -> x`
 pub fn join_split() -> Strategy<Term> {
-    super::equation::library_equation("joinSplit")
+    super::catalogue::rule("joinSplit")
 }
 
 /// The functions of a lambda body that is a chain of applications to the parameter,
@@ -163,3 +161,64 @@ pub fn map_first_fission() -> Strategy<Term> {
         ))
     })
 }
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::equation(
+        "mapFusion",
+        "map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)",
+    )
+    .bias(Prim::Map)
+    .sets(ALGORITHMIC),
+    RuleDef::rule(
+        "mapLastFission",
+        "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))",
+        map_last_fission,
+    )
+    .note("x not free in f; e data, not a variable")
+    .bias(Prim::Map),
+    RuleDef::rule(
+        "mapFullFission",
+        "map(fun(x => f1(f2(...fk(x)))))(xs) -> map(f1)(map(f2)(...map(fk)(xs)))",
+        map_full_fission,
+    )
+    .note("x not in any fi")
+    .bias(Prim::Map)
+    .example("fun(xs: 3.f32 => xs |> map(fun(x => neg(abs(neg(x))))))"),
+    RuleDef::rule(
+        "mapFirstFission",
+        "map(fun(x => f1(...fk(x))))(xs) -> map(fun(z => f1(...f(k-1)(z))))(map(fk)(xs))",
+        map_first_fission,
+    )
+    .note("x not in any fi")
+    .bias(Prim::Map)
+    .example("fun(xs: 3.4.f32 => xs |> map(fun(x => neg(x |> reduce(add, 0.0) |> abs))))"),
+    RuleDef::equation("removeTransposePair", "transpose(transpose(x)) -> x")
+        .bias(Prim::Transpose)
+        .sets(ALGORITHMIC),
+    RuleDef::rule(
+        "createTransposePair",
+        "x -> transpose(transpose(x))",
+        create_transpose_pair,
+    )
+    .note("x a 2D array")
+    .bias(Prim::Transpose),
+    RuleDef::sized_equation(
+        "splitJoin",
+        &[Param::size("n")],
+        "map(f)(x) -> join(map(map(f))(split(n)(x)))",
+    )
+    .note("n divides the length")
+    .bias(Prim::Map)
+    .sets(&[(Set::Algorithmic, &[4]), (Set::Algorithmic, &[32])])
+    .typical(&[2]),
+    RuleDef::equation("joinSplit", "join(split(n)(x)) -> x")
+        .bias(Prim::Split)
+        .sets(ALGORITHMIC),
+    RuleDef::equation(
+        "mapFission",
+        "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))",
+    )
+    .example("fun(xs: 4.f32 => xs |> map(fun(x => abs(x + 1.0))))")
+    .sets(ALGORITHMIC),
+];

@@ -1,9 +1,9 @@
 //! Identity and `let` rules: lifting `id` into maps, identity maps, and moving `let`
 //! bindings (`docs/elevate-rise-library.md`, §3.2 and the eqsat rules of §3.6).
 
+use super::catalogue::RuleDef;
 use super::layout::map;
 use super::pattern::{applied, call, rule};
-use super::RuleInfo;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::{Type, TypeKind};
@@ -124,53 +124,29 @@ pub fn hoist_let() -> Strategy<Term> {
     })
 }
 
-/// The rules of this module for [`super::library`].
-pub(super) fn infos() -> Vec<RuleInfo> {
-    vec![
-        RuleInfo::new(
-            "liftId",
-            "id(a) -> map(fun(x => id(x)))(a)   (a an array)",
-            lift_id,
-            None,
-            "fun(x: 3.2.f32 => (id(x), id(x |> map(map(neg)))))",
-        ),
-        RuleInfo::new(
-            "idToCopy",
-            "id(a) -> fun(x => x)(a)   (a a scalar)",
-            id_to_copy,
-            None,
-            "fun(x: f32 => id(x) * 2.0)",
-        ),
-        RuleInfo::new(
-            "eliminateMapIdentity",
-            "map(fun(x => x)) -> fun(y => y)",
-            eliminate_map_identity,
-            Some(Prim::Map),
-            "fun(x: 2.3.f32 => (x |> map(map(fun(v => v))), x |> map(fun(r => r))))",
-        ),
-        RuleInfo::new(
-            "letSwap",
-            "let(v1)(fun(x1 => let(v2)(fun(x2 => b)))) -> let(v2)(fun(x2 => let(v1)(fun(x1 => b))))   (x1 not free in v2)",
-            let_swap,
-            Some(Prim::Let),
-            "fun(x: f32, y: f32 => (let a = x * 2.0 in let b = y + 1.0 in a * b, let c = x in let d = c + 1.0 in d))",
-        ),
-        RuleInfo::new(
-            "letSame",
-            "let(v)(fun(x => let(v)(fun(y => b)))) -> let(v)(fun(x => b[y := x]))",
-            let_same,
-            Some(Prim::Let),
-            "fun(x: f32 => let a = x * 2.0 in let b = x * 2.0 in a + b)",
-        ),
-        RuleInfo::new(
-            "hoistLet",
-            "f(let(v)(fun(x => b))) -> let(v)(fun(x => f(b))); let(v)(fun(x => b))(a) -> let(v)(fun(x => b(a)))   (x not free in f, a)",
-            hoist_let,
-            Some(Prim::Let),
-            "fun(x: f32, y: f32 => (1.0 + (let a = x * 2.0 in a * a), y |> (let a = x * 2.0 in fun(z => z + a))))",
-        ),
-    ]
-}
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("liftId", "id(a) -> map(fun(x => id(x)))(a)", lift_id)
+        .note("a an array")
+        .example("fun(x: 3.2.f32 => (id(x), id(x |> map(map(neg)))))"),
+    RuleDef::rule("idToCopy", "id(a) -> fun(x => x)(a)", id_to_copy)
+        .note("a a scalar")
+        .example("fun(x: f32 => id(x) * 2.0)"),
+    RuleDef::rule("eliminateMapIdentity", "map(fun(x => x)) -> fun(y => y)", eliminate_map_identity)
+        .bias(Prim::Map)
+        .example("fun(x: 2.3.f32 => (x |> map(map(fun(v => v))), x |> map(fun(r => r))))"),
+    RuleDef::rule("letSwap", "let(v1)(fun(x1 => let(v2)(fun(x2 => b)))) -> let(v2)(fun(x2 => let(v1)(fun(x1 => b))))", let_swap)
+        .note("x1 not free in v2")
+        .bias(Prim::Let)
+        .example("fun(x: f32, y: f32 => (let a = x * 2.0 in let b = y + 1.0 in a * b, let c = x in let d = c + 1.0 in d))"),
+    RuleDef::rule("letSame", "let(v)(fun(x => let(v)(fun(y => b)))) -> let(v)(fun(x => b[y := x]))", let_same)
+        .bias(Prim::Let)
+        .example("fun(x: f32 => let a = x * 2.0 in let b = x * 2.0 in a + b)"),
+    RuleDef::rule("hoistLet", "f(let(v)(fun(x => b))) -> let(v)(fun(x => f(b))); let(v)(fun(x => b))(a) -> let(v)(fun(x => b(a)))", hoist_let)
+        .note("x not free in f, a")
+        .bias(Prim::Let)
+        .example("fun(x: f32, y: f32 => (1.0 + (let a = x * 2.0 in a * a), y |> (let a = x * 2.0 in fun(z => z + a))))"),
+];
 
 #[cfg(test)]
 mod tests {

@@ -3,10 +3,12 @@
 //! `cacheBlocks`, `par`), for `matmul.rise`'s
 //! `a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(mul) |> reduce(add, 0)))))`.
 
+use super::catalogue::{EGraphUse, Make, RuleDef};
 use super::pattern::named;
 use super::*;
 use crate::term::Term;
 use elevate_core::Strategy;
+use elevate_strategies::text::Registry;
 use elevate_strategies::top_down;
 
 /// A fully applied reduction `reduce(op)(init)(xs)`.
@@ -160,3 +162,69 @@ pub fn matmul_strategies() -> Vec<(&'static str, Strategy<Term>)> {
         ("par", par()),
     ]
 }
+
+/// Registers the matmul strategies in the strategy language.
+pub(super) fn register(r: &mut Registry<Term>) {
+    r.rule(
+        "isFullyAppliedReduce",
+        "the node is reduce(op)(init)(xs)",
+        is_fully_applied_reduce,
+    );
+    let matmul: [super::Named; 7] = [
+        ("baseline", "TVM matmul: DFNF ; fuseReduceMap @ topDown", baseline),
+        (
+            "blocking",
+            "TVM matmul: baseline, 32x32 tiles, reduction split by 4, loops reordered [1, 2, 5, 6, 3, 4]",
+            blocking,
+        ),
+        (
+            "vectorization",
+            "TVM matmul: blocking ;; vectorize(32) @ innermost(isApplied(isApplied(isMap)))",
+            vectorization,
+        ),
+        (
+            "loopPerm",
+            "TVM matmul: as blocking with loops [1, 2, 5, 3, 6, 4], vectorized",
+            loop_perm,
+        ),
+        (
+            "arrayPacking",
+            "TVM matmul: packB ;; loopPerm (transpose(b) packed in 32-column blocks, once)",
+            array_packing,
+        ),
+        (
+            "cacheBlocks",
+            "TVM matmul: arrayPacking ;; unroll @ innermost(isReduceSeq)",
+            cache_blocks,
+        ),
+        (
+            "par",
+            "TVM matmul: arrayPacking ;; parallel @ outermost(isApplied(isMap)) ;; unroll @ innermost(isReduceSeq)",
+            par,
+        ),
+    ];
+    for (name, doc, make) in matmul {
+        r.rule(name, doc, make);
+    }
+    r.rule(
+        "permuteB",
+        "transpose(b) copied into 32-column blocks, read back through join(map(transpose))",
+        permute_b,
+    );
+    r.rule(
+        "isFullyAppliedMap",
+        "the node is map(f)(xs)",
+        is_fully_applied_map,
+    );
+    r.rule("isTransposedB", "the node is transpose(x)", is_transposed_b);
+}
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[RuleDef::rule(
+    "packB",
+    "TVM matmul: storeInMemory(isTransposedB, permuteB ;; vectorize ;; parallel) @ inLambda",
+    pack_b,
+)
+.note("in the e-graph: where a tiled result join(...) holds transpose(b)")
+.egraph(EGraphUse::At("join(x)", Make::Plain(pack_b_here)))
+.strategy_role()];

@@ -6,14 +6,13 @@
 //! nat arguments. Where the equation is only right under a divisibility or positivity
 //! fact, the rule checks it on constant sizes and fails when it cannot tell.
 
+use super::catalogue::{Param, RuleDef};
 use super::pattern::{applied, call, rule, typed_result};
-use super::RuleInfo;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Literal, Term};
 use crate::types::TypeKind;
 use elevate_core::{Name, Rule, Strategy};
-use elevate_strategies::text::{int_arg, Registry};
 
 pub(super) fn map(f: Term, x: Term) -> Term {
     call(Prim::Map, &[], [f, x])
@@ -261,6 +260,11 @@ impl Rule<Term> for SplitJoin2 {
 
 /// `splitJoin2(n)`: `e -> join(split(n)(e))` (`n` divides the length of the array `e`).
 pub fn split_join2(n: i64) -> Strategy<Term> {
+    super::catalogue::sized("splitJoin2", n)
+}
+
+/// [`split_join2`] without checking the argument.
+fn split_join2_unchecked(n: i64) -> Strategy<Term> {
     Strategy::from_rule(SplitJoin2(n))
 }
 
@@ -298,6 +302,11 @@ impl Rule<Term> for SlideOverlap {
 
 /// `slideOverlap(u)`: `slide(n, m)(x) -> join(map(slide(n, m))(slide(u, u + m - n)(x)))`.
 pub fn slide_overlap(u: i64) -> Strategy<Term> {
+    super::catalogue::sized("slideOverlap", u)
+}
+
+/// [`slide_overlap`] without checking the argument.
+fn slide_overlap_unchecked(u: i64) -> Strategy<Term> {
     Strategy::from_rule(SlideOverlap(u))
 }
 
@@ -381,132 +390,68 @@ pub fn idx_reduction() -> Strategy<Term> {
     })
 }
 
-/// Registers the parameterised rules of this module in the strategy language.
-pub(super) fn register(r: &mut Registry<Term>) {
-    r.add(
-        "splitJoin2",
-        "(n)",
-        "e -> join(split(n)(e))   (n divides the length of the array e)",
-        |a| Ok(split_join2(int_arg(a, 0)? as i64)),
-    );
-    r.add(
-        "slideOverlap",
-        "(u)",
-        "slide(n, m)(x) -> join(map(slide(n, m))(slide(u, u + m - n)(x)))   (tiles of u elements cover x)",
-        |a| Ok(slide_overlap(int_arg(a, 0)? as i64)),
-    );
-}
-
-/// The rules of this module for [`super::library`].
-pub(super) fn infos() -> Vec<RuleInfo> {
-    vec![
-        RuleInfo::new(
-            "transposeBeforeSlide",
-            "S(transpose(y)) -> map(transpose)(transpose(map(S)(y)))   (S = slide(n, m) or split(n))",
-            transpose_before_slide,
-            Some(Prim::Transpose),
-            "fun(y: 3.4.f32 => (y |> transpose |> slide(2, 1), y |> transpose |> split(2)))",
-        ),
-        RuleInfo::new(
-            "transposeBeforeMapSlide",
-            "map(S)(transpose(y)) -> transpose(map(transpose)(S(y)))   (S = slide(n, m) or split(n))",
-            transpose_before_map_slide,
-            Some(Prim::Transpose),
-            "fun(y: 4.3.f32 => (y |> transpose |> map(slide(2, 1)), y |> transpose |> map(split(2))))",
-        ),
-        RuleInfo::new(
-            "mapSlideBeforeTranspose",
-            "transpose(map(S)(y)) -> map(transpose)(S(transpose(y)))   (S = slide(n, m) or split(n))",
-            map_slide_before_transpose,
-            Some(Prim::Transpose),
-            "fun(y: 3.4.f32 => (y |> map(slide(2, 2)) |> transpose, y |> map(split(2)) |> transpose))",
-        ),
-        RuleInfo::new(
-            "transposeBeforeMapJoin",
-            "map(join)(transpose(y)) -> transpose(join(map(transpose)(y)))",
-            transpose_before_map_join,
-            Some(Prim::Transpose),
-            "fun(y: 2.3.4.f32 => y |> transpose |> map(join))",
-        ),
-        RuleInfo::new(
-            "mapJoinBeforeTranspose",
-            "transpose(map(join)(y)) -> join(map(transpose)(transpose(y)))",
-            map_join_before_transpose,
-            Some(Prim::Transpose),
-            "fun(y: 2.3.4.f32 => y |> map(join) |> transpose)",
-        ),
-        RuleInfo::new(
-            "slideBeforeSplit",
-            "split(k)(slide(n, s)(y)) -> map(slide(n, s))(slide((k - 1)*s + n, k*s)(y))   (k, s constant)",
-            slide_before_split,
-            Some(Prim::Split),
-            "fun(y: 10.f32, z: 13.f32 => (y |> slide(3, 1) |> split(4), z |> slide(3, 2) |> split(3)))",
-        ),
-        RuleInfo::new(
-            "slideBeforeSlide",
-            "slide(m, k)(slide(n, s)(y)) -> map(slide(n, s))(slide((m - 1)*s + n, k*s)(y))   (m, k, s constant)",
-            slide_before_slide,
-            Some(Prim::Slide),
-            "fun(y: 10.f32, z: 13.f32 => (y |> slide(3, 1) |> slide(4, 2), z |> slide(3, 2) |> slide(2, 1)))",
-        ),
-        RuleInfo::new(
-            "dropBeforeJoin",
-            "drop(d)(join(x)) -> drop(d % m)(join(drop(d / m)(x)))   (x : n.m.t; d, m constant, d >= m)",
-            drop_before_join,
-            Some(Prim::Join),
-            "fun(x: 4.3.f32 => (x |> join |> drop(7), (x |> join |> drop(6), x |> join |> drop(2))))",
-        ),
-        RuleInfo::new(
-            "takeBeforeJoin",
-            "take(k)(join(x)) -> take(k)(join(take(ceil(k / m))(x)))   (x : n.m.t; k, m constant, rows left out)",
-            take_before_join,
-            Some(Prim::Join),
-            "fun(x: 4.3.f32 => (x |> join |> take(5), (x |> join |> take(6), x |> join |> take(10))))",
-        ),
-        RuleInfo::new(
-            "splitJoin2(2)",
-            "e -> join(split(n)(e))   (n divides the length of the array e)",
-            || split_join2(2),
-            Some(Prim::Split),
-            "fun(x: 6.f32 => x |> map(neg))",
-        ),
-        RuleInfo::new(
-            "slideOverlap(4)",
-            "slide(n, m)(x) -> join(map(slide(n, m))(slide(u, u + m - n)(x)))   (tiles of u elements cover x)",
-            || slide_overlap(4),
-            Some(Prim::Slide),
-            "fun(x: 10.f32, y: 12.f32 => (x |> slide(3, 1), (y |> slide(2, 2), x |> slide(2, 2))))",
-        ),
-        RuleInfo::new(
-            "dropInSlide",
-            "drop(l)(slide(n, 1)(x)) -> map(drop(l))(slide(n + l, 1)(x))   (a window remains)",
-            drop_in_slide,
-            Some(Prim::Slide),
-            "fun(x: 6.f32 => x |> slide(3, 1) |> drop(2))",
-        ),
-        RuleInfo::new(
-            "takeInSlide",
-            "take(r)(slide(n, 1)(x)) -> map(take(n))(slide(n + w - r, 1)(x))   (w windows, r >= 1)",
-            take_in_slide,
-            Some(Prim::Slide),
-            "fun(x: 6.f32 => x |> slide(3, 1) |> take(3))",
-        ),
-        RuleInfo::new(
-            "transposePairAfter",
-            "e -> transpose(transpose(e))   (e a 2D array)",
-            transpose_pair_after,
-            Some(Prim::Transpose),
-            "fun(x: 2.3.f32 => x |> map(map(neg)))",
-        ),
-        RuleInfo::new(
-            "idxReduction",
-            "idx(natAsIndex(n)(k))([e0, ..., e(n-1)]) -> ek   (k literal); idx(i)(generate(f)) -> f(i)",
-            idx_reduction,
-            None,
-            "fun(x: f32, y: 3.f32 => (idx(natAsIndex(2, 1i64), [x, 2.0]), (idx(natAsIndex(3, 2i64), generate(fun(i => idx(i, y) * 2.0)) : 3.f32), idx(natAsIndex(3, 0i64), generate(fun(i => idx(i, y)))))))",
-        ),
-    ]
-}
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("transposeBeforeSlide", "S(transpose(y)) -> map(transpose)(transpose(map(S)(y)))", transpose_before_slide)
+        .note("S = slide(n, m) or split(n)")
+        .bias(Prim::Transpose)
+        .example("fun(y: 3.4.f32 => (y |> transpose |> slide(2, 1), y |> transpose |> split(2)))"),
+    RuleDef::rule("transposeBeforeMapSlide", "map(S)(transpose(y)) -> transpose(map(transpose)(S(y)))", transpose_before_map_slide)
+        .note("S = slide(n, m) or split(n)")
+        .bias(Prim::Transpose)
+        .example("fun(y: 4.3.f32 => (y |> transpose |> map(slide(2, 1)), y |> transpose |> map(split(2))))"),
+    RuleDef::rule("mapSlideBeforeTranspose", "transpose(map(S)(y)) -> map(transpose)(S(transpose(y)))", map_slide_before_transpose)
+        .note("S = slide(n, m) or split(n)")
+        .bias(Prim::Transpose)
+        .example("fun(y: 3.4.f32 => (y |> map(slide(2, 2)) |> transpose, y |> map(split(2)) |> transpose))"),
+    RuleDef::rule("transposeBeforeMapJoin", "map(join)(transpose(y)) -> transpose(join(map(transpose)(y)))", transpose_before_map_join)
+        .bias(Prim::Transpose)
+        .example("fun(y: 2.3.4.f32 => y |> transpose |> map(join))"),
+    RuleDef::rule("mapJoinBeforeTranspose", "transpose(map(join)(y)) -> join(map(transpose)(transpose(y)))", map_join_before_transpose)
+        .bias(Prim::Transpose)
+        .example("fun(y: 2.3.4.f32 => y |> map(join) |> transpose)"),
+    RuleDef::rule("slideBeforeSplit", "split(k)(slide(n, s)(y)) -> map(slide(n, s))(slide((k - 1)*s + n, k*s)(y))", slide_before_split)
+        .note("k, s constant")
+        .bias(Prim::Split)
+        .example("fun(y: 10.f32, z: 13.f32 => (y |> slide(3, 1) |> split(4), z |> slide(3, 2) |> split(3)))"),
+    RuleDef::rule("slideBeforeSlide", "slide(m, k)(slide(n, s)(y)) -> map(slide(n, s))(slide((m - 1)*s + n, k*s)(y))", slide_before_slide)
+        .note("m, k, s constant")
+        .bias(Prim::Slide)
+        .example("fun(y: 10.f32, z: 13.f32 => (y |> slide(3, 1) |> slide(4, 2), z |> slide(3, 2) |> slide(2, 1)))"),
+    RuleDef::rule("dropBeforeJoin", "drop(d)(join(x)) -> drop(d % m)(join(drop(d / m)(x)))", drop_before_join)
+        .note("x : n.m.t; d, m constant, d >= m")
+        .bias(Prim::Join)
+        .example("fun(x: 4.3.f32 => (x |> join |> drop(7), (x |> join |> drop(6), x |> join |> drop(2))))"),
+    RuleDef::rule("takeBeforeJoin", "take(k)(join(x)) -> take(k)(join(take(ceil(k / m))(x)))", take_before_join)
+        .note("x : n.m.t; k, m constant, rows left out")
+        .bias(Prim::Join)
+        .example("fun(x: 4.3.f32 => (x |> join |> take(5), (x |> join |> take(6), x |> join |> take(10))))"),
+    RuleDef::sized("splitJoin2", &[Param::size("n")], "e -> join(split(n)(e))", split_join2_unchecked)
+        .note("n divides the length of the array e")
+        .bias(Prim::Split)
+        .example("fun(x: 6.f32 => x |> map(neg))")
+        .typical(&[2]),
+    RuleDef::sized("slideOverlap", &[Param::size("u")], "slide(n, m)(x) -> join(map(slide(n, m))(slide(u, u + m - n)(x)))", slide_overlap_unchecked)
+        .note("tiles of u elements cover x")
+        .bias(Prim::Slide)
+        .example("fun(x: 10.f32, y: 12.f32 => (x |> slide(3, 1), (y |> slide(2, 2), x |> slide(2, 2))))")
+        .typical(&[4]),
+    RuleDef::rule("dropInSlide", "drop(l)(slide(n, 1)(x)) -> map(drop(l))(slide(n + l, 1)(x))", drop_in_slide)
+        .note("a window remains")
+        .bias(Prim::Slide)
+        .example("fun(x: 6.f32 => x |> slide(3, 1) |> drop(2))"),
+    RuleDef::rule("takeInSlide", "take(r)(slide(n, 1)(x)) -> map(take(n))(slide(n + w - r, 1)(x))", take_in_slide)
+        .note("w windows, r >= 1")
+        .bias(Prim::Slide)
+        .example("fun(x: 6.f32 => x |> slide(3, 1) |> take(3))"),
+    RuleDef::rule("transposePairAfter", "e -> transpose(transpose(e))", transpose_pair_after)
+        .note("e a 2D array")
+        .bias(Prim::Transpose)
+        .example("fun(x: 2.3.f32 => x |> map(map(neg)))"),
+    RuleDef::rule("idxReduction", "idx(natAsIndex(n)(k))([e0, ..., e(n-1)]) -> ek", idx_reduction)
+        .note("k literal); idx(i)(generate(f)) -> f(i")
+        .example("fun(x: f32, y: 3.f32 => (idx(natAsIndex(2, 1i64), [x, 2.0]), (idx(natAsIndex(3, 2i64), generate(fun(i => idx(i, y) * 2.0)) : 3.f32), idx(natAsIndex(3, 0i64), generate(fun(i => idx(i, y)))))))"),
+];
 
 #[cfg(test)]
 mod tests {

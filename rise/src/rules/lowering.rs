@@ -1,5 +1,6 @@
 //! Lowering rules: choose how a high-level primitive is computed. Each keeps the type.
 
+use super::catalogue::{EGraphUse, Make, Param, RuleDef, LOWERING};
 use super::pattern::{applied, call, rule};
 use super::predicates::benf;
 use crate::nat::Nat;
@@ -8,6 +9,7 @@ use crate::term::{Expr, Ident, Term};
 use crate::types::{Type, TypeKind};
 use elevate_core::{Context, Failure, Name, Program, RewriteResult, Rule, Strategy, StrategyImpl};
 use elevate_strategies::normalize;
+use elevate_strategies::text::{strategy_arg, Registry};
 
 fn replace(from: Prim, to: Prim, nats: Vec<i64>) -> impl Fn(&Term) -> Option<Term> {
     move |t: &Term| match t.expr() {
@@ -39,6 +41,11 @@ pub fn map_par() -> Strategy<Term> {
 
 /// `map -> mapGlobal(d)`: GPU global threads of dimension `d`.
 pub fn map_global(d: i64) -> Strategy<Term> {
+    super::catalogue::sized("mapGlobal", d)
+}
+
+/// [`map_global`] without checking the argument.
+fn map_global_unchecked(d: i64) -> Strategy<Term> {
     rule(
         format!("mapGlobal({d})"),
         replace(Prim::Map, Prim::MapGlobal, vec![d]),
@@ -47,6 +54,11 @@ pub fn map_global(d: i64) -> Strategy<Term> {
 
 /// `map -> mapWorkGroup(d)`: GPU blocks of dimension `d`.
 pub fn map_work_group(d: i64) -> Strategy<Term> {
+    super::catalogue::sized("mapWorkGroup", d)
+}
+
+/// [`map_work_group`] without checking the argument.
+fn map_work_group_unchecked(d: i64) -> Strategy<Term> {
     rule(
         format!("mapWorkGroup({d})"),
         replace(Prim::Map, Prim::MapWorkGroup, vec![d]),
@@ -55,6 +67,11 @@ pub fn map_work_group(d: i64) -> Strategy<Term> {
 
 /// `map -> mapLocal(d)`: GPU threads within a block, dimension `d`.
 pub fn map_local(d: i64) -> Strategy<Term> {
+    super::catalogue::sized("mapLocal", d)
+}
+
+/// [`map_local`] without checking the argument.
+fn map_local_unchecked(d: i64) -> Strategy<Term> {
     rule(
         format!("mapLocal({d})"),
         replace(Prim::Map, Prim::MapLocal, vec![d]),
@@ -326,6 +343,11 @@ impl Rule<Term> for Vectorize {
 /// (`asVector(n)`, through `unzip`/`zip` for pairs), `f'` is `f` on vectors (literals
 /// as `vectorFromScalar`), and `n` divides the length.
 pub fn vectorize(n: i64) -> Strategy<Term> {
+    super::catalogue::sized("vectorize", n)
+}
+
+/// [`vectorize`] without checking the argument.
+fn vectorize_unchecked(n: i64) -> Strategy<Term> {
     Strategy::from_rule(Vectorize(n))
 }
 
@@ -386,3 +408,83 @@ impl StrategyImpl<Term> for StoreInMemory {
         write!(f, "storeInMemory({}, {})", self.what, self.how)
     }
 }
+
+/// Registers the lowering strategies in the strategy language.
+pub(super) fn register(r: &mut Registry<Term>) {
+    r.add(
+        "storeInMemory",
+        "(what, how)",
+        "the first v where the predicate what holds becomes let(toMem(how(v)))(fun(x => ... x ...))",
+        |a| Ok(store_in_memory(strategy_arg(a, 0)?, strategy_arg(a, 1)?)),
+    );
+    r.rule(
+        "defaultLowering",
+        "every map that computes mapSeq, every reduce reduceSeq, array accumulators in memory (maps that only rearrange data stay views)",
+        default_lowering,
+    );
+}
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("mapSeq", "map -> mapSeq", map_seq)
+        .bias(Prim::Map),
+    RuleDef::rule("mapSeqUnroll", "map -> mapSeqUnroll", map_seq_unroll)
+        .bias(Prim::Map),
+    RuleDef::rule("mapPar", "map -> mapPar", map_par)
+        .bias(Prim::Map),
+    RuleDef::sized("mapGlobal", &[Param::dimension("d")], "map -> mapGlobal(d)", map_global_unchecked)
+        .bias(Prim::Map)
+        .typical(&[0]),
+    RuleDef::sized("mapWorkGroup", &[Param::dimension("d")], "map -> mapWorkGroup(d)", map_work_group_unchecked)
+        .bias(Prim::Map)
+        .typical(&[0]),
+    RuleDef::sized("mapLocal", &[Param::dimension("d")], "map -> mapLocal(d)", map_local_unchecked)
+        .bias(Prim::Map)
+        .typical(&[0]),
+    RuleDef::rule("reduceSeq", "reduce -> reduceSeq", reduce_seq)
+        .bias(Prim::Reduce),
+    RuleDef::rule("reduceSeqUnroll", "reduce -> reduceSeqUnroll", reduce_seq_unroll)
+        .bias(Prim::Reduce),
+    RuleDef::rule("unroll", "reduceSeq -> reduceSeqUnroll", unroll)
+        .bias(Prim::ReduceSeq)
+        .example("fun(x: 4.f32 => x |> reduceSeq(fun(a, y => a + y), 0.0))"),
+    RuleDef::rule("parallel", "map(f) -> mapPar(f)", parallel)
+        .note("f computes on scalars")
+        .bias(Prim::Map)
+        .example("fun(x: 4.3.f32 => x |> map(fun(r => r |> map(fun(v => v * 2.0)))))"),
+    RuleDef::rule("mapSeqCompute", "map(f) -> mapSeq(f)", map_seq_compute)
+        .note("f computes on scalars")
+        .bias(Prim::Map)
+        .example("fun(x: 4.3.f32 => (x |> map(fun(r => r |> map(fun(v => v * 2.0)))), x |> transpose |> map(fun(c => c |> reduce(add, 0.0)))))"),
+    RuleDef::rule("toMemAfterMapSeq", "mapSeq(f)(x) -> toMem(mapSeq(f)(x))", to_mem_after_map_seq)
+        .bias(Prim::MapSeq)
+        .example("fun(x: 4.f32 => x |> mapSeq(fun(v => v + 1.0)))"),
+    RuleDef::rule("toMemAfter", "e -> toMem(e)", to_mem_after)
+        .note("e data, not already toMem(...)")
+        .example("fun(x: 4.f32 => x |> map(neg) |> toMem)"),
+    RuleDef::rule("toMemInit", "R(op)(init)(xs) -> R(op)(toMem(init))(xs)", to_mem_init)
+        .note("R sequential, init an array")
+        .bias(Prim::ReduceSeq)
+        .example("fun(x: 3.4.f32 => x |> reduceSeq(fun(acc, r => zip(acc, r) |> map(fun(p => fst(p) + snd(p)))), generate(fun(i => 0.0))))"),
+    RuleDef::rule("copyAfter", "e -> map(fun(x => ... fun(z => z) ...))(e)", copy_after)
+        .note("e an array of scalars")
+        .example("fun(x: 2.3.f32 => x |> transpose)"),
+    RuleDef::sized("vectorize", &[Param::width("n")], "map(f)(xs) -> asScalar(map(f on vectors)(V(xs)))", vectorize_unchecked)
+        .note("f scalar arithmetic on scalars or pairs of them, 4 divides the length")
+        .bias(Prim::Map)
+        .example("fun(x: 8.f32, y: 8.f32 => (x |> map(fun(v => v * 2.0 + 1.0)), zip(x, y) |> map(fun(p => fst(p) * snd(p)))))")
+        .typical(&[4])
+        .egraph(EGraphUse::At("map(f)(xs)", Make::Sized(vectorize_unchecked))),
+    RuleDef::equation("reduceToSeq", "reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)")
+        .example("fun(xs: 4.f32 => xs |> reduce(add, 0.0))")
+        .sets(LOWERING),
+    RuleDef::equation("mapToSeq", "map(f)(xs) -> mapSeq(f)(xs)")
+        .example("fun(xs: 4.f32 => xs |> map(neg))")
+        .sets(LOWERING),
+    RuleDef::equation("mapToPar", "map(f)(xs) -> mapPar(f)(xs)")
+        .example("fun(xs: 4.f32 => xs |> map(neg))")
+        .sets(LOWERING),
+    RuleDef::equation("reduceSeqToUnroll", "reduceSeq(op)(init)(xs) -> reduceSeqUnroll(op)(init)(xs)")
+        .example("fun(xs: 4.f32 => xs |> reduceSeq(add, 0.0))")
+        .sets(LOWERING),
+];

@@ -1,6 +1,7 @@
 //! Movement rules: exchange the order of data-layout primitives and maps, and other
 //! applied-form equations of the ELEVATE library (`docs/elevate-rise-library.md`, §3.2–3.3).
 
+use super::catalogue::{RuleDef, ALGORITHMIC};
 use super::pattern::rule;
 use super::pattern::{applied, call};
 use crate::nat::Nat;
@@ -81,12 +82,12 @@ pub fn slide_before_map() -> Strategy<Term> {
 
 /// `split(n)(map(f)(y)) -> map(map(f))(split(n)(y))`
 pub fn split_before_map() -> Strategy<Term> {
-    super::equation::library_equation("splitBeforeMap")
+    super::catalogue::rule("splitBeforeMap")
 }
 
 /// `map(f)(join(y)) -> join(map(map(f))(y))`
 pub fn join_before_map_f() -> Strategy<Term> {
-    super::equation::library_equation("joinBeforeMapF")
+    super::catalogue::rule("joinBeforeMapF")
 }
 
 /// `join(map(map(f))(y)) -> map(f)(join(y))`
@@ -101,27 +102,27 @@ pub fn map_map_f_before_join() -> Strategy<Term> {
 
 /// `take(n)(map(f)(x)) -> map(f)(take(n)(x))`
 pub fn take_before_map() -> Strategy<Term> {
-    super::equation::library_equation("takeBeforeMap")
+    super::catalogue::rule("takeBeforeMap")
 }
 
 /// `drop(n)(map(f)(x)) -> map(f)(drop(n)(x))`
 pub fn drop_before_map() -> Strategy<Term> {
-    super::equation::library_equation("dropBeforeMap")
+    super::catalogue::rule("dropBeforeMap")
 }
 
 /// `map(f)(take(n)(x)) -> take(n)(map(f)(x))`
 pub fn take_after_map() -> Strategy<Term> {
-    super::equation::library_equation("takeAfterMap")
+    super::catalogue::rule("takeAfterMap")
 }
 
 /// `join(join(y)) -> join(map(join)(y))`
 pub fn join_before_join() -> Strategy<Term> {
-    super::equation::library_equation("joinBeforeJoin")
+    super::catalogue::rule("joinBeforeJoin")
 }
 
 /// `join(map(join)(y)) -> join(join(y))`
 pub fn map_join_before_join() -> Strategy<Term> {
-    super::equation::library_equation("mapJoinBeforeJoin")
+    super::catalogue::rule("mapJoinBeforeJoin")
 }
 
 /// `transpose(join(y)) -> map(join)(transpose(map(transpose)(y)))`
@@ -151,7 +152,7 @@ pub fn map_transpose_before_join() -> Strategy<Term> {
 
 /// `zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))`
 pub fn map_outside_zip() -> Strategy<Term> {
-    super::equation::library_equation("mapOutsideZip")
+    super::catalogue::rule("mapOutsideZip")
 }
 
 /// `zip(a)(a) -> map(fun(x => (x, x)))(a)`
@@ -187,7 +188,7 @@ pub fn zip_swap() -> Strategy<Term> {
 
 /// `unzip(zip(a)(b)) -> (a, b)`
 pub fn unzip_zip_is_pair() -> Strategy<Term> {
-    super::equation::library_equation("unzipZipIsPair")
+    super::catalogue::rule("unzipZipIsPair")
 }
 
 /// The inner map function of a two-deep map nest's outer function: `g` for `map(g)`
@@ -337,17 +338,17 @@ pub fn drop_before_slide() -> Strategy<Term> {
 
 /// `mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)`
 pub fn map_fst_fusion() -> Strategy<Term> {
-    super::equation::library_equation("mapFstFusion")
+    super::catalogue::rule("mapFstFusion")
 }
 
 /// `mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)`
 pub fn map_snd_fusion() -> Strategy<Term> {
-    super::equation::library_equation("mapSndFusion")
+    super::catalogue::rule("mapSndFusion")
 }
 
 /// `mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))`
 pub fn map_fst_before_map_snd() -> Strategy<Term> {
-    super::equation::library_equation("mapFstBeforeMapSnd")
+    super::catalogue::rule("mapFstBeforeMapSnd")
 }
 
 /// `reduce(add, 0)(join(x))`: the parts of a sum of a joined array.
@@ -425,7 +426,7 @@ pub fn map_identity_after() -> Strategy<Term> {
 
 /// `mapIdentity`: `map(fun(x => x))(xs) -> xs`
 pub fn map_identity() -> Strategy<Term> {
-    super::equation::library_equation("mapIdentity")
+    super::catalogue::rule("mapIdentity")
 }
 
 /// `dropNothing`: `drop(0)(x) -> x`
@@ -522,3 +523,132 @@ pub fn pad_clamp_after_map() -> Strategy<Term> {
         ))
     })
 }
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("mapMapFBeforeTranspose", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))", map_map_f_before_transpose)
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)"),
+    RuleDef::rule("transposeBeforeMapMapF", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))", transpose_before_map_map_f)
+        .example("fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))"),
+    RuleDef::rule("slideBeforeMapMapF", "map(map(f))(slide(n, m)(y)) -> slide(n, m)(map(f)(y)), likewise split(n)", slide_before_map_map_f)
+        .example("fun(y: 6.f32 => (y |> slide(3, 1) |> map(map(neg)), y |> split(2) |> map(map(neg))))"),
+    RuleDef::rule("slideBeforeMap", "slide(n, m)(map(f)(y)) -> map(map(f))(slide(n, m)(y))", slide_before_map)
+        .bias(Prim::Slide)
+        .example("fun(y: 6.f32 => y |> map(neg) |> slide(3, 1))"),
+    RuleDef::equation("splitBeforeMap", "split(n)(map(f)(y)) -> map(map(f))(split(n)(y))")
+        .bias(Prim::Split)
+        .example("fun(y: 6.f32 => y |> map(neg) |> split(2))")
+        .sets(ALGORITHMIC),
+    RuleDef::equation("joinBeforeMapF", "map(f)(join(y)) -> join(map(map(f))(y))")
+        .bias(Prim::Join)
+        .example("fun(y: 2.3.f32 => y |> join |> map(neg))")
+        .sets(ALGORITHMIC),
+    RuleDef::rule("mapMapFBeforeJoin", "join(map(map(f))(y)) -> map(f)(join(y))", map_map_f_before_join)
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> join)"),
+    RuleDef::equation("takeBeforeMap", "take(n)(map(f)(x)) -> map(f)(take(n)(x))")
+        .bias(Prim::Take)
+        .example("fun(y: 5.f32 => y |> map(neg) |> take(2))"),
+    RuleDef::equation("dropBeforeMap", "drop(n)(map(f)(x)) -> map(f)(drop(n)(x))")
+        .bias(Prim::Drop)
+        .example("fun(y: 5.f32 => y |> map(neg) |> drop(2))"),
+    RuleDef::equation("takeAfterMap", "map(f)(take(n)(x)) -> take(n)(map(f)(x))")
+        .bias(Prim::Take)
+        .example("fun(y: 5.f32 => y |> take(2) |> map(neg))"),
+    RuleDef::equation("joinBeforeJoin", "join(join(y)) -> join(map(join)(y))")
+        .bias(Prim::Join)
+        .example("fun(y: 2.3.2.i32 => y |> join |> join)"),
+    RuleDef::equation("mapJoinBeforeJoin", "join(map(join)(y)) -> join(join(y))")
+        .example("fun(y: 2.3.2.i32 => y |> map(join) |> join)"),
+    RuleDef::rule("joinBeforeTranspose", "transpose(join(y)) -> map(join)(transpose(map(transpose)(y)))", join_before_transpose)
+        .example("fun(y: 2.3.4.i32 => y |> join |> transpose)"),
+    RuleDef::rule("mapTransposeBeforeJoin", "join(map(transpose)(y)) -> transpose(map(join)(transpose(y)))", map_transpose_before_join)
+        .example("fun(y: 2.3.4.i32 => y |> map(transpose) |> join)"),
+    RuleDef::equation("mapOutsideZip", "zip(map(fa)(a))(map(fb)(b)) -> map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b))")
+        .bias(Prim::Zip)
+        .example("fun(a: 3.f32, b: 3.i32 => zip(a |> map(neg), b |> map(fun(v => v * 2))))"),
+    RuleDef::rule("zipSame", "zip(a)(a) -> map(fun(x => (x, x)))(a)", zip_same)
+        .bias(Prim::Zip)
+        .example("fun(a: 3.f32 => zip(a, a))"),
+    RuleDef::rule("loopInterchange", "map(map(g))(x) -> transpose(map(map(g))(transpose(x))); map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))", loop_interchange)
+        .note("a not in e")
+        .example("fun(x: 2.3.f32, y: 4.f32 => (x |> map(map(neg)), (x |> map(fun(a => a |> map(fun(v => v * 2.0)))), x |> map(fun(a => y |> map(fun(v => (a |> reduce(add, 0.0)) * v)))))))"),
+    RuleDef::rule("dropBeforeTake", "drop(m)(take(k)(x)) -> take(k - m)(drop(m)(x))", drop_before_take)
+        .bias(Prim::Take)
+        .example("fun(x: 6.f32 => x |> take(5) |> drop(2))"),
+    RuleDef::rule("takeBeforeDrop", "take(n)(drop(m)(x)) -> drop(m)(take(n + m)(x))", take_before_drop)
+        .bias(Prim::Drop)
+        .example("fun(x: 6.f32 => x |> drop(2) |> take(3))"),
+    RuleDef::rule("takeInZip", "take(n)(zip(a)(b)) -> zip(take(n)(a))(take(n)(b))", take_in_zip)
+        .bias(Prim::Zip)
+        .example("fun(a: 4.f32, b: 4.i32 => zip(a, b) |> take(2))"),
+    RuleDef::rule("dropInZip", "drop(n)(zip(a)(b)) -> zip(drop(n)(a))(drop(n)(b))", drop_in_zip)
+        .bias(Prim::Zip)
+        .example("fun(a: 4.f32, b: 4.i32 => zip(a, b) |> drop(1))"),
+    RuleDef::rule("takeOutsideZip", "zip(take(n)(a))(take(n)(b)) -> take(n)(zip(a)(b))", take_outside_zip)
+        .note("a, b equally long")
+        .bias(Prim::Zip)
+        .example("fun(a: 4.f32, b: 4.i32, c: 5.i32 => (zip(a |> take(3), b |> take(3)), zip(a |> take(3), c |> take(3))))"),
+    RuleDef::rule("takeBeforeSlide", "take(t)(slide(n, m)(x)) -> slide(n, m)(take(m*(t - 1) + n)(x))", take_before_slide)
+        .bias(Prim::Slide)
+        .example("fun(x: 9.f32 => x |> slide(3, 2) |> take(2))"),
+    RuleDef::rule("dropBeforeSlide", "drop(d)(slide(n, m)(x)) -> slide(n, m)(drop(d*m)(x))", drop_before_slide)
+        .bias(Prim::Slide)
+        .example("fun(x: 9.f32 => x |> slide(3, 2) |> drop(2))"),
+    RuleDef::equation("mapFstFusion", "mapFst(f)(mapFst(g)(p)) -> mapFst(fun(y => f(g(y))))(p)")
+        .example("fun(p: (f32, i32) => p |> mapFst(neg) |> mapFst(fun(v => v * 2.0)))"),
+    RuleDef::equation("mapSndFusion", "mapSnd(f)(mapSnd(g)(p)) -> mapSnd(fun(y => f(g(y))))(p)")
+        .example("fun(p: (f32, i32) => p |> mapSnd(neg) |> mapSnd(fun(v => v + 1)))"),
+    RuleDef::equation("mapFstBeforeMapSnd", "mapFst(g)(mapSnd(f)(p)) -> mapSnd(f)(mapFst(g)(p))")
+        .example("fun(p: (f32, i32) => p |> mapSnd(neg) |> mapFst(neg))"),
+    RuleDef::rule("separateSumHV", "reduce(add, 0)(join(x)) -> reduce(add, 0)(map(reduce(add, 0))(x))", separate_sum_hv)
+        .bias(Prim::Join)
+        .example("fun(x: 3.4.f32 => x |> join |> reduce(add, 0.0))"),
+    RuleDef::rule("separateSumVH", "reduce(add, 0)(join(x)) -> reduce(add, 0)(map(reduce(add, 0))(transpose(x)))", separate_sum_vh)
+        .bias(Prim::Join)
+        .example("fun(x: 3.4.i32 => x |> join |> reduce(add, 0))"),
+    RuleDef::rule("mapIdentityAfter", "e -> map(fun(x => x))(e)", map_identity_after)
+        .note("e an array"),
+    RuleDef::equation("mapIdentity", "map(fun(x => x))(xs) -> xs")
+        .example("fun(xs: 3.f32 => xs |> map(fun(x => x)))")
+        .sets(ALGORITHMIC),
+    RuleDef::rule("dropNothing", "drop(0)(x) -> x", drop_nothing)
+        .example("fun(x: 3.f32 => x |> drop(0))"),
+    RuleDef::rule("takeAll", "take(n)(x) -> x", take_all)
+        .note("x has n elements")
+        .example("fun(x: 3.f32 => x |> take(3))"),
+    RuleDef::rule("slideAfter", "e -> join(slide(1, 1)(e))", slide_after)
+        .note("e an array"),
+    RuleDef::rule("zipRotateLeft", "zip(a)(zip(b)(c)) -> map(fun(x => (fst(fst(x)), (snd(fst(x)), snd(x)))))(zip(zip(a)(b))(c))", zip_rotate_left)
+        .bias(Prim::Zip)
+        .example("fun(a: 3.f32, b: 3.i32, c: 3.f32 => zip(a, zip(b, c)))"),
+    RuleDef::rule("zipRotateRight", "zip(zip(a)(b))(c) -> map(fun(x => ((fst(x), fst(snd(x))), snd(snd(x)))))(zip(a)(zip(b)(c)))", zip_rotate_right)
+        .bias(Prim::Zip)
+        .example("fun(a: 3.f32, b: 3.i32, c: 3.f32 => zip(zip(a, b), c))"),
+    RuleDef::rule("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap)
+        .bias(Prim::Zip),
+    RuleDef::equation("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)")
+        .bias(Prim::Zip)
+        .example("fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
+    RuleDef::rule("padCstAfterMap", "map(f)(padCst(l, r, c)(x)) -> padCst(l, r, f(c))(map(f)(x))", pad_cst_after_map)
+        .bias(Prim::PadCst)
+        .example("fun(x: 4.f32 => x |> padCst(1, 2, 3.0) |> map(fun(v => v * 2.0)))"),
+    RuleDef::rule("padClampAfterMap", "map(f)(padClamp(l, r)(x)) -> padClamp(l, r)(map(f)(x))", pad_clamp_after_map)
+        .bias(Prim::PadClamp)
+        .example("fun(x: 4.f32 => x |> padClamp(2, 1) |> map(fun(v => v * 2.0)))"),
+    RuleDef::equation("transposeMapMap", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))")
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)")
+        .sets(ALGORITHMIC),
+    RuleDef::equation("mapMapTranspose", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))")
+        .example("fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))")
+        .sets(ALGORITHMIC),
+    RuleDef::equation("mapMapBeforeSplit", "map(map(f))(split(n)(y)) -> split(n)(map(f)(y))")
+        .example("fun(y: 6.f32 => y |> split(2) |> map(map(neg)))")
+        .sets(ALGORITHMIC),
+    RuleDef::equation("mapMapJoin", "join(map(map(f))(y)) -> map(f)(join(y))")
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> join)")
+        .sets(ALGORITHMIC),
+    RuleDef::equation("mapMapEta", "map(map(f))(x) -> map(fun(y => map(f)(y)))(x)")
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)))"),
+    RuleDef::equation("mapMapInterchange", "map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))")
+        .example("fun(x: 2.3.f32, y: 4.f32 => x |> map(fun(a => y |> map(fun(b => b * (a |> reduce(add, 0.0)))))))"),
+];

@@ -1,9 +1,9 @@
 //! Pair, zip and select rules: moving maps, slides, `take` and `drop` into and out of
 //! pairs, zips and selections (`docs/elevate-rise-library.md`, §3.2–3.3).
 
+use super::catalogue::RuleDef;
 use super::layout::{array_length, map, window};
 use super::pattern::{applied, call, rule};
-use super::RuleInfo;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use elevate_core::Strategy;
@@ -251,95 +251,49 @@ pub fn f_outside_select() -> Strategy<Term> {
     })
 }
 
-/// The rules of this module for [`super::library`].
-pub(super) fn infos() -> Vec<RuleInfo> {
-    vec![
-        RuleInfo::new(
-            "takeOutsidePair",
-            "(take(n)(a), take(m)(b)) -> mapSnd(take(m))(mapFst(take(n))((a, b)))",
-            take_outside_pair,
-            Some(Prim::Take),
-            "fun(a: 4.f32, b: 3.i32 => (a |> take(2), b |> take(1)))",
-        ),
-        RuleInfo::new(
-            "takeInSelect",
-            "take(n)(select(c)(a)(b)) -> select(c)(take(n)(a))(take(n)(b))",
-            take_in_select,
-            Some(Prim::Take),
-            "fun(c: bool, a: 4.f32, b: 4.f32 => select(c, a, b) |> take(2))",
-        ),
-        RuleInfo::new(
-            "dropInSelect",
-            "drop(n)(select(c)(a)(b)) -> select(c)(drop(n)(a))(drop(n)(b))",
-            drop_in_select,
-            Some(Prim::Drop),
-            "fun(c: bool, a: 4.f32, b: 4.f32 => select(c, a, b) |> drop(1))",
-        ),
-        RuleInfo::new(
-            "mapOutsidePair",
-            "(map(fa)(a), map(fb)(b)) -> unzip(map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b)))   (a, b equally long)",
-            map_outside_pair,
-            Some(Prim::Map),
-            "fun(a: 3.f32, b: 3.i32, c: 2.i32 => ((a |> map(neg), b |> map(fun(v => v * 2))), (a |> map(neg), c |> map(neg))))",
-        ),
-        RuleInfo::new(
-            "slideOutsideZip",
-            "zip(S(a))(S(b)) -> map(unzip)(S(zip(a)(b)))   (S = slide(n, m) or split(n); a, b equally long)",
-            slide_outside_zip,
-            Some(Prim::Zip),
-            "fun(a: 5.f32, b: 5.i32 => (zip(a |> slide(3, 1), b |> slide(3, 1)), zip(a |> split(5), b |> split(5))))",
-        ),
-        RuleInfo::new(
-            "slideInsideZip",
-            "S(zip(a)(b)) -> map(fun(p => zip(fst(p))(snd(p))))(zip(S(a))(S(b)))   (S = slide(n, m) or split(n))",
-            slide_inside_zip,
-            Some(Prim::Zip),
-            "fun(a: 6.f32, b: 6.i32 => (zip(a, b) |> slide(3, 1), zip(a, b) |> split(2)))",
-        ),
-        RuleInfo::new(
-            "fBeforeZipMap",
-            "map(fun(x => zip(f(fst(x)))(g(snd(x)))))(zip(a)(b)) -> map(fun(x => zip(fst(x))(snd(x))))(zip(map(f)(a))(map(g)(b)))",
-            f_before_zip_map,
-            Some(Prim::Zip),
-            "fun(a: 3.2.f32, b: 3.2.i32 => (zip(a, b) |> map(fun(x => zip(fst(x) |> map(neg), snd(x) |> map(fun(v => v + 1))))), zip(a, b) |> map(fun(x => zip(fst(x), snd(x) |> map(neg))))))",
-        ),
-        RuleInfo::new(
-            "unzipZipIdentity",
-            "unzip(fun(p => zip(fst(p))(snd(p)))(x)) -> x",
-            unzip_zip_identity,
-            Some(Prim::Zip),
-            "fun(p: (3.f32, 3.i32) => (p |> fun(q => zip(fst(q), snd(q))) |> unzip, unzip(zip(fst(p), snd(p)))))",
-        ),
-        RuleInfo::new(
-            "zipUnzipAccessSimplification",
-            "zip(π1(unzip(e)))(π2(unzip(e))) -> map(fun(p => (π1(p), π2(p))))(e)   (π1, π2 in fst, snd)",
-            zip_unzip_access_simplification,
-            Some(Prim::Zip),
-            "fun(e: 3.(f32, i32) => (zip(fst(unzip(e)), snd(unzip(e))), (zip(snd(unzip(e)), fst(unzip(e))), zip(fst(unzip(e)), fst(unzip(e))))))",
-        ),
-        RuleInfo::new(
-            "fstUnzipAsMapFst",
-            "fst(unzip(e)) -> map(fst)(e)",
-            fst_unzip_as_map_fst,
-            Some(Prim::Zip),
-            "fun(e: 3.(f32, i32) => fst(unzip(e)))",
-        ),
-        RuleInfo::new(
-            "sndUnzipAsMapSnd",
-            "snd(unzip(e)) -> map(snd)(e)",
-            snd_unzip_as_map_snd,
-            Some(Prim::Zip),
-            "fun(e: 3.(f32, i32) => snd(unzip(e)))",
-        ),
-        RuleInfo::new(
-            "fOutsideSelect",
-            "select(c)(f(a))(f(b)) -> f(select(c)(a)(b))   (a, b data of the same type)",
-            f_outside_select,
-            None,
-            "fun(c: bool, a: 3.f32, b: 3.f32, x: (f32, i32), y: (f32, f32) => (select(c, a |> map(neg), b |> map(neg)), select(c, fst(x), fst(y))))",
-        ),
-    ]
-}
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("takeOutsidePair", "(take(n)(a), take(m)(b)) -> mapSnd(take(m))(mapFst(take(n))((a, b)))", take_outside_pair)
+        .bias(Prim::Take)
+        .example("fun(a: 4.f32, b: 3.i32 => (a |> take(2), b |> take(1)))"),
+    RuleDef::rule("takeInSelect", "take(n)(select(c)(a)(b)) -> select(c)(take(n)(a))(take(n)(b))", take_in_select)
+        .bias(Prim::Take)
+        .example("fun(c: bool, a: 4.f32, b: 4.f32 => select(c, a, b) |> take(2))"),
+    RuleDef::rule("dropInSelect", "drop(n)(select(c)(a)(b)) -> select(c)(drop(n)(a))(drop(n)(b))", drop_in_select)
+        .bias(Prim::Drop)
+        .example("fun(c: bool, a: 4.f32, b: 4.f32 => select(c, a, b) |> drop(1))"),
+    RuleDef::rule("mapOutsidePair", "(map(fa)(a), map(fb)(b)) -> unzip(map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b)))", map_outside_pair)
+        .note("a, b equally long")
+        .bias(Prim::Map)
+        .example("fun(a: 3.f32, b: 3.i32, c: 2.i32 => ((a |> map(neg), b |> map(fun(v => v * 2))), (a |> map(neg), c |> map(neg))))"),
+    RuleDef::rule("slideOutsideZip", "zip(S(a))(S(b)) -> map(unzip)(S(zip(a)(b)))", slide_outside_zip)
+        .note("S = slide(n, m) or split(n); a, b equally long")
+        .bias(Prim::Zip)
+        .example("fun(a: 5.f32, b: 5.i32 => (zip(a |> slide(3, 1), b |> slide(3, 1)), zip(a |> split(5), b |> split(5))))"),
+    RuleDef::rule("slideInsideZip", "S(zip(a)(b)) -> map(fun(p => zip(fst(p))(snd(p))))(zip(S(a))(S(b)))", slide_inside_zip)
+        .note("S = slide(n, m) or split(n)")
+        .bias(Prim::Zip)
+        .example("fun(a: 6.f32, b: 6.i32 => (zip(a, b) |> slide(3, 1), zip(a, b) |> split(2)))"),
+    RuleDef::rule("fBeforeZipMap", "map(fun(x => zip(f(fst(x)))(g(snd(x)))))(zip(a)(b)) -> map(fun(x => zip(fst(x))(snd(x))))(zip(map(f)(a))(map(g)(b)))", f_before_zip_map)
+        .bias(Prim::Zip)
+        .example("fun(a: 3.2.f32, b: 3.2.i32 => (zip(a, b) |> map(fun(x => zip(fst(x) |> map(neg), snd(x) |> map(fun(v => v + 1))))), zip(a, b) |> map(fun(x => zip(fst(x), snd(x) |> map(neg))))))"),
+    RuleDef::rule("unzipZipIdentity", "unzip(fun(p => zip(fst(p))(snd(p)))(x)) -> x", unzip_zip_identity)
+        .bias(Prim::Zip)
+        .example("fun(p: (3.f32, 3.i32) => (p |> fun(q => zip(fst(q), snd(q))) |> unzip, unzip(zip(fst(p), snd(p)))))"),
+    RuleDef::rule("zipUnzipAccessSimplification", "zip(π1(unzip(e)))(π2(unzip(e))) -> map(fun(p => (π1(p), π2(p))))(e)", zip_unzip_access_simplification)
+        .note("π1, π2 in fst, snd")
+        .bias(Prim::Zip)
+        .example("fun(e: 3.(f32, i32) => (zip(fst(unzip(e)), snd(unzip(e))), (zip(snd(unzip(e)), fst(unzip(e))), zip(fst(unzip(e)), fst(unzip(e))))))"),
+    RuleDef::rule("fstUnzipAsMapFst", "fst(unzip(e)) -> map(fst)(e)", fst_unzip_as_map_fst)
+        .bias(Prim::Zip)
+        .example("fun(e: 3.(f32, i32) => fst(unzip(e)))"),
+    RuleDef::rule("sndUnzipAsMapSnd", "snd(unzip(e)) -> map(snd)(e)", snd_unzip_as_map_snd)
+        .bias(Prim::Zip)
+        .example("fun(e: 3.(f32, i32) => snd(unzip(e)))"),
+    RuleDef::rule("fOutsideSelect", "select(c)(f(a))(f(b)) -> f(select(c)(a)(b))", f_outside_select)
+        .note("a, b data of the same type")
+        .example("fun(c: bool, a: 3.f32, b: 3.f32, x: (f32, i32), y: (f32, f32) => (select(c, a |> map(neg), b |> map(neg)), select(c, fst(x), fst(y))))"),
+];
 
 #[cfg(test)]
 mod tests {

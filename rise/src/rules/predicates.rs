@@ -1,12 +1,13 @@
 //! RISE predicates (succeed with the term unchanged, or fail) and normal forms.
 
 use super::algorithmic::{map_fusion, map_last_fission};
-use super::core::{beta_nat_reduction, beta_reduction, eta_reduction};
+use super::basic::{beta_nat_reduction, beta_reduction, eta_reduction};
 use super::pattern::named;
 use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
+use elevate_strategies::text::{Registry, Value};
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
 
@@ -170,7 +171,7 @@ fn eta_reduction_keeping_primitives() -> Strategy<Term> {
                 }
             }
         }
-        super::core::eta_reduce(t)
+        super::basic::eta_reduce(t)
     })
 }
 
@@ -311,4 +312,85 @@ pub fn contains(pattern: Term) -> Strategy<Term> {
         pattern,
         contains: true,
     })
+}
+
+/// Registers the predicates and normal forms in the strategy language.
+pub(super) fn register(r: &mut Registry<Term>) {
+    r.rule(
+        "BENF",
+        "beta-eta normal form: normalize(etaReduction <+ betaReduction <+ betaNatReduction)",
+        benf,
+    );
+    r.rule(
+        "DFNF",
+        "data-flow normal form: BENF, then maps and reduces applied to lambdas",
+        dfnf,
+    );
+    r.rule(
+        "RNF",
+        "rewrite normal form: repeat(DFNF ; topDown(mapLastFission)) ; DFNF",
+        rnf,
+    );
+    r.rule("CNF", "codegen normal form: normalize(mapFusion)", cnf);
+    r.rule(
+        "inferTypes",
+        "re-infers the types of a closed term; fails if it does not type-check",
+        infer_types,
+    );
+    type Predicate = fn() -> Strategy<Term>;
+    let predicates: [(&str, &str, Predicate); 8] = [
+        ("isMap", "the node is the map primitive", is_map),
+        ("isReduce", "the node is the reduce primitive", is_reduce),
+        (
+            "isReduceSeq",
+            "the node is the reduceSeq primitive",
+            is_reduce_seq,
+        ),
+        (
+            "isTranspose",
+            "the node is the transpose primitive",
+            is_transpose,
+        ),
+        ("isLet", "the node is the let primitive", is_let),
+        (
+            "isGenerate",
+            "the node is the generate primitive",
+            is_generate,
+        ),
+        ("isLambda", "the node is a lambda", is_lambda),
+        ("isApply", "the node is an application f(a)", is_apply),
+    ];
+    for (name, doc, make) in predicates {
+        r.rule(name, doc, make);
+    }
+    r.unary(
+        "isApplied",
+        "the node is f(a) where s succeeds on f",
+        is_applied,
+    );
+    r.add(
+        "isPrimitive",
+        "(PRIM)",
+        "the node is the primitive PRIM",
+        |a| Ok(is_primitive(super::prim_arg(a, 0)?)),
+    );
+    for (name, doc, make) in [
+        (
+            "isEqualTo",
+            "predicate: the program is PROGRAM (RISE text; free variables by name)",
+            is_equal_to as fn(Term) -> Strategy<Term>,
+        ),
+        (
+            "contains",
+            "predicate: the program has a subterm that is PROGRAM",
+            contains,
+        ),
+    ] {
+        r.add(name, "(\"PROGRAM\")", doc, move |a| match a {
+            [Value::Str(text)] => crate::parser::parse_pattern(text)
+                .map(make)
+                .map_err(|e| format!("argument 1 is not a RISE program: {}", e.message)),
+            _ => Err("expects one RISE program as a string".into()),
+        });
+    }
 }

@@ -2,6 +2,7 @@
 //! blocking a reduction, and lifting a reduction out of a map (the moves of the
 //! ELEVATE matrix-multiplication strategies).
 
+use super::catalogue::{Param, RuleDef, LOWERING};
 use super::pattern::{applied, call, rule};
 use crate::nat::Nat;
 use crate::prim::Prim;
@@ -208,6 +209,11 @@ impl Rule<Term> for BlockedReduce {
 /// for `op` = `add` with `init` 0 or `mul` with `init` 1, `n` dividing the length:
 /// each block of `n` is reduced on its own and the partial results are combined.
 pub fn blocked_reduce(n: i64) -> Strategy<Term> {
+    super::catalogue::sized("blockedReduce", n)
+}
+
+/// [`blocked_reduce`] without checking the argument.
+fn blocked_reduce_unchecked(n: i64) -> Strategy<Term> {
     Strategy::from_rule(BlockedReduce {
         n,
         name: "blockedReduce",
@@ -216,6 +222,11 @@ pub fn blocked_reduce(n: i64) -> Strategy<Term> {
 
 /// `splitStrategy(n)`, the ELEVATE paper's name for [`blocked_reduce`].
 pub fn split_strategy(n: i64) -> Strategy<Term> {
+    super::catalogue::sized("splitStrategy", n)
+}
+
+/// [`split_strategy`] without checking the argument.
+fn split_strategy_unchecked(n: i64) -> Strategy<Term> {
     Strategy::from_rule(BlockedReduce {
         n,
         name: "splitStrategy",
@@ -372,3 +383,62 @@ pub fn reduce_map() -> Strategy<Term> {
         ))
     })
 }
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("reduceMapFusion", "R(op)(init)(map(f)(xs)) -> reduceSeq(fun(a, y => op(a)(f(y))))(init)(xs)", reduce_map_fusion)
+        .note("R = reduce, reduceSeq")
+        .bias(Prim::Reduce)
+        .example("fun(xs: 4.f32 => (xs |> map(neg) |> reduce(add, 0.0), xs |> map(fun(x => x * 2.0)) |> reduceSeq(fun(a, y => a + y), 1.0)))"),
+    RuleDef::rule("fuseReduceMap", "same as reduceMapFusion", fuse_reduce_map)
+        .bias(Prim::Reduce)
+        .example("fun(xs: 4.f32 => xs |> map(neg) |> reduce(add, 0.0))"),
+    RuleDef::rule("reduceMapFission", "R(fun(acc, y => op(acc)(e)))(init)(xs) -> reduce(op)(init)(map(fun(y => e))(xs))", reduce_map_fission)
+        .note("acc only as op's first argument")
+        .bias(Prim::ReduceSeq)
+        .example("fun(a: 4.f32, b: 4.f32 => zip(a, b) |> reduceSeq(fun(acc, p => acc + fst(p) * snd(p)), 0.0))"),
+    RuleDef::sized("blockedReduce", &[Param::size("n")], "reduce(op)(init)(xs) -> reduceSeq(fun(acc, y => op(acc)(reduce(op)(init)(y))))(init)(split(n)(xs))", blocked_reduce_unchecked)
+        .note("op add/mul, init neutral, n divides the length")
+        .bias(Prim::Reduce)
+        .example("fun(xs: 6.f32, ys: 4.i32 => (xs |> reduce(add, 0.0), ys |> reduce(fun(a, b => a * b), 1)))")
+        .typical(&[2]),
+    RuleDef::sized("splitStrategy", &[Param::size("n")], "same as blockedReduce(n)", split_strategy_unchecked)
+        .bias(Prim::Reduce)
+        .example("fun(xs: 6.f32 => xs |> reduce(add, 0.0))")
+        .typical(&[2]),
+    RuleDef::rule("reduceSeqInitFusion", "op(x)(reduceSeq(fun(a, y => op(a)(e)))(init)(ys)) -> reduceSeq(fun(a, y => op(a)(e)))(x)(ys)", reduce_seq_init_fusion)
+        .note("op add/mul, init neutral")
+        .bias(Prim::ReduceSeq)
+        .example("fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(fun(a, y => a + y * y), 0.0)))"),
+    RuleDef::rule("liftReduce", "map(fun(v => R(op)(init)(e)))(xs) -> R(fun(acc, y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))", lift_reduce)
+        .note("v not in op")
+        .bias(Prim::Reduce)
+        .example("fun(m: 3.4.f32, w: 4.f32 => (m |> map(fun(r => r |> reduce(add, 0.0))), (m |> map(fun(r => zip(r, w) |> reduceSeq(fun(a, p => a + fst(p) * snd(p)), 0.0))), m |> map(fun(r => r |> reduceSeq(fun(a, x => a + x), r |> reduce(max, 0.0)))))))"),
+    RuleDef::rule("reduceMap", "R(fun(acc, y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y))))(generate(fun(i => init)))(transpose(xs)) -> map(fun(v => R(op)(init)(v)))(xs)", reduce_map)
+        .example("fun(m: 3.4.f32 => m |> transpose |> reduce(fun(acc, y => zip(acc, y) |> map(fun(q => fst(q) + snd(q)))), generate(fun(i => 0.0))))"),
+    RuleDef::equation("reduceSeqMapFusion", "reduceSeq(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)")
+        .example("fun(xs: 4.f32 => xs |> map(neg) |> reduceSeq(add, 0.0))")
+        .sets(LOWERING),
+    RuleDef::equation("reduceMapToSeq", "reduce(op)(init)(map(f)(xs)) -> reduceSeq(fun(acc => fun(y => op(acc)(f(y)))))(init)(xs)")
+        .example("fun(xs: 4.f32 => xs |> map(neg) |> reduce(add, 0.0))")
+        .sets(LOWERING),
+    RuleDef::equation("addReduceSeq", "add(x)(reduceSeq(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)")
+        .example("fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(add, 0.0)))"),
+    RuleDef::equation("addReduceSeqInit", "add(x)(reduceSeq(fun(a => fun(p => add(a)(e))))(0.0)(ys)) -> reduceSeq(fun(b => fun(p => add(b)(e))))(x)(ys)")
+        .example("fun(x: f32, ys: 4.f32 => x + (ys |> reduceSeq(fun(a, y => a + y * y), 0.0)))"),
+    RuleDef::equation("addReduce", "add(x)(reduce(add)(0.0)(ys)) -> reduceSeq(add)(x)(ys)")
+        .example("fun(x: f32, ys: 4.f32 => x + (ys |> reduce(add, 0.0)))"),
+    RuleDef::equation("liftReduceSeqInit", "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(map(fun(v => init))(xs))(transpose(map(fun(v => e))(xs)))")
+        .example("fun(m: 3.4.f32 => m |> map(fun(r => r |> reduceSeq(add, r |> reduce(max, 0.0)))))"),
+    RuleDef::equation("liftReduceSeq", "map(fun(v => reduceSeq(op)(init)(e)))(xs) -> reduceSeq(fun(acc => fun(y => map(fun(q => op(fst(q))(snd(q))))(zip(acc)(y)))))(generate(fun(i => init)))(transpose(map(fun(v => e))(xs)))")
+        .example("fun(m: 3.4.f32 => m |> map(fun(r => r |> reduceSeq(add, 0.0))))"),
+    RuleDef::sized_equation(
+        "blockedSum",
+        &[Param::size("n")],
+        "reduce(add)(0.0)(xs) -> reduceSeq(fun(acc => fun(y => add(acc)(reduce(add)(0.0)(y)))))(0.0)(split(n)(xs))",
+    )
+    .note("an f32 sum in blocks of n")
+    .bias(Prim::Reduce)
+    .example("fun(xs: 8.f32 => xs |> reduce(add, 0.0))")
+    .typical(&[4]),
+];

@@ -4,11 +4,13 @@
 //! a horizontal 1-D convolution (ELEVATE's `base -> scanline -> separated` rewrites,
 //! Lücke 2024, section 4.5.3).
 
+use super::catalogue::RuleDef;
 use super::pattern::{applied, call, named, rule};
 use super::*;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use elevate_core::Strategy;
+use elevate_strategies::text::Registry;
 use elevate_strategies::{repeat_n, skip, top_down};
 
 /// `Some(p)` if `f` is `fun(p => fst(p) * snd(p))` (either order of the factors).
@@ -169,3 +171,21 @@ pub fn separable_convolution() -> Strategy<Term> {
         >> dfnf();
     named("separableConvolution", s)
 }
+
+/// Registers the separable-convolution strategy in the strategy language.
+pub(super) fn register(r: &mut Registry<Term>) {
+    r.rule(
+        "separableConvolution",
+        "a 3x3 convolution with weights u ⊗ v becomes a vertical then a horizontal 1-D convolution",
+        separable_convolution,
+    );
+}
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule("separateDotHV", "sum(zip(join(nbh), join(u ⊗ v)) |> map(mul)) -> dot(map(fun(r => dot(r, v)))(nbh), u)", separate_dot_hv)
+        .note("u ⊗ v = map(fun(a => map(fun(b => a * b))(v)))(u)")
+        .example("fun(nbh: 3.3.f32, u: 3.f32, v: 3.f32 => zip(join(nbh), join(u |> map(fun(a => v |> map(fun(b => a * b)))))) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0))"),
+    RuleDef::rule("separateDotVH", "sum(zip(join(nbh), join(u ⊗ v)) |> map(mul)) -> dot(map(fun(c => dot(c, u)))(transpose(nbh)), v)", separate_dot_vh)
+        .example("fun(nbh: 3.3.f32, u: 3.f32, v: 3.f32 => zip(join(u |> map(fun(a => v |> map(fun(b => b * a))))), join(nbh)) |> map(fun(p => snd(p) * fst(p))) |> reduce(fun(x, y => x + y), 0.0))"),
+];

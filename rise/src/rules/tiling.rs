@@ -15,7 +15,9 @@ use super::traversal::{argument, argument_of, body, fmap, function};
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::{fail, id, normalize, printed_as, recursive, top_down, try_};
+use elevate_strategies::text::{bounded_int_arg, strategy_arg, Registry, Value};
+use elevate_strategies::MAX_APPLY_N;
+use elevate_strategies::{id, normalize, printed_as, recursive, top_down, try_};
 use std::fmt;
 
 /// `moveTowardsArgument(i)(s) = argument(argument(...(s)))` (`i` times): `s` on the
@@ -78,6 +80,9 @@ pub fn tile_nd_list(sizes: &[i64]) -> Strategy<Term> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Err(why) = check_sizes(sizes) {
+        return super::catalogue::invalid(name, why);
+    }
     let s = match sizes {
         [] => id(),
         [n] => split_join(*n),
@@ -90,12 +95,43 @@ pub fn tile_nd_list(sizes: &[i64]) -> Strategy<Term> {
 
 /// `tile(x, y) = tileNDList([x, y])`: 2-D tiling of a two-deep map nest.
 pub fn tile(x: i64, y: i64) -> Strategy<Term> {
-    named(format!("tile({x}, {y})"), tile_nd_list(&[x, y]))
+    let name = format!("tile({x}, {y})");
+    match check_sizes(&[x, y]) {
+        Ok(()) => named(name, tile_nd_list(&[x, y])),
+        Err(why) => super::catalogue::invalid(name, why),
+    }
 }
 
 /// `tileND(d)(n) = tileNDList([n, ..., n])` (`d` times).
 pub fn tile_nd(d: usize, n: i64) -> Strategy<Term> {
-    named(format!("tileND({d})({n})"), tile_nd_list(&vec![n; d]))
+    let name = format!("tileND({d})({n})");
+    match check_sizes(&[n]) {
+        Ok(()) => named(name, tile_nd_list(&vec![n; d])),
+        Err(why) => super::catalogue::invalid(name, why),
+    }
+}
+
+/// Whether every tile size is positive.
+fn check_sizes(sizes: &[i64]) -> Result<(), String> {
+    match sizes.iter().find(|&&n| n <= 0) {
+        Some(n) => Err(format!("a tile size must be positive, found {n}")),
+        None => Ok(()),
+    }
+}
+
+/// Whether `perm` is a permutation of the loop depths `1..=k`.
+fn permutation(perm: &[usize]) -> Result<(), String> {
+    let mut sorted = perm.to_vec();
+    sorted.sort_unstable();
+    if sorted == (1..=perm.len()).collect::<Vec<_>>() {
+        return Ok(());
+    }
+    let text: Vec<String> = perm.iter().map(usize::to_string).collect();
+    Err(format!(
+        "[{}] is not a permutation of the loop depths 1 to {}",
+        text.join(", "),
+        perm.len()
+    ))
 }
 
 /// `freduce(s)`: `s` on the body of the operator of `reduceSeq(fun(acc, y => b))(init)(xs)`.
@@ -145,10 +181,8 @@ pub fn reorder(perm: &[usize]) -> Strategy<Term> {
         .map(usize::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    let mut sorted = perm.to_vec();
-    sorted.sort_unstable();
-    if sorted != (1..=perm.len()).collect::<Vec<_>>() {
-        return named(format!("reorder([{text}])"), fail());
+    if let Err(why) = permutation(perm) {
+        return super::catalogue::invalid(format!("reorder([{text}])"), why);
     }
     named(
         format!("reorder([{text}])"),
@@ -200,4 +234,116 @@ pub fn mapped(s: Strategy<Term>) -> Strategy<Term> {
         text,
         recursive("mapped", move |me| s | fmap_rnf(me)),
     )
+}
+
+/// The most dimensions or loop levels that the loop-nest strategies take: building
+/// one costs a power of its depth (pipeline stages take up to `MAX_APPLY_N`).
+const MAX_NEST_DEPTH: usize = 64;
+
+/// Registers the loop-nest strategies in the strategy language; tile sizes must be
+/// positive and a reordering a permutation, or the text is an error where it is
+/// written.
+pub(super) fn register(r: &mut Registry<Term>) {
+    r.add(
+        "tile",
+        "(x, y)",
+        "2-D tiling of a two-deep map nest: tileNDList([x, y])",
+        |a| match super::sizes(a, 0)?.as_slice() {
+            [x, y] => Ok(tile(*x, *y)),
+            s => Err(format!("expects 2 sizes, found {}", s.len())),
+        },
+    );
+    r.add(
+        "tileND",
+        "(d)(n)",
+        "d-dimensional tiling with blocks of n",
+        |a| {
+            let d = bounded_int_arg(a, 0, MAX_NEST_DEPTH)?;
+            match super::sizes(a, 1)?.as_slice() {
+                [n] => Ok(tile_nd(d, *n)),
+                s => Err(format!(
+                    "expects a dimension and 1 size, found {} sizes",
+                    s.len()
+                )),
+            }
+        },
+    );
+    r.add(
+        "tileNDList",
+        "([n1, ..., nd])",
+        "tiling of a d-deep map nest: fmap(tileNDList(rest)) ; splitJoin(n1) ; interchange(d)",
+        |a| match a {
+            [Value::List(l)] if l.len() <= MAX_NEST_DEPTH => {
+                check_sizes(l)?;
+                Ok(tile_nd_list(l))
+            }
+            [Value::List(l)] => Err(format!(
+                "takes at most {MAX_NEST_DEPTH} sizes, found {}",
+                l.len()
+            )),
+            _ => Err("expects one list of sizes".into()),
+        },
+    );
+    r.add(
+        "interchange",
+        "(d)",
+        "after a split of the outermost of d tiled dimensions: moves its element loop inside the block loops",
+        |a| Ok(interchange(bounded_int_arg(a, 0, MAX_NEST_DEPTH)?)),
+    );
+    r.add(
+        "loopInterchangeAtLevel",
+        "(l)",
+        "loopInterchange at nest level l, then RNF",
+        |a| {
+            Ok(loop_interchange_at_level(bounded_int_arg(
+                a,
+                0,
+                MAX_NEST_DEPTH,
+            )?))
+        },
+    );
+    r.add(
+        "reorder",
+        "([p1, ..., pk])",
+        "permutes the loops of a nest (maps and reductions): the loop at depth p1 becomes the outermost, ...",
+        |a| match a {
+            [Value::List(l)] => {
+                let perm: Vec<usize> = l.iter().map(|&p| usize::try_from(p).unwrap_or(0)).collect();
+                permutation(&perm)?;
+                Ok(reorder(&perm))
+            }
+            _ => Err("expects one list of loop depths (1 = outermost)".into()),
+        },
+    );
+    r.add(
+        "moveTowardsArgument",
+        "(i)(s)",
+        "s on the i-th stage of a pipeline, towards its input: argument^i(s)",
+        |a| {
+            Ok(move_towards_argument(
+                bounded_int_arg(a, 0, MAX_APPLY_N)?,
+                strategy_arg(a, 1)?,
+            ))
+        },
+    );
+    r.unary(
+        "stage",
+        "s on the first stage of a pipeline where it succeeds",
+        stage,
+    );
+    r.unary(
+        "fmapRNF",
+        "DFNF ; try(mapFusion) ; DFNF ; fmap(s) ; DFNF ; try(mapFullFission)",
+        fmap_rnf,
+    );
+    r.unary(
+        "mapped",
+        "s <+ fmapRNF(mapped(s)): s here or inside the functions of nested maps",
+        mapped,
+    );
+    r.unary(
+        "freduce",
+        "s on the body of a reduction's operator",
+        freduce,
+    );
 }

@@ -169,17 +169,14 @@ fn explaining_a_deep_program_is_an_error_not_a_crash() {
     let out = Saturation::new(rules, limits(2_000), CostModel::AstSize)
         .with_explanations()
         .run(&program);
-    let e = match out {
-        Ok(_) => panic!("too deep to explain, yet explained"),
-        Err(e) => e,
-    };
+    let e = out.expect_err("too deep to explain");
     assert!(e.0.contains("levels deep"), "{e}");
 }
 
 /// A strategy that is written as text reaches the e-graph the same way.
 #[test]
 fn the_saturate_strategy_takes_deep_programs() {
-    let s: Strategy<Term> = elevate_rise::rules::registry()
+    let s: Strategy<Term> = elevate_rise::registry()
         .parse("saturate(\"algorithmic\", \"ms=1000\", \"size\")")
         .unwrap();
     let program = lets();

@@ -156,7 +156,7 @@ fn check_library(symbolic_sizes: bool) -> Summary {
         let prepare = PREPARED_BY
             .iter()
             .find(|(name, _)| *name == info.name)
-            .map(|(_, text)| rules::registry().parse(text).unwrap());
+            .map(|(_, text)| elevate_rise::registry().parse(text).unwrap());
         let mut on_random = 0;
         for seed in 1..=RANDOM_PROGRAMS {
             let mut generator = Generator::new(seed * 7919 + info.name.len() as u64);

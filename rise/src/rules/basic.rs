@@ -1,5 +1,6 @@
 //! Core rules: beta and eta, let inlining, pair projections, identity.
 
+use super::catalogue::{EGraphUse, RuleDef, ALGORITHMIC};
 use super::pattern::rule;
 use super::pattern::{applied, call};
 use crate::prim::Prim;
@@ -67,12 +68,12 @@ pub fn let_inline() -> Strategy<Term> {
 
 /// `fst((a, b)) -> a`
 pub fn fst_reduction() -> Strategy<Term> {
-    super::equation::library_equation("fstReduction")
+    super::catalogue::rule("fstReduction")
 }
 
 /// `snd((a, b)) -> b`
 pub fn snd_reduction() -> Strategy<Term> {
-    super::equation::library_equation("sndReduction")
+    super::catalogue::rule("sndReduction")
 }
 
 /// `x -> id(x)` (a handle for later rules; never normalize with it).
@@ -102,3 +103,33 @@ pub fn beta_nat_reduction() -> Strategy<Term> {
         _ => None,
     })
 }
+
+/// The rules of this module, for the [catalogue](super::catalogue).
+pub(super) const RULES: &[RuleDef] = &[
+    RuleDef::rule(
+        "betaReduction",
+        "fun(x => b)(a) -> b[x := a]",
+        beta_reduction,
+    )
+    .bias(Prim::Let)
+    .sets(ALGORITHMIC)
+    .egraph(EGraphUse::Beta),
+    RuleDef::rule("etaReduction", "fun(x => f(x)) -> f", eta_reduction).note("x not free in f"),
+    RuleDef::rule("etaAbstraction", "f -> fun(x => f(x))", eta_abstraction)
+        .note("f a function")
+        .bias(Prim::Map),
+    RuleDef::rule("letInline", "let(v, fun(x => b)) -> b[x := v]", let_inline).bias(Prim::Let),
+    RuleDef::rule(
+        "betaNatReduction",
+        "depFun(n => b)(k) -> b[n := k]",
+        beta_nat_reduction,
+    )
+    .example("fun(y: 4.f32 => depFun(n => fun(x: n.f32 => x |> map(neg)))(4, y))"),
+    RuleDef::equation("fstReduction", "fst((a, b)) -> a").sets(ALGORITHMIC),
+    RuleDef::equation("sndReduction", "snd((a, b)) -> b").sets(ALGORITHMIC),
+    RuleDef::rule("idAfter", "x -> id(x)", id_after),
+    RuleDef::rule("removeId", "id(x) -> x", remove_id),
+    RuleDef::equation("eta", "fun(x => f(x)) -> f")
+        .example("fun(xs: 4.f32 => xs |> map(fun(x => neg(x))))")
+        .sets(ALGORITHMIC),
+];

@@ -1,0 +1,581 @@
+//! The catalogue of the library's rules: each rule's name, arguments, equation, the
+//! e-graph's use of it and its rule sets, written once, next to the rule (each rule
+//! file lists its own in a `RULES` table), and read by everything that names rules:
+//! the strategy language (`crate::registry`, `elevate strategies`), the e-graph's rule
+//! sets (`crate::egraph::RuleSet`), the property tests ([`super::library`]) and the
+//! documentation ([`markdown`]).
+//!
+//! A rule is an equation ([`Make::Equation`]: the text is parsed into an
+//! [`Equation`], which is both the strategy and the e-graph rewrite), or written in
+//! Rust with the equation as documentation. A rule with arguments checks them
+//! ([`RuleDef::check`]) before it is made, so a bad argument is reported where it is
+//! written (`splitJoin(0)`: "the size n must be positive, found 0").
+
+use super::equation::Equation;
+use crate::nat::{Nat, NatVar};
+use crate::prim::Prim;
+use crate::term::Term;
+use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+
+/// What kind of value an argument is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A positive size (a block length).
+    Size,
+    /// A vector width: at least 2.
+    Width,
+    /// A GPU dimension: 0, 1 or 2.
+    Dimension,
+}
+
+/// An argument of a rule: its name in the equation (a nat) and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// The name (`n` in `splitJoin(n)`).
+    pub name: &'static str,
+    /// What values it takes.
+    pub kind: ParamKind,
+}
+
+impl Param {
+    /// A positive size named `name`.
+    pub const fn size(name: &'static str) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Size,
+        }
+    }
+
+    /// A vector width named `name`.
+    pub const fn width(name: &'static str) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Width,
+        }
+    }
+
+    /// A GPU dimension named `name`.
+    pub const fn dimension(name: &'static str) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Dimension,
+        }
+    }
+
+    /// Whether `value` fits.
+    pub fn check(&self, value: i64) -> Result<(), ArgError> {
+        let fits = match self.kind {
+            ParamKind::Size => value > 0,
+            ParamKind::Width => value > 1,
+            ParamKind::Dimension => (0..=2).contains(&value),
+        };
+        match fits {
+            true => Ok(()),
+            false => Err(ArgError::OutOfRange {
+                param: *self,
+                value,
+            }),
+        }
+    }
+}
+
+/// Why arguments do not fit a rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    /// Too many or too few.
+    #[error("expects {expected} argument(s), found {found}")]
+    Count {
+        /// How many the rule takes.
+        expected: usize,
+        /// How many were given.
+        found: usize,
+    },
+    /// A value the argument does not take.
+    #[error("{}", describe(*param, *value))]
+    OutOfRange {
+        /// The argument.
+        param: Param,
+        /// The value given.
+        value: i64,
+    },
+}
+
+fn describe(param: Param, value: i64) -> String {
+    match param.kind {
+        ParamKind::Size => format!("the size {} must be positive, found {value}", param.name),
+        ParamKind::Width => format!(
+            "the vector width {} must be at least 2, found {value}",
+            param.name
+        ),
+        ParamKind::Dimension => format!(
+            "the dimension {} must be 0, 1 or 2, found {value}",
+            param.name
+        ),
+    }
+}
+
+/// How a rule is made.
+#[derive(Clone, Copy)]
+pub enum Make {
+    /// From its equation ([`RuleDef::equation`]): the strategy and the e-graph rewrite
+    /// are [`Equation`]s, the arguments substituted for the nats of their names.
+    Equation,
+    /// Written in Rust, without arguments.
+    Plain(fn() -> Strategy<Term>),
+    /// Written in Rust, with one argument.
+    Sized(fn(i64) -> Strategy<Term>),
+}
+
+/// How the e-graph applies a rule that is not an equation.
+#[derive(Clone, Copy)]
+pub enum EGraphUse {
+    /// It does not.
+    No,
+    /// Beta reduction, by substitution on extracted terms.
+    Beta,
+    /// Where the pattern (RISE pattern text) matches, the class's smallest term is
+    /// rewritten by this strategy.
+    At(&'static str, Make),
+}
+
+/// The e-graph's named rule sets (`--rules algorithmic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Set {
+    /// Fusion, fission, `splitJoin`, transposes, split/join movement, eta and beta.
+    Algorithmic,
+    /// The rules that make `mapSeq`, `mapPar`, `reduceSeq`, `reduceSeqUnroll`.
+    Lowering,
+}
+
+impl Set {
+    /// Every set.
+    pub const ALL: [Set; 2] = [Set::Algorithmic, Set::Lowering];
+
+    /// Its name in rule-set text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Set::Algorithmic => "algorithmic",
+            Set::Lowering => "lowering",
+        }
+    }
+}
+
+/// Membership of the algorithmic set (without arguments).
+pub const ALGORITHMIC: &[(Set, &[i64])] = &[(Set::Algorithmic, &[])];
+/// Membership of the lowering set.
+pub const LOWERING: &[(Set, &[i64])] = &[(Set::Lowering, &[])];
+
+/// Whether an entry is a rule of the library (checked on random programs by the
+/// property tests) or a strategy that the catalogue lists for the e-graph's sake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A rule.
+    Rule,
+    /// A larger strategy.
+    Strategy,
+}
+
+/// A rule of the library, as the catalogue lists it.
+#[derive(Clone, Copy)]
+pub struct RuleDef {
+    /// Its name in the strategy language (and in rule-set text).
+    pub name: &'static str,
+    /// Its arguments (at most one).
+    pub params: &'static [Param],
+    /// `lhs -> rhs`: for [`Make::Equation`] the equation itself, in which the
+    /// arguments are nats of their names; otherwise what the rule does, written as one.
+    pub equation: &'static str,
+    /// Its side condition or a remark (empty if none).
+    pub note: &'static str,
+    /// How it is made.
+    pub make: Make,
+    /// How the e-graph applies it, if it is not an equation.
+    pub egraph: EGraphUse,
+    /// The e-graph rule sets it belongs to, each with its arguments there.
+    pub sets: &'static [(Set, &'static [i64])],
+    /// A primitive whose presence makes the left-hand side likely, to bias random
+    /// programs in tests.
+    pub bias: Option<Prim>,
+    /// A small program in which the rule applies (tests check it there too).
+    pub example: &'static str,
+    /// Arguments for tests and listings.
+    pub typical: &'static [i64],
+    /// A rule, or a strategy listed for the e-graph.
+    pub role: Role,
+}
+
+impl RuleDef {
+    const fn new(name: &'static str, equation: &'static str, make: Make) -> RuleDef {
+        RuleDef {
+            name,
+            params: &[],
+            equation,
+            note: "",
+            make,
+            egraph: EGraphUse::No,
+            sets: &[],
+            bias: None,
+            example: "",
+            typical: &[],
+            role: Role::Rule,
+        }
+    }
+
+    /// A rule that is its equation.
+    pub const fn equation(name: &'static str, equation: &'static str) -> RuleDef {
+        RuleDef::new(name, equation, Make::Equation)
+    }
+
+    /// A rule written in Rust; `equation` says what it does.
+    pub const fn rule(
+        name: &'static str,
+        equation: &'static str,
+        make: fn() -> Strategy<Term>,
+    ) -> RuleDef {
+        RuleDef::new(name, equation, Make::Plain(make))
+    }
+
+    /// A rule written in Rust with one argument.
+    pub const fn sized(
+        name: &'static str,
+        param: &'static [Param],
+        equation: &'static str,
+        make: fn(i64) -> Strategy<Term>,
+    ) -> RuleDef {
+        RuleDef {
+            params: param,
+            ..RuleDef::new(name, equation, Make::Sized(make))
+        }
+    }
+
+    /// A rule that is its equation, with one argument (a nat of the equation).
+    pub const fn sized_equation(
+        name: &'static str,
+        param: &'static [Param],
+        equation: &'static str,
+    ) -> RuleDef {
+        RuleDef {
+            params: param,
+            ..RuleDef::new(name, equation, Make::Equation)
+        }
+    }
+
+    /// With a side condition or remark.
+    pub const fn note(self, note: &'static str) -> RuleDef {
+        RuleDef { note, ..self }
+    }
+
+    /// With a primitive to bias random test programs towards.
+    pub const fn bias(self, prim: Prim) -> RuleDef {
+        RuleDef {
+            bias: Some(prim),
+            ..self
+        }
+    }
+
+    /// With an example program.
+    pub const fn example(self, example: &'static str) -> RuleDef {
+        RuleDef { example, ..self }
+    }
+
+    /// In these e-graph rule sets.
+    pub const fn sets(self, sets: &'static [(Set, &'static [i64])]) -> RuleDef {
+        RuleDef { sets, ..self }
+    }
+
+    /// Applied by the e-graph this way.
+    pub const fn egraph(self, egraph: EGraphUse) -> RuleDef {
+        RuleDef { egraph, ..self }
+    }
+
+    /// With these arguments in tests and listings.
+    pub const fn typical(self, typical: &'static [i64]) -> RuleDef {
+        RuleDef { typical, ..self }
+    }
+
+    /// A strategy rather than a rule (see [`Role`]).
+    pub const fn strategy_role(self) -> RuleDef {
+        RuleDef {
+            role: Role::Strategy,
+            ..self
+        }
+    }
+
+    /// Its arguments as the strategy language documents them: `(n)`, or empty.
+    pub fn signature(&self) -> String {
+        match self.params {
+            [] => String::new(),
+            params => {
+                let names: Vec<&str> = params.iter().map(|p| p.name).collect();
+                format!("({})", names.join(", "))
+            }
+        }
+    }
+
+    /// The name with the arguments `args`, as strategy text writes it
+    /// (`splitJoin(32)`).
+    pub fn label(&self, args: &[i64]) -> String {
+        match args {
+            [] => self.name.to_string(),
+            args => {
+                let args: Vec<String> = args.iter().map(i64::to_string).collect();
+                format!("{}({})", self.name, args.join(", "))
+            }
+        }
+    }
+
+    /// The equation and its note, as one line.
+    pub fn description(&self) -> String {
+        match self.note {
+            "" => self.equation.to_string(),
+            note => format!("{}   ({note})", self.equation),
+        }
+    }
+
+    /// Whether `args` fit the parameters.
+    pub fn check(&self, args: &[i64]) -> Result<(), ArgError> {
+        if args.len() != self.params.len() {
+            return Err(ArgError::Count {
+                expected: self.params.len(),
+                found: args.len(),
+            });
+        }
+        self.params
+            .iter()
+            .zip(args)
+            .try_for_each(|(p, &v)| p.check(v))
+    }
+
+    /// Whether the e-graph can apply it.
+    pub fn in_egraph(&self) -> bool {
+        matches!(self.make, Make::Equation) || !matches!(self.egraph, EGraphUse::No)
+    }
+
+    /// Its equation with the arguments `args` (for [`Make::Equation`] rules), labelled
+    /// with them (`splitJoin(32)`).
+    pub fn equation_with(&self, args: &[i64]) -> Result<Option<Equation>, ArgError> {
+        self.check(args)?;
+        if !matches!(self.make, Make::Equation) {
+            return Ok(None);
+        }
+        let eq = Equation::known(self.name, self.equation);
+        if args.is_empty() {
+            return Ok(Some(eq));
+        }
+        let nats: Vec<(NatVar, Nat)> = self
+            .params
+            .iter()
+            .zip(args)
+            .map(|(p, &v)| (NatVar::Named(p.name.into()), Nat::cst(v)))
+            .collect();
+        Ok(Some(eq.with_nats(&nats).with_label(self.label(args))))
+    }
+
+    /// The rule with the arguments `args`, if they fit.
+    pub fn strategy(&self, args: &[i64]) -> Result<Strategy<Term>, ArgError> {
+        self.check(args)?;
+        Ok(match self.make {
+            Make::Equation => self
+                .equation_with(args)?
+                .expect("an equation rule has an equation")
+                .strategy(),
+            Make::Plain(make) => make(),
+            Make::Sized(make) => make(args[0]),
+        })
+    }
+
+    /// The rule with `args`, or, if they do not fit, a strategy that prints as written
+    /// (`splitJoin(0)`), fails under that name and logs why: for the Rust API, whose
+    /// constructors return strategies (strategy text reports the error when it is
+    /// parsed).
+    pub fn strategy_or_invalid(&self, args: &[i64]) -> Strategy<Term> {
+        self.strategy(args)
+            .unwrap_or_else(|why| invalid(self.label(args), why.to_string()))
+    }
+}
+
+/// A strategy written `label` whose arguments do not fit (`why`): it fails wherever
+/// it is applied, under its label, and logs why.
+pub(crate) fn invalid(label: String, why: String) -> Strategy<Term> {
+    Strategy::new(Invalid {
+        label: Name::from(label),
+        why,
+    })
+}
+
+/// A rule made with arguments it does not take: it fails wherever it is applied.
+struct Invalid {
+    label: Name,
+    why: String,
+}
+
+impl StrategyImpl<Term> for Invalid {
+    fn apply(&self, _program: &Term, cx: &mut Context) -> RewriteResult<Term> {
+        cx.log(|| format!("{}: {}", self.label, self.why));
+        Err(Failure::no_match(self.label.clone()).at_path(&cx.location()))
+    }
+
+    fn name(&self) -> Name {
+        self.label.clone()
+    }
+
+    fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+/// Every entry of the catalogue, file by file.
+pub fn catalogue() -> Vec<&'static RuleDef> {
+    [
+        super::basic::RULES,
+        super::algorithmic::RULES,
+        super::movement::RULES,
+        super::reduction::RULES,
+        super::lowering::RULES,
+        super::layout::RULES,
+        super::pairs::RULES,
+        super::bindings::RULES,
+        super::separable::RULES,
+        super::gemm::RULES,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The entry named `name`.
+pub fn find(name: &str) -> Option<&'static RuleDef> {
+    catalogue().into_iter().find(|d| d.name == name)
+}
+
+/// The entry named `name`, which the library defines (a missing one is a bug).
+pub(crate) fn known(name: &str) -> &'static RuleDef {
+    find(name).unwrap_or_else(|| panic!("`{name}` is in the catalogue"))
+}
+
+/// The rule `name` (without arguments) of the catalogue: what the Rust functions of
+/// equation rules return.
+pub(crate) fn rule(name: &str) -> Strategy<Term> {
+    known(name)
+        .strategy(&[])
+        .unwrap_or_else(|e| panic!("`{name}`: {e}"))
+}
+
+/// The rule `name` with one argument (see [`RuleDef::strategy_or_invalid`]).
+pub(crate) fn sized(name: &str, n: i64) -> Strategy<Term> {
+    known(name).strategy_or_invalid(&[n])
+}
+
+/// The catalogue as a Markdown table, for the documentation.
+pub fn markdown() -> String {
+    let mut out = String::from("| rule | equation | e-graph |\n|---|---|---|\n");
+    for def in catalogue() {
+        let sets: Vec<String> = def
+            .sets
+            .iter()
+            .map(|(set, args)| match args {
+                [] => set.name().to_string(),
+                args => format!("{} {}", set.name(), def.label(args)),
+            })
+            .collect();
+        let egraph = match (def.in_egraph(), sets.is_empty()) {
+            (false, _) => String::new(),
+            (true, true) => "yes".to_string(),
+            (true, false) => format!("yes ({})", sets.join(", ")),
+        };
+        let cell = |s: &str| s.replace('|', "\\|");
+        out.push_str(&format!(
+            "| `{}{}` | `{}`{} | {egraph} |\n",
+            def.name,
+            def.signature(),
+            cell(def.equation),
+            match def.note {
+                "" => String::new(),
+                note => format!(" ({})", cell(note)),
+            },
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOCS: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/elevate-rise-library.md"
+    );
+    const BEGIN: &str = "<!-- catalogue:begin -->\n";
+    const END: &str = "<!-- catalogue:end -->";
+
+    #[test]
+    fn the_documentation_lists_the_catalogue() {
+        let docs = std::fs::read_to_string(DOCS).unwrap();
+        let start = docs.find(BEGIN).expect("the catalogue's section") + BEGIN.len();
+        let end = docs.find(END).expect("the catalogue's section");
+        let table = markdown();
+        if docs[start..end] == table {
+            return;
+        }
+        if std::env::var_os("BLESS").is_some() {
+            let written = format!("{}{table}{}", &docs[..start], &docs[end..]);
+            std::fs::write(DOCS, written).unwrap();
+            return;
+        }
+        panic!("{DOCS} lists other rules than the catalogue: run `BLESS=1 cargo test -p elevate-rise --lib catalogue`");
+    }
+
+    #[test]
+    fn every_entry_is_well_formed() {
+        let all = catalogue();
+        for (i, def) in all.iter().enumerate() {
+            assert!(
+                all[..i].iter().all(|d| d.name != def.name),
+                "{} is listed twice",
+                def.name
+            );
+            assert!(def.params.len() <= 1, "{}", def.name);
+            def.check(def.typical)
+                .unwrap_or_else(|e| panic!("{}{:?}: {e}", def.name, def.typical));
+            // Equations parse (with their arguments); every rule is made.
+            def.strategy(def.typical)
+                .unwrap_or_else(|e| panic!("{}: {e}", def.name));
+            for (set, args) in def.sets {
+                assert!(def.in_egraph(), "{} is in {set:?}", def.name);
+                def.check(args).unwrap();
+            }
+            if let EGraphUse::At(pattern, _) = def.egraph {
+                Equation::new(def.name, &format!("{pattern} -> {pattern}"))
+                    .unwrap_or_else(|e| panic!("{}: {e}", def.name));
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked_with_a_reason() {
+        let split_join = known("splitJoin");
+        assert_eq!(
+            split_join.check(&[0]).unwrap_err().to_string(),
+            "the size n must be positive, found 0"
+        );
+        assert_eq!(
+            split_join.check(&[]).unwrap_err().to_string(),
+            "expects 1 argument(s), found 0"
+        );
+        assert_eq!(
+            known("mapGlobal").check(&[3]).unwrap_err().to_string(),
+            "the dimension d must be 0, 1 or 2, found 3"
+        );
+        assert_eq!(
+            known("vectorize").check(&[1]).unwrap_err().to_string(),
+            "the vector width n must be at least 2, found 1"
+        );
+        let eq = split_join.equation_with(&[32]).unwrap().unwrap();
+        assert_eq!(eq.label().to_string(), "splitJoin(32)");
+        assert_eq!(
+            crate::print_term(eq.rhs()),
+            "x |> split(32) |> map(map(f)) |> join"
+        );
+    }
+}
