@@ -72,8 +72,8 @@ mod tests;
 
 pub use eval::EvalError;
 pub use repr::{Nat, NatVar};
+pub use repr::{NatOp, Undefined};
 pub use solve::{solve, Equation, Solution, SolveError};
-pub use undefined::{NatOp, Undefined};
 
 /// Internal marker for a 64-bit overflow in coefficient arithmetic; the
 /// operation that meets it reports an [`Undefined::Overflow`] naming itself.

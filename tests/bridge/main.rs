@@ -12,7 +12,7 @@ mod transform;
 use elevate::bridge::{jit, Options, Payload};
 use elevate::rise::limits::Limits;
 use elevate::rise::nat::NatVar;
-use elevate::rise::{io, rules, NatEnv, Program, Term};
+use elevate::rise::{io, NatEnv, Program, Term};
 use serde_json::Value as Json;
 
 /// The path of a shared example.

@@ -5,7 +5,7 @@
 //! the classes' smallest terms.
 
 use super::rewrite::{beta_rewrite, rewrite, strategy_rewrite, RiseRewrite};
-use crate::rules::catalogue::{self, ArgError, EGraphUse, Make, RuleDef, Set};
+use crate::rules::catalogue::{ArgError, EGraphUse, Make, RuleDef, Set};
 
 /// Why a rule set's text names no rewrites.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,7 +121,7 @@ impl RuleSet {
 
     /// The names (with their arguments) of every rule a set can name, for listings.
     pub fn known_rules() -> Vec<String> {
-        catalogue::catalogue()
+        crate::rules::catalogue()
             .into_iter()
             .filter(|def| def.in_egraph())
             .map(|def| format!("{}{}", def.name, def.signature()))
@@ -131,7 +131,7 @@ impl RuleSet {
 
 /// The members of `sets`, in the catalogue's order, each with its arguments there.
 fn members(sets: &[Set]) -> Vec<(&'static RuleDef, Vec<i64>)> {
-    catalogue::catalogue()
+    crate::rules::catalogue()
         .into_iter()
         .flat_map(|def| {
             def.sets
@@ -160,7 +160,7 @@ fn named(item: &str) -> Result<(&'static RuleDef, Vec<i64>), RuleSetError> {
         }
         None => (item, vec![]),
     };
-    match catalogue::find(base).filter(|def| def.in_egraph()) {
+    match crate::rules::find(base).filter(|def| def.in_egraph()) {
         Some(def) => Ok((def, args)),
         None => Err(RuleSetError::Unknown {
             name: item.to_string(),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::ratio::Ratio;
 use super::repr::{graded_cmp, Atom, Mono, Nat, Repr, Term};
-use super::undefined::{NatOp, Undefined};
+use super::repr::{NatOp, Undefined};
 use super::{checked, Overflow, Res};
 
 /// Largest constant exponent to which a polynomial with several terms is

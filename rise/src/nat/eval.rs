@@ -3,8 +3,8 @@
 use elevate_core::stack::guard;
 
 use super::ratio::WideSum;
+use super::repr::Undefined;
 use super::repr::{Atom, Nat, NatVar, Repr, Term};
-use super::undefined::Undefined;
 
 /// Why a nat has no value at the given sizes. Each variant names the
 /// offending (sub-)expression.

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use elevate_core::stack::guard;
 
 use super::ratio::Ratio;
-use super::undefined::Undefined;
 use super::{checked, Res};
 
 /// A variable occurring in a [`Nat`].
@@ -437,4 +436,42 @@ impl Atom {
             }
         }
     }
+}
+
+/// A binary operation on nats, as written in RISE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NatOp {
+    /// `a + b`
+    Add,
+    /// `a - b`
+    Sub,
+    /// `a * b`
+    Mul,
+    /// `a / b` (exact division)
+    Div,
+    /// `a % b` (Euclidean remainder)
+    Rem,
+    /// `a ^ b`
+    Pow,
+}
+
+/// Why a nat has no value (printed in `undefined.rs`). Every variant names the
+/// offending operation, and its text parses back to the same undefined nat.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Undefined {
+    /// `a / 0`, with the dividend `a`.
+    DivisionByZero(Nat),
+    /// `a % 0`, with the dividend `a`.
+    RemainderByZero(Nat),
+    /// `0 ^ e` for a negative constant `e` (a division by zero).
+    ZeroToNegativePower(Nat),
+    /// `lhs op rhs` has a coefficient or constant that does not fit in 64 bits.
+    Overflow {
+        /// The left operand.
+        lhs: Nat,
+        /// The operation.
+        op: NatOp,
+        /// The right operand.
+        rhs: Nat,
+    },
 }

@@ -4,7 +4,7 @@ use elevate_core::stack::guard;
 
 use super::ratio::Ratio;
 use super::repr::{Atom, Mono, Nat, NatVar, Repr, Term};
-use super::undefined::{NatOp, Undefined};
+use super::repr::{NatOp, Undefined};
 
 /// What a substitution replaces a variable by, if anything.
 type Replace<'a> = &'a dyn Fn(&NatVar) -> Option<Nat>;

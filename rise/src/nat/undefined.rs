@@ -10,52 +10,37 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::display::{POWER, PRIMARY, PRODUCT, SUM};
-use super::repr::{Nat, Repr};
+use super::repr::{Nat, NatOp, Repr, Undefined};
 
 /// The zero operand of the undefined operations, borrowed for printing.
 static ZERO: Nat = Nat::ZERO;
 
-/// A binary operation on nats, as written in RISE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum NatOp {
-    /// `a + b`
-    Add,
-    /// `a - b`
-    Sub,
-    /// `a * b`
-    Mul,
-    /// `a / b` (exact division)
-    Div,
-    /// `a % b` (Euclidean remainder)
-    Rem,
-    /// `a ^ b`
-    Pow,
+impl fmt::Display for Undefined {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undefined::DivisionByZero(a) => {
+                write!(f, "division by zero in {}", Operation(a, NatOp::Div, &ZERO))
+            }
+            Undefined::RemainderByZero(a) => {
+                write!(
+                    f,
+                    "remainder by zero in {}",
+                    Operation(a, NatOp::Rem, &ZERO)
+                )
+            }
+            Undefined::ZeroToNegativePower(e) => write!(
+                f,
+                "zero to a negative power in {}",
+                Operation(&ZERO, NatOp::Pow, e)
+            ),
+            Undefined::Overflow { lhs, op, rhs } => {
+                write!(f, "{} overflows 64-bit integers", Operation(lhs, *op, rhs))
+            }
+        }
+    }
 }
 
-/// Why a nat has no value. Every variant names the offending operation, and
-/// its text parses back to the same undefined nat.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]
-pub enum Undefined {
-    /// `a / 0`, with the dividend `a`.
-    #[error("division by zero in {}", Operation(.0, NatOp::Div, &ZERO))]
-    DivisionByZero(Nat),
-    /// `a % 0`, with the dividend `a`.
-    #[error("remainder by zero in {}", Operation(.0, NatOp::Rem, &ZERO))]
-    RemainderByZero(Nat),
-    /// `0 ^ e` for a negative constant `e` (a division by zero).
-    #[error("zero to a negative power in {}", Operation(&ZERO, NatOp::Pow, .0))]
-    ZeroToNegativePower(Nat),
-    /// `lhs op rhs` has a coefficient or constant that does not fit in 64 bits.
-    #[error("{} overflows 64-bit integers", Operation(.lhs, *.op, .rhs))]
-    Overflow {
-        /// The left operand.
-        lhs: Nat,
-        /// The operation.
-        op: NatOp,
-        /// The right operand.
-        rhs: Nat,
-    },
-}
+impl std::error::Error for Undefined {}
 
 impl Undefined {
     /// The offending operation, as RISE nat text.

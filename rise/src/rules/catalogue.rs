@@ -12,6 +12,7 @@
 //! written (`splitJoin(0)`: "the size n must be positive, found 0").
 
 use super::equation::Equation;
+use super::{catalogue, find};
 use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::term::Term;
@@ -422,30 +423,6 @@ impl StrategyImpl<Term> for Invalid {
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.label)
     }
-}
-
-/// Every entry of the catalogue, file by file.
-pub fn catalogue() -> Vec<&'static RuleDef> {
-    [
-        super::basic::RULES,
-        super::algorithmic::RULES,
-        super::movement::RULES,
-        super::reduction::RULES,
-        super::lowering::RULES,
-        super::layout::RULES,
-        super::pairs::RULES,
-        super::bindings::RULES,
-        super::separable::RULES,
-        super::gemm::RULES,
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
-
-/// The entry named `name`.
-pub fn find(name: &str) -> Option<&'static RuleDef> {
-    catalogue().into_iter().find(|d| d.name == name)
 }
 
 /// The entry named `name`, which the library defines (a missing one is a bug).

@@ -48,7 +48,7 @@ mod traversal;
 pub use self::algorithmic::*;
 pub use self::basic::*;
 pub use self::bindings::*;
-pub use self::catalogue::{catalogue, ArgError, RuleDef};
+pub use self::catalogue::{ArgError, RuleDef};
 pub use self::equation::{Equation, Scope};
 pub use self::gemm::*;
 pub use self::layout::*;
@@ -230,6 +230,31 @@ fn sizes(a: &[Value<Term>], from: usize) -> Result<Vec<i64>, String> {
 type Named = (&'static str, &'static str, fn() -> Strategy<Term>);
 
 /// Helpers for the rules' unit tests.
+
+/// Every entry of the catalogue, file by file.
+pub fn catalogue() -> Vec<&'static RuleDef> {
+    [
+        basic::RULES,
+        algorithmic::RULES,
+        movement::RULES,
+        reduction::RULES,
+        lowering::RULES,
+        layout::RULES,
+        pairs::RULES,
+        bindings::RULES,
+        separable::RULES,
+        gemm::RULES,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The entry named `name`.
+pub fn find(name: &str) -> Option<&'static RuleDef> {
+    catalogue().into_iter().find(|d| d.name == name)
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use crate::term::{Expr, Term};
