@@ -6,7 +6,7 @@ mod common;
 use common::{example, sizes};
 use elevate_bridge::{emit, translate, Emit, Error, Options, Stage};
 use elevate_core::Budget;
-use elevate_rise::{rules, ErrorKind, Program};
+use elevate_rise::{ErrorKind, Program};
 
 fn dot() -> Program {
     Program::load(&example("dot.rise"), None).unwrap()
@@ -78,7 +78,9 @@ fn sizes_are_checked_and_located() {
 fn the_strategy_runs_within_the_budget() {
     let program = dot();
     let nats = sizes(&[("n", 8)]);
-    let forever = rules::registry().parse("normalize(splitJoin(1))").unwrap();
+    let forever = elevate_rise::registry()
+        .parse("normalize(splitJoin(1))")
+        .unwrap();
     // A rewrite that never ends stops at the budget (of steps, or of time, whichever
     // comes first: either is a budget failure).
     let options = Options {
@@ -94,7 +96,7 @@ fn the_strategy_runs_within_the_budget() {
         }
         other => panic!("{other:?}"),
     }
-    let fails = rules::registry().parse("mapFusion").unwrap();
+    let fails = elevate_rise::registry().parse("mapFusion").unwrap();
     let e = translate(&program, &nats, Some(&fails), &Options::default()).unwrap_err();
     assert!(
         e.to_string().starts_with("the strategy mapFusion failed"),

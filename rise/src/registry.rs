@@ -29,7 +29,8 @@ pub fn registry() -> Registry<Term> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::catalogue::{catalogue, ParamKind};
+    use crate::rules::catalogue;
+    use crate::rules::catalogue::ParamKind;
     use elevate_core::{Context, Log};
 
     /// A value each kind of argument refuses, and the reason given.

@@ -5,7 +5,7 @@
 use elevate_bridge::{Options, Payload};
 use elevate_rise::limits::Limits;
 use elevate_rise::nat::NatVar;
-use elevate_rise::{rules, NatEnv, Program, Term};
+use elevate_rise::{NatEnv, Program, Term};
 
 /// The text of an example program of the repository (`examples/rise/`).
 pub fn example(name: &str) -> String {
@@ -26,7 +26,7 @@ pub fn sizes(pairs: &[(&str, i64)]) -> NatEnv {
 /// `defaultLowering`.
 pub fn lowered(source: &str, nats: &NatEnv, strategy: &str) -> Term {
     let program = Program::load(source, None).unwrap_or_else(|e| panic!("{e}"));
-    let strategy = rules::registry().parse(strategy).unwrap();
+    let strategy = elevate_rise::registry().parse(strategy).unwrap();
     elevate_bridge::choose(&program, nats, Some(&strategy), &Options::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -229,8 +229,6 @@ fn sizes(a: &[Value<Term>], from: usize) -> Result<Vec<i64>, String> {
 /// A name, its meaning, and the strategy.
 type Named = (&'static str, &'static str, fn() -> Strategy<Term>);
 
-/// Helpers for the rules' unit tests.
-
 /// Every entry of the catalogue, file by file.
 pub fn catalogue() -> Vec<&'static RuleDef> {
     [
@@ -255,6 +253,7 @@ pub fn find(name: &str) -> Option<&'static RuleDef> {
     catalogue().into_iter().find(|d| d.name == name)
 }
 
+/// Helpers for the rules' unit tests.
 #[cfg(test)]
 pub(crate) mod test_support {
     use crate::term::{Expr, Term};

@@ -12,7 +12,7 @@
 
 use elevate_core::{Budget, Context, Log};
 use elevate_rise::nat::NatVar;
-use elevate_rise::{print_definition, rules, NatEnv, Program};
+use elevate_rise::{print_definition, NatEnv, Program};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -281,7 +281,7 @@ fn mutated_programs_end_in_a_value_or_an_error() {
 #[test]
 fn mutated_strategies_end_within_their_budget() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xe1e7);
-    let registry = rules::registry();
+    let registry = elevate_rise::registry();
     let programs: Vec<Program> = ["dot.rise", "matmul.rise"]
         .iter()
         .map(|name| crate::load(&example_text(name)))

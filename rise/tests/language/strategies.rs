@@ -459,7 +459,7 @@ fn budgets_stop_endless_rise_strategies_within_a_tenth() {
 
 #[test]
 fn loop_nest_strategies_say_when_a_depth_is_too_large() {
-    let registry = rules::registry();
+    let registry = elevate_rise::registry();
     for (text, fragment) in [
         ("tileND(65)(2)", "argument 1 is too large: at most 64"),
         (

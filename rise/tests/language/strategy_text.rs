@@ -6,7 +6,7 @@
 
 use super::{example, load};
 use elevate_core::{Budget, Context, Log, Program as _};
-use elevate_rise::{rules, Term};
+use elevate_rise::Term;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use std::sync::mpsc;
 use std::sync::OnceLock;
@@ -76,7 +76,7 @@ fn groups(params: &str) -> Vec<Vec<Param>> {
 fn signatures() -> &'static [Signature] {
     static SIGNATURES: OnceLock<Vec<Signature>> = OnceLock::new();
     SIGNATURES.get_or_init(|| {
-        rules::registry()
+        elevate_rise::registry()
             .entries()
             .map(|e| Signature {
                 name: e.name.clone(),
@@ -348,7 +348,7 @@ fn run_to_the_end(text: String) -> Result<(), String> {
     let (done, ended) = mpsc::channel();
     let shown = text.clone();
     std::thread::spawn(move || {
-        let registry = rules::registry();
+        let registry = elevate_rise::registry();
         match registry.parse(&text) {
             Err(e) => {
                 // A located error that renders.
