@@ -139,7 +139,7 @@ fn saturate_reports_wrong_rules_limits_and_costs() {
     let o = elevate(&["saturate", &dot, "--rules", "mapFusion,nope"]);
     assert_fails_with(
         &o,
-        "--rules: `nope` is not a rule the e-graph knows (known: mapFusion",
+        "--rules: `nope` is not a rule the e-graph knows (known: betaReduction, fstReduction",
     );
     let o = elevate(&["saturate", &dot, "--rules", "splitJoin(x)"]);
     assert_fails_with(&o, "the arguments are whole numbers");

@@ -67,7 +67,7 @@ impl RuleSet {
     /// use elevate_rise::egraph::RuleSet;
     /// assert_eq!(RuleSet::parse("mapFusion,splitJoin(32)").unwrap().len(), 2);
     /// assert!(RuleSet::parse("noSuchRule").is_err());
-    /// let e = RuleSet::parse("splitJoin(0)").unwrap_err();
+    /// let Err(e) = RuleSet::parse("splitJoin(0)") else { panic!("splitJoin(0) parsed") };
     /// assert_eq!(e.to_string(), "`splitJoin(0)`: the size n must be positive, found 0");
     /// ```
     pub fn parse(text: &str) -> Result<RuleSet, RuleSetError> {
