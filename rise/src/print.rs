@@ -2,10 +2,9 @@
 //! term.
 
 use crate::definition::Definition;
-use crate::nat::NatVar;
+use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Literal, Term};
-use elevate_core::stack::guard;
 use rustc_hash::FxHashMap;
 use std::fmt::{self, Write};
 
@@ -70,30 +69,52 @@ fn infix(p: Prim) -> Option<(&'static str, Prec)> {
     })
 }
 
-/// Splits `f(a)(b)...` into the head and its arguments (nats and values in order).
-enum Arg<'t> {
-    Nat(&'t crate::nat::Nat),
-    Value(&'t Term),
+/// An argument of an application spine: a nat or a value.
+enum Arg {
+    Nat(Nat),
+    Value(Term),
 }
 
-fn spine(t: &Term) -> (&Term, Vec<Arg<'_>>) {
+/// Splits `f(a)(b)...` into the head and its arguments (nats and values in order).
+fn spine(t: &Term) -> (Term, Vec<Arg>) {
     let mut args = Vec::new();
     let mut head = t;
     loop {
         match head.expr() {
             Expr::App(f, a) => {
-                args.push(Arg::Value(a));
+                args.push(Arg::Value(a.clone()));
                 head = f;
             }
             Expr::NatApp(f, n) => {
-                args.push(Arg::Nat(n));
+                args.push(Arg::Nat(n.clone()));
                 head = f;
             }
             _ => break,
         }
     }
     args.reverse();
-    (head, args)
+    (head.clone(), args)
+}
+
+/// What is left to print, in order: the printer works through a stack of these
+/// instead of recursing, so terms 100,000 levels deep print without overflowing.
+enum Item {
+    /// A term, in a context that binds this tightly.
+    Term(Term, Prec),
+    Text(&'static str),
+    Owned(String),
+    /// The end of a variable's scope.
+    Unbind(Ident, String),
+}
+
+/// Wraps `items` in parentheses when an expression binding as tightly as `own` stands
+/// in a context binding more tightly.
+fn parenthesized(own: Prec, context: Prec, mut items: Vec<Item>) -> Vec<Item> {
+    if own < context {
+        items.insert(0, Item::Text("("));
+        items.push(Item::Text(")"));
+    }
+    items
 }
 
 impl Printer {
@@ -197,149 +218,146 @@ impl Printer {
         Ok(())
     }
 
+    /// Prints `t` in a context binding as tightly as `context`.
     fn term(&mut self, out: &mut String, t: &Term, context: Prec) -> fmt::Result {
-        guard(|| self.term_inner(out, t, context))
-    }
-
-    fn parenthesize(
-        &mut self,
-        out: &mut String,
-        own: Prec,
-        context: Prec,
-        body: impl FnOnce(&mut Self, &mut String) -> fmt::Result,
-    ) -> fmt::Result {
-        if own < context {
-            out.push('(');
-            body(self, out)?;
-            out.push(')');
-            Ok(())
-        } else {
-            body(self, out)
+        let mut stack = vec![Item::Term(t.clone(), context)];
+        while let Some(item) = stack.pop() {
+            match item {
+                Item::Term(t, context) => {
+                    let items = self.expand(&t, context)?;
+                    stack.extend(items.into_iter().rev());
+                }
+                Item::Text(s) => out.push_str(s),
+                Item::Owned(s) => out.push_str(&s),
+                Item::Unbind(x, name) => self.unbind(&x, &name),
+            }
         }
+        Ok(())
     }
 
-    fn term_inner(&mut self, out: &mut String, t: &Term, context: Prec) -> fmt::Result {
-        match t.expr() {
-            Expr::Var(x) => {
-                let name = self.name_of(x);
-                out.push_str(&name);
-                Ok(())
+    /// What printing `t` amounts to, one level down. Binders are bound here, before
+    /// anything after them is printed.
+    fn expand(&mut self, t: &Term, context: Prec) -> Result<Vec<Item>, fmt::Error> {
+        Ok(match t.expr() {
+            Expr::Var(x) => vec![Item::Owned(self.name_of(x))],
+            Expr::Literal(l) => {
+                let mut text = String::new();
+                write_literal(&mut text, l)?;
+                parenthesized(literal_prec(l), context, vec![Item::Owned(text)])
             }
-            Expr::Literal(l) => self.parenthesize(out, literal_prec(l), context, |_, out| {
-                write_literal(out, l)
-            }),
-            Expr::Prim(p) => {
-                out.push_str(p.name());
-                Ok(())
-            }
-            Expr::Lambda(..) => self.lambda(out, t),
+            Expr::Prim(p) => vec![Item::Text(p.name())],
+            Expr::Lambda(..) => self.lambda(t)?,
             Expr::NatLambda(..) => {
-                let mut params = Vec::new();
+                let mut params = String::from("depFun(");
                 let mut body = t;
+                let mut first = true;
                 while let Expr::NatLambda(v, b) = body.expr() {
-                    params.push(v.clone());
+                    if !first {
+                        params.push_str(", ");
+                    }
+                    first = false;
+                    write_nat_var(&mut params, v)?;
                     body = b;
                 }
-                out.push_str("depFun(");
-                for (i, v) in params.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    write_nat_var(out, v)?;
-                }
-                out.push_str(" => ");
-                self.term(out, body, Prec::Pipe)?;
-                out.push(')');
-                Ok(())
+                params.push_str(" => ");
+                vec![
+                    Item::Owned(params),
+                    Item::Term(body.clone(), Prec::Pipe),
+                    Item::Text(")"),
+                ]
             }
             Expr::Array(items) => {
-                out.push('[');
+                let mut seq = vec![Item::Text("[")];
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        seq.push(Item::Text(", "));
                     }
-                    self.term(out, item, Prec::Pipe)?;
+                    seq.push(Item::Term(item.clone(), Prec::Pipe));
                 }
-                out.push(']');
-                Ok(())
+                seq.push(Item::Text("]"));
+                seq
             }
-            Expr::Annotation(e, ty) => {
-                self.parenthesize(out, Prec::Annotation, context, |p, out| {
-                    p.term(out, e, Prec::Comparison)?;
-                    write!(out, " : {ty}")
-                })
-            }
-            Expr::App(..) | Expr::NatApp(..) => self.application(out, t, context),
-        }
+            Expr::Annotation(e, ty) => parenthesized(
+                Prec::Annotation,
+                context,
+                vec![
+                    Item::Term(e.clone(), Prec::Comparison),
+                    Item::Owned(format!(" : {ty}")),
+                ],
+            ),
+            Expr::App(..) | Expr::NatApp(..) => self.application(t, context),
+        })
     }
 
-    fn lambda(&mut self, out: &mut String, t: &Term) -> fmt::Result {
+    fn lambda(&mut self, t: &Term) -> Result<Vec<Item>, fmt::Error> {
         let mut params = Vec::new();
         let mut body = t;
         while let Expr::Lambda(x, ty, b) = body.expr() {
             params.push((x, ty));
             body = b;
         }
-        out.push_str("fun(");
+        let mut head = String::from("fun(");
         let mut names = Vec::new();
         for (i, (x, ty)) in params.iter().enumerate() {
             if i > 0 {
-                out.push_str(", ");
+                head.push_str(", ");
             }
             let name = self.bind(x);
-            out.push_str(&name);
+            head.push_str(&name);
             if let Some(ty) = ty {
-                write!(out, ": {ty}")?;
+                write!(head, ": {ty}")?;
             }
             names.push(name);
         }
-        out.push_str(" => ");
-        self.term(out, body, Prec::Pipe)?;
-        out.push(')');
-        for ((x, _), name) in params.iter().zip(&names).rev() {
-            self.unbind(x, name);
+        head.push_str(" => ");
+        let mut seq = vec![
+            Item::Owned(head),
+            Item::Term(body.clone(), Prec::Pipe),
+            Item::Text(")"),
+        ];
+        for ((x, _), name) in params.iter().zip(names).rev() {
+            seq.push(Item::Unbind((*x).clone(), name));
         }
-        Ok(())
+        Ok(seq)
     }
 
-    fn application(&mut self, out: &mut String, t: &Term, context: Prec) -> fmt::Result {
+    fn application(&mut self, t: &Term, context: Prec) -> Vec<Item> {
         let (head, args) = spine(t);
         if let Expr::Prim(p) = head.expr() {
             match (p, args.as_slice()) {
                 (p, [Arg::Value(a), Arg::Value(b)]) if infix(*p).is_some() => {
                     let (op, prec) = infix(*p).expect("checked");
-                    return self.parenthesize(out, prec, context, |pr, out| {
-                        pr.term(out, a, prec)?;
-                        write!(out, " {op} ")?;
-                        pr.term(out, b, next(prec))
-                    });
+                    return parenthesized(
+                        prec,
+                        context,
+                        vec![
+                            Item::Term(a.clone(), prec),
+                            Item::Owned(format!(" {op} ")),
+                            Item::Term(b.clone(), next(prec)),
+                        ],
+                    );
                 }
                 (Prim::Neg, [Arg::Value(a)]) => {
-                    return self.parenthesize(out, Prec::Unary, context, |pr, out| {
-                        out.push('-');
-                        // `-(3)`: a bare `-3` would read back as a literal.
-                        let prec = if matches!(a.expr(), Expr::Literal(_)) {
-                            Prec::Pipe
-                        } else {
-                            Prec::Unary
-                        };
-                        if prec == Prec::Pipe {
-                            out.push('(');
-                            pr.term(out, a, Prec::Pipe)?;
-                            out.push(')');
-                            Ok(())
-                        } else {
-                            pr.term(out, a, Prec::Unary)
-                        }
-                    });
+                    // `-(3)`: a bare `-3` would read back as a literal.
+                    let operand = if matches!(a.expr(), Expr::Literal(_)) {
+                        vec![
+                            Item::Text("-("),
+                            Item::Term(a.clone(), Prec::Pipe),
+                            Item::Text(")"),
+                        ]
+                    } else {
+                        vec![Item::Text("-"), Item::Term(a.clone(), Prec::Unary)]
+                    };
+                    return parenthesized(Prec::Unary, context, operand);
                 }
                 (Prim::MakePair, [Arg::Value(a), Arg::Value(b)]) => {
-                    out.push('(');
-                    self.term(out, a, Prec::Pipe)?;
-                    out.push_str(", ");
-                    self.term(out, b, Prec::Pipe)?;
-                    out.push(')');
-                    return Ok(());
+                    return vec![
+                        Item::Text("("),
+                        Item::Term(a.clone(), Prec::Pipe),
+                        Item::Text(", "),
+                        Item::Term(b.clone(), Prec::Pipe),
+                        Item::Text(")"),
+                    ];
                 }
                 (Prim::Let, [Arg::Value(value), Arg::Value(lambda)]) => {
                     // `let(v, f)` with a function that is not a lambda (after eta
@@ -349,22 +367,24 @@ impl Printer {
                         Expr::Lambda(x, _, body) => (x.clone(), body.clone()),
                         _ => {
                             let x = Ident::fresh("x");
-                            (x.clone(), Term::app((*lambda).clone(), Term::var(&x)))
+                            (x.clone(), Term::app(lambda.clone(), Term::var(&x)))
                         }
                     };
-                    let (x, body) = (&x, &body);
-                    return self.parenthesize(out, Prec::Pipe, context, |pr, out| {
-                        // Variables are looked up by identity, so binding `x`
-                        // before printing the value cannot confuse the value's
-                        // free variables; it only keeps their names distinct.
-                        let name = pr.bind(x);
-                        write!(out, "let {name} = ")?;
-                        pr.term(out, value, Prec::Pipe)?;
-                        out.push_str(" in ");
-                        pr.term(out, body, Prec::Pipe)?;
-                        pr.unbind(x, &name);
-                        Ok(())
-                    });
+                    // Variables are looked up by identity, so binding `x` before
+                    // printing the value cannot confuse the value's free variables;
+                    // it only keeps their names distinct.
+                    let name = self.bind(&x);
+                    return parenthesized(
+                        Prec::Pipe,
+                        context,
+                        vec![
+                            Item::Owned(format!("let {name} = ")),
+                            Item::Term(value.clone(), Prec::Pipe),
+                            Item::Text(" in "),
+                            Item::Term(body, Prec::Pipe),
+                            Item::Unbind(x, name),
+                        ],
+                    );
                 }
                 _ => {}
             }
@@ -373,53 +393,42 @@ impl Printer {
         if let (Expr::Prim(p), Some(Arg::Value(last))) = (head.expr(), args.last()) {
             let values = args.iter().filter(|a| matches!(a, Arg::Value(_))).count();
             if p.is_pipeline_stage() && values == p.value_arity() {
-                let rest = &args[..args.len() - 1];
-                return self.parenthesize(out, Prec::Pipe, context, |pr, out| {
-                    pr.term(out, last, Prec::Pipe)?;
-                    out.push_str(" |> ");
-                    pr.call(out, head, rest)
-                });
+                let mut seq = vec![Item::Term(last.clone(), Prec::Pipe), Item::Text(" |> ")];
+                seq.extend(call(&head, &args[..args.len() - 1]));
+                return parenthesized(Prec::Pipe, context, seq);
             }
         }
-        self.parenthesize(out, Prec::Postfix, context, |pr, out| {
-            pr.call(out, head, &args)
-        })
+        parenthesized(Prec::Postfix, context, call(&head, &args))
     }
+}
 
-    /// `head(args...)`: nats first, as the parser expects them. A nat after a value
-    /// cannot be merged into the same call.
-    fn call(&mut self, out: &mut String, head: &Term, args: &[Arg<'_>]) -> fmt::Result {
-        {
-            let pr = self;
-            pr.term(out, head, Prec::Postfix)?;
-            let mut open = false;
-            let mut seen_value = false;
-            for arg in args {
-                let is_nat = matches!(arg, Arg::Nat(_));
-                if !open || (is_nat && seen_value) {
-                    if open {
-                        out.push(')');
-                    }
-                    out.push('(');
-                    open = true;
-                    seen_value = false;
-                } else {
-                    out.push_str(", ");
-                }
-                match arg {
-                    Arg::Nat(n) => write!(out, "{n}")?,
-                    Arg::Value(v) => {
-                        seen_value = true;
-                        pr.term(out, v, Prec::Pipe)?;
-                    }
-                }
+/// `head(args...)`: nats first, as the parser expects them. A nat after a value
+/// cannot be merged into the same call.
+fn call(head: &Term, args: &[Arg]) -> Vec<Item> {
+    let mut seq = vec![Item::Term(head.clone(), Prec::Postfix)];
+    let mut open = false;
+    let mut seen_value = false;
+    for arg in args {
+        let is_nat = matches!(arg, Arg::Nat(_));
+        if !open || (is_nat && seen_value) {
+            seq.push(Item::Text(if open { ")(" } else { "(" }));
+            open = true;
+            seen_value = false;
+        } else {
+            seq.push(Item::Text(", "));
+        }
+        match arg {
+            Arg::Nat(n) => seq.push(Item::Owned(n.to_string())),
+            Arg::Value(v) => {
+                seen_value = true;
+                seq.push(Item::Term(v.clone(), Prec::Pipe));
             }
-            if open {
-                out.push(')');
-            }
-            Ok(())
         }
     }
+    if open {
+        seq.push(Item::Text(")"));
+    }
+    seq
 }
 
 fn next(p: Prec) -> Prec {

@@ -241,9 +241,37 @@ impl Term {
 
     /// The identities of the free variables.
     pub fn free_vars(&self) -> FxHashSet<u64> {
+        enum Step<'t> {
+            Enter(&'t Term),
+            Leave(u64),
+        }
         let mut free = FxHashSet::default();
         let mut bound: FxHashMap<u64, usize> = FxHashMap::default();
-        collect_free(self, &mut bound, &mut free);
+        let mut stack = vec![Step::Enter(self)];
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Leave(x) => {
+                    let count = bound.get_mut(&x).expect("bound on entry");
+                    *count -= 1;
+                    if *count == 0 {
+                        bound.remove(&x);
+                    }
+                }
+                Step::Enter(t) => match t.expr() {
+                    Expr::Var(x) => {
+                        if !bound.contains_key(&x.id) {
+                            free.insert(x.id);
+                        }
+                    }
+                    Expr::Lambda(x, _, body) => {
+                        *bound.entry(x.id).or_default() += 1;
+                        stack.push(Step::Leave(x.id));
+                        stack.push(Step::Enter(body));
+                    }
+                    _ => stack.extend((0..t.arity()).map(|i| Step::Enter(t.child(i)))),
+                },
+            }
+        }
         free
     }
 
@@ -263,46 +291,110 @@ impl Term {
 
     /// Whether `self` and `other` are equal up to the names of bound variables.
     pub fn alpha_eq(&self, other: &Term) -> bool {
-        let mut pairs: Vec<(u64, u64)> = Vec::new();
-        alpha_eq(self, other, &mut pairs)
+        enum Step<'t> {
+            Compare(&'t Term, &'t Term),
+            Unbind(u64, u64),
+        }
+        // For each binder in scope on either side: the pairing it is part of (a
+        // number unique to the pair of binders) and its partner, innermost last.
+        let mut left: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+        let mut right: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+        let mut in_scope = 0;
+        let mut pairings = 0;
+        let mut stack = vec![Step::Compare(self, other)];
+        while let Some(step) = stack.pop() {
+            let (a, b) = match step {
+                Step::Unbind(x, y) => {
+                    for (side, id) in [(&mut left, x), (&mut right, y)] {
+                        let scopes = side.get_mut(&id).expect("bound on entry");
+                        scopes.pop();
+                        if scopes.is_empty() {
+                            side.remove(&id);
+                        }
+                    }
+                    in_scope -= 1;
+                    continue;
+                }
+                Step::Compare(a, b) => (a, b),
+            };
+            if in_scope == 0 && a.same_node(b) {
+                continue;
+            }
+            let equal = match (a.expr(), b.expr()) {
+                (Expr::Var(x), Expr::Var(y)) => {
+                    let l = left.get(&x.id).and_then(|s| s.last());
+                    let r = right.get(&y.id).and_then(|s| s.last());
+                    match (l, r) {
+                        (None, None) => x.id == y.id,
+                        (Some(p), Some(q)) => p == q,
+                        _ => false,
+                    }
+                }
+                (Expr::Lambda(x, tx, bx), Expr::Lambda(y, ty, by)) => {
+                    if tx.is_some() && ty.is_some() && tx != ty {
+                        return false;
+                    }
+                    pairings += 1;
+                    in_scope += 1;
+                    left.entry(x.id).or_default().push(pairings);
+                    right.entry(y.id).or_default().push(pairings);
+                    stack.push(Step::Unbind(x.id, y.id));
+                    stack.push(Step::Compare(bx, by));
+                    true
+                }
+                (Expr::App(f, x), Expr::App(g, y)) => {
+                    stack.push(Step::Compare(x, y));
+                    stack.push(Step::Compare(f, g));
+                    true
+                }
+                (Expr::NatLambda(v, x), Expr::NatLambda(w, y)) => {
+                    stack.push(Step::Compare(x, y));
+                    v == w
+                }
+                (Expr::NatApp(f, n), Expr::NatApp(g, m)) => {
+                    stack.push(Step::Compare(f, g));
+                    n == m
+                }
+                (Expr::Literal(x), Expr::Literal(y)) => x == y,
+                (Expr::Prim(p), Expr::Prim(q)) => p == q,
+                (Expr::Array(xs), Expr::Array(ys)) => {
+                    stack.extend(xs.iter().zip(ys).rev().map(|(x, y)| Step::Compare(x, y)));
+                    xs.len() == ys.len()
+                }
+                (Expr::Annotation(x, s), Expr::Annotation(y, t)) => {
+                    stack.push(Step::Compare(x, y));
+                    s == t
+                }
+                _ => false,
+            };
+            if !equal {
+                return false;
+            }
+        }
+        true
     }
 
     /// The same term with every node's type and location forgotten.
     pub fn erase_types(&self) -> Term {
-        let children = (0..self.arity())
-            .map(|i| guard(|| self.child(i).erase_types()))
-            .collect::<Vec<_>>();
-        let rebuilt = if children.is_empty() {
-            self.clone()
-        } else {
-            self.with_children(children)
-        };
-        Term::new(rebuilt.expr().clone())
+        let mut stack = vec![(self, false)];
+        let mut done: Vec<Term> = Vec::new();
+        while let Some((t, ready)) = stack.pop() {
+            let n = t.arity();
+            if !ready && n > 0 {
+                stack.push((t, true));
+                stack.extend((0..n).rev().map(|i| (t.child(i), false)));
+                continue;
+            }
+            let children = done.split_off(done.len() - n);
+            let rebuilt = if n == 0 {
+                t.clone()
+            } else {
+                t.with_children(children)
+            };
+            done.push(Term::new(rebuilt.expr().clone()));
+        }
+        done.pop().expect("the root")
     }
-}
-
-fn collect_free(t: &Term, bound: &mut FxHashMap<u64, usize>, free: &mut FxHashSet<u64>) {
-    guard(|| match t.expr() {
-        Expr::Var(x) => {
-            if !bound.contains_key(&x.id) {
-                free.insert(x.id);
-            }
-        }
-        Expr::Lambda(x, _, body) => {
-            *bound.entry(x.id).or_default() += 1;
-            collect_free(body, bound, free);
-            let count = bound.get_mut(&x.id).expect("bound above");
-            *count -= 1;
-            if *count == 0 {
-                bound.remove(&x.id);
-            }
-        }
-        _ => {
-            for i in 0..t.arity() {
-                collect_free(t.child(i), bound, free);
-            }
-        }
-    })
 }
 
 fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
@@ -368,39 +460,6 @@ fn map_nats(t: &Term, f: &dyn Fn(&NatVar) -> Option<Nat>, v: &NatVar) -> Term {
             }
         };
         Term::with(expr, t.ty().map(|ty| ty.map_nats(f)), t.span())
-    })
-}
-
-fn alpha_eq(a: &Term, b: &Term, pairs: &mut Vec<(u64, u64)>) -> bool {
-    if a.same_node(b) && pairs.is_empty() {
-        return true;
-    }
-    guard(|| match (a.expr(), b.expr()) {
-        (Expr::Var(x), Expr::Var(y)) => {
-            match pairs.iter().rev().find(|(p, q)| *p == x.id || *q == y.id) {
-                Some(&(p, q)) => p == x.id && q == y.id,
-                None => x.id == y.id,
-            }
-        }
-        (Expr::Lambda(x, tx, bx), Expr::Lambda(y, ty, by)) => {
-            if tx.is_some() && ty.is_some() && tx != ty {
-                return false;
-            }
-            pairs.push((x.id, y.id));
-            let equal = alpha_eq(bx, by, pairs);
-            pairs.pop();
-            equal
-        }
-        (Expr::App(f, x), Expr::App(g, y)) => alpha_eq(f, g, pairs) && alpha_eq(x, y, pairs),
-        (Expr::NatLambda(v, x), Expr::NatLambda(w, y)) => v == w && alpha_eq(x, y, pairs),
-        (Expr::NatApp(f, n), Expr::NatApp(g, m)) => n == m && alpha_eq(f, g, pairs),
-        (Expr::Literal(x), Expr::Literal(y)) => x == y,
-        (Expr::Prim(p), Expr::Prim(q)) => p == q,
-        (Expr::Array(xs), Expr::Array(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| alpha_eq(x, y, pairs))
-        }
-        (Expr::Annotation(x, s), Expr::Annotation(y, t)) => s == t && alpha_eq(x, y, pairs),
-        _ => false,
     })
 }
 

@@ -143,3 +143,54 @@ fn entry_points_are_found_by_name() {
     let e = Program::load(source, Some("nope")).unwrap_err();
     assert!(e.message.contains("no definition named `nope`"));
 }
+
+#[test]
+fn repeated_parameters_are_located_errors() {
+    let cases = [
+        ("def f(x: f32, x: f32) = x", "x", (1, 15)),
+        ("def f<n, n>(x: n.f32) = x", "n", (1, 10)),
+        ("def f<n>(n: f32) = n", "n", (1, 10)),
+        ("def f(x: f32) = fun(y, y => y)", "y", (1, 24)),
+        ("def f(x: f32) =\n  fun(y: f32, z, y => y)(x)", "y", (2, 18)),
+        ("def f(x: n.f32) = depFun(m, (m: nat) => x)", "m", (1, 30)),
+    ];
+    for (source, name, at) in cases {
+        let (kind, message, found_at) = error(source);
+        assert_eq!(kind, ErrorKind::Parse, "{source}: {message}");
+        assert!(
+            message.contains(&format!("repeated parameter `{name}`")),
+            "{source}: {message}"
+        );
+        assert_eq!(found_at, at, "{source}: {message}");
+    }
+    // The same name in nested binders is shadowing, not repetition.
+    assert!(Program::load("def f(x: f32) = fun(x => fun(x => x))(x)(x)", None).is_ok());
+}
+
+#[test]
+fn a_file_without_definitions_says_so() {
+    for (source, what) in [
+        ("", "the file is empty"),
+        ("  \n\t\n", "the file is empty"),
+        ("// nothing\n", "the file holds only comments"),
+        ("/* a */ // b\n/* c */", "the file holds only comments"),
+    ] {
+        let (kind, message, _) = error(source);
+        assert_eq!(kind, ErrorKind::Parse);
+        assert!(
+            message.starts_with("no definitions"),
+            "{source:?}: {message}"
+        );
+        assert!(message.contains(what), "{source:?}: {message}");
+    }
+}
+
+#[test]
+fn huge_types_in_messages_are_cut_short() {
+    // A wrong argument whose type is 100,000 dimensions deep.
+    let source = format!("def f(x: {}f32) = x + 1.0", "1.".repeat(100_000));
+    let (kind, message, _) = error(&source);
+    assert_eq!(kind, ErrorKind::Type);
+    assert!(message.len() < 2_000, "{} bytes", message.len());
+    assert!(message.contains("too long to show"), "{message}");
+}

@@ -1,6 +1,6 @@
 //! Binders: capture-avoiding substitution, alpha-equivalence, readable fresh names.
 
-use elevate_rise::{parse_term, print_term, Expr, Ident, Term};
+use elevate_rise::{parse_pattern, parse_term, print_term, Expr, Ident, Term};
 
 #[test]
 fn substitution_renames_binders_that_would_capture() {
@@ -60,4 +60,19 @@ fn nat_arguments_must_be_in_scope() {
         e.message
     );
     assert!(elevate_rise::Program::load("def f<q>(x: (q*4).f32) = split(q, x)", None).is_ok());
+}
+
+#[test]
+fn alpha_equivalence_follows_shadowing() {
+    let eq = |a: &str, b: &str| parse_term(a).unwrap().alpha_eq(&parse_term(b).unwrap());
+    // The inner binder hides the outer one of the same name.
+    assert!(eq("fun(x => fun(x => x))", "fun(a => fun(b => b))"));
+    assert!(!eq("fun(x => fun(x => x))", "fun(a => fun(b => a))"));
+    assert!(eq("fun(x => fun(y => x))", "fun(a => fun(a2 => a))"));
+    // A variable bound on one side only is never equal to one bound on the other.
+    assert!(!eq("fun(x => neg(x))", "fun(x => neg(0))"));
+    // Free variables are compared by identity.
+    let free = parse_pattern("fun(x => add(x)(y))").unwrap();
+    assert!(free.alpha_eq(&free.erase_types()));
+    assert_eq!(free.free_vars().len(), 1);
 }
