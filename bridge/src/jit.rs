@@ -6,6 +6,7 @@
 use crate::boundary::{assemble_json, leaf_types, split_json};
 use crate::error::{BridgeError, Stage};
 use crate::payload::Payload;
+use elevate_rise::io::json_float;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use melior::dialect::DialectRegistry;
 use melior::ir::attribute::StringAttribute;
@@ -490,14 +491,15 @@ fn write_scalar(out: &mut [u8], s: Scalar, v: &Json) -> Result<(), BridgeError> 
         Scalar::Bool => out[0] = u8::from(v.as_bool().ok_or_else(bad)?),
         Scalar::I32 => out.copy_from_slice(&(v.as_i64().ok_or_else(bad)? as i32).to_ne_bytes()),
         Scalar::I64 => out.copy_from_slice(&v.as_i64().ok_or_else(bad)?.to_ne_bytes()),
-        Scalar::F32 => out.copy_from_slice(&(v.as_f64().ok_or_else(bad)? as f32).to_ne_bytes()),
-        Scalar::F64 => out.copy_from_slice(&v.as_f64().ok_or_else(bad)?.to_ne_bytes()),
+        // Floats as the interpreter writes them: numbers, "NaN", "Infinity", "-Infinity".
+        Scalar::F32 => out.copy_from_slice(&(json_float(v).ok_or_else(bad)? as f32).to_ne_bytes()),
+        Scalar::F64 => out.copy_from_slice(&json_float(v).ok_or_else(bad)?.to_ne_bytes()),
     }
     Ok(())
 }
 
 fn read_scalar(c: &[u8], s: Scalar) -> Json {
-    let float = |v: f64| serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number);
+    let float = elevate_rise::io::float_json;
     match s {
         Scalar::Bool => Json::Bool(c[0] != 0),
         Scalar::I32 => Json::from(i32::from_ne_bytes(c.try_into().unwrap())),
