@@ -396,9 +396,11 @@ impl Compiler {
     fn info(&self, p: Prim, callee: &Term, t: &Term, nats: Vec<i64>) -> Result<Info, Error> {
         let mut info = Info {
             nats,
+            target: None,
+            size: None,
+            result_scalars: None,
             limits: self.limits,
             span: t.span(),
-            ..Info::default()
         };
         let Some(ty) = callee.ty() else {
             return Ok(info);

@@ -16,7 +16,6 @@ use std::sync::Arc;
 pub(super) type Args = SmallVec<[Value; 3]>;
 
 /// What a primitive needs to know from its type and its place in the program.
-#[derive(Default)]
 pub(super) struct Info {
     pub nats: Vec<i64>,
     /// `cast`'s target.
