@@ -3,9 +3,10 @@
 //! instead of copying.
 //!
 //! Values nest as deep as programs do (a 100,000-deep array literal is a legal
-//! program), so everything that walks a value either continues on a fresh stack
-//! segment when the stack runs low ([`guard`]) or uses an explicit stack, dropping
-//! included.
+//! program). Every shared part of a value records how deeply values nest inside it,
+//! and every walk of a deep value (reading through views of views, converting,
+//! dropping) continues on a fresh stack segment when the stack runs low ([`guard`])
+//! or uses an explicit stack; shallow values, nearly all of them, skip the check.
 
 use crate::error::{Error, ErrorKind};
 use crate::limits::SizeError;
@@ -711,7 +712,9 @@ impl Array {
                 Value::Vector(items.into())
             }
             View::AsScalar { source, width } => match source.get_within(i / width)? {
-                Value::Vector(items) => items[i % width].clone(),
+                Value::Vector(items) => items.get(i % width).cloned().ok_or_else(|| {
+                    format!("asScalar: a vector of {} lanes, not {width}", items.len())
+                })?,
                 other => {
                     return Err(format!("asScalar expected vectors, found {}", other.kind()).into())
                 }
