@@ -355,10 +355,11 @@ impl Value {
         Value::Array(Array::dense(items))
     }
 
-    /// How many scalars the value holds (saturating): what its JSON form takes. Arrays
-    /// are homogeneous, so this follows first elements only and costs the value's
-    /// depth, not its size.
-    pub fn scalars(&self) -> Result<u128, EvalError> {
+    /// How many elements the value holds (saturating): scalars, each element of an
+    /// array counting at least one, as in [`elements_in`](crate::limits::elements_in).
+    /// Arrays are homogeneous, so this follows first elements only and costs the
+    /// value's depth, not its size.
+    pub fn elements(&self) -> Result<u128, EvalError> {
         let mut total = 0u128;
         // (value, how many times it counts)
         let mut pending: Vec<(Value, u128)> = vec![(self.clone(), 1)];
@@ -372,7 +373,8 @@ impl Value {
                 Value::Vector(items) => {
                     total = total.saturating_add(times.saturating_mul(items.len() as u128));
                 }
-                Value::Array(a) if a.is_empty() => {}
+                // An empty array is one value to make.
+                Value::Array(a) if a.is_empty() => total = total.saturating_add(times),
                 Value::Array(a) => {
                     pending.push((a.get_within(0)?, times.saturating_mul(a.len() as u128)));
                 }
@@ -390,7 +392,7 @@ impl Value {
     pub fn to_json(&self) -> Result<serde_json::Value, EvalError> {
         let limits = crate::limits::Limits::default();
         let bytes = std::mem::size_of::<serde_json::Value>() as u64;
-        limits.check_array("the JSON form of the value", self.scalars()?, bytes)?;
+        limits.check_array("the JSON form of the value", self.elements()?, bytes)?;
         self.to_json_unchecked()
     }
 
