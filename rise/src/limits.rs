@@ -105,24 +105,27 @@ impl Limits {
     }
 }
 
-/// How many scalars a value of the data type `ty` holds, with the sizes that `size`
-/// gives (saturating at `u128::MAX`, which no limit allows): what the value takes
-/// once materialized. `None` where a size is unknown or negative, or `ty` is not a
-/// data type.
+/// How many elements a value of the data type `ty` holds once materialized, with the
+/// sizes that `size` gives: scalars, each element of an array counting at least one
+/// (`1000000.0.f32` is a million empty rows, each a value to make). Saturates at
+/// `u128::MAX`, which no limit allows. `None` where a size is unknown or negative,
+/// or `ty` is not a data type.
 ///
 /// ```
-/// use elevate_rise::{limits::scalars_in, nat::Nat, parse_type};
-/// let ty = parse_type("n.(f32, vec[f32, 4])").unwrap();
-/// assert_eq!(scalars_in(&ty, &|n: &Nat| n.eval(&|_| Some(10))), Some(50));
+/// use elevate_rise::{limits::elements_in, nat::Nat, parse_type};
+/// let size = |n: &Nat| n.eval(&|_| Some(10));
+/// assert_eq!(elements_in(&parse_type("n.(f32, vec[f32, 4])").unwrap(), &size), Some(50));
+/// assert_eq!(elements_in(&parse_type("n.n.0.f32").unwrap(), &size), Some(100));
 /// ```
-pub fn scalars_in(ty: &Type, size: &dyn Fn(&Nat) -> Option<i64>) -> Option<u128> {
+pub fn elements_in(ty: &Type, size: &dyn Fn(&Nat) -> Option<i64>) -> Option<u128> {
     let count = |n: &Nat| size(n).and_then(|v| u128::try_from(v).ok());
     // Types nest as deep as programs do.
     guard(|| match ty.kind() {
         TypeKind::Scalar(_) | TypeKind::Index(_) => Some(1),
-        TypeKind::Vector(elem, n) => Some(count(n)?.saturating_mul(scalars_in(elem, size)?)),
-        TypeKind::Array(n, elem) => Some(count(n)?.saturating_mul(scalars_in(elem, size)?)),
-        TypeKind::Pair(a, b) => Some(scalars_in(a, size)?.saturating_add(scalars_in(b, size)?)),
+        TypeKind::Vector(elem, n) | TypeKind::Array(n, elem) => {
+            Some(count(n)?.saturating_mul(elements_in(elem, size)?.max(1)))
+        }
+        TypeKind::Pair(a, b) => Some(elements_in(a, size)?.saturating_add(elements_in(b, size)?)),
         TypeKind::Fun(..) | TypeKind::DepFun(..) | TypeKind::Var(_) => None,
     })
 }

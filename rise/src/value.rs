@@ -3,9 +3,10 @@
 //! instead of copying.
 //!
 //! Values nest as deep as programs do (a 100,000-deep array literal is a legal
-//! program), so everything that walks a value either continues on a fresh stack
-//! segment when the stack runs low ([`guard`]) or uses an explicit stack, dropping
-//! included.
+//! program). Every shared part of a value records how deeply values nest inside it,
+//! and every walk of a deep value (reading through views of views, converting,
+//! dropping) continues on a fresh stack segment when the stack runs low ([`guard`])
+//! or uses an explicit stack; shallow values, nearly all of them, skip the check.
 
 use crate::error::{Error, ErrorKind};
 use crate::limits::SizeError;
@@ -354,10 +355,11 @@ impl Value {
         Value::Array(Array::dense(items))
     }
 
-    /// How many scalars the value holds (saturating): what its JSON form takes. Arrays
-    /// are homogeneous, so this follows first elements only and costs the value's
-    /// depth, not its size.
-    pub fn scalars(&self) -> Result<u128, EvalError> {
+    /// How many elements the value holds (saturating): scalars, each element of an
+    /// array counting at least one, as in [`elements_in`](crate::limits::elements_in).
+    /// Arrays are homogeneous, so this follows first elements only and costs the
+    /// value's depth, not its size.
+    pub fn elements(&self) -> Result<u128, EvalError> {
         let mut total = 0u128;
         // (value, how many times it counts)
         let mut pending: Vec<(Value, u128)> = vec![(self.clone(), 1)];
@@ -371,7 +373,8 @@ impl Value {
                 Value::Vector(items) => {
                     total = total.saturating_add(times.saturating_mul(items.len() as u128));
                 }
-                Value::Array(a) if a.is_empty() => {}
+                // An empty array is one value to make.
+                Value::Array(a) if a.is_empty() => total = total.saturating_add(times),
                 Value::Array(a) => {
                     pending.push((a.get_within(0)?, times.saturating_mul(a.len() as u128)));
                 }
@@ -389,7 +392,7 @@ impl Value {
     pub fn to_json(&self) -> Result<serde_json::Value, EvalError> {
         let limits = crate::limits::Limits::default();
         let bytes = std::mem::size_of::<serde_json::Value>() as u64;
-        limits.check_array("the JSON form of the value", self.scalars()?, bytes)?;
+        limits.check_array("the JSON form of the value", self.elements()?, bytes)?;
         self.to_json_unchecked()
     }
 
@@ -711,7 +714,9 @@ impl Array {
                 Value::Vector(items.into())
             }
             View::AsScalar { source, width } => match source.get_within(i / width)? {
-                Value::Vector(items) => items[i % width].clone(),
+                Value::Vector(items) => items.get(i % width).cloned().ok_or_else(|| {
+                    format!("asScalar: a vector of {} lanes, not {width}", items.len())
+                })?,
                 other => {
                     return Err(format!("asScalar expected vectors, found {}", other.kind()).into())
                 }

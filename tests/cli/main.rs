@@ -564,3 +564,23 @@ fn eval_output_that_cannot_be_written_is_an_error_not_a_crash() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(first[0], b'[');
 }
+
+#[test]
+fn run_reads_and_writes_nan_and_infinities_as_the_interpreter_does() {
+    let program = temp(
+        "nanrun.rise",
+        "def f(x: 4.f32) = x |> map(fun(v => v / 0.0))",
+    );
+    let input = temp("nanrun.json", "[1, -1, 0, \"Infinity\"]");
+    let o = elevate(&["run", &program, "--input", &input, "--check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "[\"Infinity\",\"-Infinity\",\"NaN\",\"Infinity\"]\n"
+    );
+    assert!(
+        stderr(&o).contains("check: same values as the interpreter"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -29,7 +29,7 @@ mod prims;
 mod scalar;
 
 use crate::error::{Error, ErrorKind};
-use crate::limits::{scalars_in, Limits};
+use crate::limits::{elements_in, Limits};
 use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::term::{Expr, Literal, Term};
@@ -203,9 +203,9 @@ impl Compiler {
         usize::try_from(v).map_err(|_| error_at(t, format!("negative size {n} = {v}")))
     }
 
-    /// How many scalars a value of type `ty` holds at these sizes.
-    fn scalars(&self, ty: &Type) -> Option<u128> {
-        scalars_in(ty, &|n| self.nat(n))
+    /// How many elements a value of type `ty` holds at these sizes.
+    fn elements(&self, ty: &Type) -> Option<u128> {
+        elements_in(ty, &|n| self.nat(n))
     }
 
     fn compile(&self, t: &Term, scope: &mut Scope) -> Result<Code, Error> {
@@ -249,13 +249,13 @@ impl Compiler {
                     .map(|i| self.compile(i, scope))
                     .collect::<Result<Vec<_>, _>>()?;
                 // Rows of rows count in full: the literal holds all of them.
-                let scalars = t.ty().and_then(|ty| self.scalars(ty)).unwrap_or(0);
-                let scalars = scalars.max(items.len() as u128);
+                let elements = t.ty().and_then(|ty| self.elements(ty)).unwrap_or(0);
+                let elements = elements.max(items.len() as u128);
                 let limits = self.limits;
                 let span = t.span();
                 Ok(Code::new(move |env: &Env| {
                     limits
-                        .check_array("the array literal", scalars, VALUE_BYTES)
+                        .check_array("the array literal", elements, VALUE_BYTES)
                         .map_err(|e| EvalError::from(e).at(span))?;
                     let mut values = Vec::with_capacity(items.len());
                     for item in &items {
@@ -396,9 +396,11 @@ impl Compiler {
     fn info(&self, p: Prim, callee: &Term, t: &Term, nats: Vec<i64>) -> Result<Info, Error> {
         let mut info = Info {
             nats,
+            target: None,
+            size: None,
+            result_elements: None,
             limits: self.limits,
             span: t.span(),
-            ..Info::default()
         };
         let Some(ty) = callee.ty() else {
             return Ok(info);
@@ -410,7 +412,7 @@ impl Compiler {
                     result = r;
                 }
             }
-            info.result_scalars = self.scalars(result);
+            info.result_elements = self.elements(result);
         }
         let (param, result) = match ty.kind() {
             TypeKind::Fun(a, b) => (a, b),

@@ -16,7 +16,6 @@ use std::sync::Arc;
 pub(super) type Args = SmallVec<[Value; 3]>;
 
 /// What a primitive needs to know from its type and its place in the program.
-#[derive(Default)]
 pub(super) struct Info {
     pub nats: Vec<i64>,
     /// `cast`'s target.
@@ -24,9 +23,9 @@ pub(super) struct Info {
     /// `generate`'s length, `vectorFromScalar`'s width, `transpose`'s column count,
     /// `join`'s row length, `asScalar`'s vector width.
     pub size: Option<usize>,
-    /// For primitives that make arrays: how many scalars the whole result holds,
+    /// For primitives that make arrays: how many elements the whole result holds,
     /// where the type says (rows of rows count in full).
-    pub result_scalars: Option<u128>,
+    pub result_elements: Option<u128>,
     pub limits: Limits,
     /// The application, for errors.
     pub span: Option<Span>,
@@ -114,12 +113,12 @@ fn nat_arg(info: &Info, i: usize) -> Result<usize, EvalError> {
     Ok(usize::try_from(v).map_err(|_| format!("negative nat argument {v}"))?)
 }
 
-/// Refuses a result of `len` elements (and of as many scalars as the type says)
+/// Refuses a result of `len` elements (and of as many elements in all as the type says)
 /// that would not fit in the memory limit.
 fn check_size(p: Prim, info: &Info, len: usize) -> Result<(), EvalError> {
-    let scalars = info.result_scalars.unwrap_or(0).max(len as u128);
+    let elements = info.result_elements.unwrap_or(0).max(len as u128);
     let what = format!("the result of `{}`", p.name());
-    Ok(info.limits.check_array(&what, scalars, VALUE_BYTES)?)
+    Ok(info.limits.check_array(&what, elements, VALUE_BYTES)?)
 }
 
 fn view(view: View) -> Result<Value, EvalError> {

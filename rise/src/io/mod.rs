@@ -17,7 +17,7 @@ pub use json::{approx_eq, first_difference, write_json, Difference, WriteError};
 
 use crate::error::{Error, ErrorKind};
 use crate::interp::NatEnv;
-use crate::limits::{scalars_in, Limits};
+use crate::limits::{elements_in, Limits};
 use crate::nat::{solve, Equation, Nat, NatVar};
 use crate::term::{Expr, Term};
 use crate::types::{Scalar, Type, TypeKind};
@@ -446,13 +446,13 @@ pub fn random_inputs_with(
     let mut total = 0u128;
     for (name, ty) in &signature.params {
         // A size that cannot be evaluated, or a function type, is reported below.
-        let Some(scalars) = scalars_in(ty, &|n| n.eval(&|v| nats.get(v).copied())) else {
+        let Some(elements) = elements_in(ty, &|n| n.eval(&|v| nats.get(v).copied())) else {
             continue;
         };
         limits
-            .check_array(&format!("parameter `{name}` ({ty})"), scalars, VALUE_BYTES)
+            .check_array(&format!("parameter `{name}` ({ty})"), elements, VALUE_BYTES)
             .map_err(|e| input_error(e.to_string()))?;
-        total = total.saturating_add(scalars);
+        total = total.saturating_add(elements);
     }
     limits
         .check_array("the input set", total, VALUE_BYTES)

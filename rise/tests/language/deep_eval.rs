@@ -82,7 +82,7 @@ fn nested_array_literals_and_pairs_make_deep_values() {
         json(&array),
         format!("{}1{}", "[".repeat(DEPTH), "]".repeat(DEPTH))
     );
-    assert_eq!(array.scalars().unwrap(), 1);
+    assert_eq!(array.elements().unwrap(), 1);
     let pair = eval(&Term::lambda(x, pair), &[Value::I32(1)]);
     let text = json(&pair);
     assert!(
@@ -90,7 +90,7 @@ fn nested_array_literals_and_pairs_make_deep_values() {
         "{}",
         &text[..20]
     );
-    assert_eq!(pair.scalars().unwrap(), DEPTH as u128 + 1);
+    assert_eq!(pair.elements().unwrap(), DEPTH as u128 + 1);
     // Both values are dropped here, level by level.
 }
 

@@ -156,6 +156,28 @@ fn random_inputs_are_checked_before_they_are_made() {
 }
 
 #[test]
+fn empty_rows_count_as_elements() {
+    // No scalar at all, but three billion empty rows to make.
+    let program = load("def f(x: 3.1000000000.0.f32) = x");
+    let e = io::random_inputs(&program.signature(), &NatEnv::default(), 1).unwrap_err();
+    assert!(
+        e.message
+            .contains("parameter `x` (3.1000000000.0.f32) has 3000000000 elements"),
+        "{}",
+        e.message
+    );
+    let source =
+        "def f(x: f32) = generate(fun(i => generate(fun(j => x)) : 0.f32)) : 4000000000.0.f32";
+    assert_too_large(
+        source,
+        "[1]",
+        Limits::default(),
+        "`generate` has 4000000000 elements",
+        "generate",
+    );
+}
+
+#[test]
 fn sizes_beyond_any_machine_word_are_refused() {
     // A size whose square overflows i64: the nat cannot be evaluated at all.
     let program = load("def f(x: n.n.f32) = x");
