@@ -211,3 +211,53 @@ fn numbers_made_indices_out_of_range_are_errors_not_reads_outside_a_buffer() {
         assert_eq!((t, op), (Trap::IndexOutOfRange { bound: 4 }, "natAsIndex"));
     }
 }
+
+#[test]
+fn casts_of_floats_out_of_range_give_what_the_interpreter_gives() {
+    let floats = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        3e9,
+        -3e9,
+        1e30,
+        -1e30,
+        2.7,
+        -2.7,
+        0.0,
+    ];
+    for (from, to) in [
+        ("f32", "i32"),
+        ("f64", "i32"),
+        ("f32", "i64"),
+        ("f64", "i64"),
+        ("f64", "bool"),
+    ] {
+        let n = floats.len();
+        let source = format!("def f(x: {n}.{from}) = x |> mapSeq(fun(v => cast(v) : {to}))");
+        let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
+        let x = Value::array(
+            floats
+                .iter()
+                .map(|v| match from {
+                    "f32" => Value::F32(*v as f32),
+                    _ => Value::F64(*v),
+                })
+                .collect(),
+        );
+        agree(&program, &f, &[x]).unwrap_or_else(|e| panic!("{source}: {e}"));
+    }
+    // An i64 becomes an f32 by way of an f64 (rounded twice, as the interpreter does).
+    let (program, f) = compiled(
+        "def f(x: 3.i64) = x |> mapSeq(fun(v => cast(v) : f32))",
+        &NatEnv::default(),
+        &Options::default(),
+    )
+    .unwrap();
+    let x = Value::array(
+        [i64::MAX, (1 << 53) + 1, -(1 << 60) - 1]
+            .map(Value::I64)
+            .to_vec(),
+    );
+    agree(&program, &f, &[x]).unwrap();
+}
