@@ -261,3 +261,20 @@ fn casts_of_floats_out_of_range_give_what_the_interpreter_gives() {
     );
     agree(&program, &f, &[x]).unwrap();
 }
+
+#[test]
+fn loops_nested_as_deep_as_the_bridge_allows_compile_and_run() {
+    // Each level a loop (of one iteration) around the next: MLIR parses, lowers and
+    // compiles nested regions recursively, on this test thread's small stack.
+    let levels = elevate::bridge::MAX_LOOP_DEPTH - 6;
+    let f = (0..levels).fold("fun(v => v * 2.0)".to_string(), |f, _| {
+        format!(
+            "fun(v => generate(fun(i => v)) : 1.f32 |> padCst(0, 0, 0.0) |> mapSeq({f}) |> reduceSeq(add, 0.0))"
+        )
+    });
+    let source = format!("def f(x: f32) = x |> {f}");
+    let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
+    assert!(f.payload().mlir.matches("scf.for").count() >= levels);
+    let result = agree(&program, &f, &[Value::F32(1.5)]).unwrap();
+    assert_eq!(result.to_json().unwrap(), serde_json::json!(3.0));
+}
