@@ -123,3 +123,15 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
         assert!(because.contains(why), "{source}: {because}");
     }
 }
+
+#[test]
+fn the_output_tile_is_promoted_only_once_the_output_is_tiled() {
+    // At 32, blocking's 32 x 32 blocks are the whole output: it is promoted only
+    // after the first tiling that runs (of the reduction), as at 64.
+    for n in [32, 64] {
+        let nats = [("n", n), ("m", n), ("k", n)];
+        let (_, script) = script(&example("matmul.rise"), &nats, "blocking");
+        let promote = script.find("promote").expect("a promoted block");
+        assert!(script[..promote].contains("tile_using"), "{script}");
+    }
+}

@@ -378,11 +378,14 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         // The current tile's size in each dimension.
         let mut tile: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
         let mut promoted = false;
+        // Promotion copies the output tile of an op already tiled (a subview): the
+        // whole output, before any tiling (the outer loops run once), stays where it is.
+        let mut tiled_yet = false;
         for (j, st) in tiled.iter().enumerate() {
             if st.trips <= 1 {
                 continue;
             }
-            if st.array_acc && !promoted {
+            if st.array_acc && !promoted && tiled_yet {
                 let bytes: i64 = k
                     .out
                     .map
@@ -419,6 +422,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 unrolls.push((mark, st.trips));
             }
             tile[st.dim] = st.step;
+            tiled_yet = true;
             h = t;
         }
         if vector_tail {
