@@ -123,3 +123,20 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
         assert!(because.contains(why), "{source}: {because}");
     }
 }
+
+#[test]
+fn the_output_tile_is_promoted_only_once_the_output_is_tiled() {
+    // At 32, blocking's 32 x 32 blocks are the whole output: nothing to promote (the
+    // script promoted the untiled operation, which failed). At 64, the block is
+    // promoted inside the loops over blocks.
+    let nats = [("n", 32), ("m", 32), ("k", 32)];
+    let (_, at_32) = script(&example("matmul.rise"), &nats, "blocking");
+    assert!(!at_32.contains("promote"), "{at_32}");
+    let nats = [("n", 64), ("m", 64), ("k", 64)];
+    let (_, at_64) = script(&example("matmul.rise"), &nats, "blocking");
+    let promote = at_64.find("promote").expect("a promoted block");
+    assert!(
+        at_64[..promote].contains("tile_sizes [32, 0, 0]"),
+        "{at_64}"
+    );
+}

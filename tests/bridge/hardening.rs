@@ -211,3 +211,70 @@ fn numbers_made_indices_out_of_range_are_errors_not_reads_outside_a_buffer() {
         assert_eq!((t, op), (Trap::IndexOutOfRange { bound: 4 }, "natAsIndex"));
     }
 }
+
+#[test]
+fn casts_of_floats_out_of_range_give_what_the_interpreter_gives() {
+    let floats = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        3e9,
+        -3e9,
+        1e30,
+        -1e30,
+        2.7,
+        -2.7,
+        0.0,
+    ];
+    for (from, to) in [
+        ("f32", "i32"),
+        ("f64", "i32"),
+        ("f32", "i64"),
+        ("f64", "i64"),
+        ("f64", "bool"),
+    ] {
+        let n = floats.len();
+        let source = format!("def f(x: {n}.{from}) = x |> mapSeq(fun(v => cast(v) : {to}))");
+        let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
+        let x = Value::array(
+            floats
+                .iter()
+                .map(|v| match from {
+                    "f32" => Value::F32(*v as f32),
+                    _ => Value::F64(*v),
+                })
+                .collect(),
+        );
+        agree(&program, &f, &[x]).unwrap_or_else(|e| panic!("{source}: {e}"));
+    }
+    // An i64 becomes an f32 by way of an f64 (rounded twice, as the interpreter does).
+    let (program, f) = compiled(
+        "def f(x: 3.i64) = x |> mapSeq(fun(v => cast(v) : f32))",
+        &NatEnv::default(),
+        &Options::default(),
+    )
+    .unwrap();
+    let x = Value::array(
+        [i64::MAX, (1 << 53) + 1, -(1 << 60) - 1]
+            .map(Value::I64)
+            .to_vec(),
+    );
+    agree(&program, &f, &[x]).unwrap();
+}
+
+#[test]
+fn loops_nested_as_deep_as_the_bridge_allows_compile_and_run() {
+    // Each level a loop (of one iteration) around the next: MLIR parses, lowers and
+    // compiles nested regions recursively, on this test thread's small stack.
+    let levels = elevate::bridge::MAX_LOOP_DEPTH - 6;
+    let f = (0..levels).fold("fun(v => v * 2.0)".to_string(), |f, _| {
+        format!(
+            "fun(v => generate(fun(i => v)) : 1.f32 |> padCst(0, 0, 0.0) |> mapSeq({f}) |> reduceSeq(add, 0.0))"
+        )
+    });
+    let source = format!("def f(x: f32) = x |> {f}");
+    let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
+    assert!(f.payload().mlir.matches("scf.for").count() >= levels);
+    let result = agree(&program, &f, &[Value::F32(1.5)]).unwrap();
+    assert_eq!(result.to_json().unwrap(), serde_json::json!(3.0));
+}

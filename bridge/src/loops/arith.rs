@@ -156,44 +156,61 @@ impl Gen {
         }
     }
 
-    pub(super) fn cast(
-        &mut self,
-        x: &str,
-        from: Scalar,
-        to: Scalar,
-        at: &Term,
-    ) -> Result<Val, Error> {
+    /// `x` cast from `from` to `to`, as the interpreter casts: through `f64` for
+    /// floats (an `i64` becomes an `f32` by way of an `f64`), and a float becomes an
+    /// integer by saturating to `i64` (NaN is 0) and then wrapping to the width, never
+    /// by LLVM's conversion, which has no value out of range.
+    pub(super) fn cast(&mut self, x: &str, from: Scalar, to: Scalar) -> Val {
         use Scalar::*;
         let (f, t) = (mlir_scalar(from), mlir_scalar(to));
-        let width = |s: Scalar| match s {
-            Bool => 1,
-            I32 | F32 => 32,
-            I64 | F64 => 64,
-        };
         let z = match (from.is_float(), to.is_float()) {
-            _ if from == to => return Ok(Val::Scalar(x.to_string(), to)),
+            _ if from == to => return Val::Scalar(x.to_string(), to),
             (false, true) if from == Bool => self.op(format!("arith.uitofp {x} : {f} to {t}")),
+            (false, true) if from == I64 && to == F32 => {
+                let wide = self.op(format!("arith.sitofp {x} : i64 to f64"));
+                self.op(format!("arith.truncf {wide} : f64 to f32"))
+            }
             (false, true) => self.op(format!("arith.sitofp {x} : {f} to {t}")),
             (true, false) if to == Bool => {
                 let zero = self.op(format!("arith.constant 0.0 : {f}"));
                 self.op(format!("arith.cmpf une, {x}, {zero} : {f}"))
             }
-            (true, false) => self.op(format!("arith.fptosi {x} : {f} to {t}")),
-            (true, true) if width(to) > width(from) => {
-                self.op(format!("arith.extf {x} : {f} to {t}"))
+            (true, false) => {
+                let wide = self.saturated_i64(x, from);
+                match to {
+                    I32 => self.op(format!("arith.trunci {wide} : i64 to i32")),
+                    _ => wide,
+                }
             }
+            (true, true) if to == F64 => self.op(format!("arith.extf {x} : {f} to {t}")),
             (true, true) => self.op(format!("arith.truncf {x} : {f} to {t}")),
             (false, false) if to == Bool => {
                 let zero = self.op(format!("arith.constant 0 : {f}"));
                 self.op(format!("arith.cmpi ne, {x}, {zero} : {f}"))
             }
             (false, false) if from == Bool => self.op(format!("arith.extui {x} : {f} to {t}")),
-            (false, false) if width(to) > width(from) => {
-                self.op(format!("arith.extsi {x} : {f} to {t}"))
-            }
+            (false, false) if to == I64 => self.op(format!("arith.extsi {x} : {f} to {t}")),
             (false, false) => self.op(format!("arith.trunci {x} : {f} to {t}")),
         };
-        let _ = at;
-        Ok(Val::Scalar(z, to))
+        Val::Scalar(z, to)
+    }
+
+    /// The float `x` as an `i64`, saturated (NaN is 0), as Rust's `as` converts.
+    fn saturated_i64(&mut self, x: &str, from: Scalar) -> String {
+        let x = match from {
+            Scalar::F32 => self.op(format!("arith.extf {x} : f32 to f64")),
+            _ => x.to_string(),
+        };
+        // 2^63 and -2^63 are exact in f64; in between, the conversion is exact too.
+        let high = self.op("arith.constant 9.2233720368547758E+18 : f64");
+        let low = self.op("arith.constant -9.2233720368547758E+18 : f64");
+        let clamped = self.op(format!("arith.maximumf {x}, {low} : f64"));
+        let in_range = self.op(format!("arith.cmpf olt, {clamped}, {high} : f64"));
+        let converted = self.op(format!("arith.fptosi {clamped} : f64 to i64"));
+        let max = self.op(format!("arith.constant {} : i64", i64::MAX));
+        let saturated = self.op(format!("arith.select {in_range}, {converted}, {max} : i64"));
+        let nan = self.op(format!("arith.cmpf uno, {x}, {x} : f64"));
+        let zero = self.op("arith.constant 0 : i64");
+        self.op(format!("arith.select {nan}, {zero}, {saturated} : i64"))
     }
 }

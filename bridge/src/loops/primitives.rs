@@ -47,7 +47,7 @@ impl Gen {
                 let TypeKind::Scalar(to) = ty.kind() else {
                     return Err(Error::untyped(at));
                 };
-                self.cast(&x, from, *to, at)
+                Ok(self.cast(&x, from, *to))
             }
             Let => {
                 let value = match &args[0] {

@@ -378,11 +378,16 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         // The current tile's size in each dimension.
         let mut tile: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
         let mut promoted = false;
+        // Promotion copies the output tile to a buffer of its own once the output is
+        // tiled: the whole output (where the outer loops run once, or only the
+        // reduction is tiled yet) stays where it is, rather than being copied in and out
+        // around every step.
+        let mut output_tiled = false;
         for (j, st) in tiled.iter().enumerate() {
             if st.trips <= 1 {
                 continue;
             }
-            if st.array_acc && !promoted {
+            if st.array_acc && !promoted && output_tiled {
                 let bytes: i64 = k
                     .out
                     .map
@@ -419,6 +424,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 unrolls.push((mark, st.trips));
             }
             tile[st.dim] = st.step;
+            output_tiled |= !k.dims[st.dim].reduction;
             h = t;
         }
         if vector_tail {
