@@ -31,6 +31,15 @@ pub const EXTRACTION_SHARE: f64 = 0.05;
 /// gives up for the smallest term.
 pub const EXTRACTION_END: f64 = 1.05;
 
+/// The longest time limit that means something (a limit of `u64::MAX` seconds is no
+/// limit, not an overflow).
+const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// `start + d`, with `d` at most a century.
+pub(crate) fn after(start: Instant, d: Duration) -> Instant {
+    start + d.min(CENTURY)
+}
+
 /// The deepest program whose equality proof is explained (egg writes proofs
 /// recursively).
 const MAX_EXPLAINED_DEPTH: usize = 2_000;
@@ -204,7 +213,7 @@ impl Saturation {
         let root = add_body(&mut egraph, &body, &idents).map_err(|e| SaturationError(e.0))?;
         let input = self.explain.then(|| added_expr(&egraph, root));
         egraph.rebuild();
-        let time = self.limits.time;
+        let time = self.limits.time.min(CENTURY);
         let floor = time.mul_f64(EXTRACTION_SHARE);
         // Building a small e-graph takes too little time to tell its speed.
         let converted = converting.elapsed();
@@ -216,7 +225,7 @@ impl Saturation {
             rewrites: self.rules.rewrites(),
             limits: self.limits,
             start,
-            end: start + time,
+            end: after(start, time),
             reserve: Reserve { floor, per_node },
             progress: self.progress.as_ref(),
             goal: self.goal.as_ref(),
@@ -245,7 +254,10 @@ impl Saturation {
             input,
             report,
             start,
-            extract_by: start + time.mul_f64(EXTRACTION_END),
+            extract_by: after(
+                start,
+                time.saturating_add(time.mul_f64(EXTRACTION_END - 1.0)),
+            ),
             per_node,
         })
     }
@@ -310,7 +322,7 @@ impl Grown {
         // An extraction that cannot finish in time is not started.
         let nodes = u32::try_from(self.egraph.total_size()).unwrap_or(u32::MAX);
         let expected = self.per_node.saturating_mul(nodes);
-        let found = match Instant::now() + expected > self.extract_by {
+        let found = match after(Instant::now(), expected) > self.extract_by {
             true => Err(OutOfTime),
             false => sketch::extract_within(
                 &self.egraph,

@@ -3,8 +3,8 @@
 
 use elevate_core::{Budget, BudgetLimit, Context, FailureKind};
 use elevate_rise::egraph::{
-    add_term, best_term, saturate, sketch_guided, CostModel, GuideStep, Limits, RiseGraph,
-    RuleSet, Saturation,
+    add_term, best_term, saturate, sketch_guided, CostModel, GuideStep, Limits, RiseGraph, RuleSet,
+    Saturation,
 };
 use elevate_rise::{infer, parse_term, print_term, Term};
 use std::time::Duration;
@@ -187,4 +187,19 @@ fn rule_sets_say_what_is_wrong_with_a_rule() {
         e.contains("splitJoin(n)") && e.contains("betaReduction"),
         "{e}"
     );
+}
+
+/// Limits as large as the text allows are no limits, not overflows.
+#[test]
+fn the_largest_limits_are_no_limits() {
+    let limits: Limits = format!("s={},nodes=100000", u64::MAX).parse().unwrap();
+    let t = typed("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
+    let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
+    let out = Saturation::new(rules.clone(), limits, CostModel::Lowered)
+        .run(&t)
+        .unwrap();
+    assert_eq!(out.report.stop_reason, "saturated");
+    let s = saturate(rules, limits, CostModel::Lowered);
+    let mut cx = Context::new(Budget::unlimited().time(Duration::from_millis(u64::MAX)));
+    assert!(s.apply(&t, &mut cx).is_ok());
 }

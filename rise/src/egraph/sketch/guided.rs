@@ -5,7 +5,7 @@ use super::{satisfied, Sketch};
 use crate::egraph::cost::CostModel;
 use crate::egraph::rules::RuleSet;
 use crate::egraph::runner::Limits;
-use crate::egraph::saturate::{Report, Saturation, SaturationError};
+use crate::egraph::saturate::{after, Report, Saturation, SaturationError};
 use crate::term::Term;
 use elevate_core::{BudgetLimit, Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
 use std::time::Instant;
@@ -131,7 +131,9 @@ fn guided_until(
         let goal = step.sketch.clone();
         let saturation = Saturation::new(step.rules.clone(), limits, cost)
             .with_goal(move |egraph, root| satisfied(egraph, root, &goal));
-        let mut grown = saturation.grow(&program).map_err(|e| failed(e.to_string()))?;
+        let mut grown = saturation
+            .grow(&program)
+            .map_err(|e| failed(e.to_string()))?;
         let found = match grown.extract_sketch(&step.sketch, cost) {
             Err(_) if bound => return Err(Stop::OutOfTime),
             found => found.map_err(|e| failed(e.to_string()))?,
@@ -194,7 +196,7 @@ impl StrategyImpl<Term> for SketchGuidedStrategy {
     fn apply(&self, program: &Term, cx: &mut Context) -> RewriteResult<Term> {
         let name = self.name();
         let max_time = cx.budget().max_time;
-        let until = max_time.map(|max| Instant::now() + max.saturating_sub(cx.elapsed()));
+        let until = max_time.map(|max| after(Instant::now(), max.saturating_sub(cx.elapsed())));
         match guided_until(program, &self.steps, self.cost, until) {
             Ok(outcome) => {
                 cx.record_step(&name)?;
