@@ -141,8 +141,14 @@ fn saturate_reports_wrong_rules_limits_and_costs() {
         &o,
         "--rules: `nope` is not a rule the e-graph knows (known: betaReduction, fstReduction",
     );
+    assert!(stderr(&o).contains("mapFusion, "), "{}", stderr(&o));
     let o = elevate(&["saturate", &dot, "--rules", "splitJoin(x)"]);
     assert_fails_with(&o, "the arguments are whole numbers");
+    let o = elevate(&["saturate", &dot, "--rules", "default,splitJoin(0)"]);
+    assert_fails_with(
+        &o,
+        "--rules: `splitJoin(0)`: the size n must be positive, found 0",
+    );
     let o = elevate(&[
         "saturate",
         &dot,
@@ -315,5 +321,98 @@ fn sketch_guided_search_is_a_strategy_in_text() {
             r#"sketchGuided("?", "default")"#,
         ]),
         "expects triples",
+    );
+}
+
+/// The matmul grows without end under the default rules: the time limit stops it,
+/// checked inside every phase (the report's `ms` shows how close to the limit).
+#[test]
+fn saturate_stops_when_its_time_is_up() {
+    let mm = example("matmul.rise");
+    let o = elevate(&[
+        "saturate",
+        &mm,
+        "--rules",
+        "default",
+        "--limits",
+        "ms=1000,nodes=100000000,iterations=1000000",
+    ]);
+    let (program, report) = program_and_report(&o);
+    assert_eq!(report["stop_reason"], "time", "{report}");
+    for phase in [
+        "build_ms",
+        "search_ms",
+        "apply_ms",
+        "rebuild_ms",
+        "extract_ms",
+    ] {
+        assert!(report[phase].is_number(), "{phase}: {report}");
+    }
+    println!("a time limit of 1000 ms: {} ms", report["ms"]);
+    checks_like("matmul-timed.rise", &program, &mm);
+}
+
+/// `x + x + ... + x`, 100,000 additions deep, through the e-graph and back.
+#[test]
+fn saturate_takes_a_program_100000_levels_deep() {
+    let source = format!("def f(x: i32) = x{}\n", " + x".repeat(100_000));
+    let chain = temp("chain.rise", &source);
+    let o = elevate(&[
+        "saturate", &chain, "--rules", "default", "--limits", "ms=3000",
+    ]);
+    let (program, report) = program_and_report(&o);
+    assert!(
+        program.starts_with("def f(x: i32) =\n  x + x + x"),
+        "{report}"
+    );
+    assert_eq!(program.matches(" + x").count(), 100_000, "{report}");
+    assert!(report["enodes"].as_u64().unwrap() >= 100_000, "{report}");
+}
+
+/// A rule with an argument it does not take is an error where it is written, with
+/// the reason, whether in a strategy, a rule set or a strategy's rule set.
+#[test]
+fn bad_rule_arguments_are_reported_where_they_are_written() {
+    let dot = example("dot.rise");
+    let o = elevate(&["rewrite", &dot, "--strategy", "id ; splitJoin(0)"]);
+    assert_fails_with(
+        &o,
+        "strategy:1:6: strategy error: `splitJoin(n)`: the size n must be positive, found 0",
+    );
+    assert!(
+        stderr(&o).contains("id ; splitJoin(0)\n       ^"),
+        "{}",
+        stderr(&o)
+    );
+    for (text, why) in [
+        (
+            "blockedSum(0)",
+            "`blockedSum(n)`: the size n must be positive, found 0",
+        ),
+        ("blockedReduce(-2)", "the size n must be positive, found -2"),
+        (
+            "vectorize(1)",
+            "the vector width n must be at least 2, found 1",
+        ),
+        ("mapLocal(3)", "the dimension d must be 0, 1 or 2, found 3"),
+        ("slideOverlap(0)", "the size u must be positive, found 0"),
+        ("tile(32, 0)", "must be positive, found 0"),
+        (
+            "reorder([1, 3])",
+            "[1, 3] is not a permutation of the loop depths 1 to 2",
+        ),
+    ] {
+        let o = elevate(&["rewrite", &dot, "--strategy", text]);
+        assert_fails_with(&o, why);
+    }
+    let o = elevate(&["rewrite", &dot, "--strategy", "saturate(\"splitJoin(0)\")"]);
+    assert_fails_with(&o, "`splitJoin(0)`: the size n must be positive, found 0");
+    let o = elevate(&["strategies"]);
+    assert!(
+        stdout(&o).lines().any(|l| l.starts_with("splitJoin(n)  ")
+            && l.contains("map(f)(x) -> join(map(map(f))(split(n)(x)))")
+            && l.ends_with("[e-graph]")),
+        "{}",
+        stdout(&o)
     );
 }

@@ -169,25 +169,37 @@ fn add_node(
     Ok(egraph.add(node))
 }
 
-/// The smallest term of a class (by AST size), as an expression.
+/// The smallest term of a class (by AST size), as an expression: each class's
+/// smallest e-node (the analysis keeps it), written children first with an explicit
+/// work stack (the term may be 100,000 levels deep).
 pub fn best_expr(egraph: &RiseGraph, id: Id) -> RecExpr<Rise> {
-    let mut expr = Nodes::default();
-    let mut memo = FxHashMap::default();
-    best_into(egraph, egraph.find(id), &mut expr, &mut memo);
-    expr.finish()
-}
-
-fn best_into(egraph: &RiseGraph, id: Id, expr: &mut Nodes, memo: &mut FxHashMap<Id, Id>) -> Id {
-    if let Some(&done) = memo.get(&id) {
-        return done;
+    let root = egraph.find(id);
+    // The best e-nodes never form a cycle: each one's term is smaller than its
+    // parent's was when the parent chose it, and sizes only shrink.
+    let capacity = egraph[root].data.size.min(1 << 16);
+    let mut written: FxHashMap<Id, Id> = FxHashMap::default();
+    written.reserve(capacity);
+    let mut out = Nodes::default();
+    let mut todo: Vec<(Id, bool)> = vec![(root, false)];
+    while let Some((class, children_written)) = todo.pop() {
+        if written.contains_key(&class) {
+            continue;
+        }
+        let best = &egraph[class].data.best;
+        if !children_written {
+            todo.push((class, true));
+            for &c in best.children() {
+                let c = egraph.find(c);
+                if !written.contains_key(&c) {
+                    todo.push((c, false));
+                }
+            }
+            continue;
+        }
+        let node = best.clone().map_children(|c| written[&egraph.find(c)]);
+        written.insert(class, out.add(node));
     }
-    let node = egraph[id].data.best.clone().map_children(|c| {
-        let c = egraph.find(c);
-        guard(|| best_into(egraph, c, expr, memo))
-    });
-    let out = expr.add(node);
-    memo.insert(id, out);
-    out
+    out.finish()
 }
 
 /// The expression of the e-nodes as they were added: `id`'s first e-node, its

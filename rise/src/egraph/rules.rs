@@ -129,6 +129,16 @@ impl RuleSet {
     }
 }
 
+impl std::fmt::Debug for RuleSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.rewrites.iter().map(|r| r.name.as_str()).collect();
+        f.debug_struct("RuleSet")
+            .field("text", &self.text)
+            .field("rewrites", &names)
+            .finish()
+    }
+}
+
 /// The members of `sets`, in the catalogue's order, each with its arguments there.
 fn members(sets: &[Set]) -> Vec<(&'static RuleDef, Vec<i64>)> {
     crate::rules::catalogue()

@@ -6,7 +6,8 @@
 //! long search or one rule with many matches runs past it. Here the limits live in
 //! the e-graph's analysis while the loop runs, and the searcher and the appliers ask
 //! before each class and each match ([`super::lang::may_grow`]): the loop stops within
-//! one match of its deadline. Rules are scheduled as egg does by default (a
+//! one match of its deadline. The deadline leaves time for extraction, more as the
+//! e-graph grows ([`Reserve`]). Rules are scheduled as egg does by default (a
 //! [`BackoffScheduler`] bans a rule for a while when it matches too often).
 
 use super::lang::{Rise, RiseAnalysis, RiseGraph};
@@ -118,15 +119,20 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Where a saturation's time went, over all iterations.
+/// Where a saturation's time went: building the e-graph, each phase over all
+/// iterations, and extraction.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Phases {
+    /// Adding the program to the e-graph.
+    pub build: Duration,
     /// Searching for matches.
     pub search: Duration,
     /// Applying the matches.
     pub apply: Duration,
     /// Restoring the e-graph's invariants.
     pub rebuild: Duration,
+    /// Extracting the result.
+    pub extract: Duration,
 }
 
 /// The resident memory of this process, MB (0 where the platform does not say).
@@ -147,10 +153,31 @@ pub(crate) struct Run<'a> {
     pub limits: Limits,
     /// When the saturation started (progress reports count from there).
     pub start: Instant,
-    /// When growing must stop.
-    pub deadline: Instant,
+    /// When the time limit ends (growing and extracting).
+    pub end: Instant,
+    /// The time kept for extraction.
+    pub reserve: Reserve,
     pub progress: Option<&'a ProgressFn>,
     pub goal: Option<&'a GoalFn>,
+}
+
+/// The time growing leaves for extraction: a share of the limit, or, for an e-graph
+/// that took long to build (a deep program), as long per e-node as building took
+/// (extraction visits each e-node about as often as adding it did).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reserve {
+    /// At least this long.
+    pub floor: Duration,
+    /// This long per e-node.
+    pub per_node: Duration,
+}
+
+impl Reserve {
+    /// The time to keep for extracting from `nodes` e-nodes.
+    fn for_nodes(self, nodes: usize) -> Duration {
+        let nodes = u32::try_from(nodes).unwrap_or(u32::MAX);
+        self.floor.max(self.per_node.saturating_mul(nodes))
+    }
 }
 
 /// What the loop did.
@@ -172,12 +199,20 @@ impl Run<'_> {
     /// cannot be interrupted, is skipped (extraction does not need it: every e-node
     /// of a class is equal to the class, canonical or not).
     pub(crate) fn run(&self, egraph: &mut RiseGraph, root: Id) -> Ran {
-        egraph.analysis.deadline = Some(self.deadline);
+        self.update_deadline(egraph);
         egraph.analysis.node_limit = Some(self.limits.nodes);
         let ran = self.iterate(egraph, root);
         egraph.analysis.deadline = None;
         egraph.analysis.node_limit = None;
         ran
+    }
+
+    /// Sets the deadline the searcher and appliers check: the end of the time limit,
+    /// less the time that extraction from an e-graph of this size needs.
+    fn update_deadline(&self, egraph: &mut RiseGraph) {
+        let reserve = self.reserve.for_nodes(egraph.total_size());
+        let deadline = self.end.checked_sub(reserve).unwrap_or(self.start);
+        egraph.analysis.deadline = Some(deadline);
     }
 
     fn iterate(&self, egraph: &mut RiseGraph, root: Id) -> Ran {
@@ -208,6 +243,7 @@ impl Run<'_> {
                 }
                 found.push(scheduler.search_rewrite(iterations, egraph, rewrite));
             }
+            self.update_deadline(egraph);
             let searched = Instant::now();
             phases.search += searched - started;
             let mut this_round: BTreeMap<String, usize> = BTreeMap::new();
@@ -219,6 +255,7 @@ impl Run<'_> {
                 if n > 0 {
                     *this_round.entry(rewrite.name.to_string()).or_default() += n;
                 }
+                self.update_deadline(egraph);
             }
             let applied_at = Instant::now();
             phases.apply += applied_at - searched;

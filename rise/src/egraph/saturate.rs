@@ -2,10 +2,11 @@
 //! rewrites under limits ([`super::runner`]), extract the best program by a cost model
 //! ([`super::cost`]).
 //!
-//! The time limit covers the whole: growing stops at [`GROW_SHARE`] of it, so that
-//! extraction has the rest; an extraction that would run further past the limit than
-//! [`EXTRACTION_END`] gives up for the class's smallest term (read off the analysis
-//! in linear time), and the report says so.
+//! The time limit covers the whole: growing stops early enough for extraction to
+//! finish within the limit (at least [`EXTRACTION_SHARE`] of it, more for an e-graph
+//! that was slow to build); an extraction that would run past [`EXTRACTION_END`]
+//! times the limit gives up for the class's smallest term (read off the analysis in
+//! linear time), and the report says so.
 
 use super::convert::{
     add_body, added_expr, best_expr, expr_to_open_term, parameter_idents, parameters,
@@ -14,7 +15,7 @@ use super::convert::{
 use super::cost::{expr_cost, CostModel};
 use super::lang::{Rise, RiseGraph};
 use super::rules::RuleSet;
-use super::runner::{GoalFn, Limits, Phases, Progress, ProgressFn, Run};
+use super::runner::{GoalFn, Limits, Phases, Progress, ProgressFn, Reserve, Run};
 use super::sketch::{self, Sketch};
 use crate::term::{Ident, Term};
 use egg::{Id, Language, RecExpr};
@@ -23,13 +24,21 @@ use elevate_core::{BudgetLimit, Context, Failure, Name, RewriteResult, Strategy,
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The share of the time limit that growing the e-graph may use; extraction has the
-/// rest.
-pub const GROW_SHARE: f64 = 0.9;
+/// The least share of the time limit that growing leaves for extraction.
+pub const EXTRACTION_SHARE: f64 = 0.05;
 
 /// How far past the time limit (as a multiple of it) extraction may run before it
 /// gives up for the smallest term.
-pub const EXTRACTION_END: f64 = 1.08;
+pub const EXTRACTION_END: f64 = 1.05;
+
+/// The longest time limit that means something (a limit of `u64::MAX` seconds is no
+/// limit, not an overflow).
+const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// `start + d`, with `d` at most a century.
+pub(crate) fn after(start: Instant, d: Duration) -> Instant {
+    start + d.min(CENTURY)
+}
 
 /// The deepest program whose equality proof is explained (egg writes proofs
 /// recursively).
@@ -74,9 +83,11 @@ impl Report {
             "peak_mb": (self.peak_mb * 10.0).round() / 10.0,
             "cost": self.cost,
             "applied": self.applied.iter().map(|(r, n)| serde_json::json!([r, n])).collect::<Vec<_>>(),
+            "build_ms": ms(self.phases.build),
             "search_ms": ms(self.phases.search),
             "apply_ms": ms(self.phases.apply),
             "rebuild_ms": ms(self.phases.rebuild),
+            "extract_ms": ms(self.phases.extract),
         });
         if self.smallest_for_time {
             json["extraction"] = "smallest (out of time)".into();
@@ -198,15 +209,24 @@ impl Saturation {
         if self.explain {
             egraph = egraph.with_explanations_enabled();
         }
+        let converting = Instant::now();
         let root = add_body(&mut egraph, &body, &idents).map_err(|e| SaturationError(e.0))?;
         let input = self.explain.then(|| added_expr(&egraph, root));
         egraph.rebuild();
-        let time = self.limits.time;
+        let time = self.limits.time.min(CENTURY);
+        let floor = time.mul_f64(EXTRACTION_SHARE);
+        // Building a small e-graph takes too little time to tell its speed.
+        let converted = converting.elapsed();
+        let per_node = match converted >= floor {
+            true => converted / u32::try_from(egraph.total_size().max(1)).unwrap_or(u32::MAX),
+            false => Duration::ZERO,
+        };
         let ran = Run {
             rewrites: self.rules.rewrites(),
             limits: self.limits,
             start,
-            deadline: start + time.mul_f64(GROW_SHARE),
+            end: after(start, time),
+            reserve: Reserve { floor, per_node },
             progress: self.progress.as_ref(),
             goal: self.goal.as_ref(),
         }
@@ -221,7 +241,10 @@ impl Saturation {
             cost: 0.0,
             smallest_for_time: false,
             applied: ran.applied,
-            phases: ran.phases,
+            phases: Phases {
+                build: converted,
+                ..ran.phases
+            },
         };
         Ok(Grown {
             root: egraph.find(root),
@@ -231,7 +254,11 @@ impl Saturation {
             input,
             report,
             start,
-            extract_by: start + time.mul_f64(EXTRACTION_END),
+            extract_by: after(
+                start,
+                time.saturating_add(time.mul_f64(EXTRACTION_END - 1.0)),
+            ),
+            per_node,
         })
     }
 
@@ -268,6 +295,9 @@ pub struct Grown {
     start: Instant,
     /// When extraction gives up.
     extract_by: Instant,
+    /// How long building the e-graph took per e-node (zero if too quick to tell): about
+    /// as long as extraction takes per e-node.
+    per_node: Duration,
 }
 
 /// Extraction ran past the saturation's time limit.
@@ -288,13 +318,20 @@ impl Grown {
     /// report. If the time limit runs out first, the root's smallest expression (and
     /// [`Report::smallest_for_time`]).
     pub fn extract(&mut self, cost: CostModel) -> RecExpr<Rise> {
-        let found = sketch::extract_within(
-            &self.egraph,
-            self.root,
-            &Sketch::Any,
-            cost,
-            Some(self.extract_by),
-        );
+        let started = Instant::now();
+        // An extraction that cannot finish in time is not started.
+        let nodes = u32::try_from(self.egraph.total_size()).unwrap_or(u32::MAX);
+        let expected = self.per_node.saturating_mul(nodes);
+        let found = match after(Instant::now(), expected) > self.extract_by {
+            true => Err(OutOfTime),
+            false => sketch::extract_within(
+                &self.egraph,
+                self.root,
+                &Sketch::Any,
+                cost,
+                Some(self.extract_by),
+            ),
+        };
         let best = match found {
             Ok(Some((_, best))) => best,
             // Every class holds a term, so `?` always has one.
@@ -304,6 +341,7 @@ impl Grown {
             }
         };
         self.report.cost = expr_cost(cost, &self.egraph.analysis.types, &best).total;
+        self.report.phases.extract += started.elapsed();
         self.report.time = self.start.elapsed();
         best
     }
@@ -315,8 +353,10 @@ impl Grown {
         sketch: &Sketch,
         cost: CostModel,
     ) -> Result<Option<RecExpr<Rise>>, OutOfTime> {
+        let started = Instant::now();
         let found =
             sketch::extract_within(&self.egraph, self.root, sketch, cost, Some(self.extract_by));
+        self.report.phases.extract += started.elapsed();
         self.report.time = self.start.elapsed();
         Ok(found?.map(|(total, best)| {
             self.report.cost = total;

@@ -447,18 +447,30 @@ pub(crate) fn sized(name: &str, n: i64) -> Strategy<Term> {
 pub fn markdown() -> String {
     let mut out = String::from("| rule | equation | e-graph |\n|---|---|---|\n");
     for def in catalogue() {
-        let sets: Vec<String> = def
-            .sets
+        // `algorithmic`, or `algorithmic: splitJoin(4), splitJoin(32)`.
+        let sets: Vec<String> = Set::ALL
             .iter()
-            .map(|(set, args)| match args {
-                [] => set.name().to_string(),
-                args => format!("{} {}", set.name(), def.label(args)),
+            .filter_map(|&set| {
+                let args: Vec<&[i64]> = def
+                    .sets
+                    .iter()
+                    .filter(|(s, _)| *s == set)
+                    .map(|(_, args)| *args)
+                    .collect();
+                match args.as_slice() {
+                    [] => None,
+                    [[]] => Some(set.name().to_string()),
+                    args => {
+                        let labels: Vec<String> = args.iter().map(|a| def.label(a)).collect();
+                        Some(format!("{}: {}", set.name(), labels.join(", ")))
+                    }
+                }
             })
             .collect();
         let egraph = match (def.in_egraph(), sets.is_empty()) {
             (false, _) => String::new(),
             (true, true) => "yes".to_string(),
-            (true, false) => format!("yes ({})", sets.join(", ")),
+            (true, false) => format!("yes ({})", sets.join("; ")),
         };
         let cell = |s: &str| s.replace('|', "\\|");
         out.push_str(&format!(

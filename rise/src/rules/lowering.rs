@@ -470,7 +470,7 @@ pub(super) const RULES: &[RuleDef] = &[
         .note("e an array of scalars")
         .example("fun(x: 2.3.f32 => x |> transpose)"),
     RuleDef::sized("vectorize", &[Param::width("n")], "map(f)(xs) -> asScalar(map(f on vectors)(V(xs)))", vectorize_unchecked)
-        .note("f scalar arithmetic on scalars or pairs of them, 4 divides the length")
+        .note("f scalar arithmetic on scalars or pairs of them, n divides the length")
         .bias(Prim::Map)
         .example("fun(x: 8.f32, y: 8.f32 => (x |> map(fun(v => v * 2.0 + 1.0)), zip(x, y) |> map(fun(p => fst(p) * snd(p)))))")
         .typical(&[4])

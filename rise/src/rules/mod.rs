@@ -68,7 +68,7 @@ use elevate_core::Strategy;
 use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry, Value};
 
 /// A rule of the library with the arguments tests use: its name as strategy text
-/// (`splitJoin(2)`), how to make it, and the catalogue's entry.
+/// (`splitJoin(2)`), its equation, how to make it, and what the property tests need.
 pub struct RuleInfo {
     /// The rule with its arguments, as strategy text.
     pub name: &'static str,
@@ -91,8 +91,8 @@ pub fn library() -> Vec<RuleInfo> {
         .filter(|def| def.role == Role::Rule)
         .map(|def| {
             let args = def.typical;
-            // Names live as long as the catalogue: leaked once per listing, a few
-            // bytes for each of the handful of rules with arguments.
+            // The tests keep names as `&'static str`: a rule with arguments leaks its
+            // label (a few bytes, for the handful of such rules, per listing).
             let name: &'static str = match args {
                 [] => def.name,
                 args => Box::leak(def.label(args).into_boxed_str()),

@@ -3,7 +3,8 @@
 
 use elevate_core::{Budget, BudgetLimit, Context, FailureKind};
 use elevate_rise::egraph::{
-    add_term, best_term, saturate, CostModel, Limits, RiseGraph, RuleSet, Saturation,
+    add_term, best_term, saturate, sketch_guided, CostModel, GuideStep, Limits, RiseGraph, RuleSet,
+    Saturation,
 };
 use elevate_rise::{infer, parse_term, print_term, Term};
 use std::time::Duration;
@@ -97,6 +98,16 @@ fn the_strategy_keeps_to_the_context_budget() {
     let t = typed("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
     let mut cx = Context::new(Budget::unlimited().time(Duration::from_secs(60)));
     assert!(small.apply(&t, &mut cx).is_ok());
+    // A sketch-guided search too: a sketch it never reaches, a step limit far away.
+    let never = GuideStep::new(
+        "contains(scanSeq)".parse().unwrap(),
+        RuleSet::parse("default").unwrap(),
+        limits,
+    );
+    let search = sketch_guided(vec![never], CostModel::Lowered);
+    let mut cx = Context::new(Budget::unlimited().time(Duration::from_millis(400)));
+    let failure = search.apply(&matmul(), &mut cx).unwrap_err();
+    assert_eq!(failure.kind(), FailureKind::Budget(BudgetLimit::Time(400)));
 }
 
 /// Each e-graph owns its types: what one interns, another does not see, and
@@ -176,4 +187,19 @@ fn rule_sets_say_what_is_wrong_with_a_rule() {
         e.contains("splitJoin(n)") && e.contains("betaReduction"),
         "{e}"
     );
+}
+
+/// Limits as large as the text allows are no limits, not overflows.
+#[test]
+fn the_largest_limits_are_no_limits() {
+    let limits: Limits = format!("s={},nodes=100000", u64::MAX).parse().unwrap();
+    let t = typed("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
+    let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
+    let out = Saturation::new(rules.clone(), limits, CostModel::Lowered)
+        .run(&t)
+        .unwrap();
+    assert_eq!(out.report.stop_reason, "saturated");
+    let s = saturate(rules, limits, CostModel::Lowered);
+    let mut cx = Context::new(Budget::unlimited().time(Duration::from_millis(u64::MAX)));
+    assert!(s.apply(&t, &mut cx).is_ok());
 }

@@ -290,6 +290,15 @@ fn parse_errors_say_where_and_what() {
     let deep = format!("{}?{}", "contains(".repeat(10_000), ")".repeat(10_000));
     let e = Sketch::parse(&deep).unwrap_err();
     assert!(e.message.contains("nests more than"), "{}", e.message);
+    // Long pipelines and argument lists nest as deeply; they are bounded too.
+    for long in [
+        format!("?{}", " |> map(?)".repeat(100_000)),
+        format!("map{}", "(?)".repeat(100_000)),
+        format!("or({})", vec!["?"; 100_000].join(", ")),
+    ] {
+        let e = Sketch::parse(&long).unwrap_err();
+        assert!(e.message.contains("more than 2000 parts"), "{}", e.message);
+    }
 }
 
 /// Pieces of sketch text, for random texts that are sometimes sketches.

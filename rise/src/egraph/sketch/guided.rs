@@ -5,9 +5,9 @@ use super::{satisfied, Sketch};
 use crate::egraph::cost::CostModel;
 use crate::egraph::rules::RuleSet;
 use crate::egraph::runner::Limits;
-use crate::egraph::saturate::{Report, Saturation, SaturationError};
+use crate::egraph::saturate::{after, Report, Saturation, SaturationError};
 use crate::term::Term;
-use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{BudgetLimit, Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
 use std::time::Instant;
 
 /// One step of a sketch-guided search: saturate with `rules` within `limits` until a
@@ -87,45 +87,71 @@ pub fn guided(
     steps: &[GuideStep],
     cost: CostModel,
 ) -> Result<GuidedOutcome, SaturationError> {
+    guided_until(program, steps, cost, None).map_err(|stop| match stop {
+        Stop::Failed(e) => e,
+        Stop::OutOfTime => unreachable!("no deadline was given"),
+    })
+}
+
+/// Why a search with a deadline ended without a program.
+enum Stop {
+    /// A step failed.
+    Failed(SaturationError),
+    /// The deadline came first.
+    OutOfTime,
+}
+
+/// [`guided`] with every step's time limit cut to what is left before `until`.
+fn guided_until(
+    program: &Term,
+    steps: &[GuideStep],
+    cost: CostModel,
+    until: Option<Instant>,
+) -> Result<GuidedOutcome, Stop> {
     let mut program = program.clone();
     let mut reports = Vec::with_capacity(steps.len());
     for (k, step) in steps.iter().enumerate() {
-        let start = Instant::now();
+        let failed = |what: String| {
+            Stop::Failed(SaturationError(format!(
+                "step {} of {} of the sketch-guided search (`{}`): {what}",
+                k + 1,
+                steps.len(),
+                step.sketch
+            )))
+        };
+        let mut limits = step.limits;
+        let left = until.map(|until| until.saturating_duration_since(Instant::now()));
+        let bound = left.is_some_and(|left| left <= limits.time);
+        if let Some(left) = left.filter(|_| bound) {
+            if left.is_zero() {
+                return Err(Stop::OutOfTime);
+            }
+            limits.time = left;
+        }
         let goal = step.sketch.clone();
-        let saturation = Saturation::new(step.rules.clone(), step.limits, cost)
+        let saturation = Saturation::new(step.rules.clone(), limits, cost)
             .with_goal(move |egraph, root| satisfied(egraph, root, &goal));
-        let mut grown = saturation.grow(&program).map_err(|e| {
-            SaturationError(format!(
-                "step {} of {} of the sketch-guided search (`{}`): {e}",
-                k + 1,
-                steps.len(),
-                step.sketch
-            ))
-        })?;
-        let found = grown.extract_sketch(&step.sketch, cost).map_err(|e| {
-            SaturationError(format!(
-                "step {} of {} of the sketch-guided search (`{}`): {e}",
-                k + 1,
-                steps.len(),
-                step.sketch
-            ))
-        })?;
+        let mut grown = saturation
+            .grow(&program)
+            .map_err(|e| failed(e.to_string()))?;
+        let found = match grown.extract_sketch(&step.sketch, cost) {
+            Err(_) if bound => return Err(Stop::OutOfTime),
+            found => found.map_err(|e| failed(e.to_string()))?,
+        };
         let Some(body) = found else {
             let r = &grown.report;
-            return Err(SaturationError(format!(
-                "step {} of {} of the sketch-guided search: no program satisfies the \
-                 sketch `{}` (the saturation with `{}` stopped: {}, after {} iterations, \
-                 {} e-nodes)",
-                k + 1,
-                steps.len(),
-                step.sketch,
+            if bound && r.stop_reason == "time" {
+                return Err(Stop::OutOfTime);
+            }
+            return Err(failed(format!(
+                "no program satisfies the sketch (the saturation with `{}` stopped: {}, \
+                 after {} iterations, {} e-nodes)",
                 step.rules.text(),
                 r.stop_reason,
                 r.iterations,
                 r.enodes
             )));
         };
-        grown.report.time = start.elapsed();
         program = grown.program(&body);
         reports.push(StepReport {
             sketch: step.sketch.to_string(),
@@ -165,14 +191,22 @@ pub struct SketchGuidedStrategy {
 }
 
 impl StrategyImpl<Term> for SketchGuidedStrategy {
+    /// Runs the steps within what is left of the context's time budget; where that
+    /// runs out first, the failure says so.
     fn apply(&self, program: &Term, cx: &mut Context) -> RewriteResult<Term> {
         let name = self.name();
-        match guided(program, &self.steps, self.cost) {
+        let max_time = cx.budget().max_time;
+        let until = max_time.map(|max| after(Instant::now(), max.saturating_sub(cx.elapsed())));
+        match guided_until(program, &self.steps, self.cost, until) {
             Ok(outcome) => {
                 cx.record_step(&name)?;
                 Ok(outcome.program)
             }
-            Err(e) => {
+            Err(Stop::OutOfTime) => {
+                let ms = max_time.map_or(0, |t| t.as_millis() as u64);
+                Err(Failure::budget(name, BudgetLimit::Time(ms)))
+            }
+            Err(Stop::Failed(e)) => {
                 cx.log(|| format!("sketchGuided: {e}"));
                 Err(Failure::no_match(name).at_path(&cx.location()))
             }

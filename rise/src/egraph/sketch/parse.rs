@@ -12,12 +12,18 @@ use crate::term::Span;
 /// parser, printer and matcher far from the end of the stack).
 const MAX_DEPTH: usize = 200;
 
+/// How many parts (sub-sketches and pipeline stages) a sketch may have: a long
+/// pipeline or argument list nests too (`? |> f |> g` is `g(f(?))`), so this bounds
+/// the depth of what the printer and the destructor walk.
+const MAX_PARTS: usize = 2_000;
+
 /// Parses a whole sketch.
 pub(super) fn parse(text: &str) -> Result<Sketch, Error> {
     let mut parser = Parser {
         text,
         pos: 0,
         depth: 0,
+        parts: 0,
     };
     let sketch = parser.sketch()?;
     if parser.peek().is_some() {
@@ -32,6 +38,8 @@ struct Parser<'a> {
     pos: usize,
     /// How many sketches enclose the one being read.
     depth: usize,
+    /// How many parts have been read.
+    parts: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -115,12 +123,27 @@ impl<'a> Parser<'a> {
             ));
         }
         self.depth += 1;
+        self.count_part()?;
         let mut sketch = self.call()?;
         while self.eat("|>") {
+            self.count_part()?;
             sketch = self.call()?.apply([sketch]);
         }
         self.depth -= 1;
         Ok(sketch)
+    }
+
+    /// Counts one more part; an error past [`MAX_PARTS`].
+    fn count_part(&mut self) -> Result<(), Error> {
+        self.parts += 1;
+        match self.parts > MAX_PARTS {
+            true => Err(Parser::error(
+                self.pos,
+                self.pos,
+                format!("the sketch has more than {MAX_PARTS} parts"),
+            )),
+            false => Ok(()),
+        }
     }
 
     /// A primary sketch applied to argument lists; a primitive takes its nat
