@@ -110,6 +110,13 @@ impl Error {
             return format!("{}: {}: {}", file, self.kind.title(), self.message);
         };
         let (line, col) = self.line_col(source).unwrap_or((1, 1));
+        if let Some(excerpt) = long_line_excerpt(source, span) {
+            return format!(
+                "{file}:{line}:{col}: {}: {}\n{excerpt}",
+                self.kind.title(),
+                self.message
+            );
+        }
         let start = source[..(span.start as usize).min(source.len())]
             .chars()
             .count();
@@ -147,6 +154,39 @@ impl Error {
             self.message
         )
     }
+}
+
+/// Lines longer than this are shown in part (a program on one line can be megabytes).
+const LONG_LINE: usize = 200;
+
+/// For an error on a very long line: the part of the line around the error's start,
+/// with carets under the error, or `None` for a line short enough to show whole.
+fn long_line_excerpt(source: &str, span: Span) -> Option<String> {
+    let at = (span.start as usize).min(source.len());
+    let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[at..].find('\n').map_or(source.len(), |i| at + i);
+    if line_end - line_start <= LONG_LINE {
+        return None;
+    }
+    let floor = |mut i: usize| {
+        while !source.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = floor(at.saturating_sub(LONG_LINE / 4).max(line_start));
+    let to = floor((from + LONG_LINE).min(line_end));
+    let end = (span.end as usize).clamp(at, to);
+    let before = if from > line_start { "..." } else { "" };
+    let after = if to < line_end { "..." } else { "" };
+    let indent = before.len() + source[from..at].chars().count();
+    let width = source[at..end].chars().count().max(1);
+    Some(format!(
+        "  | {before}{}{after}\n  | {}{}",
+        &source[from..to],
+        " ".repeat(indent),
+        "^".repeat(width)
+    ))
 }
 
 impl fmt::Display for Error {

@@ -194,3 +194,19 @@ fn huge_types_in_messages_are_cut_short() {
     assert!(message.len() < 2_000, "{} bytes", message.len());
     assert!(message.contains("too long to show"), "{message}");
 }
+
+#[test]
+fn errors_on_very_long_lines_show_part_of_the_line() {
+    // 100,000 nested lambdas on one line, without parameter types.
+    let source = format!(
+        "def f = {}x{}",
+        "fun(x => ".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let e = Program::load(&source, None).unwrap_err();
+    let text = e.render("deep.rise", &source);
+    assert!(text.starts_with("deep.rise:1:9: type error:"), "{text}");
+    assert!(text.len() < 2_000, "{} bytes", text.len());
+    assert!(text.contains("def f = fun(x => fun(x =>"), "{text}");
+    assert!(text.contains("^^^"), "{text}");
+}
