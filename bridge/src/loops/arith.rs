@@ -158,7 +158,7 @@ impl Gen {
 
     /// `x` cast from `from` to `to`, as the interpreter casts: through `f64` for
     /// floats (an `i64` becomes an `f32` by way of an `f64`), and a float becomes an
-    /// integer by saturating to `i64` (NaN is 0) and then wrapping to the width, never
+    /// integer by saturating to the integer's range (NaN is 0), never
     /// by LLVM's conversion, which has no value out of range.
     pub(super) fn cast(&mut self, x: &str, from: Scalar, to: Scalar) -> Val {
         use Scalar::*;
@@ -178,7 +178,14 @@ impl Gen {
             (true, false) => {
                 let wide = self.saturated_i64(x, from);
                 match to {
-                    I32 => self.op(format!("arith.trunci {wide} : i64 to i32")),
+                    I32 => {
+                        // Saturated to i32's range too, as Rust's `as` does.
+                        let low = self.op(format!("arith.constant {} : i64", i32::MIN));
+                        let high = self.op(format!("arith.constant {} : i64", i32::MAX));
+                        let above = self.op(format!("arith.maxsi {wide}, {low} : i64"));
+                        let within = self.op(format!("arith.minsi {above}, {high} : i64"));
+                        self.op(format!("arith.trunci {within} : i64 to i32"))
+                    }
                     _ => wide,
                 }
             }
