@@ -12,7 +12,7 @@
 #[path = "../benches/support/workloads.rs"]
 mod workloads;
 
-use elevate::core::Program as _;
+use elevate::core::Traversable as _;
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};

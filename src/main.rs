@@ -6,7 +6,7 @@ mod output;
 mod saturate_cmd;
 
 use clap::{Parser, Subcommand};
-use elevate_core::{Budget, Context, Program as _};
+use elevate_core::{Budget, Context, Traversable as _};
 use elevate_rise::{evaluate, infer, io, print_definition, Error, Program, Term};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

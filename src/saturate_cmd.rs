@@ -31,14 +31,14 @@ pub fn parse_cost(name: &str) -> Result<CostModel, String> {
 }
 
 /// One saturation of a search: its rules and, if guided, its sketch.
-struct Step {
+struct Phase {
     rules: RuleSet,
     sketch: Option<Sketch>,
 }
 
 /// The steps `--rules` and `--sketch` ask for: one unguided saturation, or one step
 /// per sketch (with one rule set for all, or one each).
-fn steps(rules: &[String], sketches: &[String]) -> Result<Vec<Step>, Failure> {
+fn phases(rules: &[String], sketches: &[String]) -> Result<Vec<Phase>, Failure> {
     let parse_rules =
         |text: &String| RuleSet::parse(text).map_err(|e| Failure(format!("--rules: {e}")));
     if sketches.is_empty() {
@@ -47,7 +47,7 @@ fn steps(rules: &[String], sketches: &[String]) -> Result<Vec<Step>, Failure> {
                 "--rules: several rule sets need as many --sketch steps".into(),
             ));
         }
-        return Ok(vec![Step {
+        return Ok(vec![Phase {
             rules: parse_rules(&rules[0])?,
             sketch: None,
         }]);
@@ -70,7 +70,7 @@ fn steps(rules: &[String], sketches: &[String]) -> Result<Vec<Step>, Failure> {
                     e.render("sketch", text).trim_end()
                 ))
             })?;
-            Ok(Step {
+            Ok(Phase {
                 rules: parse_rules(&rules[k.min(rules.len() - 1)])?,
                 sketch: Some(sketch),
             })
@@ -82,7 +82,7 @@ fn steps(rules: &[String], sketches: &[String]) -> Result<Vec<Step>, Failure> {
 /// program (satisfying the step's sketch), prints it, then the report as one JSON
 /// line per step.
 pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
-    let steps = steps(o.rules, o.sketches)?;
+    let steps = phases(o.rules, o.sketches)?;
     let (program, _) = load(o.path, o.entry)?;
     let entry = program.entry();
     let at = |e: &dyn std::fmt::Display| Failure(format!("{}: {e}", o.path.display()));
@@ -187,7 +187,7 @@ fn write_dot(egraph: &RiseGraph, file: &Path) -> Result<(), Failure> {
 
 /// The explanation on standard error: the input, then one line per rewrite with the
 /// rule (`RULE <=` where it was used from right to left) and the whole program after it.
-fn print_explanation(steps: &[elevate_rise::egraph::Step]) {
+fn print_explanation(steps: &[elevate_rise::egraph::ExplanationStep]) {
     eprintln!(
         "explanation: {} rewrite(s) from the input to the extracted program",
         steps.len().saturating_sub(1)

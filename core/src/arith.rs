@@ -2,16 +2,16 @@
 //! shows in a few lines how to bring your own program type.
 //!
 //! ```
-//! use elevate_core::{arith::{self, Term}, Program};
+//! use elevate_core::{arith::{self, Term}, Traversable};
 //! let t: Term = "-(-x) * (y + 0)".parse().unwrap();
 //! assert_eq!(t.arity(), 2);
 //! assert_eq!(t.child(1).to_string(), "y + 0");
 //! assert_eq!(t.size(), 7);
 //! ```
 
-use crate::program::{NodeId, Program};
 use crate::stack::guard;
 use crate::strategy::{rule, Strategy};
+use crate::traversable::{NodeId, Traversable};
 use crate::Node;
 use std::fmt;
 use std::str::FromStr;
@@ -136,7 +136,7 @@ impl std::ops::Neg for Term {
     }
 }
 
-impl Program for Term {
+impl Traversable for Term {
     #[inline]
     fn arity(&self) -> usize {
         match self.expr() {

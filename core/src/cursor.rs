@@ -2,8 +2,8 @@
 
 use crate::context::Context;
 use crate::failure::RewriteResult;
-use crate::program::Program;
 use crate::strategy::Strategy;
+use crate::traversable::Traversable;
 use crate::Path;
 
 /// A cursor (zipper) focused on one subterm of a program.
@@ -14,7 +14,7 @@ use crate::Path;
 /// to the root, not one rebuild per edit.
 ///
 /// ```
-/// use elevate_core::{arith::{self, Term}, Context, Cursor, Program};
+/// use elevate_core::{arith::{self, Term}, Context, Cursor, Traversable};
 /// let t: Term = "(a + 0) * (b + 0)".parse().unwrap();
 /// let mut cursor = Cursor::new(t.clone());
 /// let mut cx = Context::default();
@@ -60,7 +60,7 @@ impl std::fmt::Display for NoSuchChild {
 
 impl std::error::Error for NoSuchChild {}
 
-impl<P: Program> Cursor<P> {
+impl<P: Traversable> Cursor<P> {
     /// A cursor focused on the root of `program`.
     pub fn new(program: P) -> Self {
         Cursor {

@@ -2,7 +2,7 @@
 //!
 //! - [`Strategy`]: a value that rewrites a program or fails with a [`Failure`] naming
 //!   the strategy and the location; [`Rule`]s and closures ([`rule`]) are strategies.
-//! - [`Program`]: the one-level traversal contract an IR implements (children, rebuild
+//! - [`Traversable`]: the one-level traversal contract an IR implements (children, rebuild
 //!   with sharing). [`Node`] gives an IR cheap clones, cached hashes and fast equality.
 //! - [`Path`]s name locations; a [`Cursor`] edits locally without re-walking.
 //! - [`Context`]: what a run owns: counters, trace, [`Budget`], memo tables.
@@ -29,9 +29,9 @@ mod failure;
 mod name;
 mod node;
 mod path;
-mod program;
 pub mod stack;
 mod strategy;
+mod traversable;
 
 pub use context::{Budget, Context, Log, Stats, TraceEntry};
 pub use cursor::{Cursor, NoSuchChild};
@@ -39,7 +39,7 @@ pub use failure::{BudgetLimit, Failure, FailureKind, RewriteResult};
 pub use name::Name;
 pub use node::Node;
 pub use path::{ParsePathError, Path};
-pub use program::{NodeId, Program};
 pub use strategy::{
     choice, left_choice, rule, seq, sequence, Precedence, Rule, Strategy, StrategyImpl,
 };
+pub use traversable::{NodeId, Traversable};

@@ -1,7 +1,7 @@
 //! Shared immutable nodes: cheap clone, cached structural hash, pointer-equality fast path.
 
-use crate::program::NodeId;
 use crate::stack::guard;
+use crate::traversable::NodeId;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::mem::ManuallyDrop;

@@ -73,7 +73,7 @@ mod tests;
 pub use eval::EvalError;
 pub use repr::{Nat, NatVar};
 pub use repr::{NatOp, Undefined};
-pub use solve::{solve, Equation, Solution, SolveError};
+pub use solve::{solve, NatEquation, Solution, SolveError};
 
 /// Internal marker for a 64-bit overflow in coefficient arithmetic; the
 /// operation that meets it reports an [`Undefined::Overflow`] naming itself.

@@ -5,7 +5,7 @@ use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::types::{Type, TypeKind};
 use elevate_core::stack::guard;
-use elevate_core::{Node, NodeId, Program};
+use elevate_core::{Node, NodeId, Traversable};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -466,7 +466,7 @@ fn map_nats(t: &Term, f: &dyn Fn(&NatVar) -> Option<Nat>, v: &NatVar) -> Term {
 /// The traversal contract. An application `f(a)` has two children in ELEVATE's
 /// order for RISE: the argument first (child 0), then the function (child 1), so
 /// `topDown` reaches the earlier stages of a pipeline `h(g(f(x)))` first.
-impl Program for Term {
+impl Traversable for Term {
     #[inline]
     fn arity(&self) -> usize {
         match self.expr() {

@@ -1,4 +1,4 @@
-//! Elevate's strategy combinators and traversals, generic over any [`Program`].
+//! Elevate's strategy combinators and traversals, generic over any [`Traversable`].
 //!
 //! Names and meanings follow the strategy language (`spec/strategies.md`): each Rust
 //! function is the snake-case form of the Elevate name (`topDown` is [`top_down`],
@@ -34,7 +34,7 @@ pub mod text;
 mod traversal;
 
 pub use basic::{apply_n, fail, id, repeat, repeat_n, try_, MAX_APPLY_N};
-pub use elevate_core::{choice, left_choice, rule, seq, sequence, Context, Program, Strategy};
+pub use elevate_core::{choice, left_choice, rule, seq, sequence, Context, Strategy, Traversable};
 pub use location::{at_path, position, skip};
 pub use predicates::{contains, debug, if_then_else, inspect, is_equal_to, not, peek};
 pub use recursive::{printed_as, recursive};

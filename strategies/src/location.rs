@@ -1,6 +1,8 @@
 //! Strategies at absolute locations: a path, a pre-order position, the n-th match.
 
-use elevate_core::{Context, Failure, Name, Path, Program, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{
+    Context, Failure, Name, Path, RewriteResult, Strategy, StrategyImpl, Traversable,
+};
 use std::fmt;
 
 struct AtPath<P> {
@@ -8,7 +10,7 @@ struct AtPath<P> {
     s: Strategy<P>,
 }
 
-impl<P: Program> AtPath<P> {
+impl<P: Traversable> AtPath<P> {
     fn go(&self, p: &P, depth: usize, cx: &mut Context) -> RewriteResult<P> {
         let Some(&step) = self.path.as_slice().get(depth) else {
             return self.s.apply(p, cx);
@@ -24,7 +26,7 @@ impl<P: Program> AtPath<P> {
     }
 }
 
-impl<P: Program> StrategyImpl<P> for AtPath<P> {
+impl<P: Traversable> StrategyImpl<P> for AtPath<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
         self.go(p, 0, cx)
     }
@@ -47,7 +49,7 @@ impl<P: Program> StrategyImpl<P> for AtPath<P> {
 /// let s = at_path(Path::from(vec![1]), arith::add_zero());
 /// assert_eq!(s.run(&t).unwrap().to_string(), "(a + 0) * b");
 /// ```
-pub fn at_path<P: Program>(path: Path, s: Strategy<P>) -> Strategy<P> {
+pub fn at_path<P: Traversable>(path: Path, s: Strategy<P>) -> Strategy<P> {
     Strategy::new(AtPath { path, s })
 }
 
@@ -62,7 +64,7 @@ struct Position<P> {
     s: Strategy<P>,
 }
 
-impl<P: Program> Position<P> {
+impl<P: Traversable> Position<P> {
     fn go(&self, p: &P, remaining: &mut usize, cx: &mut Context) -> Search<P> {
         if *remaining == 0 {
             return Search::Done(self.s.apply(p, cx));
@@ -82,7 +84,7 @@ impl<P: Program> Position<P> {
     }
 }
 
-impl<P: Program> StrategyImpl<P> for Position<P> {
+impl<P: Traversable> StrategyImpl<P> for Position<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
         match self.go(p, &mut self.index.clone(), cx) {
             Search::Done(result) => result,
@@ -110,7 +112,7 @@ impl<P: Program> StrategyImpl<P> for Position<P> {
 /// assert_eq!(position(4, arith::add_zero()).run(&t).unwrap().to_string(), "(a + 0) * b");
 /// assert!(position(2, arith::add_zero()).run(&t).is_err());
 /// ```
-pub fn position<P: Program>(index: usize, s: Strategy<P>) -> Strategy<P> {
+pub fn position<P: Traversable>(index: usize, s: Strategy<P>) -> Strategy<P> {
     Strategy::new(Position { index, s })
 }
 
@@ -119,7 +121,7 @@ struct Skip<P> {
     s: Strategy<P>,
 }
 
-impl<P: Program> Skip<P> {
+impl<P: Traversable> Skip<P> {
     fn go(&self, p: &P, remaining: &mut usize, cx: &mut Context) -> Search<P> {
         let mark = cx.trace_mark();
         match self.s.attempt(p, cx) {
@@ -146,7 +148,7 @@ impl<P: Program> Skip<P> {
     }
 }
 
-impl<P: Program> StrategyImpl<P> for Skip<P> {
+impl<P: Traversable> StrategyImpl<P> for Skip<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
         match self.go(p, &mut self.matches.clone(), cx) {
             Search::Done(result) => result,
@@ -173,6 +175,6 @@ impl<P: Program> StrategyImpl<P> for Skip<P> {
 /// assert_eq!(skip(1, arith::add_zero()).run(&t).unwrap().to_string(), "(a + 0) * b");
 /// assert!(skip(2, arith::add_zero()).run(&t).is_err());
 /// ```
-pub fn skip<P: Program>(matches: usize, s: Strategy<P>) -> Strategy<P> {
+pub fn skip<P: Traversable>(matches: usize, s: Strategy<P>) -> Strategy<P> {
     Strategy::new(Skip { matches, s })
 }

@@ -1,6 +1,6 @@
 //! Remembering where a traversal failed, keyed on shared nodes.
 
-use elevate_core::{Context, NodeId, Program, Strategy};
+use elevate_core::{Context, NodeId, Strategy, Traversable};
 use rustc_hash::FxHashMap;
 
 /// The shared subterms on which a traversal of one strategy is known to fail.
@@ -21,7 +21,7 @@ impl<P> Default for FailedSet<P> {
     }
 }
 
-impl<P: Program> FailedSet<P> {
+impl<P: Traversable> FailedSet<P> {
     /// Whether the traversal is known to fail on `program`.
     #[inline]
     pub(crate) fn contains(&self, program: &P) -> bool {
@@ -46,7 +46,7 @@ impl<P: Program> FailedSet<P> {
 /// Runs `f` with the memo table of traversal `kind` over `strategy`: the context's
 /// table if it keeps memos across applications, else one that lives for this call
 /// only (when `always` is set) or none.
-pub(crate) fn with_failed_set<P: Program, R>(
+pub(crate) fn with_failed_set<P: Traversable, R>(
     cx: &mut Context,
     strategy: &Strategy<P>,
     kind: &'static str,

@@ -1,6 +1,6 @@
 //! Predicates (succeed with the program unchanged, or fail) and observation.
 
-use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
 use std::fmt;
 use std::sync::Arc;
 
@@ -115,7 +115,7 @@ where
 
 struct Contains<P>(P);
 
-impl<P: Program + PartialEq + fmt::Display> StrategyImpl<P> for Contains<P> {
+impl<P: Traversable + PartialEq + fmt::Display> StrategyImpl<P> for Contains<P> {
     fn apply(&self, p: &P, _: &mut Context) -> RewriteResult<P> {
         // An explicit stack: programs may be deeper than the call stack.
         let mut pending = vec![p];
@@ -146,7 +146,7 @@ impl<P: Program + PartialEq + fmt::Display> StrategyImpl<P> for Contains<P> {
 /// assert!(contains("b + 0".parse::<Term>().unwrap()).run(&t).is_ok());
 /// assert!(contains("a + 0".parse::<Term>().unwrap()).run(&t).is_err());
 /// ```
-pub fn contains<P: Program + PartialEq + fmt::Display>(program: P) -> Strategy<P> {
+pub fn contains<P: Traversable + PartialEq + fmt::Display>(program: P) -> Strategy<P> {
     Strategy::new(Contains(program))
 }
 

@@ -7,7 +7,7 @@
 //! [`Strategy::attempt`], so a rule that does not match costs no [`Failure`].
 
 use crate::memo::{with_failed_set, FailedSet};
-use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
 use std::fmt;
 
 /// What [`Strategy::attempt`] returns: `Ok(None)` is an ordinary failure.
@@ -15,7 +15,7 @@ type Attempt<P> = Result<Option<P>, Failure>;
 
 /// Applies `f` to child `index` of `program`, at the child's location.
 #[inline]
-fn in_child<P: Program, R>(
+fn in_child<P: Traversable, R>(
     program: &P,
     index: usize,
     cx: &mut Context,
@@ -26,7 +26,7 @@ fn in_child<P: Program, R>(
 
 /// `f` on every child; fails if any fails. Returns `program` itself (not a copy) if
 /// every child came back as the same node.
-fn all_children<P: Program>(
+fn all_children<P: Traversable>(
     program: &P,
     cx: &mut Context,
     mut f: impl FnMut(&P, &mut Context) -> RewriteResult<P>,
@@ -55,7 +55,7 @@ fn all_children<P: Program>(
 /// `f` on the children in order until one succeeds: `Ok(Some(rebuilt))`, `Ok(None)`
 /// if none does, `Err` if the budget ran out. Children in `failed` are skipped, and
 /// children on which `f` fails are added to it.
-fn one_child<P: Program>(
+fn one_child<P: Traversable>(
     program: &P,
     cx: &mut Context,
     mut failed: Option<&mut FailedSet<P>>,
@@ -81,7 +81,7 @@ fn one_child<P: Program>(
 
 /// `f` on every child; `Ok(Some(rebuilt))` if at least one succeeded (the others
 /// unchanged), `Ok(None)` if none did.
-fn some_children<P: Program>(
+fn some_children<P: Traversable>(
     program: &P,
     cx: &mut Context,
     mut f: impl FnMut(&P, &mut Context) -> Attempt<P>,
@@ -158,7 +158,7 @@ struct Traversal<P> {
     s: Strategy<P>,
 }
 
-impl<P: Program> Traversal<P> {
+impl<P: Traversable> Traversal<P> {
     fn top_down(&self, p: &P, cx: &mut Context, failed: Option<&mut FailedSet<P>>) -> Attempt<P> {
         if let Some(rewritten) = self.s.attempt(p, cx)? {
             return Ok(Some(rewritten));
@@ -267,7 +267,7 @@ impl<P: Program> Traversal<P> {
     }
 }
 
-impl<P: Program> StrategyImpl<P> for Traversal<P> {
+impl<P: Traversable> StrategyImpl<P> for Traversal<P> {
     fn apply(&self, p: &P, cx: &mut Context) -> RewriteResult<P> {
         if self.kind.reports_inner_failures() {
             self.apply_reporting(p, cx)
@@ -310,7 +310,7 @@ impl<P: Program> StrategyImpl<P> for Traversal<P> {
     }
 }
 
-fn traversal<P: Program>(kind: Kind, s: Strategy<P>) -> Strategy<P> {
+fn traversal<P: Traversable>(kind: Kind, s: Strategy<P>) -> Strategy<P> {
     Strategy::new(Traversal { kind, s })
 }
 
@@ -325,7 +325,7 @@ fn traversal<P: Program>(kind: Kind, s: Strategy<P>) -> Strategy<P> {
 /// let failure = all(arith::add_zero()).run(&u).unwrap_err();
 /// assert_eq!(failure.to_string(), "strategy `addZero` failed at [1]");
 /// ```
-pub fn all<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn all<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::All, s)
 }
 
@@ -337,12 +337,12 @@ pub fn all<P: Program>(s: Strategy<P>) -> Strategy<P> {
 /// let t: Term = "a * (b + 0) + (c + 0)".parse().unwrap();
 /// assert_eq!(one(one(arith::add_zero())).run(&t).unwrap().to_string(), "a * b + (c + 0)");
 /// ```
-pub fn one<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn one<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::One, s)
 }
 
 /// `some(s)`: `s` on every child where it succeeds; fails if it succeeds on none.
-pub fn some<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn some<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::Some, s)
 }
 
@@ -355,25 +355,25 @@ pub fn some<P: Program>(s: Strategy<P>) -> Strategy<P> {
 /// let t: Term = "(a + 0) * (b + 0)".parse().unwrap();
 /// assert_eq!(top_down(arith::add_zero()).run(&t).unwrap().to_string(), "a * (b + 0)");
 /// ```
-pub fn top_down<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn top_down<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::TopDown, s)
 }
 
 /// `bottomUp(s) = one(bottomUp(s)) <+ s`: `s` at the first location in post-order
 /// where it succeeds.
-pub fn bottom_up<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn bottom_up<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::BottomUp, s)
 }
 
 /// `allTopDown(s) = s ; all(allTopDown(s))`: `s` everywhere, parents first; fails if
 /// it fails anywhere.
-pub fn all_top_down<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn all_top_down<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::AllTopDown, s)
 }
 
 /// `allBottomUp(s) = all(allBottomUp(s)) ; s`: `s` everywhere, children first; fails
 /// if it fails anywhere.
-pub fn all_bottom_up<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn all_bottom_up<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::AllBottomUp, s)
 }
 
@@ -386,32 +386,32 @@ pub fn all_bottom_up<P: Program>(s: Strategy<P>) -> Strategy<P> {
 /// let t: Term = "(a + 0) * (b + 0 + 0)".parse().unwrap();
 /// assert_eq!(try_all(arith::add_zero()).run(&t).unwrap().to_string(), "a * b");
 /// ```
-pub fn try_all<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn try_all<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::TryAll, s)
 }
 
 /// `downup(s) = s ; all(downup(s)) ; s`, exactly as in Elevate: `s` must succeed at
 /// every location, on the way down and again on the way up. Pass `try(s)` for a rule
 /// that applies only here and there.
-pub fn downup<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn downup<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::Downup, s)
 }
 
 /// `alltd(s) = s <+ all(alltd(s))`: `s` at the outermost locations where it applies.
 /// Succeeds even where it applies nowhere (`all` succeeds on leaves).
-pub fn alltd<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn alltd<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::Alltd, s)
 }
 
 /// `sometd(s) = s <+ some(sometd(s))`: `s` at the outermost locations where it
 /// applies; fails if it applies nowhere.
-pub fn sometd<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn sometd<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::Sometd, s)
 }
 
 /// `somebu(s) = some(somebu(s)) <+ s`: `s` at the innermost locations where it
 /// applies; fails if it applies nowhere.
-pub fn somebu<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn somebu<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::Somebu, s)
 }
 
@@ -430,6 +430,6 @@ pub fn somebu<P: Program>(s: Strategy<P>) -> Strategy<P> {
 /// let s = normalize(arith::neg_neg() | arith::add_zero());
 /// assert_eq!(s.run(&t).unwrap().to_string(), "x");
 /// ```
-pub fn normalize<P: Program>(s: Strategy<P>) -> Strategy<P> {
+pub fn normalize<P: Traversable>(s: Strategy<P>) -> Strategy<P> {
     traversal(Kind::Normalize, s)
 }

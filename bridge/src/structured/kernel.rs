@@ -74,7 +74,7 @@ impl Operand {
 
 /// One loop of the schedule: it walks dimension `dim` in steps of `step`.
 #[derive(Clone, Debug)]
-pub(crate) struct Step {
+pub(crate) struct ScheduledLoop {
     pub(crate) dim: usize,
     pub(crate) step: i64,
     pub(crate) trips: i64,
@@ -92,7 +92,7 @@ pub(crate) struct Kernel {
     pub(crate) body: SExpr,
     /// The combining operation and start value of a reduction.
     pub(crate) reduction: Option<(Prim, Literal)>,
-    pub(crate) schedule: Vec<Step>,
+    pub(crate) schedule: Vec<ScheduledLoop>,
 }
 
 /// The program's buffers and kernels, as they are found.
@@ -427,7 +427,7 @@ fn analyze(
             }
         }
         last_step.insert(dim, step);
-        schedule.push(Step {
+        schedule.push(ScheduledLoop {
             dim,
             step,
             trips: l.rec.extent,

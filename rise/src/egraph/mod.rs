@@ -48,7 +48,7 @@ pub use rewrite::{beta_rewrite, rewrite, RisePattern, RiseRewrite};
 pub use rules::{RuleSet, RuleSetError};
 pub use runner::{Limits, LimitsError, Phases, Progress};
 pub use saturate::{
-    saturate, Grown, OutOfTime, Outcome, Report, Saturation, SaturationError, Step,
+    saturate, ExplanationStep, Grown, OutOfTime, Outcome, Report, Saturation, SaturationError,
 };
 pub use sketch::{guided, sketch_guided, GuideStep, GuidedOutcome, Sketch, StepReport};
 pub use text::register;

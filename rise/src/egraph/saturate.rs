@@ -99,7 +99,7 @@ impl Report {
 /// One step of an explanation: the program after it and the rule that led to it
 /// (`None` for the start; `<=` marks a rule used from right to left).
 #[derive(Debug, Clone)]
-pub struct Step {
+pub struct ExplanationStep {
     /// The rule, if any.
     pub rule: Option<String>,
     /// The whole program after the step, as RISE text.
@@ -114,7 +114,7 @@ pub struct Outcome {
     /// What the run did.
     pub report: Report,
     /// The rewrites that prove the program equal to the input, if asked for.
-    pub explanation: Option<Vec<Step>>,
+    pub explanation: Option<Vec<ExplanationStep>>,
 }
 
 /// Why a saturation failed.
@@ -365,7 +365,7 @@ impl Grown {
     }
 
     /// The steps that rewrite the input's body into `to` (needs explanations).
-    pub fn explain(&mut self, to: &RecExpr<Rise>) -> Result<Vec<Step>, SaturationError> {
+    pub fn explain(&mut self, to: &RecExpr<Rise>) -> Result<Vec<ExplanationStep>, SaturationError> {
         let Some(input) = &self.input else {
             return Err(SaturationError(
                 "explanations were not enabled for this saturation".into(),
@@ -383,7 +383,7 @@ impl Grown {
         let flat: Vec<egg::FlatTerm<Rise>> = explanation.make_flat_explanation().clone();
         Ok(flat
             .iter()
-            .map(|flat| Step {
+            .map(|flat| ExplanationStep {
                 rule: rule_of(flat),
                 program: crate::print::print_term(&self.program(&flat_expr(flat))),
             })

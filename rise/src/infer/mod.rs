@@ -23,7 +23,7 @@ mod walk;
 
 use crate::definition::Definition;
 use crate::error::{Error, ErrorKind, Span};
-use crate::nat::{Equation, Nat, NatVar};
+use crate::nat::{Nat, NatEquation, NatVar};
 use crate::prim::{Class, FreshVars};
 use crate::term::Term;
 use crate::types::{Type, TypeKind};
@@ -161,7 +161,7 @@ struct Inference<'k> {
     /// form, and binding them at once keeps the solver's work small.
     bindings: FxHashMap<u32, Nat>,
     /// The other nat equations, solved at the end (or when a `depFun` is finished).
-    equations: Vec<(Equation, Span)>,
+    equations: Vec<(NatEquation, Span)>,
     classes: Vec<(Type, Class, Span)>,
     /// Types known to contain no unsolved type variable (by node address; the type is
     /// kept so that the address stays its own). Solving more variables never undoes

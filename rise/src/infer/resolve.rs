@@ -4,7 +4,7 @@
 use super::unify::{addr, ZonkMemo};
 use super::{shown, span_of, Inference};
 use crate::error::{Error, ErrorKind};
-use crate::nat::{solve, Equation, Nat, NatVar, Solution, SolveError};
+use crate::nat::{solve, Nat, NatEquation, NatVar, Solution, SolveError};
 use crate::prim::Class;
 use crate::term::{Expr, Term};
 use crate::types::{check_size, IllFormed, Scalar, SizeRole, Type, TypeKind};
@@ -13,14 +13,14 @@ use smallvec::SmallVec;
 
 impl Inference<'_> {
     /// The equations from index `first` on, their bound unknowns replaced.
-    fn pending_equations(&mut self, first: usize) -> Vec<Equation> {
+    fn pending_equations(&mut self, first: usize) -> Vec<NatEquation> {
         (first..self.equations.len())
             .map(|i| {
                 let (lhs, rhs) = (
                     self.equations[i].0.lhs.clone(),
                     self.equations[i].0.rhs.clone(),
                 );
-                Equation {
+                NatEquation {
                     lhs: self.nat(&lhs),
                     rhs: self.nat(&rhs),
                 }

@@ -3,7 +3,7 @@
 
 use super::{type_error, Inference};
 use crate::error::{Error, Span};
-use crate::nat::{Equation, Nat, NatVar};
+use crate::nat::{Nat, NatEquation, NatVar};
 use crate::prim::FreshVars;
 use crate::term::{Expr, Term};
 use crate::types::{Type, TypeKind};
@@ -343,7 +343,7 @@ impl Inference<'_> {
                 }
             }
         }
-        self.equations.push((Equation { lhs: a, rhs: b }, span));
+        self.equations.push((NatEquation { lhs: a, rhs: b }, span));
     }
 
     /// Instantiates a dependent function type implicitly: the term becomes a nat

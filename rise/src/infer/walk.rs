@@ -7,7 +7,7 @@ use crate::nat::{Nat, NatVar};
 use crate::prim::FreshVars;
 use crate::term::{Expr, Literal, Term};
 use crate::types::{Scalar, Type, TypeKind};
-use elevate_core::Program;
+use elevate_core::Traversable;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 

@@ -18,7 +18,7 @@ pub use json::{approx_eq, first_difference, write_json, Difference, WriteError};
 use crate::error::{Error, ErrorKind};
 use crate::interp::NatEnv;
 use crate::limits::{elements_in, Limits};
-use crate::nat::{solve, Equation, Nat, NatVar};
+use crate::nat::{solve, Nat, NatEquation, NatVar};
 use crate::term::{Expr, Term};
 use crate::types::{Scalar, Type, TypeKind};
 pub use crate::value::{float_json, json_float};
@@ -192,10 +192,10 @@ fn shape_name(json: &Json) -> String {
 }
 
 /// Nat equations from the shape of `json` against `ty` (following first elements).
-fn shape_equations(json: &Json, ty: &Type, out: &mut Vec<Equation>) -> Result<(), String> {
+fn shape_equations(json: &Json, ty: &Type, out: &mut Vec<NatEquation>) -> Result<(), String> {
     match (ty.kind(), json) {
         (TypeKind::Array(n, elem), Json::Array(items)) => {
-            out.push(Equation {
+            out.push(NatEquation {
                 lhs: n.clone(),
                 rhs: Nat::cst(items.len() as i64),
             });
@@ -205,7 +205,7 @@ fn shape_equations(json: &Json, ty: &Type, out: &mut Vec<Equation>) -> Result<()
             Ok(())
         }
         (TypeKind::Vector(_, n), Json::Array(items)) => {
-            out.push(Equation {
+            out.push(NatEquation {
                 lhs: n.clone(),
                 rhs: Nat::cst(items.len() as i64),
             });

@@ -10,21 +10,21 @@ use super::{Overflow, Res};
 
 /// An equation `lhs = rhs` between nats.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Equation {
+pub struct NatEquation {
     /// The left-hand side.
     pub lhs: Nat,
     /// The right-hand side.
     pub rhs: Nat,
 }
 
-impl Equation {
+impl NatEquation {
     /// The equation `lhs = rhs`.
-    pub fn new(lhs: Nat, rhs: Nat) -> Equation {
-        Equation { lhs, rhs }
+    pub fn new(lhs: Nat, rhs: Nat) -> NatEquation {
+        NatEquation { lhs, rhs }
     }
 }
 
-impl fmt::Display for Equation {
+impl fmt::Display for NatEquation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} = {}", self.lhs, self.rhs)
     }
@@ -68,7 +68,7 @@ pub enum SolveError {
 }
 
 /// What examining one equation found.
-enum Step {
+enum Finding {
     /// The equation holds.
     Holds,
     /// The equation determines the unknown.
@@ -98,21 +98,21 @@ enum Step {
 /// overflow) are [`SolveError::False`].
 ///
 /// ```
-/// use elevate_rise::nat::{solve, Equation, Nat};
+/// use elevate_rise::nat::{solve, NatEquation, Nat};
 ///
 /// let x = Nat::unknown(1);
 /// let n = Nat::named("n");
-/// let eqs = [Equation::new(&(&Nat::cst(1) * &x) + &Nat::cst(3), &n + &Nat::cst(2))];
+/// let eqs = [NatEquation::new(&(&Nat::cst(1) * &x) + &Nat::cst(3), &n + &Nat::cst(2))];
 /// let solution = solve(&eqs).unwrap();
 /// assert_eq!(solution[&1], &n - &Nat::cst(1));
 ///
-/// let quarter = [Equation::new(&x * &Nat::cst(4), n.clone())];
+/// let quarter = [NatEquation::new(&x * &Nat::cst(4), n.clone())];
 /// assert_eq!(solve(&quarter).unwrap()[&1].to_string(), "n/4");
 ///
-/// let bad = [Equation::new(&Nat::cst(3) * &x, Nat::cst(1000))];
+/// let bad = [NatEquation::new(&Nat::cst(3) * &x, Nat::cst(1000))];
 /// assert!(solve(&bad).is_err());
 /// ```
-pub fn solve(equations: &[Equation]) -> Result<Solution, SolveError> {
+pub fn solve(equations: &[NatEquation]) -> Result<Solution, SolveError> {
     let mut solution = Solution::new();
     let mut pending: Vec<(usize, Nat, Nat)> = equations
         .iter()
@@ -135,12 +135,12 @@ pub fn solve(equations: &[Equation]) -> Result<Solution, SolveError> {
                     reason,
                 };
                 match examine(&lhs, &rhs).map_err(false_eq)? {
-                    Step::Holds => {}
-                    Step::Bind(x, value) => {
+                    Finding::Holds => {}
+                    Finding::Bind(x, value) => {
                         bind(&mut solution, x, value).map_err(false_eq)?;
                         progress = true;
                     }
-                    Step::Stuck => stuck.push((index, lhs, rhs)),
+                    Finding::Stuck => stuck.push((index, lhs, rhs)),
                 }
             }
             pending = stuck;
@@ -197,21 +197,21 @@ fn bind(solution: &mut Solution, x: u32, value: Nat) -> Result<(), String> {
 }
 
 /// Examines `lhs = rhs` (already substituted); `Err(reason)` if it is false.
-fn examine(lhs: &Nat, rhs: &Nat) -> Result<Step, String> {
+fn examine(lhs: &Nat, rhs: &Nat) -> Result<Finding, String> {
     let diff = lhs.sub(rhs);
     diff.check_defined().map_err(|why| why.to_string())?;
     let unknowns = diff.unknowns();
     match unknowns[..] {
-        [] if diff.is_zero() => Ok(Step::Holds),
+        [] if diff.is_zero() => Ok(Finding::Holds),
         [] => Err(match (lhs.as_const(), rhs.as_const()) {
             (Some(_), Some(_)) => format!("{lhs} is not equal to {rhs}"),
             _ => format!("the sides differ by {diff}"),
         }),
         [x] => match diff.linear_parts(x) {
-            Some((a, b)) => solve_linear(x, &a, &b).map(|value| Step::Bind(x, value)),
-            None => Ok(Step::Stuck),
+            Some((a, b)) => solve_linear(x, &a, &b).map(|value| Finding::Bind(x, value)),
+            None => Ok(Finding::Stuck),
         },
-        _ => Ok(Step::Stuck),
+        _ => Ok(Finding::Stuck),
     }
 }
 

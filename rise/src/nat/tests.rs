@@ -222,7 +222,7 @@ fn overflow_is_undefined_and_names_the_operation() {
     let _ = &(&c(i64::MIN) * &n()) % &c(i64::MIN);
     let _ = c(i64::MIN).to_string();
     let _ = (&c(i64::MIN) / &c(3)).to_string();
-    let eq = [Equation::new(&u(1) * &c(2), sum)];
+    let eq = [NatEquation::new(&u(1) * &c(2), sum)];
     let err = solve(&eq).unwrap_err();
     assert!(matches!(err, SolveError::False { .. }), "{err}");
     assert!(
@@ -383,11 +383,11 @@ fn display_round_trips() {
 
 // -- Solver. --
 
-fn eq(lhs: Nat, rhs: Nat) -> Equation {
-    Equation::new(lhs, rhs)
+fn eq(lhs: Nat, rhs: Nat) -> NatEquation {
+    NatEquation::new(lhs, rhs)
 }
 
-fn solved(eqs: &[Equation]) -> Vec<(u32, String)> {
+fn solved(eqs: &[NatEquation]) -> Vec<(u32, String)> {
     let solution = solve(eqs).unwrap_or_else(|e| panic!("{e}"));
     solution
         .into_iter()
@@ -407,7 +407,7 @@ fn solver_examples() {
     );
     let chain = [eq(u(1), &u(2) + &c(1)), eq(u(2), c(5))];
     assert_eq!(solved(&chain), [(1, "6".into()), (2, "5".into())]);
-    let rev: Vec<Equation> = chain.iter().rev().cloned().collect();
+    let rev: Vec<NatEquation> = chain.iter().rev().cloned().collect();
     assert_eq!(solved(&rev), [(1, "6".into()), (2, "5".into())]);
     let sum = [eq(&u(1) + &u(2), c(10)), eq(u(1), c(4))];
     assert_eq!(solved(&sum), [(1, "4".into()), (2, "6".into())]);
@@ -700,7 +700,7 @@ fn prop_solver_inverts_scaling() {
             return TestResult::discard();
         }
         let k = c(1 + i64::from(k % 9));
-        let eqs = [Equation::new(&k * &u(1), &k * &value)];
+        let eqs = [NatEquation::new(&k * &u(1), &k * &value)];
         TestResult::from_bool(solve(&eqs).ok().and_then(|s| s.get(&1).cloned()) == Some(value))
     }
     quickcheck().quickcheck(prop as fn(Expr, u8) -> TestResult);
@@ -717,7 +717,7 @@ fn prop_solver_divides_exactly() {
         let k = c(1 + i64::from(k % 9));
         let quotient = &value / &k;
         let expected = can_be_integer(&quotient).unwrap_or(false) && !quotient.is_always_below(0);
-        let found = solve(&[Equation::new(&k * &u(1), value.clone())]).ok();
+        let found = solve(&[NatEquation::new(&k * &u(1), value.clone())]).ok();
         TestResult::from_bool(match found {
             Some(s) => expected && s.get(&1) == Some(&quotient),
             None => !expected,

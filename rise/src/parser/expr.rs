@@ -96,7 +96,7 @@ enum Frame {
 
 /// The result of reading a construct: complete, or opened and waiting for an
 /// expression.
-enum Step {
+enum Reading {
     Done(Parsed),
     Open(Frame),
 }
@@ -173,8 +173,8 @@ impl Parser {
                 }
             };
             next = match step {
-                Step::Done(parsed) => Next::Postfix(parsed),
-                Step::Open(frame) => {
+                Reading::Done(parsed) => Next::Postfix(parsed),
+                Reading::Open(frame) => {
                     frames.push((frame, std::mem::take(&mut current)));
                     Next::Operand
                 }
@@ -235,10 +235,10 @@ impl Parser {
 
     /// The arguments of a call, from after `(` or `,`: nats read here, values opened
     /// as expressions.
-    fn arguments(&mut self, mut callee: Parsed) -> Result<Step, Error> {
+    fn arguments(&mut self, mut callee: Parsed) -> Result<Reading, Error> {
         loop {
             if callee.nat_arity == 0 {
-                return Ok(Step::Open(Frame::Argument { callee }));
+                return Ok(Reading::Open(Frame::Argument { callee }));
             }
             let start = self.span();
             let n = self.nat()?;
@@ -267,39 +267,39 @@ impl Parser {
             };
             if !self.eat(",") {
                 self.expect(")")?;
-                return Ok(Step::Done(callee));
+                return Ok(Reading::Done(callee));
             }
         }
     }
 
     /// Continues the construct `frame` with the expression `value` it waited for.
-    fn resume(&mut self, frame: Frame, value: Parsed) -> Result<Step, Error> {
+    fn resume(&mut self, frame: Frame, value: Parsed) -> Result<Reading, Error> {
         Ok(match frame {
             Frame::Paren { start } => {
                 if self.eat(",") {
-                    Step::Open(Frame::Pair {
+                    Reading::Open(Frame::Pair {
                         start,
                         first: value.term,
                     })
                 } else {
                     self.expect(")")?;
-                    Step::Done(value)
+                    Reading::Done(value)
                 }
             }
             Frame::Pair { start, first } => {
                 let end = self.expect(")")?;
                 let pair = binary(Prim::MakePair, first, value.term);
                 let pair = Term::with(pair.expr().clone(), None, Some(start.to(end)));
-                Step::Done(Parsed::value(pair))
+                Reading::Done(Parsed::value(pair))
             }
             Frame::Array { start, mut items } => {
                 items.push(value.term);
                 if self.eat(",") {
-                    Step::Open(Frame::Array { start, items })
+                    Reading::Open(Frame::Array { start, items })
                 } else {
                     let end = self.expect("]")?;
                     let array = Term::with(Expr::Array(items), None, Some(start.to(end)));
-                    Step::Done(Parsed::value(array))
+                    Reading::Done(Parsed::value(array))
                 }
             }
             Frame::Argument { callee } => {
@@ -309,7 +309,7 @@ impl Parser {
                     self.arguments(Parsed::value(app))?
                 } else {
                     self.expect(")")?;
-                    Step::Done(Parsed::value(app))
+                    Reading::Done(Parsed::value(app))
                 }
             }
             Frame::Lambda {
@@ -323,7 +323,7 @@ impl Parser {
                 let term = params.into_iter().rev().fold(value.term, |body, (p, ty)| {
                     Term::with(Expr::Lambda(p, ty, body), None, span)
                 });
-                Step::Done(Parsed::value(term))
+                Reading::Done(Parsed::value(term))
             }
             Frame::NatLambda {
                 start,
@@ -337,14 +337,14 @@ impl Parser {
                 let term = params.into_iter().rev().fold(value.term, |body, v| {
                     Term::with(Expr::NatLambda(v, body), None, span)
                 });
-                Step::Done(Parsed { term, nat_arity })
+                Reading::Done(Parsed { term, nat_arity })
             }
             Frame::LetValue { start, name } => {
                 self.expect_keyword("in")?;
                 let x = Ident::fresh(&name);
                 let mark = self.scope.mark();
                 self.scope.push(&name, Binding::Var(x.clone()));
-                Step::Open(Frame::LetBody {
+                Reading::Open(Frame::LetBody {
                     start,
                     x,
                     value: value.term,
@@ -363,7 +363,7 @@ impl Parser {
                 let lambda = Term::with(Expr::Lambda(x, None, body), None, span);
                 let let_prim = Term::with(Expr::Prim(Prim::Let), None, Some(start));
                 let app = Term::with(Expr::App(let_prim, bound), None, span);
-                Step::Done(Parsed::value(Term::with(
+                Reading::Done(Parsed::value(Term::with(
                     Expr::App(app, lambda),
                     None,
                     span,
@@ -373,25 +373,25 @@ impl Parser {
     }
 
     /// A primary: read whole, or opened (a bracket, lambda or `let`).
-    fn primary(&mut self) -> Result<Step, Error> {
+    fn primary(&mut self) -> Result<Reading, Error> {
         let start = self.span();
         let word = match self.peek() {
             Tok::Number { digits, suffix } => {
                 let (digits, suffix) = (digits.clone(), suffix.clone());
-                return Ok(Step::Done(self.number(&digits, suffix.as_deref())?));
+                return Ok(Reading::Done(self.number(&digits, suffix.as_deref())?));
             }
             Tok::Symbol("(") => {
                 self.advance();
-                return Ok(Step::Open(Frame::Paren { start }));
+                return Ok(Reading::Open(Frame::Paren { start }));
             }
             Tok::Symbol("[") => {
                 self.advance();
                 if self.is("]") {
                     let end = self.advance();
                     let empty = Term::with(Expr::Array(Vec::new()), None, Some(start.to(end)));
-                    return Ok(Step::Done(Parsed::value(empty)));
+                    return Ok(Reading::Done(Parsed::value(empty)));
                 }
-                return Ok(Step::Open(Frame::Array {
+                return Ok(Reading::Open(Frame::Array {
                     start,
                     items: Vec::new(),
                 }));
@@ -403,7 +403,7 @@ impl Parser {
             "true" | "false" => {
                 self.advance();
                 let literal = Expr::Literal(Literal::Bool(word == "true"));
-                Ok(Step::Done(Parsed::value(Term::with(
+                Ok(Reading::Done(Parsed::value(Term::with(
                     literal,
                     None,
                     Some(start),
@@ -415,14 +415,14 @@ impl Parser {
                 self.advance();
                 let (name, _) = self.name("a variable name")?;
                 self.expect("=")?;
-                Ok(Step::Open(Frame::LetValue { start, name }))
+                Ok(Reading::Open(Frame::LetValue { start, name }))
             }
-            _ => Ok(Step::Done(self.identifier()?)),
+            _ => Ok(Reading::Done(self.identifier()?)),
         }
     }
 
     /// `fun(x: T, y => ` up to the body.
-    fn lambda(&mut self) -> Result<Step, Error> {
+    fn lambda(&mut self) -> Result<Reading, Error> {
         let start = self.advance();
         self.expect("(")?;
         let mut params = Vec::new();
@@ -446,7 +446,7 @@ impl Parser {
         for (p, _) in &params {
             self.scope.push(&p.name, Binding::Var(p.clone()));
         }
-        Ok(Step::Open(Frame::Lambda {
+        Ok(Reading::Open(Frame::Lambda {
             start,
             params,
             mark,
@@ -454,7 +454,7 @@ impl Parser {
     }
 
     /// `depFun(n, (m: nat) => ` up to the body.
-    fn nat_lambda(&mut self) -> Result<Step, Error> {
+    fn nat_lambda(&mut self) -> Result<Reading, Error> {
         let start = self.advance();
         self.expect("(")?;
         let mut params = Vec::new();
@@ -479,7 +479,7 @@ impl Parser {
         for (v, (n, _)) in params.iter().zip(&names) {
             self.scope.push(n, Binding::Nat(v.clone()));
         }
-        Ok(Step::Open(Frame::NatLambda {
+        Ok(Reading::Open(Frame::NatLambda {
             start,
             params,
             mark,

@@ -388,8 +388,8 @@ fn binder_names(p: &Term) -> Vec<Arc<str>> {
     if let Expr::Lambda(x, _, _) = p.expr() {
         out.push(x.name.clone());
     }
-    for i in 0..elevate_core::Program::arity(p) {
-        out.extend(binder_names(elevate_core::Program::child(p, i)));
+    for i in 0..elevate_core::Traversable::arity(p) {
+        out.extend(binder_names(elevate_core::Traversable::child(p, i)));
     }
     out
 }
@@ -444,9 +444,9 @@ fn collect_lhs(
             collect_lhs(f, binders, vars, scopes, nat_vars)?;
         }
         _ => {
-            for i in 0..elevate_core::Program::arity(p) {
+            for i in 0..elevate_core::Traversable::arity(p) {
                 collect_lhs(
-                    elevate_core::Program::child(p, i),
+                    elevate_core::Traversable::child(p, i),
                     binders,
                     vars,
                     scopes,
@@ -483,8 +483,8 @@ fn collect_rhs(
             binders.pop();
         }
         _ => {
-            for i in 0..elevate_core::Program::arity(p) {
-                collect_rhs(elevate_core::Program::child(p, i), binders, scopes, vars)?;
+            for i in 0..elevate_core::Traversable::arity(p) {
+                collect_rhs(elevate_core::Traversable::child(p, i), binders, scopes, vars)?;
             }
         }
     }

@@ -7,7 +7,9 @@ use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::{Type, TypeKind};
-use elevate_core::{Context, Failure, Name, Program, RewriteResult, Rule, Strategy, StrategyImpl};
+use elevate_core::{
+    Context, Failure, Name, RewriteResult, Rule, Strategy, StrategyImpl, Traversable,
+};
 use elevate_strategies::normalize;
 use elevate_strategies::text::{strategy_arg, Registry};
 

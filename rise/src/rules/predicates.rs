@@ -6,7 +6,7 @@ use super::pattern::named;
 use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
 use elevate_strategies::text::{Registry, Value};
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;

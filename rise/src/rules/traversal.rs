@@ -2,7 +2,7 @@
 
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
-use elevate_core::{Context, Failure, Name, Program, RewriteResult, Strategy, StrategyImpl};
+use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
 use std::fmt;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -165,7 +165,7 @@ impl StrategyImpl<Term> for MapNest {
 /// checked without building `d` strategies.
 ///
 /// ```
-/// use elevate_core::Program;
+/// use elevate_core::Traversable;
 /// use elevate_rise::{parse_term, rules::map_nest};
 /// let t = parse_term("fun(x: 4.4.f32 => x |> map(fun(r => r |> map(fun(v => v)))))").unwrap();
 /// let body = t.child(0);

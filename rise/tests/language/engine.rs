@@ -1,7 +1,7 @@
 //! RISE terms are programs of the strategy engine: traversals, traces and sharing
 //! work on them as on any IR.
 
-use elevate_core::{Context, Program};
+use elevate_core::{Context, Traversable};
 use elevate_rise::{parse_term, print_term, Expr, Term};
 use elevate_strategies::{normalize, rule, top_down};
 

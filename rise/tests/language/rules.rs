@@ -1,7 +1,7 @@
 //! Every rule of the library, wherever it applies in random well-typed programs,
 //! keeps the program's type and its values (the interpreter is the oracle).
 
-use elevate_core::{Context, Program};
+use elevate_core::{Context, Traversable};
 use elevate_rise::generate::Generator;
 use elevate_rise::prim::Prim;
 use elevate_rise::{evaluate, infer, io, print_term, rules, Expr, NatEnv, Term};

@@ -3,7 +3,7 @@
 //! values as the input (the interpreter is the oracle).
 
 use super::{example, load};
-use elevate_core::{Context, Program as _};
+use elevate_core::{Context, Traversable as _};
 use elevate_rise::nat::NatVar;
 use elevate_rise::{infer, io, print_definition, print_term, rules, NatEnv, Program, Term};
 

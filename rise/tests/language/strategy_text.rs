@@ -5,7 +5,7 @@
 //! failure or a located error in the text.
 
 use super::{example, load};
-use elevate_core::{Budget, Context, Log, Program as _};
+use elevate_core::{Budget, Context, Log, Traversable as _};
 use elevate_rise::Term;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use std::sync::mpsc;

@@ -10,7 +10,7 @@ use super::registry::{Registry, Value};
 use crate::basic::MAX_APPLY_N;
 use elevate_core::stack::guard;
 use elevate_core::{
-    choice, sequence, Context, Name, Program, RewriteResult, Strategy, StrategyImpl,
+    choice, sequence, Context, Name, RewriteResult, Strategy, StrategyImpl, Traversable,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -23,7 +23,7 @@ const EXPANSION_LIMIT: usize = 1_000_000;
 /// Parameters bound to argument values, inside a definition's body.
 type Env<P> = HashMap<String, Value<P>>;
 
-impl<P: Program> Registry<P> {
+impl<P: Traversable> Registry<P> {
     /// Parses strategy text (with `def`s) into a strategy.
     ///
     /// A reference to a `def` is one node that prints as the reference (`rows(4)`)
@@ -37,7 +37,7 @@ impl<P: Program> Registry<P> {
 }
 
 /// A parsed file to a strategy.
-pub(super) fn elaborate<P: Program>(
+pub(super) fn elaborate<P: Traversable>(
     registry: &Registry<P>,
     file: &File,
     text_len: usize,
@@ -241,7 +241,7 @@ enum ArgSource<'a, P> {
     Given(Value<P>, usize),
 }
 
-impl<P: Program> Scope<'_, P> {
+impl<P: Traversable> Scope<'_, P> {
     fn strategy(&self, ast: &Ast, env: &Env<P>) -> Result<Strategy<P>, TextError> {
         match self.value(ast, env)? {
             Value::Strategy(s) => Ok(s),

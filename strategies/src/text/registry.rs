@@ -2,7 +2,7 @@
 
 use crate::basic::apply_n_times;
 use crate::*;
-use elevate_core::{Path, Program, Strategy};
+use elevate_core::{Path, Strategy, Traversable};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -139,7 +139,7 @@ fn arity<P>(args: &[Value<P>], n: usize) -> Result<(), String> {
     }
 }
 
-impl<P: Program> Default for Registry<P> {
+impl<P: Traversable> Default for Registry<P> {
     fn default() -> Self {
         Registry {
             entries: BTreeMap::new(),
@@ -147,7 +147,7 @@ impl<P: Program> Default for Registry<P> {
     }
 }
 
-impl<P: Program + fmt::Display> Registry<P> {
+impl<P: Traversable + fmt::Display> Registry<P> {
     /// A registry with Elevate's combinators and traversals.
     pub fn with_combinators() -> Self {
         let mut r = Registry::new();
@@ -317,7 +317,7 @@ impl<P: Program + fmt::Display> Registry<P> {
     }
 }
 
-impl<P: Program> Registry<P> {
+impl<P: Traversable> Registry<P> {
     /// An empty registry.
     pub fn new() -> Self {
         Registry::default()

@@ -4,7 +4,7 @@ use crate::gen::trace_lines;
 use crate::gen::AnyTerm;
 use crate::traversals::{preorder, replace, subterm};
 use elevate_core::arith::{self, Term};
-use elevate_core::{Context, Cursor, Path, Program};
+use elevate_core::{Context, Cursor, Path, Traversable};
 use quickcheck::quickcheck;
 
 quickcheck! {

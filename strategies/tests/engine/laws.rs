@@ -81,7 +81,7 @@ quickcheck! {
 fn try_fail_is_id() {
     let t: Term = "a * (b + 0)".parse().unwrap();
     let r = try_(fail()).run(&t).unwrap();
-    assert!(elevate_core::Program::same_node(&r, &t));
+    assert!(elevate_core::Traversable::same_node(&r, &t));
 }
 
 #[test]

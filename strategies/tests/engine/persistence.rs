@@ -3,7 +3,7 @@
 use crate::gen::{rules, AnyTerm, Desc};
 use crate::traversals::subterm;
 use elevate_core::arith::Term;
-use elevate_core::{Budget, Context, Program};
+use elevate_core::{Budget, Context, Traversable};
 use elevate_strategies::*;
 use quickcheck::quickcheck;
 

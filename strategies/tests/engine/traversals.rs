@@ -3,7 +3,7 @@
 use crate::gen::trace_lines;
 use crate::gen::{outcome, rules, same, AnyTerm};
 use elevate_core::arith::{self, Term};
-use elevate_core::{Context, Path, Program, Strategy};
+use elevate_core::{Context, Path, Strategy, Traversable};
 use elevate_strategies::*;
 use quickcheck::{quickcheck, TestResult};
 

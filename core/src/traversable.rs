@@ -16,7 +16,7 @@ pub struct NodeId(pub usize);
 ///
 /// Implementations for shared nodes usually wrap a [`Node`](crate::Node); see
 /// [`arith`](crate::arith) for a complete one in forty lines.
-pub trait Program: Clone + Send + Sync + 'static {
+pub trait Traversable: Clone + Send + Sync + 'static {
     /// Number of immediate children.
     fn arity(&self) -> usize;
 
