@@ -30,6 +30,7 @@ mod location;
 mod memo;
 mod predicates;
 mod recursive;
+pub mod search;
 pub mod text;
 mod traversal;
 

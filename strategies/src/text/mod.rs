@@ -40,6 +40,7 @@ mod elaborate;
 mod parser;
 mod registry;
 
+pub(crate) use parser::parse_file;
 pub use parser::{Arg, ArgAst, Ast, TextError};
 pub use registry::{
     bounded_int_arg, int_arg, name_arg, str_arg, strategy_arg, Entry, Registry, Value,

@@ -1,0 +1,138 @@
+//! Costs: what ranks the candidates of a search, behind one trait generic over the
+//! program type, and the program fingerprints that the search's cache is keyed by.
+
+use std::fmt;
+
+/// A hash of a program's structure, equal for equal programs (for programs with
+/// binders: equal up to the names of bound variables), so a search evaluates a
+/// program it reaches twice only once.
+pub trait Fingerprint {
+    /// The fingerprint.
+    fn fingerprint(&self) -> u64;
+}
+
+/// How a candidate failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Evaluated: it has a cost.
+    Ok,
+    /// Its strategy failed (or did not parse).
+    StrategyFailed,
+    /// Its program could not be compiled.
+    CompileFailed,
+    /// Its compiled program computes other values than the interpreter.
+    WrongValues,
+    /// Its evaluation took longer than allowed.
+    Timeout,
+}
+
+impl Status {
+    /// As the log writes it: `ok`, `strategy failed`, `compile failed`, `wrong values`,
+    /// `timeout`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::StrategyFailed => "strategy failed",
+            Status::CompileFailed => "compile failed",
+            Status::WrongValues => "wrong values",
+            Status::Timeout => "timeout",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a candidate has no cost.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{status}: {reason}")]
+pub struct Rejection {
+    /// Which kind of failure (never [`Status::Ok`]).
+    pub status: Status,
+    /// What happened, for the log.
+    pub reason: String,
+}
+
+impl Rejection {
+    /// A rejection of kind `status`.
+    pub fn new(status: Status, reason: impl Into<String>) -> Self {
+        Rejection {
+            status,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What evaluating a candidate found.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Measure {
+    /// The cost that ranks candidates: lower is better (milliseconds for measured
+    /// costs, the model's unit otherwise).
+    pub cost: f64,
+    /// The analytical model's cost, where one was computed.
+    pub model: Option<f64>,
+    /// The measured run time in milliseconds, where the program ran.
+    pub ms: Option<f64>,
+    /// Compilation time in milliseconds, where the program was compiled.
+    pub compile_ms: Option<f64>,
+}
+
+impl Measure {
+    /// A measure that is only a cost.
+    pub fn cost(cost: f64) -> Self {
+        Measure {
+            cost,
+            ..Measure::default()
+        }
+    }
+}
+
+/// A cost: ranks programs, lower is better.
+///
+/// [`evaluate_all`](Self::evaluate_all) receives the candidates of one round together,
+/// so that a cost can prepare them in parallel (compile on `jobs` threads) and still
+/// measure one at a time with the machine to itself; the default evaluates them in
+/// turn. Results come back in the order of the programs, which keeps a search
+/// deterministic whatever the threads do.
+pub trait Cost<P>: Send + Sync {
+    /// The cost's name, as the report writes it (`model`, `measured`, ...).
+    fn name(&self) -> String;
+
+    /// The cost of `program`, or why it has none.
+    fn evaluate(&self, program: &P) -> Result<Measure, Rejection>;
+
+    /// The costs of `programs`, in order, using up to `jobs` threads.
+    fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        let _ = jobs;
+        programs.iter().map(|p| self.evaluate(p)).collect()
+    }
+}
+
+/// Evaluates `programs` with `evaluate` on up to `jobs` scoped threads, in order.
+pub fn parallel_map<P: Sync, R: Send>(
+    programs: &[&P],
+    jobs: usize,
+    evaluate: impl Fn(&P) -> R + Sync,
+) -> Vec<R> {
+    let jobs = jobs.clamp(1, programs.len().max(1));
+    if jobs == 1 {
+        return programs.iter().map(|p| evaluate(p)).collect();
+    }
+    let chunk = programs.len().div_ceil(jobs);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = programs
+            .chunks(chunk)
+            .map(|chunk| {
+                let evaluate = &evaluate;
+                scope.spawn(move || chunk.iter().map(|p| evaluate(p)).collect::<Vec<R>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}

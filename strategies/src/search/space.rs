@@ -1,0 +1,762 @@
+//! A space as a tree of decisions over a program: [`Space`] and its [`State`]s.
+//!
+//! A state is a persistent value: the program so far, the decisions made, and what the
+//! next decision is. Choosing an option makes a new state and leaves the old one as it
+//! was (both share everything they have in common), so a driver may keep any number of
+//! states, go back to any of them in constant time, and share every prefix.
+//!
+//! The parts of the space's top-level sequence are applied as soon as their choices are
+//! made, so the program of a state is always the program its decisions lead to, and
+//! `steps` can offer exactly the locations where each alternative applies.
+
+use super::space_text::{read_space, Part, Piece, SpaceError, Template};
+use crate::text::{parse_file, Registry};
+use elevate_core::{Budget, Context, Strategy, Traversable};
+use rpds::{ListSync as List, VectorSync as Vector};
+use std::fmt;
+use std::sync::Arc;
+
+/// `steps` offers each alternative at no more than this many locations.
+pub const MAX_LOCATIONS: usize = 64;
+
+/// Derives a space from a program: what `auto` stands for.
+pub trait AutoSpace<P>: Send + Sync {
+    /// Space text for `program` (without `auto`, `def`s or `<+` at the top level).
+    fn space_for(&self, program: &P) -> Result<String, String>;
+}
+
+/// A space of strategies for programs of type `P`: strategy text with choice points
+/// (see `spec/search.md`), read once and then explored from [`Space::start`].
+///
+/// ```
+/// use elevate_core::arith::{self, Term};
+/// use elevate_strategies::{search::Space, text::Registry};
+/// use std::sync::Arc;
+/// let mut registry = Registry::<Term>::with_combinators();
+/// registry.rule("addZero", "x + 0 -> x", arith::add_zero);
+/// registry.rule("mulOne", "x * 1 -> x", arith::mul_one);
+/// let space = Space::parse("{id, topDown(addZero)} ; try(topDown({addZero, mulOne}))", Arc::new(registry)).unwrap();
+/// let t: Term = "(a + 0) * 1".parse().unwrap();
+/// let start = space.start(&t);
+/// assert_eq!(start.options(), 2);
+/// let point = start.choose(1).unwrap().choose(1).unwrap();
+/// assert!(point.is_complete());
+/// assert_eq!(point.text(), "topDown(addZero) ; try(topDown(mulOne))");
+/// assert_eq!(point.program().to_string(), "a");
+/// ```
+pub struct Space<P> {
+    inner: Arc<Inner<P>>,
+}
+
+impl<P> Clone for Space<P> {
+    fn clone(&self) -> Self {
+        Space {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<P> {
+    text: Arc<str>,
+    preamble: Arc<str>,
+    parts: Arc<[Part]>,
+    registry: Arc<Registry<P>>,
+    auto: Option<Arc<dyn AutoSpace<P>>>,
+    budget: Budget,
+}
+
+impl<P: Traversable> Space<P> {
+    /// Reads `text` as a space whose strategies come from `registry`; every option is
+    /// checked to be a strategy, and errors are located in `text`.
+    pub fn parse(text: &str, registry: Arc<Registry<P>>) -> Result<Self, SpaceError> {
+        let defs_end = defs_end(text)?;
+        let read = read_space(text, defs_end)?;
+        let space = Space {
+            inner: Arc::new(Inner {
+                text: text.into(),
+                preamble: read.preamble,
+                parts: read.parts,
+                registry,
+                auto: None,
+                budget: Budget::unlimited().applications(10_000_000),
+            }),
+        };
+        space.check_parts(&space.inner.parts)?;
+        Ok(space)
+    }
+
+    /// The same space, with `auto` derived by `auto`.
+    pub fn with_auto(self, auto: impl AutoSpace<P> + 'static) -> Self {
+        self.rebuild(|inner| inner.auto = Some(Arc::new(auto)))
+    }
+
+    /// The same space, where applying one part of a point may take at most `budget`
+    /// (by default 10^7 strategy applications).
+    pub fn with_budget(self, budget: Budget) -> Self {
+        self.rebuild(|inner| inner.budget = budget)
+    }
+
+    fn rebuild(self, change: impl FnOnce(&mut Inner<P>)) -> Self {
+        let i = &self.inner;
+        let mut inner = Inner {
+            text: i.text.clone(),
+            preamble: i.preamble.clone(),
+            parts: i.parts.clone(),
+            registry: i.registry.clone(),
+            auto: i.auto.clone(),
+            budget: i.budget,
+        };
+        change(&mut inner);
+        Space {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The text the space was read from.
+    pub fn text(&self) -> &str {
+        &self.inner.text
+    }
+
+    /// The state before any decision, for `program`.
+    pub fn start(&self, program: &P) -> State<P> {
+        let inner = StateInner {
+            space: self.inner.clone(),
+            parts: self.inner.parts.clone(),
+            part: 0,
+            pending: List::new_sync(),
+            part_texts: Vector::new_sync(),
+            done: Vector::new_sync(),
+            program: program.clone(),
+            decisions: Vector::new_sync(),
+            next: Next::Complete,
+        };
+        State {
+            inner: Arc::new(inner.enter_part().settle()),
+        }
+    }
+
+    /// Every option of every choice must make a strategy: each part is parsed with
+    /// the first option everywhere but one choice at a time.
+    fn check_parts(&self, parts: &[Part]) -> Result<(), SpaceError> {
+        for part in parts {
+            match part {
+                Part::Fixed(template) => {
+                    for variant in variants(template) {
+                        let (text, origins) = render(&variant);
+                        self.check_text(&text, &origins)?;
+                    }
+                }
+                Part::Steps { alternatives, .. } => {
+                    for alternative in alternatives.iter() {
+                        if let Err(e) = self.parse_strategy(alternative) {
+                            return Err(SpaceError::new(
+                                0,
+                                format!("in `{alternative}` of `steps`: {}", e.message),
+                            ));
+                        }
+                    }
+                }
+                Part::Auto { offset } if self.inner.auto.is_none() => {
+                    return Err(SpaceError::new(
+                        *offset,
+                        "`auto` is not available for this kind of program",
+                    ))
+                }
+                Part::Auto { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn check_text(&self, text: &str, origins: &[(usize, usize)]) -> Result<(), SpaceError> {
+        self.parse_strategy(text).map(|_| ()).map_err(|e| {
+            let offset = e.offset.saturating_sub(self.inner.preamble.len());
+            // The piece the offset falls in, and how far into it.
+            let (start, origin) = origins
+                .iter()
+                .rev()
+                .find(|(start, _)| *start <= offset)
+                .copied()
+                .unwrap_or((0, 0));
+            SpaceError::new(origin + (offset - start), e.message)
+        })
+    }
+
+    fn parse_strategy(&self, text: &str) -> Result<Strategy<P>, crate::text::TextError> {
+        let inner = &self.inner;
+        if inner.preamble.is_empty() {
+            inner.registry.parse(text)
+        } else {
+            inner.registry.parse(&format!("{}{text}", inner.preamble))
+        }
+    }
+}
+
+/// Where the `def`s at the start of a space end: the main strategy of the space's
+/// text with its first option everywhere.
+fn defs_end(text: &str) -> Result<usize, SpaceError> {
+    let trimmed = text.trim_start();
+    if !(trimmed.starts_with("def") && trimmed[3..].starts_with(char::is_whitespace)) {
+        return Ok(0);
+    }
+    // The defs hold no choices, so up to the first `{` (or the end) the text parses
+    // as a file whose main strategy starts where the defs end.
+    let cut = text.find('{').unwrap_or(text.len());
+    let candidate = format!("{} id", &text[..cut]);
+    match parse_file(&candidate) {
+        Ok(file) if file.main.offset() <= cut => Ok(file.main.offset()),
+        Ok(_) => Ok(cut),
+        Err(e) if e.offset < cut => Err(SpaceError::new(e.offset, e.message)),
+        Err(_) => Ok(cut),
+    }
+}
+
+/// Spaces with more choices than this are checked at their first point only.
+const MAX_CHECKED_CHOICES: usize = 1_000;
+
+/// The template with the first option of every choice, and then, for each choice in
+/// turn, each of its other options (the choices around it taking the option that
+/// holds it, the others their first): enough to check every option once.
+fn variants(template: &Template) -> Vec<Vec<(Arc<str>, usize)>> {
+    let mut out = vec![first_point(template)];
+    let total = count_choices(template);
+    if total > MAX_CHECKED_CHOICES {
+        return out;
+    }
+    let mut id = 0;
+    let mut options_of = Vec::with_capacity(total);
+    number_choices(template, &mut id, &mut options_of);
+    for (choice, &options) in options_of.iter().enumerate() {
+        for option in 1..options {
+            let mut pieces = Vec::new();
+            render_variant(template, (choice, option), &mut 0, &mut pieces);
+            out.push(pieces);
+        }
+    }
+    out
+}
+
+/// How many choices `template` holds, nested ones included.
+fn count_choices(template: &Template) -> usize {
+    let mut count = 0;
+    let mut stack = vec![template.clone()];
+    while let Some(t) = stack.pop() {
+        for piece in t.iter() {
+            if let Piece::Choice(options) = piece {
+                count += 1;
+                stack.extend(options.iter().cloned());
+            }
+        }
+    }
+    count
+}
+
+/// Numbers the choices in pre-order, recording each one's number of options.
+fn number_choices(template: &Template, id: &mut usize, options_of: &mut Vec<usize>) {
+    for piece in template.iter() {
+        if let Piece::Choice(options) = piece {
+            *id += 1;
+            options_of.push(options.len());
+            for option in options.iter() {
+                elevate_core::stack::guard(|| number_choices(option, id, options_of));
+            }
+        }
+    }
+}
+
+/// The pieces of `template` where choice `target.0` (in pre-order) takes option
+/// `target.1`, the choices around it the option that holds it, the rest their first.
+fn render_variant(
+    template: &Template,
+    target: (usize, usize),
+    id: &mut usize,
+    out: &mut Vec<(Arc<str>, usize)>,
+) {
+    for piece in template.iter() {
+        match piece {
+            Piece::Text(t, offset) => out.push((t.clone(), *offset)),
+            Piece::Choice(options) => {
+                let this = *id;
+                *id += 1;
+                // The option whose subtree holds the target, if any.
+                let mut pick = 0;
+                let mut next = *id;
+                for (j, option) in options.iter().enumerate() {
+                    let end = next + count_choices(option);
+                    if this == target.0 {
+                        pick = target.1;
+                    } else if (next..end).contains(&target.0) {
+                        pick = j;
+                    }
+                    next = end;
+                }
+                for (j, option) in options.iter().enumerate() {
+                    if j == pick {
+                        elevate_core::stack::guard(|| render_variant(option, target, id, out));
+                    } else {
+                        *id += count_choices(option);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The pieces of `template` with the first option of every choice.
+fn first_point(template: &Template) -> Vec<(Arc<str>, usize)> {
+    let mut out = Vec::new();
+    let mut pending: Vec<Piece> = template.iter().rev().cloned().collect();
+    while let Some(piece) = pending.pop() {
+        match piece {
+            Piece::Text(t, offset) => out.push((t, offset)),
+            Piece::Choice(options) => pending.extend(options[0].iter().rev().cloned()),
+        }
+    }
+    out
+}
+
+/// Text from pieces, and where each piece starts in it and in the space.
+fn render(pieces: &[(Arc<str>, usize)]) -> (String, Vec<(usize, usize)>) {
+    let mut text = String::new();
+    let mut origins = Vec::with_capacity(pieces.len());
+    for (t, origin) in pieces {
+        origins.push((text.len(), *origin));
+        text.push_str(t);
+    }
+    (text, origins)
+}
+
+/// A state of the search: the decisions made so far, the program they lead to, and
+/// the next decision. Cheap to clone and to keep (see the [module](self) docs).
+pub struct State<P> {
+    inner: Arc<StateInner<P>>,
+}
+
+impl<P> Clone for State<P> {
+    fn clone(&self) -> Self {
+        State {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+/// The next decision of a state.
+enum Next<P> {
+    /// Which option of a choice.
+    Choice(Arc<[Template]>),
+    /// Stop taking steps (option 0), or one of these (options 1..).
+    Step(Arc<[StepOption<P>]>),
+    /// Every decision is made.
+    Complete,
+    /// A strategy failed: the point fails, with this reason.
+    Failed(Arc<str>),
+}
+
+impl<P> Clone for Next<P> {
+    fn clone(&self) -> Self {
+        match self {
+            Next::Choice(c) => Next::Choice(c.clone()),
+            Next::Step(s) => Next::Step(s.clone()),
+            Next::Complete => Next::Complete,
+            Next::Failed(r) => Next::Failed(r.clone()),
+        }
+    }
+}
+
+/// One step `steps` offers: its text and the program it makes.
+struct StepOption<P> {
+    text: Arc<str>,
+    program: P,
+}
+
+struct StateInner<P> {
+    space: Arc<Inner<P>>,
+    /// The parts, with `auto`s met so far replaced by what they stand for.
+    parts: Arc<[Part]>,
+    /// The part being decided.
+    part: usize,
+    /// The current part's pieces still to read (a choice's option pushes its own).
+    pending: List<Piece>,
+    /// The current part's text so far, in pieces (for `steps`: the steps taken).
+    part_texts: Vector<Arc<str>>,
+    /// The text of each part done (empty parts left out).
+    done: Vector<Arc<str>>,
+    /// The program after the parts done (and the steps taken).
+    program: P,
+    decisions: Vector<u32>,
+    next: Next<P>,
+}
+
+impl<P: Traversable> StateInner<P> {
+    fn successor(&self) -> StateInner<P> {
+        StateInner {
+            space: self.space.clone(),
+            parts: self.parts.clone(),
+            part: self.part,
+            pending: self.pending.clone(),
+            part_texts: self.part_texts.clone(),
+            done: self.done.clone(),
+            program: self.program.clone(),
+            decisions: self.decisions.clone(),
+            next: self.next.clone(),
+        }
+    }
+
+    /// Starts the part at `self.part`: loads a fixed part's pieces.
+    fn enter_part(mut self) -> Self {
+        self.pending = List::new_sync();
+        self.part_texts = Vector::new_sync();
+        if let Some(Part::Fixed(template)) = self.parts.get(self.part) {
+            for piece in template.iter().rev() {
+                self.pending.push_front_mut(piece.clone());
+            }
+        }
+        self
+    }
+
+    /// Reads on until the next decision, the end, or a failure.
+    fn settle(mut self) -> Self {
+        loop {
+            let Some(part) = self.parts.get(self.part).cloned() else {
+                self.next = Next::Complete;
+                return self;
+            };
+            match part {
+                Part::Fixed(_) => {
+                    while let Some(piece) = self.pending.first().cloned() {
+                        self.pending.drop_first_mut();
+                        match piece {
+                            Piece::Text(t, _) => self.part_texts.push_back_mut(t),
+                            Piece::Choice(options) => {
+                                self.next = Next::Choice(options);
+                                return self;
+                            }
+                        }
+                    }
+                    let text: String = self.part_texts.iter().map(|t| &**t).collect();
+                    let text = text.trim();
+                    match self.apply(text) {
+                        Ok(program) => self.program = program,
+                        Err(reason) => {
+                            self.next = Next::Failed(reason.into());
+                            return self;
+                        }
+                    }
+                    self.done.push_back_mut(text.into());
+                }
+                Part::Steps { max, alternatives } => {
+                    if self.part_texts.len() < max {
+                        let options = self.step_options(&alternatives);
+                        if !options.is_empty() {
+                            self.next = Next::Step(options.into());
+                            return self;
+                        }
+                    }
+                    if !self.part_texts.is_empty() {
+                        let steps: Vec<&str> = self.part_texts.iter().map(|t| &**t).collect();
+                        self.done.push_back_mut(steps.join(" ; ").into());
+                    }
+                }
+                Part::Auto { offset } => match self.expand_auto(offset) {
+                    Ok(()) => {
+                        self = self.enter_part();
+                        continue;
+                    }
+                    Err(reason) => {
+                        self.next = Next::Failed(reason.into());
+                        return self;
+                    }
+                },
+            }
+            self.part += 1;
+            self = self.enter_part();
+        }
+    }
+
+    /// Replaces the `auto` at the current part with the parts it stands for here.
+    fn expand_auto(&mut self, offset: usize) -> Result<(), String> {
+        let Some(auto) = &self.space.auto else {
+            return Err(format!("`auto` at {offset} is not available"));
+        };
+        let text = auto.space_for(&self.program)?;
+        let read = read_space(&text, 0)
+            .map_err(|e| format!("the space `auto` stands for does not read: {e}: {text}"))?;
+        if read.parts.iter().any(|p| matches!(p, Part::Auto { .. })) {
+            return Err("the space `auto` stands for holds `auto` again".into());
+        }
+        let space = Space {
+            inner: self.space.clone(),
+        };
+        space
+            .check_parts(&read.parts)
+            .map_err(|e| format!("the space `auto` stands for: {e}: {text}"))?;
+        let mut parts: Vec<Part> = self.parts[..self.part].to_vec();
+        parts.extend(read.parts.iter().cloned());
+        parts.extend(self.parts[self.part + 1..].iter().cloned());
+        self.parts = parts.into();
+        Ok(())
+    }
+
+    fn apply(&self, text: &str) -> Result<P, String> {
+        let space = Space {
+            inner: self.space.clone(),
+        };
+        let strategy = space
+            .parse_strategy(text)
+            .map_err(|e| format!("`{text}` does not parse: {}", e.message))?;
+        let mut cx = Context::new(self.space.budget);
+        strategy
+            .apply(&self.program, &mut cx)
+            .map_err(|failure| format!("`{text}` failed: {failure}"))
+    }
+
+    /// Every alternative at every location where it applies (up to
+    /// [`MAX_LOCATIONS`] each), as `skip(k)(alternative)`.
+    fn step_options(&self, alternatives: &[Arc<str>]) -> Vec<StepOption<P>> {
+        let space = Space {
+            inner: self.space.clone(),
+        };
+        let mut options = Vec::new();
+        for alternative in alternatives {
+            let Ok(strategy) = space.parse_strategy(alternative) else {
+                continue;
+            };
+            let mut cx = Context::new(self.space.budget);
+            for (k, program) in locations(&self.program, &strategy, &mut cx)
+                .into_iter()
+                .enumerate()
+            {
+                options.push(StepOption {
+                    text: format!("skip({k})({alternative})").into(),
+                    program,
+                });
+            }
+        }
+        options
+    }
+}
+
+/// The programs `strategy` makes at each location where it applies, in pre-order
+/// (the order `skip` counts in), at most [`MAX_LOCATIONS`].
+fn locations<P: Traversable>(root: &P, strategy: &Strategy<P>, cx: &mut Context) -> Vec<P> {
+    let mut found = Vec::new();
+    // (node, path from the root), pre-order.
+    let mut stack: Vec<(P, Vec<usize>)> = vec![(root.clone(), Vec::new())];
+    while let Some((node, path)) = stack.pop() {
+        match strategy.attempt(&node, cx) {
+            Ok(Some(result)) => {
+                found.push(rebuild(root, &path, result));
+                if found.len() == MAX_LOCATIONS {
+                    break;
+                }
+            }
+            Ok(None) => {}
+            Err(_) => break,
+        }
+        for index in (0..node.arity()).rev() {
+            let mut child_path = path.clone();
+            child_path.push(index);
+            stack.push((node.child(index).clone(), child_path));
+        }
+    }
+    found
+}
+
+/// `root` with the node at `path` replaced by `replacement`.
+fn rebuild<P: Traversable>(root: &P, path: &[usize], replacement: P) -> P {
+    let mut ancestors = Vec::with_capacity(path.len());
+    let mut node = root.clone();
+    for &index in path {
+        let child = node.child(index).clone();
+        ancestors.push((node, index));
+        node = child;
+    }
+    let mut result = replacement;
+    while let Some((parent, index)) = ancestors.pop() {
+        result = parent.with_child(index, result);
+    }
+    result
+}
+
+impl<P: Traversable> State<P> {
+    /// How many options the next decision has; 0 once the point is complete or failed.
+    pub fn options(&self) -> usize {
+        match &self.inner.next {
+            Next::Choice(options) => options.len(),
+            Next::Step(options) => options.len() + 1,
+            Next::Complete | Next::Failed(_) => 0,
+        }
+    }
+
+    /// Option `i` of the next decision as text: a choice's option (its own choices
+    /// written as `{...}`), or a step (`stop` is option 0).
+    pub fn option_text(&self, i: usize) -> Option<String> {
+        match &self.inner.next {
+            Next::Choice(options) => options.get(i).map(template_text),
+            Next::Step(_) if i == 0 => Some("stop".into()),
+            Next::Step(options) => options.get(i - 1).map(|o| o.text.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Whether the next decision is a step of `steps` (option 0 stops).
+    pub fn is_step(&self) -> bool {
+        matches!(self.inner.next, Next::Step(_))
+    }
+
+    /// The state after taking option `i` of the next decision; `None` if there is no
+    /// such option.
+    pub fn choose(&self, i: usize) -> Option<State<P>> {
+        let mut next = self.inner.successor();
+        match &self.inner.next {
+            Next::Choice(options) => {
+                let option = options.get(i)?;
+                for piece in option.iter().rev() {
+                    next.pending.push_front_mut(piece.clone());
+                }
+            }
+            Next::Step(_) if i == 0 => {
+                // Stop: the part ends with the steps taken so far.
+                let steps: Vec<&str> = next.part_texts.iter().map(|t| &**t).collect();
+                if !steps.is_empty() {
+                    next.done.push_back_mut(steps.join(" ; ").into());
+                }
+                next.part += 1;
+                next = next.enter_part();
+            }
+            Next::Step(options) => {
+                let option = options.get(i - 1)?;
+                next.program = option.program.clone();
+                next.part_texts.push_back_mut(option.text.clone());
+            }
+            Next::Complete | Next::Failed(_) => return None,
+        }
+        next.decisions.push_back_mut(i as u32);
+        Some(State {
+            inner: Arc::new(next.settle()),
+        })
+    }
+
+    /// Whether every decision is made and every strategy succeeded.
+    pub fn is_complete(&self) -> bool {
+        matches!(self.inner.next, Next::Complete)
+    }
+
+    /// Why the point failed (a strategy failed or did not parse), if it did.
+    pub fn failure(&self) -> Option<&str> {
+        match &self.inner.next {
+            Next::Failed(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Whether no decision is left: complete or failed.
+    pub fn is_final(&self) -> bool {
+        self.options() == 0
+    }
+
+    /// The program the decisions so far lead to (for a complete point: its program).
+    pub fn program(&self) -> &P {
+        &self.inner.program
+    }
+
+    /// The decisions made, in order.
+    pub fn decisions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.inner.decisions.iter().map(|&d| d as usize)
+    }
+
+    /// How many decisions were made.
+    pub fn depth(&self) -> usize {
+        self.inner.decisions.len()
+    }
+
+    /// The strategy text of the parts decided so far, with the space's `def`s in
+    /// front: for a complete point, ordinary strategy text that replays its program.
+    pub fn text(&self) -> String {
+        let body: Vec<&str> = self.inner.done.iter().map(|t| &**t).collect();
+        let body = if body.is_empty() {
+            "id".to_string()
+        } else {
+            body.join(" ; ")
+        };
+        format!("{}{body}", self.inner.space.preamble)
+    }
+
+    /// How many points the rest of the space holds below this state, estimated: exact
+    /// for choices; for `steps`, the alternatives at one location each; `auto` not yet
+    /// expanded counts as one.
+    pub fn size_estimate(&self) -> f64 {
+        let inner = &*self.inner;
+        let mut size = match &inner.next {
+            Next::Choice(options) => options.iter().map(template_size).sum(),
+            Next::Step(options) => 1.0 + options.len() as f64,
+            _ => return 1.0,
+        };
+        let pending: Vec<Piece> = inner.pending.iter().cloned().collect();
+        size *= template_size(&pending.into());
+        for part in inner.parts.iter().skip(inner.part + 1) {
+            size *= match part {
+                Part::Fixed(t) => template_size(t),
+                Part::Steps { max, alternatives } => {
+                    let a = alternatives.len() as f64;
+                    (0..=*max as i32).map(|k| a.powi(k)).sum()
+                }
+                Part::Auto { .. } => 1.0,
+            };
+        }
+        size
+    }
+}
+
+/// How many points a template makes.
+fn template_size(template: &Template) -> f64 {
+    // Sizes of templates below a choice, computed bottom-up over a work list.
+    fn go(template: &Template) -> f64 {
+        let mut product = 1.0;
+        for piece in template.iter() {
+            if let Piece::Choice(options) = piece {
+                product *= elevate_core::stack::guard(|| options.iter().map(go).sum::<f64>());
+            }
+        }
+        product
+    }
+    go(template)
+}
+
+/// A template as text, its choices written `{a, b}`.
+fn template_text(template: &Template) -> String {
+    let mut out = String::new();
+    // (pieces, index of the next piece), innermost last.
+    let mut stack: Vec<(Template, usize, bool)> = vec![(template.clone(), 0, false)];
+    while let Some((t, i, in_choice)) = stack.pop() {
+        if i == t.len() {
+            continue;
+        }
+        stack.push((t.clone(), i + 1, in_choice));
+        match &t[i] {
+            Piece::Text(text, _) => out.push_str(text),
+            Piece::Choice(options) => {
+                out.push('{');
+                let parts: Vec<String> = options.iter().map(template_text_flat).collect();
+                out.push_str(&parts.join(", "));
+                out.push('}');
+            }
+        }
+    }
+    out
+}
+
+fn template_text_flat(template: &Template) -> String {
+    elevate_core::stack::guard(|| template_text(template))
+}
+
+impl<P: Traversable> fmt::Debug for State<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("decisions", &self.decisions().collect::<Vec<_>>())
+            .field("text", &self.text())
+            .field("options", &self.options())
+            .field("failure", &self.failure())
+            .finish()
+    }
+}
