@@ -136,3 +136,17 @@ pub fn parallel_map<P: Sync, R: Send>(
             .collect()
     })
 }
+
+impl<P, C: Cost<P> + ?Sized> Cost<P> for Box<C> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn evaluate(&self, program: &P) -> Result<Measure, Rejection> {
+        (**self).evaluate(program)
+    }
+
+    fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        (**self).evaluate_all(programs, jobs)
+    }
+}

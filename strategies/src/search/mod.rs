@@ -36,6 +36,7 @@
 
 mod cost;
 pub mod drivers;
+mod env;
 mod explorer;
 mod run;
 mod space;
@@ -43,6 +44,9 @@ mod space_text;
 
 pub use cost::{parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
 pub use drivers::Driver;
+pub use env::{
+    Action, ActionShape, Environment, Features, IllegalAction, Transition, FAILED_REWARD,
+};
 pub use explorer::{Candidate, Explorer, Progress, SearchBudget};
 pub use run::{Report, Search};
 pub use space::{AutoSpace, Space, State, MAX_LOCATIONS};

@@ -367,6 +367,9 @@ impl<P> Clone for Next<P> {
 struct StepOption<P> {
     text: Arc<str>,
     program: P,
+    /// Which alternative of the `steps`, and at which of its locations.
+    alternative: usize,
+    location: usize,
 }
 
 struct StateInner<P> {
@@ -517,7 +520,7 @@ impl<P: Traversable> StateInner<P> {
             inner: self.space.clone(),
         };
         let mut options = Vec::new();
-        for alternative in alternatives {
+        for (index, alternative) in alternatives.iter().enumerate() {
             let Ok(strategy) = space.parse_strategy(alternative) else {
                 continue;
             };
@@ -529,6 +532,8 @@ impl<P: Traversable> StateInner<P> {
                 options.push(StepOption {
                     text: format!("skip({k})({alternative})").into(),
                     program,
+                    alternative: index,
+                    location: k,
                 });
             }
         }
@@ -597,6 +602,40 @@ impl<P: Traversable> State<P> {
             Next::Step(options) => options.get(i - 1).map(|o| o.text.to_string()),
             _ => None,
         }
+    }
+
+    /// Option `i` of the next decision as a pair (transformation, parameter): for a
+    /// choice `(i, 0)`; for a step, `(0, 0)` to stop and `(1 + alternative, location)`
+    /// otherwise.
+    pub fn option_action(&self, i: usize) -> Option<(usize, usize)> {
+        match &self.inner.next {
+            Next::Choice(options) => (i < options.len()).then_some((i, 0)),
+            Next::Step(_) if i == 0 => Some((0, 0)),
+            Next::Step(options) => options.get(i - 1).map(|o| (1 + o.alternative, o.location)),
+            _ => None,
+        }
+    }
+
+    /// The largest (transformations, parameters) any decision from here on can have,
+    /// as far as the parts known now tell (`auto` counts once it is expanded).
+    pub fn action_shape(&self) -> (usize, usize) {
+        let inner = &*self.inner;
+        let mut shape = (1, 1);
+        let mut widen = |t: usize, p: usize| shape = (shape.0.max(t), shape.1.max(p));
+        if let Next::Choice(options) = &inner.next {
+            widen(options.len(), 1);
+            options.iter().for_each(|o| widest_choice(o, &mut widen));
+        }
+        let pending: Vec<Piece> = inner.pending.iter().cloned().collect();
+        widest_choice(&pending.into(), &mut widen);
+        for part in inner.parts.iter().skip(inner.part) {
+            match part {
+                Part::Fixed(t) => widest_choice(t, &mut widen),
+                Part::Steps { alternatives, .. } => widen(1 + alternatives.len(), MAX_LOCATIONS),
+                Part::Auto { .. } => {}
+            }
+        }
+        shape
     }
 
     /// Whether the next decision is a step of `steps` (option 0 stops).
@@ -705,6 +744,19 @@ impl<P: Traversable> State<P> {
             };
         }
         size
+    }
+}
+
+/// Widens `widen` by every choice of `template`, nested ones included.
+fn widest_choice(template: &Template, widen: &mut impl FnMut(usize, usize)) {
+    let mut stack = vec![template.clone()];
+    while let Some(t) = stack.pop() {
+        for piece in t.iter() {
+            if let Piece::Choice(options) = piece {
+                widen(options.len(), 1);
+                stack.extend(options.iter().cloned());
+            }
+        }
     }
 }
 
