@@ -250,7 +250,6 @@ mod tests {
     use crate::search::{Measure, Space};
     use crate::text::Registry;
     use elevate_core::arith::{self, Term};
-    use elevate_core::Traversable as _;
 
     /// Shorter printed programs are better.
     struct Length;
