@@ -42,5 +42,6 @@ mod registry;
 
 pub use parser::{Arg, ArgAst, Ast, TextError};
 pub use registry::{
-    bounded_int_arg, int_arg, name_arg, str_arg, strategy_arg, Entry, Registry, Value,
+    arity, bounded_int_arg, int_arg, name_arg, str_arg, strategy_arg, ArgError, ArgKind, Entry,
+    Registry, Value,
 };
