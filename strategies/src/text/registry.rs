@@ -430,11 +430,10 @@ impl<P: Traversable + fmt::Display> Registry<P> {
                     .map(|&i| {
                         u32::try_from(i).map_err(|_| ArgError::Rejected {
                             index: 0,
-                            reason: match i < 0 {
-                                true => {
-                                    format!("must hold non-negative child positions, found {i}")
-                                }
-                                false => format!("holds a child position that is too large: {i}"),
+                            reason: if i < 0 {
+                                format!("must hold non-negative child positions, found {i}")
+                            } else {
+                                format!("holds a child position that is too large: {i}")
                             },
                         })
                     })
