@@ -35,31 +35,57 @@ pub struct RunOptions<'a> {
     pub threads: Option<usize>,
 }
 
+/// Why a count given on the command line (`--bench`, `--threads`) is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CountError {
+    /// A negative number.
+    #[error("must be non-negative, found {0}")]
+    Negative(String),
+    /// Not a number.
+    #[error("expected a non-negative integer, found `{0}`")]
+    NotANumber(String),
+    /// More than the maximum (`what` counts: runs, threads).
+    #[error("{text} is over the maximum of {max} {what}")]
+    TooLarge {
+        /// The count as written.
+        text: String,
+        /// The maximum.
+        max: u64,
+        /// What is counted.
+        what: &'static str,
+    },
+}
+
 /// `--bench N`: a count of runs, at most [`MAX_BENCH_RUNS`].
-pub fn parse_bench_runs(text: &str) -> Result<usize, String> {
+pub fn parse_bench_runs(text: &str) -> Result<usize, CountError> {
     count(text, MAX_BENCH_RUNS, "runs")
 }
 
 /// `--threads N`: a count of threads, at most [`MAX_THREADS`].
-pub fn parse_threads(text: &str) -> Result<usize, String> {
+pub fn parse_threads(text: &str) -> Result<usize, CountError> {
     count(text, MAX_THREADS, "threads")
 }
 
 /// A non-negative count of at most `max` (the command line takes `-1` as a number, so
 /// that this says what is wrong with it).
-fn count(text: &str, max: u64, what: &str) -> Result<usize, String> {
+fn count(text: &str, max: u64, what: &'static str) -> Result<usize, CountError> {
     let t = text.trim();
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if t.strip_prefix('-').is_some_and(digits) {
-        return Err(format!("must be non-negative, found {t}"));
+        return Err(CountError::Negative(t.to_string()));
     }
     if !digits(t) {
-        return Err(format!("expected a non-negative integer, found `{t}`"));
+        return Err(CountError::NotANumber(t.to_string()));
     }
-    match t.parse::<u64>() {
-        Ok(n) if n <= max => Ok(n as usize),
-        _ => Err(format!("{t} is over the maximum of {max} {what}")),
-    }
+    t.parse::<u64>()
+        .ok()
+        .filter(|&n| n <= max)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CountError::TooLarge {
+            text: t.to_string(),
+            max,
+            what,
+        })
 }
 
 fn sizes(nats: &[(String, i64)]) -> NatEnv {

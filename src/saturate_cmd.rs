@@ -25,9 +25,14 @@ pub struct SaturateOptions<'a> {
     pub explain: bool,
 }
 
+/// A `--cost` that names no cost model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown cost model `{0}` (lowered, size)")]
+pub struct UnknownCostModel(pub String);
+
 /// `--cost NAME`.
-pub fn parse_cost(name: &str) -> Result<CostModel, String> {
-    CostModel::from_name(name).ok_or_else(|| format!("unknown cost model `{name}` (lowered, size)"))
+pub fn parse_cost(name: &str) -> Result<CostModel, UnknownCostModel> {
+    CostModel::from_name(name).ok_or_else(|| UnknownCostModel(name.to_string()))
 }
 
 /// One saturation of a search: its rules and, if guided, its sketch.

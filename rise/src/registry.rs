@@ -10,8 +10,9 @@
 //! ```
 //! let r = elevate_rise::registry();
 //! assert!(r.contains("mapFusion") && r.contains("topDown") && r.contains("tile"));
-//! let e = r.parse("splitJoin(0)").err().unwrap();
-//! assert!(e.message.contains("the size n must be positive, found 0"), "{}", e.message);
+//! let e = r.parse("id ; splitJoin(0)").err().unwrap();
+//! assert_eq!(e.message, "`splitJoin(n)`: the size n must be positive, found 0");
+//! assert_eq!(e.offset, "id ; splitJoin(".len());
 //! ```
 
 use crate::term::Term;
@@ -51,12 +52,13 @@ mod tests {
                 continue;
             };
             let (value, why) = bad(param.kind);
-            let text = format!("id ; {}({value})", def.name);
+            let text = format!("id ; {}({value}) ; id", def.name);
             let e = r
                 .parse(&text)
                 .err()
                 .unwrap_or_else(|| panic!("{text} parses"));
-            assert_eq!(e.offset, 5, "{text}");
+            // At the argument, which the error names by its index.
+            assert_eq!(&text[e.offset..], format!("{value}) ; id"), "{text}");
             assert!(
                 e.message.contains(&format!("`{}(", def.name)),
                 "{}",
@@ -67,16 +69,53 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 10, "{checked}");
-        for (text, why) in [
-            ("tile(0, 32)", "must be positive, found 0"),
-            ("tileND(2)(0)", "must be positive, found 0"),
+        for (text, at, why) in [
+            ("tile(0, 32)", "0, 32)", "must be positive, found 0"),
+            ("tileND(2)(0)", "0)", "must be positive, found 0"),
             (
                 "tileNDList([32, 0])",
+                "[32, 0])",
                 "a tile size must be positive, found 0",
             ),
             (
                 "reorder([1, 1])",
+                "[1, 1])",
                 "[1, 1] is not a permutation of the loop depths 1 to 2",
+            ),
+            (
+                "tile(1, 2, 3)",
+                "tile(1, 2, 3)",
+                "`tile(x, y)`: expects 2 sizes, found 3",
+            ),
+            (
+                "splitJoin(4, 4)",
+                "splitJoin(4, 4)",
+                "`splitJoin(n)`: expects 1 argument(s), found 2",
+            ),
+            (
+                "splitJoin(id)",
+                "id)",
+                "`splitJoin(n)`: argument 1 must be a number",
+            ),
+            (
+                "argumentOf(nope, id)",
+                "nope, id)",
+                "unknown strategy `nope` (`elevate strategies` lists them)",
+            ),
+            (
+                "argumentOf(mapFusion, id)",
+                "mapFusion, id)",
+                "`argumentOf(PRIM, s)`: `mapFusion` is not a primitive",
+            ),
+            (
+                "isEqualTo(\"map(\")",
+                "\"map(\")",
+                "`isEqualTo(\"PROGRAM\")`: argument 1 is not a RISE program",
+            ),
+            (
+                "mapNest(-1)",
+                "-1)",
+                "`mapNest(d)`: argument 1 must be non-negative, found -1",
             ),
         ] {
             let e = r
@@ -84,6 +123,7 @@ mod tests {
                 .err()
                 .unwrap_or_else(|| panic!("{text} parses"));
             assert!(e.message.contains(why), "{text}: {}", e.message);
+            assert_eq!(&text[e.offset..], at, "{text}: {}", e.message);
         }
     }
 

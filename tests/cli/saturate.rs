@@ -377,10 +377,10 @@ fn bad_rule_arguments_are_reported_where_they_are_written() {
     let o = elevate(&["rewrite", &dot, "--strategy", "id ; splitJoin(0)"]);
     assert_fails_with(
         &o,
-        "strategy:1:6: strategy error: `splitJoin(n)`: the size n must be positive, found 0",
+        "strategy:1:16: strategy error: `splitJoin(n)`: the size n must be positive, found 0",
     );
     assert!(
-        stderr(&o).contains("id ; splitJoin(0)\n       ^"),
+        stderr(&o).contains("id ; splitJoin(0)\n                 ^"),
         "{}",
         stderr(&o)
     );

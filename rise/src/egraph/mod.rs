@@ -44,7 +44,7 @@ pub mod text;
 pub use convert::{add_term, best_expr, best_term, expr_to_term};
 pub use cost::{expr_cost, Cost, CostModel, Work};
 pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId, Types};
-pub use rewrite::{beta_rewrite, rewrite, RisePattern, RiseRewrite};
+pub use rewrite::{beta_rewrite, rewrite, RewriteError, RisePattern, RiseRewrite};
 pub use rules::{RuleSet, RuleSetError};
 pub use runner::{Limits, LimitsError, Phases, Progress};
 pub use saturate::{

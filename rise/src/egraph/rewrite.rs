@@ -22,6 +22,24 @@ use std::time::Instant;
 /// A rewrite of RISE e-graphs.
 pub type RiseRewrite = Rewrite<Rise, RiseAnalysis>;
 
+/// Why an equation or a pattern does not make an e-graph rewrite.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RewriteError {
+    /// The left-hand side binds a nat, which e-graph patterns cannot match.
+    #[error("{rule}: nat binders are not supported in e-graph patterns")]
+    NatBinder {
+        /// The equation's name.
+        rule: String,
+    },
+    /// The pattern text of a strategy's rewrite is not an equation's left-hand side.
+    #[error("{0}")]
+    Pattern(String),
+    /// egg refused the rewrite, in its words (a right-hand side variable that the
+    /// left-hand side does not bind, say).
+    #[error("{0}")]
+    Egg(String),
+}
+
 /// The egg rewrite of an equation.
 ///
 /// ```
@@ -31,10 +49,10 @@ pub type RiseRewrite = Rewrite<Rise, RiseAnalysis>;
 /// let r = rewrite(&eq).unwrap();
 /// assert_eq!(r.name.as_str(), "removeTransposePair");
 /// ```
-pub fn rewrite(eq: &Equation) -> Result<RiseRewrite, String> {
+pub fn rewrite(eq: &Equation) -> Result<RiseRewrite, RewriteError> {
     let pattern = lhs_pattern(eq)?;
     let applier = EquationApplier { eq: eq.clone() };
-    Rewrite::new(eq.label().to_string(), pattern, applier)
+    Rewrite::new(eq.label().to_string(), pattern, applier).map_err(RewriteError::Egg)
 }
 
 fn var_of(name: &str) -> Var {
@@ -45,7 +63,7 @@ fn nat_var_of(name: &str) -> Var {
     format!("?nat_{name}").parse().expect("a pattern variable")
 }
 
-fn lhs_pattern(eq: &Equation) -> Result<RisePattern, String> {
+fn lhs_pattern(eq: &Equation) -> Result<RisePattern, RewriteError> {
     let mut ast = PatternAst::<Rise>::default();
     pattern_node(eq, eq.lhs(), &mut Vec::new(), &mut ast)?;
     Ok(RisePattern::new(ast))
@@ -58,7 +76,7 @@ fn pattern_node(
     p: &Term,
     binders: &mut Vec<u64>,
     ast: &mut PatternAst<Rise>,
-) -> Result<Id, String> {
+) -> Result<Id, RewriteError> {
     let node = match p.expr() {
         Expr::Var(x) => match binders.iter().rev().position(|&y| y == x.id) {
             Some(i) => ENodeOrVar::ENode(Rise::leaf(Op::Var(i as u32), ANY)),
@@ -94,10 +112,9 @@ fn pattern_node(
         }
         Expr::Annotation(inner, _) => return pattern_node(eq, inner, binders, ast),
         Expr::NatLambda(..) => {
-            return Err(format!(
-                "{}: nat binders are not supported in e-graph patterns",
-                eq.name()
-            ))
+            return Err(RewriteError::NatBinder {
+                rule: eq.name().to_string(),
+            })
         }
     };
     Ok(ast.add(node))
@@ -312,11 +329,12 @@ pub fn strategy_rewrite(
     name: &str,
     lhs: &str,
     strategy: elevate_core::Strategy<Term>,
-) -> Result<RiseRewrite, String> {
+) -> Result<RiseRewrite, RewriteError> {
     // The searcher is an equation's left-hand side (`lhs -> lhs`).
-    let eq = Equation::new(name.to_string(), &format!("{lhs} -> {lhs}")).map_err(|e| e.message)?;
+    let eq = Equation::new(name.to_string(), &format!("{lhs} -> {lhs}"))
+        .map_err(|e| RewriteError::Pattern(e.message))?;
     let pattern = lhs_pattern(&eq)?;
-    Rewrite::new(name.to_string(), pattern, StrategyApplier(strategy))
+    Rewrite::new(name.to_string(), pattern, StrategyApplier(strategy)).map_err(RewriteError::Egg)
 }
 
 struct StrategyApplier(elevate_core::Strategy<Term>);
@@ -524,5 +542,28 @@ impl egg::Searcher<Rise, RiseAnalysis> for RisePattern {
 
     fn vars(&self) -> Vec<Var> {
         self.vars.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_that_is_no_rewrite_says_why() {
+        let id = elevate_strategies::id;
+        let e = strategy_rewrite("natId", "depFun(n => x)", id()).unwrap_err();
+        assert_eq!(
+            e,
+            RewriteError::NatBinder {
+                rule: "natId".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "natId: nat binders are not supported in e-graph patterns"
+        );
+        let e = strategy_rewrite("broken", "map(", id()).unwrap_err();
+        assert!(matches!(e, RewriteError::Pattern(_)), "{e:?}");
     }
 }

@@ -4,7 +4,7 @@
 //! written in Rust that the e-graph applies at a pattern (`vectorize(n)`, `packB`) on
 //! the classes' smallest terms.
 
-use super::rewrite::{beta_rewrite, rewrite, strategy_rewrite, RiseRewrite};
+use super::rewrite::{beta_rewrite, rewrite, strategy_rewrite, RewriteError, RiseRewrite};
 use crate::rules::catalogue::{ArgError, EGraphUse, Make, RuleDef, Set};
 
 /// Why a rule set's text names no rewrites.
@@ -42,8 +42,8 @@ pub enum RuleSetError {
     Rewrite {
         /// The item.
         item: String,
-        /// egg's or the pattern's message.
-        why: String,
+        /// Why.
+        why: RewriteError,
     },
 }
 

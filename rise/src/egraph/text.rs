@@ -6,7 +6,7 @@ use super::runner::Limits;
 use super::saturate::saturate;
 use super::sketch::{sketch_guided, GuideStep, Sketch};
 use crate::term::Term;
-use elevate_strategies::text::{str_arg, Registry, Value};
+use elevate_strategies::text::{str_arg, ArgError, Registry, Value};
 
 /// Registers `saturate("RULES", "LIMITS", "COST")` (only the rules are required: the
 /// limits default to [`Limits::default`] and the cost model to `lowered`) and
@@ -20,9 +20,12 @@ pub fn register(r: &mut Registry<Term>) {
          COST \"lowered\" (default) or \"size\"",
         |a| {
             if a.is_empty() || a.len() > 3 {
-                return Err(format!("expects 1 to 3 arguments, found {}", a.len()));
+                return Err(ArgError::invalid(
+                    None,
+                    format!("expects 1 to 3 arguments, found {}", a.len()),
+                ));
             }
-            let rules = RuleSet::parse(str_arg(a, 0)?).map_err(|e| e.to_string())?;
+            let rules = rules(a, 0)?;
             let limits = match a.get(1) {
                 Some(_) => limits(a, 1)?,
                 None => Limits::default(),
@@ -43,29 +46,41 @@ pub fn register(r: &mut Registry<Term>) {
          program; COST \"lowered\" or \"size\"",
         |a| {
             if a.len() < 4 || a.len() % 3 != 1 {
-                return Err(format!(
-                    "expects triples (sketch, rules, limits) and a cost model, found {} arguments",
-                    a.len()
+                return Err(ArgError::invalid(
+                    None,
+                    format!(
+                        "expects triples (sketch, rules, limits) and a cost model, found {} \
+                         arguments",
+                        a.len()
+                    ),
                 ));
             }
             let mut steps = Vec::new();
             for k in (0..a.len() - 1).step_by(3) {
-                let sketch = Sketch::parse(str_arg(a, k)?).map_err(|e| e.message)?;
-                let rules = RuleSet::parse(str_arg(a, k + 1)?).map_err(|e| e.to_string())?;
-                steps.push(GuideStep::new(sketch, rules, limits(a, k + 2)?));
+                let sketch =
+                    Sketch::parse(str_arg(a, k)?).map_err(|e| ArgError::invalid(k, e.message))?;
+                steps.push(GuideStep::new(sketch, rules(a, k + 1)?, limits(a, k + 2)?));
             }
             Ok(sketch_guided(steps, cost(a, a.len() - 1)?))
         },
     );
 }
 
+/// Argument `i` as a rule set's text.
+fn rules(a: &[Value<Term>], i: usize) -> Result<RuleSet, ArgError> {
+    RuleSet::parse(str_arg(a, i)?).map_err(|e| ArgError::invalid(i, e.to_string()))
+}
+
 /// Argument `i` as limits text.
-fn limits(a: &[Value<Term>], i: usize) -> Result<Limits, String> {
-    str_arg(a, i)?.parse::<Limits>().map_err(|e| e.to_string())
+fn limits(a: &[Value<Term>], i: usize) -> Result<Limits, ArgError> {
+    str_arg(a, i)?
+        .parse::<Limits>()
+        .map_err(|e| ArgError::invalid(i, e.to_string()))
 }
 
 /// Argument `i` as a cost model's name.
-fn cost(a: &[Value<Term>], i: usize) -> Result<CostModel, String> {
+fn cost(a: &[Value<Term>], i: usize) -> Result<CostModel, ArgError> {
     let name = str_arg(a, i)?;
-    CostModel::from_name(name).ok_or_else(|| format!("unknown cost model `{name}` (lowered, size)"))
+    CostModel::from_name(name)
+        .ok_or_else(|| ArgError::invalid(i, format!("unknown cost model `{name}` (lowered, size)")))
 }

@@ -18,7 +18,7 @@ pub use json::{approx_eq, first_difference, write_json, Difference, WriteError};
 use crate::error::{Error, ErrorKind};
 use crate::interp::NatEnv;
 use crate::limits::{elements_in, Limits};
-use crate::nat::{solve, Nat, NatEquation, NatVar};
+use crate::nat::{solve, EvalError as NatEvalError, Nat, NatEquation, NatVar};
 use crate::term::{Expr, Term};
 use crate::types::{Scalar, Type, TypeKind};
 pub use crate::value::{float_json, json_float};
@@ -192,7 +192,7 @@ fn shape_name(json: &Json) -> String {
 }
 
 /// Nat equations from the shape of `json` against `ty` (following first elements).
-fn shape_equations(json: &Json, ty: &Type, out: &mut Vec<NatEquation>) -> Result<(), String> {
+fn shape_equations(json: &Json, ty: &Type, out: &mut Vec<NatEquation>) -> Result<(), ValueError> {
     match (ty.kind(), json) {
         (TypeKind::Array(n, elem), Json::Array(items)) => {
             out.push(NatEquation {
@@ -220,7 +220,7 @@ fn shape_equations(json: &Json, ty: &Type, out: &mut Vec<NatEquation>) -> Result
             TypeKind::Scalar(_) | TypeKind::Index(_),
             Json::Number(_) | Json::Bool(_) | Json::String(_),
         ) => Ok(()),
-        _ => Err(format!("expected {ty}, found {}", shape_name(json))),
+        _ => Err(ValueError::mismatch(ty, json)),
     }
 }
 
@@ -283,7 +283,12 @@ pub fn bind_inputs(signature: &Signature, inputs: &[Json]) -> Result<(NatEnv, Ve
         .iter()
         .zip(inputs)
         .map(|((name, ty), json)| {
-            to_value(json, ty, &nats).map_err(|e| input_error(format!("parameter `{name}`{e}")))
+            to_value(json, ty, &nats).map_err(|e| {
+                input_error(match e.path.is_empty() {
+                    true => format!("parameter `{name}`: {e}"),
+                    false => format!("parameter `{name}` {e}"),
+                })
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((nats, values))
@@ -296,45 +301,178 @@ fn nat_name(v: &NatVar) -> String {
     }
 }
 
-fn eval_nat(n: &Nat, nats: &NatEnv) -> Result<i64, String> {
+/// Why a value of a type cannot be read from JSON, or made at random.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A JSON value of another shape than the type's.
+    #[error("expected {expected}, found {found}")]
+    Mismatch {
+        /// The type, or what it takes (`bool (true or false)`).
+        expected: String,
+        /// What was there (`an array of 3 (a number)`, `"text"`).
+        found: String,
+    },
+    /// A size of the type has no value at the given sizes.
+    #[error("cannot evaluate the size {size}: {why}")]
+    Size {
+        /// The size.
+        size: Nat,
+        /// Why.
+        why: NatEvalError,
+    },
+    /// An index at or beyond its bound, or not an integer.
+    #[error("expected an index below {bound} ({ty}), found {found}")]
+    Index {
+        /// The bound.
+        bound: i64,
+        /// The index type.
+        ty: Type,
+        /// The number given.
+        found: serde_json::Number,
+    },
+    /// An array or vector of another length than the type's.
+    #[error("expected {expected} elements ({ty}), found {found}")]
+    Length {
+        /// The type's length.
+        expected: i64,
+        /// The array or vector type.
+        ty: Type,
+        /// The JSON array's length.
+        found: usize,
+    },
+    /// A number beyond the range of its scalar type.
+    #[error("{value} is out of range for {}", .scalar.name())]
+    OutOfRange {
+        /// The number, as written.
+        value: String,
+        /// The scalar type.
+        scalar: Scalar,
+    },
+    /// A number with a fraction where an integer belongs.
+    #[error("{value} is not an integer (expected {})", .scalar.name())]
+    NotInteger {
+        /// The number.
+        value: serde_json::Number,
+        /// The integer type.
+        scalar: Scalar,
+    },
+    /// A string where a float belongs that is none of the names of special floats.
+    #[error(
+        "expected {}: a number or \"NaN\", \"Infinity\", \"-Infinity\", found the string {text:?}",
+        .scalar.name()
+    )]
+    FloatText {
+        /// The float type.
+        scalar: Scalar,
+        /// The string.
+        text: String,
+    },
+    /// A random index below a bound that is not positive.
+    #[error("no index below {bound}")]
+    NoIndex {
+        /// The bound.
+        bound: i64,
+    },
+    /// A random array or vector of a negative length.
+    #[error("negative size {size} = {value}")]
+    NegativeSize {
+        /// The size.
+        size: Nat,
+        /// Its value.
+        value: i64,
+    },
+    /// A random value of a type that is not data (a function type, a type variable).
+    #[error("cannot make a random {0}")]
+    NotData(Type),
+}
+
+impl ValueError {
+    /// `json` is not of the shape of `ty`.
+    fn mismatch(ty: &Type, json: &Json) -> ValueError {
+        ValueError::Mismatch {
+            expected: ty.to_string(),
+            found: shape_name(json),
+        }
+    }
+}
+
+/// A JSON input that is not a value of its type: where in it, and why.
+///
+/// Written `at [2][0]: why`, or `why` for the input as a whole.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{reason}", at(path))]
+pub struct InputError {
+    /// The positions from the input down to the element that is wrong (`[2][0]`:
+    /// element 0 of element 2; a pair's components are 0 and 1); empty for the input
+    /// itself.
+    pub path: Vec<usize>,
+    /// What is wrong there.
+    pub reason: ValueError,
+}
+
+fn at(path: &[usize]) -> String {
+    match path {
+        [] => String::new(),
+        path => {
+            let steps: String = path.iter().map(|i| format!("[{i}]")).collect();
+            format!("at {steps}: ")
+        }
+    }
+}
+
+fn eval_nat(n: &Nat, nats: &NatEnv) -> Result<i64, ValueError> {
     n.try_eval(&|v| nats.get(v).copied())
-        .map_err(|e| format!("cannot evaluate the size {n}: {e}"))
+        .map_err(|why| ValueError::Size {
+            size: n.clone(),
+            why,
+        })
 }
 
 /// Converts JSON to a value of type `ty` (sizes evaluated with `nats`). The error
 /// says where in the input (`at [2][0]: ...`) and what was wrong.
-pub fn to_value(json: &Json, ty: &Type, nats: &NatEnv) -> Result<Value, String> {
+///
+/// ```
+/// use elevate_rise::{io::to_value, interp::NatEnv, parse_type};
+/// let ty = parse_type("3.2.i32").unwrap();
+/// let json = serde_json::json!([[1, 2], [3, 4.5], [5, 6]]);
+/// let e = to_value(&json, &ty, &NatEnv::default()).unwrap_err();
+/// assert_eq!(e.path, [1, 1]);
+/// assert_eq!(e.to_string(), "at [1][1]: 4.5 is not an integer (expected i32)");
+/// ```
+pub fn to_value(json: &Json, ty: &Type, nats: &NatEnv) -> Result<Value, InputError> {
     let mut path = Vec::new();
-    convert(json, ty, nats, &mut path).map_err(|e| {
-        let at: String = path.iter().map(|i| format!("[{i}]")).collect();
-        if at.is_empty() {
-            format!(": {e}")
-        } else {
-            format!(" at {at}: {e}")
-        }
-    })
+    convert(json, ty, nats, &mut path).map_err(|reason| InputError { path, reason })
 }
 
 /// `to_value`, with `path` left at the element that failed.
-fn convert(json: &Json, ty: &Type, nats: &NatEnv, path: &mut Vec<usize>) -> Result<Value, String> {
-    let mismatch = || format!("expected {ty}, found {}", shape_name(json));
+fn convert(
+    json: &Json,
+    ty: &Type,
+    nats: &NatEnv,
+    path: &mut Vec<usize>,
+) -> Result<Value, ValueError> {
     match (ty.kind(), json) {
         (TypeKind::Scalar(s), _) => scalar(json, *s),
         (TypeKind::Index(n), Json::Number(x)) => {
             let bound = eval_nat(n, nats)?;
             match exact_integer(x) {
                 Some(i) if (0..i128::from(bound)).contains(&i) => Ok(Value::Index(i as i64)),
-                _ => Err(format!("expected an index below {bound} ({ty}), found {x}")),
+                _ => Err(ValueError::Index {
+                    bound,
+                    ty: ty.clone(),
+                    found: x.clone(),
+                }),
             }
         }
         (TypeKind::Array(n, elem), Json::Array(items))
         | (TypeKind::Vector(elem, n), Json::Array(items)) => {
             let len = eval_nat(n, nats)?;
             if items.len() as i64 != len {
-                return Err(format!(
-                    "expected {len} elements ({ty}), found {}",
-                    items.len()
-                ));
+                return Err(ValueError::Length {
+                    expected: len,
+                    ty: ty.clone(),
+                    found: items.len(),
+                });
             }
             let mut values = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
@@ -356,7 +494,7 @@ fn convert(json: &Json, ty: &Type, nats: &NatEnv, path: &mut Vec<usize>) -> Resu
             path.pop();
             Ok(Value::pair(first, second))
         }
-        _ => Err(mismatch()),
+        _ => Err(ValueError::mismatch(ty, json)),
     }
 }
 
@@ -373,17 +511,24 @@ fn exact_integer(x: &serde_json::Number) -> Option<i128> {
     (f.fract() == 0.0 && f.abs() < 2f64.powi(100)).then_some(f as i128)
 }
 
-fn scalar(json: &Json, s: Scalar) -> Result<Value, String> {
+fn scalar(json: &Json, s: Scalar) -> Result<Value, ValueError> {
     let name = s.name();
+    let out_of_range = |value: String| ValueError::OutOfRange { value, scalar: s };
     match (s, json) {
         (Scalar::Bool, Json::Bool(b)) => Ok(Value::Bool(*b)),
-        (Scalar::Bool, other) => Err(format!("expected bool (true or false), found {other}")),
+        (Scalar::Bool, other) => Err(ValueError::Mismatch {
+            expected: "bool (true or false)".into(),
+            found: other.to_string(),
+        }),
         (Scalar::I32 | Scalar::I64, Json::Number(x)) => {
             let Some(i) = exact_integer(x) else {
                 return Err(if x.as_f64().is_some_and(|f| f.fract() == 0.0) {
-                    format!("{x} is out of range for {name}")
+                    out_of_range(x.to_string())
                 } else {
-                    format!("{x} is not an integer (expected {name})")
+                    ValueError::NotInteger {
+                        value: x.clone(),
+                        scalar: s,
+                    }
                 });
             };
             let value = if s == Scalar::I32 {
@@ -395,29 +540,36 @@ fn scalar(json: &Json, s: Scalar) -> Result<Value, String> {
                 // Just past the range, the integer as written rather than serde's
                 // float form of it (2^64 reads as 1.8446744073709552e19).
                 if i.unsigned_abs() <= 1 << 64 {
-                    format!("{i} is out of range for {name}")
+                    out_of_range(i.to_string())
                 } else {
-                    format!("{x} is out of range for {name}")
+                    out_of_range(x.to_string())
                 }
             })
         }
         (Scalar::F32 | Scalar::F64, _) => {
             let x = json_float(json).ok_or_else(|| match json {
-                Json::String(text) => format!(
-                    "expected {name}: a number or \"NaN\", \"Infinity\", \"-Infinity\", found the string {text:?}"
-                ),
-                other => format!("expected {name}, found {}", shape_name(other)),
+                Json::String(text) => ValueError::FloatText {
+                    scalar: s,
+                    text: text.clone(),
+                },
+                other => ValueError::Mismatch {
+                    expected: name.into(),
+                    found: shape_name(other),
+                },
             })?;
             if s == Scalar::F64 {
                 return Ok(Value::F64(x));
             }
             let single = x as f32;
             if single.is_infinite() && x.is_finite() {
-                return Err(format!("{json} is out of range for f32"));
+                return Err(out_of_range(json.to_string()));
             }
             Ok(Value::F32(single))
         }
-        (_, other) => Err(format!("expected {name}, found {}", shape_name(other))),
+        (_, other) => Err(ValueError::Mismatch {
+            expected: name.into(),
+            found: shape_name(other),
+        }),
     }
 }
 
@@ -468,7 +620,7 @@ pub fn random_inputs_with(
         .collect()
 }
 
-fn random_value(ty: &Type, nats: &NatEnv, rng: &mut ChaCha8Rng) -> Result<Value, String> {
+fn random_value(ty: &Type, nats: &NatEnv, rng: &mut ChaCha8Rng) -> Result<Value, ValueError> {
     // Types nest as deep as programs do.
     guard(|| {
         Ok(match ty.kind() {
@@ -480,13 +632,16 @@ fn random_value(ty: &Type, nats: &NatEnv, rng: &mut ChaCha8Rng) -> Result<Value,
             TypeKind::Index(n) => {
                 let bound = eval_nat(n, nats)?;
                 if bound <= 0 {
-                    return Err(format!("no index below {bound}"));
+                    return Err(ValueError::NoIndex { bound });
                 }
                 Value::Index(rng.random_range(0..bound))
             }
             TypeKind::Vector(elem, n) | TypeKind::Array(n, elem) => {
                 let len = eval_nat(n, nats)?;
-                let len = usize::try_from(len).map_err(|_| format!("negative size {n} = {len}"))?;
+                let len = usize::try_from(len).map_err(|_| ValueError::NegativeSize {
+                    size: n.clone(),
+                    value: len,
+                })?;
                 let items = (0..len)
                     .map(|_| random_value(elem, nats, rng))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -499,7 +654,7 @@ fn random_value(ty: &Type, nats: &NatEnv, rng: &mut ChaCha8Rng) -> Result<Value,
                 Value::pair(random_value(a, nats, rng)?, random_value(b, nats, rng)?)
             }
             TypeKind::Fun(..) | TypeKind::DepFun(..) | TypeKind::Var(_) => {
-                return Err(format!("cannot make a random {ty}"))
+                return Err(ValueError::NotData(ty.clone()))
             }
         })
     })

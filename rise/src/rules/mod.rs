@@ -65,7 +65,7 @@ use crate::prim::Prim;
 use crate::term::Term;
 use catalogue::Role;
 use elevate_core::Strategy;
-use elevate_strategies::text::{int_arg, name_arg, strategy_arg, Registry, Value};
+use elevate_strategies::text::{self, int_arg, name_arg, strategy_arg, ArgKind, Registry, Value};
 
 /// A rule of the library with the arguments tests use: its name as strategy text
 /// (`splitJoin(2)`), its equation, how to make it, and what the property tests need.
@@ -123,12 +123,27 @@ pub fn register(r: &mut Registry<Term>) {
             let args = a
                 .iter()
                 .enumerate()
-                .map(|(i, v)| match v {
+                .map(|(index, v)| match v {
                     Value::Int(n) => Ok(*n),
-                    _ => Err(format!("argument {} must be a number", i + 1)),
+                    _ => Err(text::ArgError::WrongKind {
+                        index,
+                        expected: ArgKind::Number,
+                    }),
                 })
-                .collect::<Result<Vec<i64>, String>>()?;
-            def.strategy(&args).map_err(|e| e.to_string())
+                .collect::<Result<Vec<i64>, _>>()?;
+            def.strategy(&args).map_err(|e| match e {
+                catalogue::ArgError::Count { expected, found } => {
+                    text::ArgError::Arity { expected, found }
+                }
+                // The check stops at the first argument that does not fit.
+                e => text::ArgError::invalid(
+                    def.params
+                        .iter()
+                        .zip(&args)
+                        .position(|(p, &v)| p.check(v).is_err()),
+                    e.to_string(),
+                ),
+            })
         });
     }
     register_locations(r);
@@ -205,23 +220,28 @@ fn register_locations(r: &mut Registry<Term>) {
 
 /// Argument `i` as a primitive's name. Some primitives are also the names of rules
 /// (`reduceSeq`, `mapSeq`, ...), which the text parser reads as strategies.
-fn prim_arg(a: &[Value<Term>], i: usize) -> Result<Prim, String> {
+fn prim_arg(a: &[Value<Term>], i: usize) -> Result<Prim, text::ArgError> {
     let name = match a.get(i) {
         Some(Value::Strategy(s)) => s.to_string(),
         _ => name_arg(a, i)?.to_string(),
     };
-    Prim::from_name(&name).ok_or_else(|| format!("`{name}` is not a primitive"))
+    Prim::from_name(&name).ok_or(text::ArgError::UnknownName {
+        index: i,
+        name,
+        expected: "a primitive",
+    })
 }
 
 /// Arguments `from..` as sizes (positive numbers), for the tiling strategies.
-fn sizes(a: &[Value<Term>], from: usize) -> Result<Vec<i64>, String> {
+fn sizes(a: &[Value<Term>], from: usize) -> Result<Vec<i64>, text::ArgError> {
     (from..a.len())
         .map(|i| match int_arg(a, i)? {
-            0 => Err(format!(
-                "argument {} is a size: it must be positive, found 0",
-                i + 1
-            )),
-            n => i64::try_from(n).map_err(|_| format!("argument {} is too large", i + 1)),
+            0 => Err(text::ArgError::Rejected {
+                index: i,
+                reason: "is a size: it must be positive, found 0".into(),
+            }),
+            // An `int_arg` was a non-negative i64.
+            n => Ok(i64::try_from(n).unwrap_or(i64::MAX)),
         })
         .collect()
 }

@@ -7,7 +7,7 @@ use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
-use elevate_strategies::text::{Registry, Value};
+use elevate_strategies::text::{ArgError, Registry, Value};
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
 
@@ -387,10 +387,18 @@ pub(super) fn register(r: &mut Registry<Term>) {
         ),
     ] {
         r.add(name, "(\"PROGRAM\")", doc, move |a| match a {
-            [Value::Str(text)] => crate::parser::parse_pattern(text)
-                .map(make)
-                .map_err(|e| format!("argument 1 is not a RISE program: {}", e.message)),
-            _ => Err("expects one RISE program as a string".into()),
+            [Value::Str(text)] => {
+                crate::parser::parse_pattern(text)
+                    .map(make)
+                    .map_err(|e| ArgError::Rejected {
+                        index: 0,
+                        reason: format!("is not a RISE program: {}", e.message),
+                    })
+            }
+            _ => Err(ArgError::invalid(
+                None,
+                "expects one RISE program as a string",
+            )),
         });
     }
 }

@@ -15,7 +15,7 @@ use super::traversal::{argument, argument_of, body, fmap, function};
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::text::{bounded_int_arg, strategy_arg, Registry, Value};
+use elevate_strategies::text::{bounded_int_arg, strategy_arg, ArgError, Registry, Value};
 use elevate_strategies::MAX_APPLY_N;
 use elevate_strategies::{id, normalize, printed_as, recursive, top_down, try_};
 use std::fmt;
@@ -250,7 +250,10 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "2-D tiling of a two-deep map nest: tileNDList([x, y])",
         |a| match super::sizes(a, 0)?.as_slice() {
             [x, y] => Ok(tile(*x, *y)),
-            s => Err(format!("expects 2 sizes, found {}", s.len())),
+            s => Err(ArgError::invalid(
+                None,
+                format!("expects 2 sizes, found {}", s.len()),
+            )),
         },
     );
     r.add(
@@ -261,9 +264,9 @@ pub(super) fn register(r: &mut Registry<Term>) {
             let d = bounded_int_arg(a, 0, MAX_NEST_DEPTH)?;
             match super::sizes(a, 1)?.as_slice() {
                 [n] => Ok(tile_nd(d, *n)),
-                s => Err(format!(
-                    "expects a dimension and 1 size, found {} sizes",
-                    s.len()
+                s => Err(ArgError::invalid(
+                    None,
+                    format!("expects a dimension and 1 size, found {} sizes", s.len()),
                 )),
             }
         },
@@ -274,14 +277,14 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "tiling of a d-deep map nest: fmap(tileNDList(rest)) ; splitJoin(n1) ; interchange(d)",
         |a| match a {
             [Value::List(l)] if l.len() <= MAX_NEST_DEPTH => {
-                check_sizes(l)?;
+                check_sizes(l).map_err(|why| ArgError::invalid(0, why))?;
                 Ok(tile_nd_list(l))
             }
-            [Value::List(l)] => Err(format!(
-                "takes at most {MAX_NEST_DEPTH} sizes, found {}",
-                l.len()
+            [Value::List(l)] => Err(ArgError::invalid(
+                0,
+                format!("takes at most {MAX_NEST_DEPTH} sizes, found {}", l.len()),
             )),
-            _ => Err("expects one list of sizes".into()),
+            _ => Err(ArgError::invalid(None, "expects one list of sizes")),
         },
     );
     r.add(
@@ -309,10 +312,13 @@ pub(super) fn register(r: &mut Registry<Term>) {
         |a| match a {
             [Value::List(l)] => {
                 let perm: Vec<usize> = l.iter().map(|&p| usize::try_from(p).unwrap_or(0)).collect();
-                permutation(&perm)?;
+                permutation(&perm).map_err(|why| ArgError::invalid(0, why))?;
                 Ok(reorder(&perm))
             }
-            _ => Err("expects one list of loop depths (1 = outermost)".into()),
+            _ => Err(ArgError::invalid(
+                None,
+                "expects one list of loop depths (1 = outermost)",
+            )),
         },
     );
     r.add(

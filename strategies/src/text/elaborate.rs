@@ -6,7 +6,7 @@
 //! definitions use work lists.
 
 use super::parser::{parse_file, Arg, ArgAst, Ast, Def, File, TextError};
-use super::registry::{Registry, Value};
+use super::registry::{bounded_int_arg, ArgError, ArgKind, Registry, Value};
 use crate::basic::MAX_APPLY_N;
 use elevate_core::stack::guard;
 use elevate_core::{
@@ -387,31 +387,27 @@ impl<P: Traversable> Scope<'_, P> {
             ))
         })?;
         entry.make(&values).map_err(|e| {
-            // An unknown name given where a strategy was needed: point at the name.
-            for value in &values {
-                if let Value::Name(unknown) = value {
-                    if e.contains(&format!("`{unknown}`")) {
-                        if let Some(at) = self.names.borrow().get(unknown) {
-                            return TextError {
-                                offset: *at,
-                                message: format!(
-                                    "unknown strategy `{unknown}` (`elevate strategies` lists them)"
-                                ),
-                            };
-                        }
-                    }
+            let argument = e
+                .index()
+                .and_then(|i| Some((values.get(i)?, *offsets.get(i)?)));
+            // A bare name that names nothing the argument takes: point at the name
+            // where it was written (in a definition's call, for a parameter).
+            if let (
+                ArgError::UnknownStrategy { .. } | ArgError::UnknownName { .. },
+                Some((Value::Name(unknown), _)),
+            ) = (&e, argument)
+            {
+                if let Some(at) = self.names.borrow().get(unknown) {
+                    return TextError {
+                        offset: *at,
+                        message: format!(
+                            "unknown strategy `{unknown}` (`elevate strategies` lists them)"
+                        ),
+                    };
                 }
             }
-            // A message about argument k: point at argument k.
-            let at = e
-                .strip_prefix("argument ")
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|k| k.parse::<usize>().ok())
-                .and_then(|k| offsets.get(k.wrapping_sub(1)))
-                .copied()
-                .unwrap_or(offset);
             TextError {
-                offset: at,
+                offset: argument.map_or(offset, |(_, at)| at),
                 message: format!("`{name}{}`: {e}", entry.params),
             }
         })
@@ -466,16 +462,21 @@ impl<P: Traversable> Scope<'_, P> {
         let t_source = sources.pop().expect("three arguments");
         let n_source = sources.pop().expect("three arguments");
         let (n, n_at) = self.arg(n_source, env)?;
-        let times =
-            super::registry::bounded_int_arg(&[n], 0, MAX_APPLY_N).map_err(|e| TextError {
-                offset: n_at,
-                message: format!("`applyN(n, T)(s)`: {e}"),
-            })?;
+        let times = bounded_int_arg(&[n], 0, MAX_APPLY_N).map_err(|e| TextError {
+            offset: n_at,
+            message: format!("`applyN(n, T)(s)`: {e}"),
+        })?;
         let (s, s_at) = self.arg(s_source, env)?;
         let Value::Strategy(mut current) = s else {
             return Err(TextError {
                 offset: s_at,
-                message: "`applyN(n, T)(s)`: argument 3 must be a strategy".into(),
+                message: format!(
+                    "`applyN(n, T)(s)`: {}",
+                    ArgError::WrongKind {
+                        index: 2,
+                        expected: ArgKind::Strategy
+                    }
+                ),
             });
         };
         let traversal = match t_source {
@@ -512,5 +513,96 @@ impl<P: Traversable> Scope<'_, P> {
             }
         }
         Ok(current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id;
+    use crate::text::{arity, int_arg};
+    use elevate_core::arith::Term;
+
+    /// The combinators, and `pair(a, b)`, which refuses equal numbers (at `b`) and
+    /// two zeros (about both).
+    fn registry() -> Registry<Term> {
+        let mut r = Registry::with_combinators();
+        r.add("pair", "(a, b)", "a test constructor", |a| {
+            arity(a, 2)?;
+            let (x, y) = (int_arg(a, 0)?, int_arg(a, 1)?);
+            match (x, y) {
+                (0, 0) => Err(ArgError::invalid(None, "not both zero")),
+                (x, y) if x == y => Err(ArgError::invalid(1, format!("{y} repeats a"))),
+                _ => Ok(id()),
+            }
+        });
+        r
+    }
+
+    /// Where the error of `text` is, as the text from there on, and its message.
+    fn error_at(text: &str) -> (&str, String) {
+        let e = registry().parse(text).map(drop).unwrap_err();
+        (&text[e.offset..], e.message)
+    }
+
+    #[test]
+    fn an_error_about_an_argument_points_at_that_argument() {
+        assert_eq!(
+            error_at("id ; try(pair(3,  3)) <+ id"),
+            ("3)) <+ id", "`pair(a, b)`: 3 repeats a".to_string())
+        );
+        assert_eq!(
+            error_at("id ; repeatN(-1, id) ; id"),
+            (
+                "-1, id) ; id",
+                "`repeatN(n, s)`: argument 1 must be non-negative, found -1".to_string()
+            )
+        );
+        // Through `@`, the strategy passed last is the argument.
+        assert_eq!(
+            error_at("id @ pair(1)"),
+            (
+                "id @ pair(1)",
+                "`pair(a, b)`: argument 2 must be a number".to_string()
+            )
+        );
+        // Inside a definition, where the argument is written in its body.
+        assert_eq!(
+            error_at("def twice(n) = pair(n, n)\nid ; twice(4)"),
+            ("n)\nid ; twice(4)", "`pair(a, b)`: 4 repeats a".to_string())
+        );
+    }
+
+    #[test]
+    fn an_error_about_all_arguments_points_at_the_name() {
+        assert_eq!(
+            error_at("id ; pair(0, 0)"),
+            ("pair(0, 0)", "`pair(a, b)`: not both zero".to_string())
+        );
+        assert_eq!(
+            error_at("id ; pair(1)"),
+            (
+                "pair(1)",
+                "`pair(a, b)`: expects 2 argument(s), found 1".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_where_a_strategy_belongs_is_reported_where_it_is_written() {
+        assert_eq!(
+            error_at("def t(s) = topDown(s)\nid ; t(nope)"),
+            (
+                "nope)",
+                "unknown strategy `nope` (`elevate strategies` lists them)".to_string()
+            )
+        );
+        assert_eq!(
+            error_at("ifThenElse(id, id, 3)"),
+            (
+                "3)",
+                "`ifThenElse(p, t, e)`: argument 3 must be a strategy".to_string()
+            )
+        );
     }
 }

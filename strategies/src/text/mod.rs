@@ -21,7 +21,8 @@
 //! Text is checked where it is written: an unknown name, a wrong argument, a negative
 //! count (`must be non-negative`), a number beyond its range (`too large`), a
 //! definition in terms of itself (naming the cycle) are [`TextError`]s with the offset
-//! of the culprit. Depth and length are no limit: 100,000 nested strategies and
+//! of the culprit. A named strategy refuses its arguments with an [`ArgError`]; one
+//! that carries an argument's index is reported at that argument. Depth and length are no limit: 100,000 nested strategies and
 //! sequences 30,000 long parse, print, apply and drop without deep recursion.
 //!
 //! ```
@@ -43,5 +44,6 @@ mod registry;
 pub(crate) use parser::parse_file;
 pub use parser::{Arg, ArgAst, Ast, TextError};
 pub use registry::{
-    bounded_int_arg, int_arg, name_arg, str_arg, strategy_arg, Entry, Registry, Value,
+    arity, bounded_int_arg, int_arg, name_arg, str_arg, strategy_arg, ArgError, ArgKind, Entry,
+    Registry, Value,
 };

@@ -55,7 +55,8 @@ impl<P: 'static> fmt::Display for Value<P> {
     }
 }
 
-type Make<P> = dyn Fn(&[Value<P>]) -> Result<Strategy<P>, String> + Send + Sync;
+/// How a named strategy is made from its argument values.
+type Make<P> = dyn Fn(&[Value<P>]) -> Result<Strategy<P>, ArgError> + Send + Sync;
 
 /// A named strategy constructor.
 pub struct Entry<P> {
@@ -73,69 +74,217 @@ pub struct Registry<P> {
     entries: BTreeMap<String, Entry<P>>,
 }
 
+/// What kind of value an argument must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A strategy.
+    Strategy,
+    /// A bare name (a primitive's, say).
+    Name,
+    /// A string literal.
+    String,
+    /// An integer.
+    Number,
+    /// A list of child positions, `[0, 1]`.
+    Positions,
+}
+
+impl fmt::Display for ArgKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ArgKind::Strategy => "a strategy",
+            ArgKind::Name => "a name",
+            ArgKind::String => "a string (\"...\")",
+            ArgKind::Number => "a number",
+            ArgKind::Positions => "a list of child positions",
+        })
+    }
+}
+
+/// Why the arguments of a named strategy do not make a strategy.
+///
+/// Arguments are numbered from 0 (`index`); messages count from 1, as text is read
+/// (`argument 1 must be a number`). The text parser reports an error with an index at
+/// that argument, and one without at the name of the strategy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    /// Fewer arguments than the constructor reads.
+    #[error("missing argument {}", .index + 1)]
+    Missing {
+        /// The argument that is not there.
+        index: usize,
+    },
+    /// Not as many arguments as the strategy takes.
+    #[error("expects {expected} argument(s), found {found}")]
+    Arity {
+        /// How many it takes.
+        expected: usize,
+        /// How many were given.
+        found: usize,
+    },
+    /// An argument of the wrong kind: a number where a strategy belongs, say.
+    #[error("argument {} must be {expected}", .index + 1)]
+    WrongKind {
+        /// The argument.
+        index: usize,
+        /// What it must be.
+        expected: ArgKind,
+    },
+    /// A bare name where a strategy belongs, that names none.
+    #[error("unknown strategy `{name}`")]
+    UnknownStrategy {
+        /// The argument.
+        index: usize,
+        /// The name as written.
+        name: String,
+    },
+    /// A name that is not one of those the argument takes (`expected` says which,
+    /// e.g. "a primitive").
+    #[error("`{name}` is not {expected}")]
+    UnknownName {
+        /// The argument.
+        index: usize,
+        /// The name as written.
+        name: String,
+        /// What it must name, with its article.
+        expected: &'static str,
+    },
+    /// A negative count.
+    #[error("argument {} must be non-negative, found {value}", .index + 1)]
+    Negative {
+        /// The argument.
+        index: usize,
+        /// The value given.
+        value: i64,
+    },
+    /// A count beyond what the strategy takes.
+    #[error("argument {} is too large: at most {max}, found {value}", .index + 1)]
+    TooLarge {
+        /// The argument.
+        index: usize,
+        /// The value given.
+        value: i64,
+        /// The largest value it takes.
+        max: usize,
+    },
+    /// An argument of the right kind that the constructor refuses, with why:
+    /// `argument 1 {reason}`.
+    #[error("argument {} {reason}", .index + 1)]
+    Rejected {
+        /// The argument.
+        index: usize,
+        /// What is wrong with it, following `argument k`.
+        reason: String,
+    },
+    /// The constructor's own check of its arguments, in its words (`the size n must be
+    /// positive, found 0`): about one argument, or about them all.
+    #[error("{message}")]
+    Invalid {
+        /// The argument it is about, if it is about one.
+        index: Option<usize>,
+        /// Why.
+        message: String,
+    },
+}
+
+impl ArgError {
+    /// The constructor's own check failed: `message`, about the argument `index` (a
+    /// number) or about all of them (`None`).
+    pub fn invalid(index: impl Into<Option<usize>>, message: impl Into<String>) -> ArgError {
+        ArgError::Invalid {
+            index: index.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The argument the error is about (from 0), if it is about one.
+    pub fn index(&self) -> Option<usize> {
+        match self {
+            ArgError::Missing { index }
+            | ArgError::WrongKind { index, .. }
+            | ArgError::UnknownStrategy { index, .. }
+            | ArgError::UnknownName { index, .. }
+            | ArgError::Negative { index, .. }
+            | ArgError::TooLarge { index, .. }
+            | ArgError::Rejected { index, .. } => Some(*index),
+            ArgError::Invalid { index, .. } => *index,
+            ArgError::Arity { .. } => None,
+        }
+    }
+}
+
 /// Argument `i` as a strategy.
-pub fn strategy_arg<P: 'static>(args: &[Value<P>], i: usize) -> Result<Strategy<P>, String> {
+pub fn strategy_arg<P: 'static>(args: &[Value<P>], i: usize) -> Result<Strategy<P>, ArgError> {
     match args.get(i) {
         Some(Value::Strategy(s)) => Ok(s.clone()),
-        Some(Value::Name(n)) => Err(format!("unknown strategy `{n}`")),
-        Some(_) => Err(format!("argument {} must be a strategy", i + 1)),
-        None => Err(format!("missing argument {}", i + 1)),
+        Some(Value::Name(n)) => Err(ArgError::UnknownStrategy {
+            index: i,
+            name: n.clone(),
+        }),
+        Some(_) => Err(wrong_kind(i, ArgKind::Strategy)),
+        None => Err(ArgError::Missing { index: i }),
     }
 }
 
 /// Argument `i` as a bare name.
-pub fn name_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, String> {
+pub fn name_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, ArgError> {
     match args.get(i) {
         Some(Value::Name(n)) => Ok(n),
-        Some(_) => Err(format!("argument {} must be a name", i + 1)),
-        None => Err(format!("missing argument {}", i + 1)),
+        Some(_) => Err(wrong_kind(i, ArgKind::Name)),
+        None => Err(ArgError::Missing { index: i }),
     }
 }
 
 /// Argument `i` as a string literal: `"text"` gives `text`.
-pub fn str_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, String> {
+pub fn str_arg<P>(args: &[Value<P>], i: usize) -> Result<&str, ArgError> {
     match args.get(i) {
         Some(Value::Str(s)) => Ok(s),
-        Some(_) => Err(format!("argument {} must be a string (\"...\")", i + 1)),
-        None => Err(format!("missing argument {}", i + 1)),
+        Some(_) => Err(wrong_kind(i, ArgKind::String)),
+        None => Err(ArgError::Missing { index: i }),
     }
 }
 
 /// Argument `i` as a non-negative integer.
-///
-/// Messages about argument `i` start with `argument i+1`, which is how the parser
-/// knows to point at that argument.
-pub fn int_arg<P>(args: &[Value<P>], i: usize) -> Result<usize, String> {
-    match args.get(i) {
-        Some(Value::Int(n)) if *n >= 0 => {
-            usize::try_from(*n).map_err(|_| format!("argument {} is too large, found {n}", i + 1))
-        }
-        Some(Value::Int(n)) => Err(format!(
-            "argument {} must be non-negative, found {n}",
-            i + 1
-        )),
-        Some(_) => Err(format!("argument {} must be a number", i + 1)),
-        None => Err(format!("missing argument {}", i + 1)),
-    }
+pub fn int_arg<P>(args: &[Value<P>], i: usize) -> Result<usize, ArgError> {
+    bounded_int_arg(args, i, usize::MAX)
 }
 
 /// Argument `i` as an integer from 0 to `max`.
-pub fn bounded_int_arg<P>(args: &[Value<P>], i: usize, max: usize) -> Result<usize, String> {
-    let n = int_arg(args, i)?;
-    if n > max {
-        return Err(format!(
-            "argument {} is too large: at most {max}, found {n}",
-            i + 1
-        ));
+pub fn bounded_int_arg<P>(args: &[Value<P>], i: usize, max: usize) -> Result<usize, ArgError> {
+    let value = match args.get(i) {
+        Some(Value::Int(n)) if *n >= 0 => *n,
+        Some(Value::Int(n)) => {
+            return Err(ArgError::Negative {
+                index: i,
+                value: *n,
+            })
+        }
+        Some(_) => return Err(wrong_kind(i, ArgKind::Number)),
+        None => return Err(ArgError::Missing { index: i }),
+    };
+    match usize::try_from(value) {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(ArgError::TooLarge {
+            index: i,
+            value,
+            max,
+        }),
     }
-    Ok(n)
 }
 
-fn arity<P>(args: &[Value<P>], n: usize) -> Result<(), String> {
+fn wrong_kind(index: usize, expected: ArgKind) -> ArgError {
+    ArgError::WrongKind { index, expected }
+}
+
+/// Exactly `n` arguments.
+pub fn arity<P>(args: &[Value<P>], n: usize) -> Result<(), ArgError> {
     if args.len() == n {
         Ok(())
     } else {
-        Err(format!("expects {n} argument(s), found {}", args.len()))
+        Err(ArgError::Arity {
+            expected: n,
+            found: args.len(),
+        })
     }
 }
 
@@ -274,18 +423,19 @@ impl<P: Traversable + fmt::Display> Registry<P> {
             |a| {
                 arity(a, 2)?;
                 let Value::List(positions) = &a[0] else {
-                    return Err("argument 1 must be a list of child positions".into());
+                    return Err(wrong_kind(0, ArgKind::Positions));
                 };
                 let steps = positions
                     .iter()
-                    .map(|&i| match u32::try_from(i) {
-                        Ok(step) => Ok(step),
-                        Err(_) if i < 0 => Err(format!(
-                            "argument 1 must hold non-negative child positions, found {i}"
-                        )),
-                        Err(_) => Err(format!(
-                            "argument 1 holds a child position that is too large: {i}"
-                        )),
+                    .map(|&i| {
+                        u32::try_from(i).map_err(|_| ArgError::Rejected {
+                            index: 0,
+                            reason: if i < 0 {
+                                format!("must hold non-negative child positions, found {i}")
+                            } else {
+                                format!("holds a child position that is too large: {i}")
+                            },
+                        })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(at_path(Path::from(steps), strategy_arg(a, 1)?))
@@ -330,7 +480,7 @@ impl<P: Traversable> Registry<P> {
         name: &str,
         params: &str,
         doc: &str,
-        make: impl Fn(&[Value<P>]) -> Result<Strategy<P>, String> + Send + Sync + 'static,
+        make: impl Fn(&[Value<P>]) -> Result<Strategy<P>, ArgError> + Send + Sync + 'static,
     ) {
         self.entries.insert(
             name.to_string(),
@@ -390,7 +540,113 @@ impl<P: Traversable> Registry<P> {
 
 impl<P> Entry<P> {
     /// Builds the strategy from its argument values.
-    pub(super) fn make(&self, args: &[Value<P>]) -> Result<Strategy<P>, String> {
+    pub(super) fn make(&self, args: &[Value<P>]) -> Result<Strategy<P>, ArgError> {
         (self.make)(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elevate_core::arith::Term;
+
+    fn int(n: i64) -> Value<Term> {
+        Value::Int(n)
+    }
+
+    #[test]
+    fn argument_errors_carry_the_index_and_count_from_one_in_words() {
+        let args = [
+            int(-2),
+            Value::Name("nope".into()),
+            int(7),
+            Value::Str("s".into()),
+        ];
+        let cases: [(Result<(), ArgError>, Option<usize>, &str); 9] = [
+            (
+                int_arg(&args, 0).map(drop),
+                Some(0),
+                "argument 1 must be non-negative, found -2",
+            ),
+            (
+                strategy_arg(&args, 1).map(drop),
+                Some(1),
+                "unknown strategy `nope`",
+            ),
+            (
+                bounded_int_arg(&args, 2, 5).map(drop),
+                Some(2),
+                "argument 3 is too large: at most 5, found 7",
+            ),
+            (
+                name_arg(&args, 3).map(drop),
+                Some(3),
+                "argument 4 must be a name",
+            ),
+            (
+                str_arg(&args, 2).map(drop),
+                Some(2),
+                "argument 3 must be a string (\"...\")",
+            ),
+            (
+                int_arg(&args, 3).map(drop),
+                Some(3),
+                "argument 4 must be a number",
+            ),
+            (
+                strategy_arg(&args, 4).map(drop),
+                Some(4),
+                "missing argument 5",
+            ),
+            (arity(&args, 2), None, "expects 2 argument(s), found 4"),
+            (
+                Err(ArgError::invalid(1, "the size n must be positive, found 0")),
+                Some(1),
+                "the size n must be positive, found 0",
+            ),
+        ];
+        for (result, index, message) in cases {
+            let e = result.unwrap_err();
+            assert_eq!(e.index(), index, "{e}");
+            assert_eq!(e.to_string(), message);
+        }
+        assert_eq!(bounded_int_arg(&args, 2, 7), Ok(7));
+        assert_eq!(ArgError::invalid(None, "whole").index(), None);
+    }
+
+    #[test]
+    fn at_path_refuses_bad_positions_as_its_first_argument() {
+        let registry = Registry::<Term>::with_combinators();
+        let entry = registry.entry("atPath").unwrap();
+        let id = Value::Strategy(id());
+        for (positions, message) in [
+            (
+                vec![0, -1],
+                "argument 1 must hold non-negative child positions, found -1",
+            ),
+            (
+                vec![1 << 32],
+                "argument 1 holds a child position that is too large: 4294967296",
+            ),
+        ] {
+            let e = entry
+                .make(&[Value::List(positions), id.clone()])
+                .map(drop)
+                .unwrap_err();
+            assert_eq!(e.index(), Some(0));
+            assert_eq!(e.to_string(), message);
+        }
+        let e = entry.make(&[int(0), id]).map(drop).unwrap_err();
+        assert_eq!(
+            e,
+            ArgError::WrongKind {
+                index: 0,
+                expected: ArgKind::Positions
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "argument 1 must be a list of child positions"
+        );
     }
 }
