@@ -30,9 +30,53 @@ impl<P: Traversable> Registry<P> {
     /// and applies the definition's body; each definition is built once per distinct
     /// list of arguments and shared, so definitions in terms of each other never
     /// multiply. Applying a reference counts as one strategy application.
+    ///
+    /// The strategy of a text with `def`s prints with them in front (as written), so
+    /// that its text parses back to an equal strategy on its own.
     pub fn parse(&self, text: &str) -> Result<Strategy<P>, TextError> {
         let file = parse_file(text)?;
-        elaborate(self, &file, text.len())
+        let main = elaborate(self, &file, text.len())?;
+        if file.defs.is_empty() {
+            return Ok(main);
+        }
+        let definitions = text[..main_start(text, file.main.offset())].trim_end();
+        Ok(Strategy::new(WithDefinitions {
+            definitions: definitions.into(),
+            main,
+        }))
+    }
+}
+
+/// Where the main strategy's text starts, given where its first name is: before any
+/// `(` that opens it (a definition's body cannot end with one).
+fn main_start(text: &str, first_name: usize) -> usize {
+    let before = &text[..first_name];
+    let kept = before.trim_end_matches(|c: char| c == '(' || c.is_whitespace());
+    kept.len()
+}
+
+/// The main strategy of a text with `def`s: applies as the main strategy, prints with
+/// the definitions in front.
+struct WithDefinitions<P> {
+    definitions: std::sync::Arc<str>,
+    main: Strategy<P>,
+}
+
+impl<P: Send + Sync + 'static> StrategyImpl<P> for WithDefinitions<P> {
+    fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
+        self.main.apply(program, cx)
+    }
+
+    fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, elevate_core::Failure> {
+        self.main.attempt(program, cx)
+    }
+
+    fn name(&self) -> Name {
+        self.main.name()
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\n{}", self.definitions, self.main)
     }
 }
 

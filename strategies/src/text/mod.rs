@@ -12,11 +12,12 @@
 //! `applyN(n, T)(s)` (or `s @ applyN(n, T)`) is `T(T(...T(s)))` for a traversal `T`
 //! written without its last argument; `applyN(n, s)` is `s` applied `n` times.
 //!
-//! Printing a strategy gives text that parses back to it, given the same `def`s: a
-//! reference to a definition is one strategy that prints as written (`simplify`,
-//! `rows(4)`), never as its expansion, so definitions in terms of each other stay as
-//! small as their text. Each definition is built once per distinct arguments and
-//! shared; applying a reference counts as one strategy application.
+//! Printing a strategy gives text that parses back to an equal strategy: the strategy
+//! of a text with `def`s prints with its definitions in front, as written, and inside
+//! it a reference to a definition prints as written (`simplify`, `rows(4)`), never as
+//! its expansion, so definitions in terms of each other stay as small as their text.
+//! Each definition is built once per distinct arguments and shared; applying a
+//! reference counts as one strategy application.
 //!
 //! Text is checked where it is written: an unknown name, a wrong argument, a negative
 //! count (`must be non-negative`), a number beyond its range (`too large`), a
@@ -31,8 +32,9 @@
 //! let mut registry = Registry::<Term>::with_combinators();
 //! registry.rule("addZero", "x + 0 -> x", arith::add_zero);
 //! registry.rule("negNeg", "-(-x) -> x", arith::neg_neg);
-//! let s = registry.parse("def simplify = normalize(addZero <+ negNeg)\nsimplify ; id").unwrap();
-//! assert_eq!(s.to_string(), "simplify ; id");
+//! let text = "def simplify = normalize(addZero <+ negNeg)\nsimplify ; id";
+//! let s = registry.parse(text).unwrap();
+//! assert_eq!(s.to_string(), text);
 //! let t: Term = "-(-(a + 0))".parse().unwrap();
 //! assert_eq!(s.run(&t).unwrap().to_string(), "a");
 //! ```

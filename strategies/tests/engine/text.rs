@@ -84,11 +84,24 @@ fn defs_with_and_without_parameters() {
                 def simplify = normalize(addZero <+ mulOne)\n\
                 def at(n, s) = position(n)(s)\n\
                 twice(negNeg) ; simplify ; at(0, id)";
-    // A reference to a definition is one strategy that prints as written.
-    assert_eq!(text(file), "twice(negNeg) ; simplify ; at(0, id)");
+    // The definitions print in front, as written; a reference to one prints as
+    // written, so the text parses back on its own to a strategy that prints the same.
+    let printed = text(file);
+    assert_eq!(printed, file.replace("id\n", "id"));
+    let defs = file.rsplit_once('\n').unwrap().0;
+    assert_eq!(
+        printed,
+        format!("{defs}\ntwice(negNeg) ; simplify ; at(0, id)")
+    );
+    assert_eq!(text(&printed), printed);
     let s = registry().parse(file).unwrap();
     let t: Term = "-(-(-(-(x * 1))))".parse().unwrap();
     assert_eq!(s.run(&t).unwrap().to_string(), "x");
+    let again = registry().parse(&printed).unwrap();
+    assert_eq!(again.run(&t).unwrap().to_string(), "x");
+    // The main strategy may start with a parenthesis.
+    let file = "def a = addZero\n(a <+ mulOne) ; id";
+    assert_eq!(text(file), file);
 }
 
 #[test]
@@ -230,7 +243,9 @@ fn a_long_chain_of_definitions_is_no_cycle_and_a_cycle_is_named() {
     assert_eq!(message, "`f` is defined in terms of itself");
     // A parameter that shadows a definition is not a reference to it.
     let shadowed = "def s = negNeg\ndef twice(s) = s ; s\ntwice(addZero)";
-    assert_eq!(text(shadowed), "twice(addZero)");
+    let t: Term = "x + 0 + 0".parse().unwrap();
+    let s = registry().parse(shadowed).unwrap();
+    assert_eq!(s.run(&t).unwrap().to_string(), "x");
     let (at, message) = error("def a = id\ndef a = fail\na");
     assert_eq!((at, message.as_str()), ((2, 5), "`a` is defined twice"));
 }
