@@ -33,6 +33,7 @@ pub mod print;
 pub mod program;
 pub mod registry;
 pub mod rules;
+pub mod search;
 pub mod term;
 pub mod types;
 pub mod value;

@@ -1,0 +1,3 @@
+//! Tests of RISE's side of search.
+
+mod fingerprint;
