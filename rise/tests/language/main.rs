@@ -13,6 +13,7 @@ mod nats;
 mod primitives;
 mod properties;
 mod rules;
+mod search;
 mod sizes;
 mod strategies;
 mod strategy_text;
