@@ -15,7 +15,8 @@ use rand::RngExt;
 /// falls geometrically from [`Anneal::T_START`] to [`Anneal::T_END`] as the budget
 /// (evaluations or time, whichever is further spent) is used up. After
 /// [`Anneal::PATIENCE`] steps without improving on the best of the current run, the
-/// walk restarts from the best point so far or from a random point (even odds).
+/// walk restarts from the best point so far or from a random point (even odds; always
+/// a random point when the last step found nothing new).
 pub struct Anneal;
 
 impl Anneal {
@@ -31,7 +32,7 @@ impl Anneal {
     const NOMINAL_EVALUATIONS: f64 = 1_000.0;
     /// Steps in a row whose proposals were all known end the search (a small space
     /// is done).
-    const STALE_STEPS: usize = 64;
+    const STALE_STEPS: usize = 32;
 
     /// How far the search is through its budget, from 0 to 1.
     fn progress<P: Traversable + Fingerprint>(explorer: &Explorer<'_, P>) -> f64 {
@@ -133,7 +134,9 @@ impl<P: Traversable + Fingerprint> Driver<P> for Anneal {
             }
             if without_improvement >= Self::PATIENCE {
                 without_improvement = 0;
-                if explorer.rng().random_bool(0.5) {
+                // From the best, unless the walk has stopped finding new programs
+                // there: then somewhere new.
+                if stale == 0 && explorer.rng().random_bool(0.5) {
                     (current, cost) = best.clone();
                 } else {
                     current = Path::random(explorer, &root);

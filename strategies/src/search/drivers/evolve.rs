@@ -38,7 +38,7 @@ impl Evolve {
     /// Mutations tried at most to turn a known child into a new one.
     const NOVELTY_TRIES: usize = 4;
     /// Generations in a row with nothing new end the search.
-    const STALE_GENERATIONS: usize = 16;
+    const STALE_GENERATIONS: usize = 4;
 
     /// An evolutionary search of `population` points (at least 2).
     pub fn new(population: usize) -> Self {

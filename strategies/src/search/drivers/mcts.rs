@@ -29,7 +29,7 @@ impl Mcts {
     /// The weight of exploration in the UCT rule (rewards lie between 0 and 1).
     pub const EXPLORATION: f64 = 0.5;
     /// Iterations in a row whose rollouts were all known end the search.
-    const STALE_ITERATIONS: usize = 4_096;
+    const STALE_ITERATIONS: usize = 1_024;
 }
 
 /// A node of the tree: a state, its statistics and its children.

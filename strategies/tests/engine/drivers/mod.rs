@@ -4,13 +4,15 @@
 
 mod nest;
 
+use crate::gen::{AnyTerm, Desc};
 use elevate_core::arith::Term;
-use elevate_core::Traversable;
+use elevate_core::{Budget, Traversable};
 use elevate_strategies::search::{
     drivers, Cost, Fingerprint, Measure, Rejection, Report, Search, SearchBudget, Space, Status,
 };
 use elevate_strategies::text::Registry;
 use nest::{registry, Model, Nest, SPACE};
+use quickcheck::{Arbitrary, Gen, QuickCheck};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -267,6 +269,52 @@ fn the_same_seed_gives_the_same_log_and_another_seed_another() {
     }
 }
 
+/// The nest model, recording the size of every batch it is given.
+#[derive(Default)]
+struct Batches {
+    sizes: Mutex<Vec<usize>>,
+}
+
+impl Cost<Nest> for &Batches {
+    fn name(&self) -> String {
+        "batches".into()
+    }
+
+    fn evaluate(&self, nest: &Nest) -> Result<Measure, Rejection> {
+        Model.evaluate(nest)
+    }
+
+    fn evaluate_all(&self, nests: &[&Nest], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        self.sizes.lock().unwrap().push(nests.len());
+        Model.evaluate_all(nests, jobs)
+    }
+}
+
+#[test]
+fn drivers_hand_the_cost_batches_and_threads_change_nothing() {
+    let space = || Space::parse(SPACE, Arc::new(registry())).unwrap();
+    for driver in ALL {
+        let batches = Batches::default();
+        let sequential = Search::new(space(), drivers::from_text(driver).unwrap(), &batches)
+            .budget(evaluations(300))
+            .seed(5)
+            .run(&Nest::matmul());
+        let sizes = batches.sizes.into_inner().unwrap();
+        assert!(
+            sizes.iter().all(|&n| n <= drivers::BATCH),
+            "{driver}: {sizes:?}"
+        );
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        assert!(largest >= 4, "{driver}: batches of at most {largest}");
+        let parallel = Search::new(space(), drivers::from_text(driver).unwrap(), Model)
+            .budget(evaluations(300))
+            .seed(5)
+            .jobs(4)
+            .run(&Nest::matmul());
+        assert_eq!(sequential.log, parallel.log, "{driver}");
+    }
+}
+
 #[test]
 fn every_logged_candidate_replays_to_its_program() {
     let r = registry();
@@ -316,7 +364,6 @@ fn a_time_budget_stops_every_driver() {
     let budget = SearchBudget::default().time(Duration::from_millis(100));
     for driver in ALL {
         let report = search(SPACE, registry(), driver, Slow, budget, 1, &Nest::matmul());
-        assert!(report.evaluations > 0, "{driver}");
         assert!(
             report.evaluations < landscape().len() / 8,
             "{driver}: {} evaluations",
@@ -437,6 +484,63 @@ fn drivers_explore_steps() {
         );
         assert_replays(&report, &registry(), &Nest::matmul());
     }
+}
+
+/// A random space over the arithmetic rules: choices of random strategies around
+/// `steps` over two more, on a random term.
+#[derive(Clone, Debug)]
+struct AnySpace {
+    text: String,
+    term: Term,
+    seed: u64,
+}
+
+impl Arbitrary for AnySpace {
+    fn arbitrary(g: &mut Gen) -> Self {
+        // Half the options in `try`, so that more points get past their first part.
+        let mut option = || {
+            let wrap = if bool::arbitrary(g) { "try" } else { "" };
+            format!("{wrap}({})", Desc::arbitrary(g).build())
+        };
+        let text = format!(
+            "{{{}, {}}} ; steps(2, {{{}, {}}}) ; {{{}, {}, {}}}",
+            option(),
+            option(),
+            option(),
+            option(),
+            option(),
+            option(),
+            option()
+        );
+        AnySpace {
+            text,
+            term: AnyTerm::arbitrary(g).0,
+            seed: u64::arbitrary(g),
+        }
+    }
+}
+
+#[test]
+fn drivers_never_panic_on_random_spaces_and_their_logs_replay() {
+    fn property(s: AnySpace) -> bool {
+        let r = crate::text::registry();
+        let space = Space::parse(&s.text, Arc::new(crate::text::registry()))
+            .unwrap_or_else(|e| panic!("{e}: {}", s.text))
+            // `repeat(addComm)` never stops: a small budget per part keeps it short.
+            .with_budget(Budget::unlimited().applications(1_000));
+        for driver in ALL {
+            let report = Search::new(space.clone(), drivers::from_text(driver).unwrap(), TermSize)
+                .budget(evaluations(25))
+                .seed(s.seed)
+                .run(&s.term);
+            assert!(report.evaluations > 0 && report.evaluations <= 25);
+            assert_replays(&report, &r, &s.term);
+        }
+        true
+    }
+    QuickCheck::new()
+        .tests(30)
+        .quickcheck(property as fn(AnySpace) -> bool);
 }
 
 /// Shorter terms are better.

@@ -6,7 +6,7 @@
 //! blocks and costs a fork and join per iteration of the loops around it.
 
 use elevate_core::{rule, Strategy, Traversable};
-use elevate_strategies::search::{Cost, Fingerprint, Measure, Rejection, Status};
+use elevate_strategies::search::{parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
 use elevate_strategies::text::{int_arg, name_arg, Registry};
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -334,5 +334,9 @@ impl Cost<Nest> for Model {
 
     fn evaluate(&self, nest: &Nest) -> Result<Measure, Rejection> {
         Model::cost(nest).map(Measure::cost)
+    }
+
+    fn evaluate_all(&self, nests: &[&Nest], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        parallel_map(nests, jobs, |nest| self.evaluate(nest))
     }
 }
