@@ -1,6 +1,6 @@
 //! `evolve(population)`: evolutionary search over decision vectors, as Ansor's.
 
-use super::{single_point, Driver, Evaluator, Outcome, Path};
+use super::{single_point, Driver, Evaluator, Outcome, Path, BATCH};
 use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
 use elevate_core::Traversable;
@@ -129,17 +129,20 @@ impl<P: Traversable + Fingerprint> Driver<P> for Evolve {
         }
         let mut evaluator = Evaluator::default();
         let root = explorer.root().clone();
-        let first: Vec<Path<P>> = (0..self.population)
-            .map(|_| Path::random(explorer, &root))
-            .collect();
+        let mut first: Vec<Path<P>> = Vec::with_capacity(self.population.min(BATCH));
+        while first.len() < self.population && !out_of_time(explorer, first.len()) {
+            first.push(Path::random(explorer, &root));
+        }
         let mut members = evaluate(explorer, &mut evaluator, first);
         let elites = (self.population / 8).max(1);
         let mut stale = 0;
         while !explorer.exhausted() && stale < Self::STALE_GENERATIONS && !members.is_empty() {
             // Stable: equal costs keep their order, so a seed gives one population.
             members.sort_by(|a, b| a.cost.total_cmp(&b.cost));
-            let mut children = Vec::with_capacity(self.population);
-            while children.len() + elites.min(members.len()) < self.population {
+            let mut children = Vec::with_capacity(self.population.min(BATCH));
+            while children.len() + elites.min(members.len()) < self.population
+                && !out_of_time(explorer, children.len())
+            {
                 let mut child = Self::breed(explorer, &members);
                 for _ in 0..Self::NOVELTY_TRIES {
                     if evaluator.known(explorer, child.end()).is_none() {
@@ -160,6 +163,12 @@ impl<P: Traversable + Fingerprint> Driver<P> for Evolve {
             members.extend(children);
         }
     }
+}
+
+/// Whether a time budget ran out while a generation of `made` points so far was
+/// being made: checked once per batch, since making a point may take a while.
+fn out_of_time<P: Traversable + Fingerprint>(explorer: &Explorer<'_, P>, made: usize) -> bool {
+    made > 0 && made % BATCH == 0 && explorer.exhausted()
 }
 
 /// The members `paths` make, with their costs; those the budget left out are dropped.

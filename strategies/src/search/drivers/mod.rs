@@ -86,9 +86,13 @@ pub struct DriverError(pub String);
 /// The drivers [`from_text`] knows, as its messages list them.
 const NAMES: &str = "exhaustive, random, beam(width), anneal, mcts, evolve(population)";
 
+/// The largest width of `beam` and population of `evolve` that [`from_text`] accepts.
+pub const MAX_ARGUMENT: usize = 4_096;
+
 /// The driver `text` names: `exhaustive`, `random`, `beam(width)` (`beam` alone is
 /// `beam(8)`), `anneal`, `mcts`, `evolve(population)` (`evolve` alone is
-/// `evolve(32)`).
+/// `evolve(32)`); widths and populations from 1 (2 for a population) to
+/// [`MAX_ARGUMENT`].
 ///
 /// ```
 /// use elevate_core::arith::Term;
@@ -124,9 +128,15 @@ pub fn from_text<P: Traversable + Fingerprint>(
             Ok(0) => Err(DriverError(format!(
                 "`{name}`: the {what} must be at least 1"
             ))),
+            Ok(n) if n > MAX_ARGUMENT => Err(DriverError(format!(
+                "`{name}({n})`: the {what} must be at most {MAX_ARGUMENT}"
+            ))),
             Ok(n) => Ok(n),
             Err(_) if arg.is_empty() => Err(DriverError(format!(
                 "`{name}()`: expected the {what}, e.g. `{name}({default})`"
+            ))),
+            Err(_) if arg.bytes().all(|b| b.is_ascii_digit()) => Err(DriverError(format!(
+                "`{name}({arg})`: the {what} must be at most {MAX_ARGUMENT}"
             ))),
             Err(_) => Err(DriverError(format!(
                 "`{name}({arg})`: the {what} must be a positive integer"

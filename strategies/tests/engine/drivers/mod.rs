@@ -568,6 +568,7 @@ fn drivers_by_name() {
         ("mcts", "mcts"),
         ("evolve", "evolve(32)"),
         ("evolve(100)", "evolve(100)"),
+        ("beam(4096)", "beam(4096)"),
     ] {
         let driver = drivers::from_text::<Nest>(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(driver.name(), name);
@@ -581,7 +582,8 @@ fn drivers_by_name() {
         ("beam(8", "expected `)`"),
         ("evolve(0)", "at least 1"),
         ("evolve(1)", "at least 2"),
-        ("evolve(99999999999999999999999)", "positive integer"),
+        ("evolve(99999999999999999999999)", "at most 4096"),
+        ("beam(4097)", "at most 4096"),
         ("anneal(3)", "takes no arguments"),
         ("mcts()", "takes no arguments"),
         ("greedy", "unknown driver `greedy`"),

@@ -1,9 +1,10 @@
 //! A small loop-nest IR to search over: the loops of `C[i,j] += A[i,k] * B[k,j]`
-//! (extents 192, 256, 128) with a tile size each, an order, a vector width on the
-//! innermost loop and a parallel loop; strategies that set them; and an analytical
-//! cost with a realistic landscape: small tiles re-read memory, large ones leave the
-//! caches, vectors pay off along the contiguous `j`, a parallel loop needs enough
-//! blocks and costs a fork and join per iteration of the loops around it.
+//! (extents 192, 256, 128) with a tile size each, an order, a vector width and an
+//! unrolling of the innermost loop, and a parallel loop; strategies that set them;
+//! and an analytical cost with a realistic landscape: small tiles re-read memory,
+//! large ones spill out of the cache, vectors pay off along the contiguous `j`,
+//! unrolling helps until registers spill, and a parallel loop needs enough blocks
+//! and costs a fork and join per iteration of the block loops around it.
 
 use elevate_core::{rule, Strategy, Traversable};
 use elevate_strategies::search::{parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
