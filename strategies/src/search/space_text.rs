@@ -472,24 +472,23 @@ impl<'t> Scanner<'t> {
 
     /// `steps(N, {a, b, ...})`; the scanner is after `steps`.
     fn steps(&mut self, offset: usize) -> Result<Item, SpaceError> {
-        let expect = |s: &mut Self, what: char| -> Result<(), SpaceError> {
-            loop {
-                let at = s.at;
-                match s.token() {
-                    Token::Blank if s.at < s.text.len() => continue,
-                    Token::Open(c) | Token::Close(c) if c == what => return Ok(()),
-                    Token::Comma if what == ',' => return Ok(()),
-                    _ => {
-                        return Err(SpaceError::new(
+        let expect =
+            |s: &mut Self, what: char| -> Result<(), SpaceError> {
+                loop {
+                    let at = s.at;
+                    match s.token() {
+                        Token::Blank if s.at < s.text.len() => continue,
+                        Token::Open(c) | Token::Close(c) if c == what => return Ok(()),
+                        Token::Comma if what == ',' => return Ok(()),
+                        _ => return Err(SpaceError::new(
                             at,
                             format!(
                                 "`steps` is written `steps(N, {{a, b, ...}})`: expected `{what}`"
                             ),
-                        ))
+                        )),
                     }
                 }
-            }
-        };
+            };
         expect(self, '(')?;
         let max = loop {
             let at = self.at;
