@@ -146,6 +146,11 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
                 .is_some_and(|limit| self.started.elapsed() >= limit)
     }
 
+    /// The search's budget.
+    pub fn budget(&self) -> SearchBudget {
+        self.budget
+    }
+
     /// Evaluations left, if the budget limits them.
     pub fn remaining(&self) -> Option<usize> {
         self.budget

@@ -4,6 +4,7 @@ mod arith;
 mod budget;
 mod cursor;
 mod deep;
+mod drivers;
 mod gen;
 mod laws;
 mod persistence;
