@@ -30,7 +30,7 @@ pub trait Features<P>: Send + Sync {
     fn describe(&self, program: &P) -> Vec<f64>;
 }
 
-/// An action: a transformation and its parameter (see the [module](self) docs).
+/// An action: a transformation and its parameter (see the [`search`](crate::search) module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Action {
     /// Which transformation.

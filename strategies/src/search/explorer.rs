@@ -80,7 +80,7 @@ pub struct Progress<'a> {
     pub best: Option<f64>,
 }
 
-/// A driver's view of the search (see the [module](self) docs).
+/// A driver's view of the search (see the [`search`](crate::search) module).
 pub struct Explorer<'s, P> {
     root: State<P>,
     cost: &'s dyn Cost<P>,

@@ -327,7 +327,7 @@ fn render(pieces: &[(Arc<str>, usize)]) -> (String, Vec<(usize, usize)>) {
 }
 
 /// A state of the search: the decisions made so far, the program they lead to, and
-/// the next decision. Cheap to clone and to keep (see the [module](self) docs).
+/// the next decision. Cheap to clone and to keep (see the [`search`](crate::search) module).
 pub struct State<P> {
     inner: Arc<StateInner<P>>,
 }

@@ -8,7 +8,7 @@
 
 use elevate_core::{rule, Strategy, Traversable};
 use elevate_strategies::search::{parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
-use elevate_strategies::text::{int_arg, name_arg, Registry};
+use elevate_strategies::text::{int_arg, name_arg, ArgError, Registry};
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -133,11 +133,12 @@ impl fmt::Display for Nest {
     }
 }
 
-fn var(name: &str) -> Result<char, String> {
+fn var(name: &str) -> Result<char, ArgError> {
     match name {
         "i" | "j" | "k" => Ok(name.chars().next().unwrap_or('i')),
-        _ => Err(format!(
-            "argument 1 must be a loop, i, j or k, found `{name}`"
+        _ => Err(ArgError::invalid(
+            0,
+            format!("argument 1 must be a loop, i, j or k, found `{name}`"),
         )),
     }
 }
@@ -208,8 +209,9 @@ fn order(vars: String) -> Strategy<Nest> {
 /// Elevate's combinators with `tile`, `order`, `vectorize`, `unroll` and `parallel`.
 pub fn registry() -> Registry<Nest> {
     let mut r = Registry::with_combinators();
-    let size = |args: &[_], i| -> Result<u32, String> {
-        u32::try_from(int_arg(args, i)?).map_err(|_| format!("argument {} is too large", i + 1))
+    let size = |args: &[_], i| -> Result<u32, ArgError> {
+        u32::try_from(int_arg(args, i)?)
+            .map_err(|_| ArgError::invalid(i, format!("argument {} is too large", i + 1)))
     };
     r.add("tile", "(v, n)", "tiles loop v by n", move |a| {
         Ok(tile(var(name_arg(a, 0)?)?, size(a, 1)?))
