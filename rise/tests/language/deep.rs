@@ -4,6 +4,7 @@
 //! compared, hashed and dropped.
 
 use crate::run;
+use elevate_core::NameSupply;
 use elevate_rise::prim::Prim;
 use elevate_rise::{
     evaluate, parse_program, parse_type, print_definition, Expr, NatEnv, Program, Term, Type, Value,
@@ -205,7 +206,8 @@ fn chains_of_definitions() {
 
 /// `neg(neg(...(x)))`, `depth` deep, built node by node.
 fn tower(depth: usize) -> Term {
-    let x = elevate_rise::Ident::fresh("x");
+    let mut names = NameSupply::new();
+    let x = elevate_rise::Ident::supplied(&mut names, "x");
     let mut t = Term::var(&x);
     for _ in 0..depth {
         t = Term::app(Term::prim(Prim::Neg), t);
