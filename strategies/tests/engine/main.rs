@@ -1,4 +1,5 @@
-//! Tests of the strategy engine on the small arithmetic IR of `elevate_core::arith`.
+//! Tests of the strategy engine on the small arithmetic IR of `elevate_core::arith`
+//! (and, for fresh names, a tree IR with identities).
 
 mod arith;
 mod budget;
@@ -6,6 +7,7 @@ mod cursor;
 mod deep;
 mod gen;
 mod laws;
+mod names;
 mod persistence;
 mod text;
 mod threads;
