@@ -1,6 +1,11 @@
 //! A tiny arithmetic IR: the engine's examples, tests and benchmarks use it, and it
 //! shows in a few lines how to bring your own program type.
 //!
+//! Its variables are plain strings, not identities from a
+//! [`NameSupply`](crate::NameSupply), so it keeps the default
+//! [`name_floor`](crate::Traversable::name_floor) of 0; an IR with binders caches the
+//! floor of its identities in each node and returns it there.
+//!
 //! ```
 //! use elevate_core::{arith::{self, Term}, Traversable};
 //! let t: Term = "-(-x) * (y + 0)".parse().unwrap();

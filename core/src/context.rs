@@ -1,7 +1,8 @@
-//! The rewrite context a caller owns: counters, trace, budget, memo tables, log.
+//! The rewrite context a caller owns: counters, trace, budget, memo tables, log, and
+//! the supply of fresh names.
 
 use crate::failure::{BudgetLimit, Failure};
-use crate::{Name, Path};
+use crate::{Name, NameSupply, Path};
 use rustc_hash::FxHashMap;
 use std::any::Any;
 use std::time::{Duration, Instant};
@@ -110,7 +111,9 @@ const CLOCK_INTERVAL: Duration = Duration::from_micros(200);
 /// Everything a run needs besides the program and the strategy, owned by the caller.
 ///
 /// There is no global mutable state: two contexts are two independent runs, which may
-/// proceed in parallel on shared programs.
+/// proceed in parallel on shared programs. Even the identities of the names that rules
+/// make come from the context's own [`NameSupply`] ([`names_mut`](Self::names_mut)),
+/// so a run in a new context gives the very same result whatever ran before it.
 ///
 /// ```
 /// use elevate_core::{Budget, Context};
@@ -139,6 +142,7 @@ pub struct Context {
     log: Log,
     memo_enabled: bool,
     memos: FxHashMap<(usize, &'static str), Box<dyn Any + Send + Sync>>,
+    names: NameSupply,
 }
 
 impl Default for Context {
@@ -166,6 +170,7 @@ impl Context {
             log: Log::default(),
             memo_enabled: false,
             memos: FxHashMap::default(),
+            names: NameSupply::new(),
         }
     }
 
@@ -192,6 +197,26 @@ impl Context {
     pub fn with_failure_memo(mut self) -> Self {
         self.memo_enabled = true;
         self
+    }
+
+    /// Starts the context's name supply at `names` (by default one from 0); a caller
+    /// that applies strategies to a part of a larger program gives a supply above the
+    /// whole program's [`name_floor`](crate::Traversable::name_floor).
+    pub fn with_names(mut self, names: NameSupply) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// The supply of fresh names of this run.
+    pub fn names(&self) -> &NameSupply {
+        &self.names
+    }
+
+    /// The supply of fresh names of this run, for rules that make names and for
+    /// traversals, which [`reserve_above`](NameSupply::reserve_above) the
+    /// [`name_floor`](crate::Traversable::name_floor) of each node they descend from.
+    pub fn names_mut(&mut self) -> &mut NameSupply {
+        &mut self.names
     }
 
     /// Counters so far.

@@ -152,6 +152,14 @@ impl<P: Traversable> Cursor<P> {
     /// Applies `strategy` to the focus and replaces it with the result; on failure the
     /// focus is unchanged. Trace entries carry the focus's path.
     pub fn apply(&mut self, strategy: &Strategy<P>, cx: &mut Context) -> RewriteResult<()> {
+        // The names the strategy makes must be new to the whole program: the
+        // ancestors hold every part of it but the focus (each parent as of the last
+        // move down, which is current everywhere off the path).
+        let names = cx.names_mut();
+        names.reserve_above(self.focus.name_floor());
+        for frame in &self.ancestors {
+            names.reserve_above(frame.parent.name_floor());
+        }
         let path = self.path();
         let result = cx.descend_path(&path, |cx| strategy.apply(&self.focus, cx))?;
         if !result.same_node(&self.focus) {

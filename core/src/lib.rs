@@ -5,7 +5,8 @@
 //! - [`Traversable`]: the one-level traversal contract an IR implements (children, rebuild
 //!   with sharing). [`Node`] gives an IR cheap clones, cached hashes and fast equality.
 //! - [`Path`]s name locations; a [`Cursor`] edits locally without re-walking.
-//! - [`Context`]: what a run owns: counters, trace, [`Budget`], memo tables.
+//! - [`Context`]: what a run owns: counters, trace, [`Budget`], memo tables, and the
+//!   [`NameSupply`] its rules take fresh names from.
 //!
 //! The combinators and traversals live in `elevate-strategies`; [`arith`] is a tiny IR
 //! that shows how to plug in your own.
@@ -27,6 +28,7 @@ mod context;
 mod cursor;
 mod failure;
 mod name;
+mod names;
 mod node;
 mod path;
 pub mod stack;
@@ -37,9 +39,11 @@ pub use context::{Budget, Context, Log, Stats, TraceEntry};
 pub use cursor::{Cursor, NoSuchChild};
 pub use failure::{BudgetLimit, Failure, FailureKind, RewriteResult};
 pub use name::Name;
+pub use names::NameSupply;
 pub use node::Node;
 pub use path::{ParsePathError, Path};
 pub use strategy::{
-    choice, left_choice, rule, seq, sequence, Precedence, Rule, Strategy, StrategyImpl,
+    choice, left_choice, rule, rule_with_names, seq, sequence, Precedence, Rule, Strategy,
+    StrategyImpl,
 };
 pub use traversable::{NodeId, Traversable};

@@ -3,7 +3,8 @@
 use crate::context::Context;
 use crate::failure::{Failure, RewriteResult};
 use crate::stack::guard;
-use crate::Name;
+use crate::traversable::Traversable;
+use crate::{Name, NameSupply};
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::ops::{BitOr, Shr};
@@ -63,15 +64,16 @@ pub trait StrategyImpl<P>: Send + Sync + 'static {
 /// A rewrite rule: a named partial function on programs. Every rule is a strategy; a
 /// successful application counts as one rewrite step and appears in the trace.
 ///
-/// Use [`rule`] for a closure; implement this trait for a rule with parameters.
+/// Use [`rule`] for a closure ([`rule_with_names`] for one that makes names);
+/// implement this trait for a rule with parameters.
 ///
 /// ```
-/// use elevate_core::{arith::{Term, Expr}, Name, Rule, Strategy};
+/// use elevate_core::{arith::{Term, Expr}, Name, NameSupply, Rule, Strategy};
 /// /// `x * c -> c * x` for one constant `c`.
 /// struct ConstFirst(i64);
 /// impl Rule<Term> for ConstFirst {
 ///     fn name(&self) -> Name { Name::new("constFirst") }
-///     fn rewrite(&self, t: &Term) -> Option<Term> {
+///     fn rewrite(&self, t: &Term, _names: &mut NameSupply) -> Option<Term> {
 ///         match t.expr() {
 ///             Expr::Mul(x, c) if c.as_num() == Some(self.0) => Some(Term::product(c.clone(), x.clone())),
 ///             _ => None,
@@ -91,7 +93,12 @@ pub trait Rule<P>: Send + Sync + 'static {
     fn name(&self) -> Name;
 
     /// The rewritten program, or `None` where the rule does not apply.
-    fn rewrite(&self, program: &P) -> Option<P>;
+    ///
+    /// Names the rule makes (binders, variables) take their identities from `names`.
+    /// As a strategy, the rule gets its run's supply, above the identities of the
+    /// whole program (see [`Traversable::name_floor`]); a caller that calls `rewrite`
+    /// itself gives a supply above `program`'s floor at least.
+    fn rewrite(&self, program: &P, names: &mut NameSupply) -> Option<P>;
 
     /// Writes the rule as strategy text (by default, its name).
     fn write_text(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -99,13 +106,28 @@ pub trait Rule<P>: Send + Sync + 'static {
     }
 }
 
-/// Adapts a [`Rule`] to a strategy: counts and traces its successes.
+/// Adapts a [`Rule`] to a strategy: gives it the run's names, counts and traces its
+/// successes.
 struct RuleStrategy<R>(R);
 
-impl<P, R: Rule<P>> StrategyImpl<P> for RuleStrategy<R> {
+impl<R> RuleStrategy<R> {
+    /// The rule's rewrite, with names above every identity of `program` (the
+    /// traversals that led here reserved those of the rest of the program).
+    #[inline]
+    fn rewrite<P: Traversable>(&self, program: &P, cx: &mut Context) -> Option<P>
+    where
+        R: Rule<P>,
+    {
+        let names = cx.names_mut();
+        names.reserve_above(program.name_floor());
+        self.0.rewrite(program, names)
+    }
+}
+
+impl<P: Traversable, R: Rule<P>> StrategyImpl<P> for RuleStrategy<R> {
     #[inline]
     fn apply(&self, program: &P, cx: &mut Context) -> RewriteResult<P> {
-        match self.0.rewrite(program) {
+        match self.rewrite(program, cx) {
             Some(result) => {
                 cx.record_step(&self.0.name())?;
                 Ok(result)
@@ -116,7 +138,7 @@ impl<P, R: Rule<P>> StrategyImpl<P> for RuleStrategy<R> {
 
     #[inline]
     fn attempt(&self, program: &P, cx: &mut Context) -> Result<Option<P>, Failure> {
-        match self.0.rewrite(program) {
+        match self.rewrite(program, cx) {
             Some(result) => {
                 cx.record_step(&self.0.name())?;
                 Ok(Some(result))
@@ -134,6 +156,7 @@ impl<P, R: Rule<P>> StrategyImpl<P> for RuleStrategy<R> {
     }
 }
 
+/// A rule from a closure that makes no names.
 struct FnRule<F> {
     name: Name,
     rewrite: F,
@@ -148,8 +171,28 @@ where
     }
 
     #[inline]
-    fn rewrite(&self, program: &P) -> Option<P> {
+    fn rewrite(&self, program: &P, _names: &mut NameSupply) -> Option<P> {
         (self.rewrite)(program)
+    }
+}
+
+/// A rule from a closure that takes fresh names from the supply.
+struct NamingFnRule<F> {
+    name: Name,
+    rewrite: F,
+}
+
+impl<P, F> Rule<P> for NamingFnRule<F>
+where
+    F: Fn(&P, &mut NameSupply) -> Option<P> + Send + Sync + 'static,
+{
+    fn name(&self) -> Name {
+        self.name.clone()
+    }
+
+    #[inline]
+    fn rewrite(&self, program: &P, names: &mut NameSupply) -> Option<P> {
+        (self.rewrite)(program, names)
     }
 }
 
@@ -167,10 +210,35 @@ where
 /// ```
 pub fn rule<P, F>(name: impl Into<Name>, rewrite: F) -> Strategy<P>
 where
-    P: 'static,
+    P: Traversable,
     F: Fn(&P) -> Option<P> + Send + Sync + 'static,
 {
     Strategy::from_rule(FnRule {
+        name: name.into(),
+        rewrite,
+    })
+}
+
+/// A rule from a name and a closure that rewrites or returns `None`, and takes the
+/// identities of the names it makes from the supply it is given (the run's, above
+/// every identity of the program).
+///
+/// ```
+/// use elevate_core::{arith::{Term, Expr}, rule_with_names};
+/// // `n -> vK` with a variable named after a fresh identity `K`.
+/// let name_it = rule_with_names("nameIt", |t: &Term, names| match t.expr() {
+///     Expr::Num(_) => Some(Term::var(&format!("v{}", names.fresh()))),
+///     _ => None,
+/// });
+/// let t: Term = "7".parse().unwrap();
+/// assert_eq!(name_it.run(&t).unwrap().to_string(), "v0");
+/// ```
+pub fn rule_with_names<P, F>(name: impl Into<Name>, rewrite: F) -> Strategy<P>
+where
+    P: Traversable,
+    F: Fn(&P, &mut NameSupply) -> Option<P> + Send + Sync + 'static,
+{
+    Strategy::from_rule(NamingFnRule {
         name: name.into(),
         rewrite,
     })
@@ -200,11 +268,6 @@ impl<P: 'static> Strategy<P> {
     /// Wraps a strategy implementation.
     pub fn new(strategy: impl StrategyImpl<P>) -> Self {
         Strategy(ManuallyDrop::new(Arc::new(strategy)))
-    }
-
-    /// Wraps a rule: each success counts as a rewrite step and is traced.
-    pub fn from_rule(rule: impl Rule<P>) -> Self {
-        Strategy::new(RuleStrategy(rule))
     }
 
     /// Applies the strategy within a run: counts the application, checks the budget,
@@ -288,6 +351,14 @@ impl<P: 'static> Strategy<P> {
     /// `self <+ alternative`.
     pub fn or_else(self, alternative: Strategy<P>) -> Strategy<P> {
         left_choice(self, alternative)
+    }
+}
+
+impl<P: Traversable> Strategy<P> {
+    /// Wraps a rule: each success counts as a rewrite step and is traced; the rule
+    /// takes its names from the run's supply.
+    pub fn from_rule(rule: impl Rule<P>) -> Self {
+        Strategy::new(RuleStrategy(rule))
     }
 }
 

@@ -47,6 +47,19 @@ pub trait Traversable: Clone + Send + Sync + 'static {
         None
     }
 
+    /// A bound on the identities of the names in this program: every identity of a
+    /// name used anywhere in it (bound or free) is below it. Traversals
+    /// [`reserve_above`](crate::NameSupply::reserve_above) it before they descend into
+    /// a child, and rules before they rewrite, so that the names a rule makes are new
+    /// to the whole program. Called at every node a traversal visits: implementations
+    /// cache it in the node (computed at construction from the children's).
+    ///
+    /// The default, 0, is right for a program type without named identities.
+    #[inline]
+    fn name_floor(&self) -> u64 {
+        0
+    }
+
     /// Number of nodes (shared subterms counted at each occurrence), counted without
     /// recursion so that deep programs are fine.
     fn size(&self) -> usize {

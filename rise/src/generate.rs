@@ -21,6 +21,7 @@ use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Literal, Term};
 use crate::types::{Scalar, Type, TypeKind};
+use elevate_core::NameSupply;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -49,6 +50,9 @@ pub struct Generator {
     /// `depFun(n => fun(x: n.t => ...))(len)`, whose bodies have symbolic sizes (off by
     /// default: rules that split an array assume that a symbolic length divides).
     pub symbolic_sizes: bool,
+    /// The identities of the variables it makes: the generator's own, so that a seed
+    /// gives the same program (identities included) whatever ran before.
+    names: NameSupply,
 }
 
 type Env = Vec<(Ident, Type)>;
@@ -76,7 +80,13 @@ impl Generator {
             favourite: None,
             favourites: Vec::new(),
             symbolic_sizes: false,
+            names: NameSupply::above(1),
         }
+    }
+
+    /// A variable named `name` with a fresh identity.
+    fn fresh_ident(&mut self, name: &str) -> Ident {
+        Ident::supplied(&mut self.names, name)
     }
 
     fn chance(&mut self, percent: u32) -> bool {
@@ -127,7 +137,7 @@ impl Generator {
         let params = self.rng.random_range(1..3);
         let mut env: Env = Vec::new();
         for i in 0..params {
-            env.push((Ident::fresh(&format!("x{}", i + 1)), self.data_type(2)));
+            env.push((self.fresh_ident(&format!("x{}", i + 1)), self.data_type(2)));
         }
         let result = self.data_type(2);
         let body = self.expr(&result, &env, size);
@@ -138,6 +148,10 @@ impl Generator {
 
     /// An expression of type `ty` using the variables of `env`.
     pub fn expr(&mut self, ty: &Type, env: &Env, budget: usize) -> Term {
+        // The variables of `env` may come from elsewhere: new ones must differ.
+        for (x, _) in env {
+            self.names.reserve_above(x.id.saturating_add(1));
+        }
         elevate_core::stack::guard(|| {
             if budget <= 1 || self.chance(15) {
                 return self.leaf(ty, env);
@@ -150,7 +164,7 @@ impl Generator {
             if budget > 4 && self.chance(8) {
                 let bound = self.data_type(1);
                 let value = self.expr(&bound, env, budget / 3);
-                let y = Ident::fresh("y");
+                let y = self.fresh_ident("y");
                 let mut inner = env.clone();
                 inner.push((y.clone(), bound));
                 let body = self.expr(ty, &inner, budget / 2);
@@ -184,7 +198,7 @@ impl Generator {
         match ty.kind() {
             TypeKind::Scalar(s) => self.literal(*s),
             TypeKind::Array(n, elem) => {
-                let i = Ident::fresh("i");
+                let i = self.fresh_ident("i");
                 let element = self.leaf(elem, env);
                 if self.chance(50) {
                     // Annotated: nothing else may fix how long a generated array is.
@@ -250,7 +264,7 @@ impl Generator {
                     _ => {
                         let bound = self.data_type(1);
                         let value = self.expr(&bound, env, half);
-                        let x = Ident::fresh("y");
+                        let x = self.fresh_ident("y");
                         let mut inner = env.clone();
                         inner.push((x.clone(), bound));
                         let body = self.expr(ty, &inner, half);
@@ -312,14 +326,14 @@ impl Generator {
                 && self.chance(20) =>
             {
                 // An eta-redex: `map(fun(x => neg(x)))`.
-                let x = Ident::fresh("x");
+                let x = self.fresh_ident("x");
                 let body = app(Prim::Neg, vec![Term::var(&x)]);
                 let xs = self.expr(&Type::array(n.clone(), elem.clone()), env, half);
                 app(Prim::Map, vec![Term::lambda(x, body), xs])
             }
             0 => {
                 let source = self.data_type(1);
-                let x = Ident::fresh("x");
+                let x = self.fresh_ident("x");
                 let mut inner = env.clone();
                 inner.push((x.clone(), source.clone()));
                 let body = self.expr(elem, &inner, half);
@@ -332,7 +346,7 @@ impl Generator {
             }
             1 => {
                 // The index is not used: no generated expression asks for `idx[n]`.
-                let i = Ident::fresh("i");
+                let i = self.fresh_ident("i");
                 let body = self.expr(elem, env, half);
                 let generated = app(Prim::Generate, vec![Term::lambda(i, body)]);
                 Term::new(Expr::Annotation(generated, ty.clone()))

@@ -5,6 +5,7 @@ use crate::definition::Definition;
 use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Literal, Term};
+use elevate_core::NameSupply;
 use rustc_hash::FxHashMap;
 use std::fmt::{self, Write};
 
@@ -13,7 +14,7 @@ use std::fmt::{self, Write};
 /// Distinct variables get distinct names (`x`, `x2`, ...) where their written names
 /// would clash.
 pub fn print_term(term: &Term) -> String {
-    let mut printer = Printer::default();
+    let mut printer = Printer::for_term(term);
     let mut out = String::new();
     let _ = printer.term(&mut out, term, Prec::Pipe);
     out
@@ -22,7 +23,7 @@ pub fn print_term(term: &Term) -> String {
 /// Prints a definition: `def NAME<n, m>(x: T, ...) : T = BODY` when the term binds its
 /// nat parameters and then annotated parameters, `def NAME = TERM` otherwise.
 pub fn print_definition(name: &str, term: &Term) -> String {
-    let mut printer = Printer::default();
+    let mut printer = Printer::for_term(term);
     let mut out = String::new();
     let _ = printer.definition(&mut out, name, term);
     out
@@ -47,12 +48,14 @@ enum Prec {
     Postfix,
 }
 
-#[derive(Default)]
 struct Printer {
     /// Names chosen for variables in scope, by identity.
     names: FxHashMap<u64, String>,
     /// How many variables in scope use each name.
     used: FxHashMap<String, usize>,
+    /// Identities for the variables the printer introduces (`let x = v in f(x)`),
+    /// above those of the term printed.
+    fresh: NameSupply,
 }
 
 fn infix(p: Prim) -> Option<(&'static str, Prec)> {
@@ -118,6 +121,15 @@ fn parenthesized(own: Prec, context: Prec, mut items: Vec<Item>) -> Vec<Item> {
 }
 
 impl Printer {
+    /// A printer for `term` and its subterms.
+    fn for_term(term: &Term) -> Printer {
+        Printer {
+            names: FxHashMap::default(),
+            used: FxHashMap::default(),
+            fresh: NameSupply::above(term.name_floor()),
+        }
+    }
+
     fn bind(&mut self, x: &Ident) -> String {
         let base = x.name.to_string();
         let count = self.used.entry(base.clone()).or_default();
@@ -366,7 +378,7 @@ impl Printer {
                     let (x, body) = match lambda.expr() {
                         Expr::Lambda(x, _, body) => (x.clone(), body.clone()),
                         _ => {
-                            let x = Ident::fresh("x");
+                            let x = Ident::supplied(&mut self.fresh, "x");
                             (x.clone(), Term::app(lambda.clone(), Term::var(&x)))
                         }
                     };

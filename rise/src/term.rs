@@ -5,10 +5,9 @@ use crate::nat::{Nat, NatVar};
 use crate::prim::Prim;
 use crate::types::{Type, TypeKind};
 use elevate_core::stack::guard;
-use elevate_core::{Node, NodeId, Traversable};
+use elevate_core::{NameSupply, Node, NodeId, Traversable};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A variable: a readable name and an identity.
@@ -16,6 +15,11 @@ use std::sync::Arc;
 /// Variables are compared by identity, never by name, so substitution cannot capture
 /// a variable that merely has the same name; the printer chooses readable, distinct
 /// names (`x`, `x2`, ...) for distinct variables in scope.
+///
+/// Identities come from a [`NameSupply`] owned by whoever makes the variable: the
+/// parser (one per file), a run's [`Context`](elevate_core::Context) (for rules), a
+/// [`Generator`](crate::generate::Generator). They carry no meaning beyond telling
+/// variables apart (the printer names variables canonically).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ident {
     /// The name it was written with (or derived from).
@@ -24,23 +28,35 @@ pub struct Ident {
     pub id: u64,
 }
 
-/// Identities are process-wide unique so that rules, which see only the term, can make
-/// fresh variables. They carry no meaning (the printer names variables canonically), so
-/// runs stay reproducible.
-static NEXT_IDENT: AtomicU64 = AtomicU64::new(1);
-
 impl Ident {
-    /// A fresh variable named `name`.
-    pub fn fresh(name: &str) -> Ident {
+    /// A variable named `name` with identity `id`.
+    pub fn new(name: impl Into<Arc<str>>, id: u64) -> Ident {
         Ident {
             name: name.into(),
-            id: NEXT_IDENT.fetch_add(1, Ordering::Relaxed),
+            id,
         }
     }
 
-    /// A fresh variable with the same name.
-    pub fn refresh(&self) -> Ident {
-        Ident::fresh(&self.name)
+    /// A variable named `name` with a fresh identity from `names`.
+    ///
+    /// ```
+    /// use elevate_core::NameSupply;
+    /// use elevate_rise::Ident;
+    /// let mut names = NameSupply::above(7);
+    /// let x = Ident::supplied(&mut names, "x");
+    /// assert_eq!((x.name.as_ref(), x.id), ("x", 7));
+    /// assert_eq!(Ident::supplied(&mut names, "x").id, 8);
+    /// ```
+    pub fn supplied(names: &mut NameSupply, name: &str) -> Ident {
+        Ident::new(name, names.fresh())
+    }
+
+    /// A variable with the same name and a fresh identity from `names`.
+    pub fn renamed(&self, names: &mut NameSupply) -> Ident {
+        Ident {
+            name: self.name.clone(),
+            id: names.fresh(),
+        }
     }
 }
 
@@ -121,6 +137,24 @@ pub struct TermNode {
     pub ty: Option<Type>,
     /// The source location, if the node was parsed.
     pub span: Option<Span>,
+    /// Above every variable identity in the term (see [`Term::name_floor`]), cached
+    /// so that traversals read it at each node in `O(1)`.
+    floor: u64,
+}
+
+/// The name floor of a node whose expression is `expr`: one more than the largest
+/// identity of its own variable or binder, and at least its children's floors.
+#[inline]
+fn floor_of(expr: &Expr) -> u64 {
+    let above = |x: &Ident| x.id.saturating_add(1);
+    match expr {
+        Expr::Var(x) => above(x),
+        Expr::Lambda(x, _, body) => above(x).max(body.name_floor()),
+        Expr::App(f, a) => f.name_floor().max(a.name_floor()),
+        Expr::NatLambda(_, t) | Expr::NatApp(t, _) | Expr::Annotation(t, _) => t.name_floor(),
+        Expr::Literal(_) | Expr::Prim(_) => 0,
+        Expr::Array(items) => items.iter().map(Term::name_floor).max().unwrap_or(0),
+    }
 }
 
 impl PartialEq for TermNode {
@@ -144,16 +178,18 @@ pub struct Term(Node<TermNode>);
 impl Term {
     /// A term from an expression, untyped and without a location.
     pub fn new(expr: Expr) -> Term {
-        Term(Node::new(TermNode {
-            expr,
-            ty: None,
-            span: None,
-        }))
+        Term::with(expr, None, None)
     }
 
     /// A term from an expression with a type and a location.
     pub fn with(expr: Expr, ty: Option<Type>, span: Option<Span>) -> Term {
-        Term(Node::new(TermNode { expr, ty, span }))
+        let floor = floor_of(&expr);
+        Term(Node::new(TermNode {
+            expr,
+            ty,
+            span,
+            floor,
+        }))
     }
 
     /// The top node's expression.
@@ -234,6 +270,24 @@ impl Term {
         Term::new(Expr::Literal(l))
     }
 
+    /// One more than the largest variable identity in the term, free or bound (0 for
+    /// a term without variables): names with identities from a supply
+    /// [`reserve_above`](NameSupply::reserve_above) it are new to the term. Cached at
+    /// construction, so `O(1)`.
+    ///
+    /// ```
+    /// use elevate_rise::parse_term;
+    /// let t = parse_term("fun(x => fun(y => x))").unwrap();
+    /// let body = match t.expr() { elevate_rise::Expr::Lambda(_, _, b) => b.clone(), _ => unreachable!() };
+    /// assert!(t.name_floor() > 0);
+    /// assert!(body.name_floor() <= t.name_floor());
+    /// assert_eq!(parse_term("map(neg)").unwrap().name_floor(), 0);
+    /// ```
+    #[inline]
+    pub fn name_floor(&self) -> u64 {
+        self.0.floor
+    }
+
     /// The node's identity.
     pub fn node(&self) -> &Node<TermNode> {
         &self.0
@@ -276,10 +330,12 @@ impl Term {
     }
 
     /// `self` with every free occurrence of `x` replaced by `value`, renaming binders
-    /// of `self` that would capture a free variable of `value`.
-    pub fn substitute(&self, x: &Ident, value: &Term) -> Term {
+    /// of `self` that would capture a free variable of `value`. The renamed binders
+    /// take fresh identities from `names` (reserved above both terms first).
+    pub fn substitute(&self, x: &Ident, value: &Term, names: &mut NameSupply) -> Term {
         let free = value.free_vars();
-        substitute(self, x.id, value, &free)
+        names.reserve_above(self.name_floor().max(value.name_floor()));
+        substitute(self, x.id, value, &free, names)
     }
 
     /// `self` with nat variable `v` replaced by `n` (in nat arguments, annotations and
@@ -397,7 +453,13 @@ impl Term {
     }
 }
 
-fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
+fn substitute(
+    t: &Term,
+    x: u64,
+    value: &Term,
+    free: &FxHashSet<u64>,
+    names: &mut NameSupply,
+) -> Term {
     guard(|| match t.expr() {
         Expr::Var(y) if y.id == x => value.clone(),
         Expr::Var(_) | Expr::Literal(_) | Expr::Prim(_) => t.clone(),
@@ -405,22 +467,22 @@ fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
         Expr::Lambda(y, ty, body) => {
             if free.contains(&y.id) {
                 // The binder would capture a free variable of `value`: rename it.
-                let fresh = y.refresh();
+                let fresh = y.renamed(names);
                 let fresh_var = match t.ty().map(Type::kind) {
                     Some(TypeKind::Fun(param, _)) => {
                         Term::with(Expr::Var(fresh.clone()), Some(param.clone()), None)
                     }
                     _ => Term::var(&fresh),
                 };
-                let renamed = substitute(body, y.id, &fresh_var, &FxHashSet::default());
-                let body = substitute(&renamed, x, value, free);
+                let renamed = substitute(body, y.id, &fresh_var, &FxHashSet::default(), names);
+                let body = substitute(&renamed, x, value, free, names);
                 Term::with(
                     Expr::Lambda(fresh, ty.clone(), body),
                     t.ty().cloned(),
                     t.span(),
                 )
             } else {
-                let new_body = substitute(body, x, value, free);
+                let new_body = substitute(body, x, value, free, names);
                 if new_body.same_node(body) {
                     t.clone()
                 } else {
@@ -428,7 +490,7 @@ fn substitute(t: &Term, x: u64, value: &Term, free: &FxHashSet<u64>) -> Term {
                 }
             }
         }
-        _ => t.map_children(|c| substitute(c, x, value, free)),
+        _ => t.map_children(|c| substitute(c, x, value, free, names)),
     })
 }
 
@@ -533,5 +595,12 @@ impl Traversable for Term {
     #[inline]
     fn prefetch(&self) {
         self.0.prefetch()
+    }
+
+    /// Cached at construction: one more than the largest variable identity in the
+    /// term, free or bound (0 for a term without variables).
+    #[inline]
+    fn name_floor(&self) -> u64 {
+        self.0.floor
     }
 }

@@ -1,5 +1,6 @@
 //! Strategies at absolute locations: a path, a pre-order position, the n-th match.
 
+use crate::traversal::enter_children;
 use elevate_core::{
     Context, Failure, Name, Path, RewriteResult, Strategy, StrategyImpl, Traversable,
 };
@@ -19,6 +20,7 @@ impl<P: Traversable> AtPath<P> {
         if index >= p.arity() {
             return Err(Failure::no_match("atPath"));
         }
+        enter_children(p, cx);
         let rewritten = cx
             .descend(index, |cx| self.go(p.child(index), depth + 1, cx))
             .map_err(|e| e.in_child(index))?;
@@ -70,6 +72,7 @@ impl<P: Traversable> Position<P> {
             return Search::Done(self.s.apply(p, cx));
         }
         *remaining -= 1;
+        enter_children(p, cx);
         for index in 0..p.arity() {
             let child = p.child(index);
             if let Search::Done(result) = cx.descend(index, |cx| self.go(child, remaining, cx)) {
@@ -134,6 +137,7 @@ impl<P: Traversable> Skip<P> {
             Err(e) => return Search::Done(Err(e)),
             Ok(None) => {}
         }
+        enter_children(p, cx);
         for index in 0..p.arity() {
             let child = p.child(index);
             if let Search::Done(result) = cx.descend(index, |cx| self.go(child, remaining, cx)) {

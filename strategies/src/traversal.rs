@@ -5,6 +5,11 @@
 //! `s <+ one(topDown(s))`: the same meaning, without allocating a strategy per node.
 //! Where a traversal recovers from a failure without looking at it, it uses
 //! [`Strategy::attempt`], so a rule that does not match costs no [`Failure`].
+//!
+//! Before a traversal works on the children of a node, it tells the run's name supply
+//! the node's [`name_floor`](Traversable::name_floor) (`enter_children`): a rule
+//! applied below then makes names that are new to the whole program, not only to
+//! the subterm it sees.
 
 use crate::memo::{with_failed_set, FailedSet};
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
@@ -12,6 +17,14 @@ use std::fmt;
 
 /// What [`Strategy::attempt`] returns: `Ok(None)` is an ordinary failure.
 type Attempt<P> = Result<Option<P>, Failure>;
+
+/// Prepares a descent into the children of `program`: names made below must not clash
+/// with those of `program` (which holds those of its ancestors' other parts, or the
+/// traversal that reached `program` reserved them already).
+#[inline]
+pub(crate) fn enter_children<P: Traversable>(program: &P, cx: &mut Context) {
+    cx.names_mut().reserve_above(program.name_floor());
+}
 
 /// Applies `f` to child `index` of `program`, at the child's location.
 #[inline]
@@ -32,6 +45,7 @@ fn all_children<P: Traversable>(
     mut f: impl FnMut(&P, &mut Context) -> RewriteResult<P>,
 ) -> RewriteResult<P> {
     let arity = program.arity();
+    enter_children(program, cx);
     let mut rebuilt: Option<Vec<P>> = None;
     for index in 0..arity {
         let result = in_child(program, index, cx, &mut f).map_err(|e| e.in_child(index))?;
@@ -61,6 +75,7 @@ fn one_child<P: Traversable>(
     mut failed: Option<&mut FailedSet<P>>,
     mut f: impl FnMut(&P, &mut Context, Option<&mut FailedSet<P>>) -> Attempt<P>,
 ) -> Attempt<P> {
+    enter_children(program, cx);
     for index in 0..program.arity() {
         let child = program.child(index);
         if failed.as_ref().is_some_and(|set| set.contains(child)) {
@@ -87,6 +102,7 @@ fn some_children<P: Traversable>(
     mut f: impl FnMut(&P, &mut Context) -> Attempt<P>,
 ) -> Attempt<P> {
     let arity = program.arity();
+    enter_children(program, cx);
     let mut children = Vec::with_capacity(arity);
     let mut any = false;
     for index in 0..arity {

@@ -5,11 +5,12 @@
 //! Also the two De Bruijn operations the rules need, on extracted expressions:
 //! [`remap_free`] (shifting) and [`substitute`] (beta reduction).
 
-use super::lang::{LitBits, Op, Rise, RiseGraph, TyId, Types};
+use super::lang::{LitBits, Op, Rise, RiseAnalysis, RiseGraph, TyId, Types};
 use crate::term::{Expr, Ident, Term};
 use crate::types::Type;
 use egg::{Id, Language, RecExpr};
 use elevate_core::stack::guard;
+use elevate_core::NameSupply;
 use rustc_hash::FxHashMap;
 
 /// Why a term could not enter the e-graph.
@@ -99,7 +100,8 @@ pub(crate) type FreeResolver<'a> =
     dyn FnMut(&mut RiseGraph, &Ident, &Env) -> Result<Id, ConvertError> + 'a;
 
 /// Adds a closed, typed term (every node typed, as [`crate::infer()`] leaves it) to the
-/// e-graph and returns its class.
+/// e-graph and returns its class. The names of terms read back from the e-graph are
+/// then new to `term`.
 pub fn add_term(egraph: &mut RiseGraph, term: &Term) -> Result<Id, ConvertError> {
     add_body(egraph, term, &[])
 }
@@ -226,20 +228,33 @@ pub fn added_expr(egraph: &RiseGraph, id: Id) -> RecExpr<Rise> {
 /// The smallest term of a class, as a typed RISE term (fresh names; the outermost
 /// lambdas, the program's parameters, carry their types as annotations so that the
 /// printed program parses and type-checks on its own).
-pub fn best_term(egraph: &RiseGraph, id: Id) -> Term {
-    expr_to_term(&egraph.analysis.types, &best_expr(egraph, id))
+///
+/// The binders' identities come from the e-graph's [`RiseAnalysis::names`]: new to
+/// every term added, and to every term read back before.
+pub fn best_term(egraph: &mut RiseGraph, id: Id) -> Term {
+    let best = best_expr(egraph, id);
+    expr_to_term(&mut egraph.analysis, &best)
 }
 
-/// A closed expression of an e-graph whose types are `types` as a typed term.
-pub fn expr_to_term(types: &Types, expr: &RecExpr<Rise>) -> Term {
+/// A closed expression of an e-graph whose analysis is `analysis` as a typed term
+/// (binders named from the analysis's supply).
+pub fn expr_to_term(analysis: &mut RiseAnalysis, expr: &RecExpr<Rise>) -> Term {
     let root = Id::from(expr.as_ref().len() - 1);
-    to_term(types, expr, root, &mut Vec::new(), true)
+    let RiseAnalysis { types, names, .. } = analysis;
+    to_term(types, names, expr, root, &mut Vec::new(), true)
 }
 
-/// An expression whose free indices are `params` (innermost last) as a typed term.
-pub fn expr_to_open_term(types: &Types, expr: &RecExpr<Rise>, params: &[Ident]) -> Term {
+/// An expression whose free indices are `params` (innermost last) as a typed term,
+/// its binders named from the analysis's supply (which must be above the identities
+/// of `params`: it is if they come from it or from a term added).
+pub fn expr_to_open_term(
+    analysis: &mut RiseAnalysis,
+    expr: &RecExpr<Rise>,
+    params: &[Ident],
+) -> Term {
     let root = Id::from(expr.as_ref().len() - 1);
-    to_term(types, expr, root, &mut params.to_vec(), false)
+    let RiseAnalysis { types, names, .. } = analysis;
+    to_term(types, names, expr, root, &mut params.to_vec(), false)
 }
 
 /// A program's parameters: its outermost lambdas and nat lambdas
@@ -283,6 +298,13 @@ pub fn with_parameters(params: &[Term], body: Term) -> Term {
 
 /// Adds the body of a typed program whose parameters are `params` (free indices).
 pub fn add_body(egraph: &mut RiseGraph, body: &Term, params: &[Ident]) -> Result<Id, ConvertError> {
+    // Binders read back from the e-graph must not capture the parameters, nor reuse
+    // a name of the term (in case parts of the two meet again).
+    let names = &mut egraph.analysis.names;
+    names.reserve_above(body.name_floor());
+    for x in params {
+        names.reserve_above(x.id.saturating_add(1));
+    }
     let mut closed = |_: &mut RiseGraph, x: &Ident, _: &Env| {
         Err(ConvertError(format!(
             "the variable `{}` is not bound in the term",
@@ -294,6 +316,7 @@ pub fn add_body(egraph: &mut RiseGraph, body: &Term, params: &[Ident]) -> Result
 
 fn to_term(
     types: &Types,
+    names: &mut NameSupply,
     expr: &RecExpr<Rise>,
     id: Id,
     env: &mut Vec<Ident>,
@@ -313,16 +336,16 @@ fn to_term(
                     Some(crate::types::TypeKind::Fun(a, _)) => Some(a.clone()),
                     _ => None,
                 };
-                let x = Ident::fresh(var_name(param.as_ref()));
+                let x = Ident::supplied(names, var_name(param.as_ref()));
                 env.push(x.clone());
-                let body = to_term(types, expr, kid(0), env, annotate);
+                let body = to_term(types, names, expr, kid(0), env, annotate);
                 env.pop();
                 Expr::Lambda(x, param.filter(|_| annotate), body)
             }
             Op::App => {
                 let app = Expr::App(
-                    to_term(types, expr, kid(0), env, false),
-                    to_term(types, expr, kid(1), env, false),
+                    to_term(types, names, expr, kid(0), env, false),
+                    to_term(types, names, expr, kid(1), env, false),
                 );
                 // Nothing else may fix how long a generated array is (the input said
                 // it with an annotation, which the e-graph does not keep).
@@ -333,14 +356,15 @@ fn to_term(
                     app
                 }
             }
-            Op::NatLam(v) => {
-                Expr::NatLambda(v.clone(), to_term(types, expr, kid(0), env, annotate))
-            }
+            Op::NatLam(v) => Expr::NatLambda(
+                v.clone(),
+                to_term(types, names, expr, kid(0), env, annotate),
+            ),
             Op::NatApp => {
                 let Op::Nat(n) = &expr[kid(1)].op else {
                     unreachable!("the argument of a nat application is a nat")
                 };
-                Expr::NatApp(to_term(types, expr, kid(0), env, false), n.clone())
+                Expr::NatApp(to_term(types, names, expr, kid(0), env, false), n.clone())
             }
             Op::Nat(n) => unreachable!("a nat {n} outside a nat application"),
             Op::Lit(l) => Expr::Literal((*l).into()),
@@ -348,7 +372,7 @@ fn to_term(
             Op::Array => Expr::Array(
                 node.children
                     .iter()
-                    .map(|&c| to_term(types, expr, c, env, false))
+                    .map(|&c| to_term(types, names, expr, c, env, false))
                     .collect(),
             ),
         };

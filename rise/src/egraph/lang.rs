@@ -8,6 +8,7 @@ use crate::prim::Prim;
 use crate::term::{Literal, Term};
 use crate::types::Type;
 use egg::{Analysis, DidMerge, EGraph, Id, Language, Symbol};
+use elevate_core::NameSupply;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::fmt;
@@ -218,12 +219,17 @@ pub struct RiseData {
 }
 
 /// The e-class analysis of RISE, and what belongs to one e-graph: its types, the
-/// typed right-hand sides its rewrites instantiated, and the limits that the search
-/// and the rewrites check while a saturation runs.
+/// names of the variables read back from it, the typed right-hand sides its rewrites
+/// instantiated, and the limits that the search and the rewrites check while a
+/// saturation runs.
 #[derive(Debug, Default, Clone)]
 pub struct RiseAnalysis {
     /// The types of the e-nodes.
     pub types: Types,
+    /// The identities of the variables that terms read back from the e-graph bind
+    /// (the e-graph itself has De Bruijn indices): above those of every term added
+    /// (see [`add_term`](super::add_term)), so that extracted binders are fresh.
+    pub names: NameSupply,
     /// Right-hand sides typed for the types they were instantiated at, by rule.
     pub(crate) templates: FxHashMap<(Symbol, TemplateKey), Option<Term>>,
     /// When searching and rewriting must stop (`None`: no limit).

@@ -356,10 +356,10 @@ impl Applier<Rise, RiseAnalysis> for StrategyApplier {
         let free = egraph[eclass].data.free.clone();
         let depth = free.iter().max().map_or(0, |&m| m as usize + 1);
         let placeholders: Vec<Ident> = (0..depth)
-            .map(|i| Ident::fresh(&format!("free{i}")))
+            .map(|i| Ident::supplied(&mut egraph.analysis.names, &format!("free{i}")))
             .collect();
         let env: Vec<Ident> = placeholders.iter().rev().cloned().collect();
-        let term = convert::expr_to_open_term(&egraph.analysis.types, &expr, &env);
+        let term = convert::expr_to_open_term(&mut egraph.analysis, &expr, &env);
         // The strategy runs within what is left of the saturation's time.
         let mut budget = elevate_core::Budget::unlimited();
         if let Some(deadline) = egraph.analysis.deadline {

@@ -142,6 +142,7 @@ pub struct Saturation {
     explain: bool,
     progress: Option<ProgressFn>,
     goal: Option<GoalFn>,
+    names_above: u64,
 }
 
 impl Saturation {
@@ -154,12 +155,21 @@ impl Saturation {
             explain: false,
             progress: None,
             goal: None,
+            names_above: 0,
         }
     }
 
     /// Also prove the result equal to the input ([`Outcome::explanation`]); slower.
     pub fn with_explanations(mut self) -> Saturation {
         self.explain = true;
+        self
+    }
+
+    /// Names the binders of extracted programs with identities `>= floor` (and above
+    /// the input's): a strategy run passes its supply's, so that they are new to the
+    /// whole program, not only to the part saturated.
+    pub fn with_names_above(mut self, floor: u64) -> Saturation {
+        self.names_above = floor;
         self
     }
 
@@ -211,6 +221,7 @@ impl Saturation {
         }
         let converting = Instant::now();
         let root = add_body(&mut egraph, &body, &idents).map_err(|e| SaturationError(e.0))?;
+        egraph.analysis.names.reserve_above(self.names_above);
         let input = self.explain.then(|| added_expr(&egraph, root));
         egraph.rebuild();
         let time = self.limits.time.min(CENTURY);
@@ -307,10 +318,10 @@ pub struct OutOfTime;
 
 impl Grown {
     /// The program whose body is `body` (an expression extracted from the e-graph).
-    pub fn program(&self, body: &RecExpr<Rise>) -> Term {
+    pub fn program(&mut self, body: &RecExpr<Rise>) -> Term {
         with_parameters(
             &self.params,
-            expr_to_open_term(&self.egraph.analysis.types, body, &self.idents),
+            expr_to_open_term(&mut self.egraph.analysis, body, &self.idents),
         )
     }
 
@@ -459,7 +470,11 @@ impl StrategyImpl<Term> for SaturateStrategy {
         if bound_by_context && limits.time.is_zero() {
             return Err(out_of_budget());
         }
-        let saturation = self.0.clone().with_limits(limits);
+        let saturation = self
+            .0
+            .clone()
+            .with_limits(limits)
+            .with_names_above(cx.names().peek());
         let outcome = crate::infer(program)
             .map_err(|e| SaturationError(e.message))
             .and_then(|typed| saturation.run(&typed));
@@ -469,6 +484,7 @@ impl StrategyImpl<Term> for SaturateStrategy {
             }
             Ok(outcome) => {
                 cx.record_step(&name)?;
+                cx.names_mut().reserve_above(outcome.program.name_floor());
                 Ok(outcome.program)
             }
             Err(e) => {

@@ -396,18 +396,18 @@ impl Generator {
     /// a mirror of the first.
     pub fn pipeline_program(&mut self, stages: usize) -> Term {
         let first = self.pipeline_type();
-        let mut params = vec![(Ident::fresh("x1"), first.clone())];
+        let mut params = vec![(self.fresh_ident("x1"), first.clone())];
         if self.chance(70) {
             let second = if self.chance(70) {
                 first.clone()
             } else {
                 self.pipeline_type()
             };
-            params.push((Ident::fresh("x2"), second));
+            params.push((self.fresh_ident("x2"), second));
         }
         if self.chance(40) {
             let s = Type::scalar(self.scalar_type());
-            params.push((Ident::fresh("x3"), s));
+            params.push((self.fresh_ident("x3"), s));
         }
         let env: Env = params.clone();
         let input = |i: usize| {
@@ -433,7 +433,7 @@ impl Generator {
                 } else {
                     self.pipeline(input(1), stages.div_ceil(2), &env, 0, ROOM)
                 };
-                let (ya, yb) = (Ident::fresh("y"), Ident::fresh("y"));
+                let (ya, yb) = (self.fresh_ident("y"), self.fresh_ident("y"));
                 let mut inner = env.clone();
                 inner.push((ya.clone(), a.ty.clone()));
                 inner.push((yb.clone(), b.ty.clone()));
@@ -571,7 +571,7 @@ impl Generator {
             }
             Stage::Gather => {
                 let (n, elem) = array_parts(&ty)?;
-                let i = Ident::fresh("i");
+                let i = self.fresh_ident("i");
                 let element = app(Prim::Idx, vec![Term::var(&i), cur]);
                 let (body, out) = if self.chance(50) {
                     let room = pipe.room / n.max(1);
@@ -595,7 +595,7 @@ impl Generator {
                 flow.then(app(Prim::Idx, vec![index]), elem.clone())
             }
             Stage::Bind => {
-                let y = Ident::fresh("y");
+                let y = self.fresh_ident("y");
                 pipe.bound.push(Binding {
                     var: y.clone(),
                     value: cur,
@@ -635,7 +635,7 @@ impl Generator {
                 // any length, instantiated.
                 let (n, elem) = array_parts(&ty)?;
                 let var = NatVar::Named("n".into());
-                let x = Ident::fresh("x");
+                let x = self.fresh_ident("x");
                 let room = pipe.room / n.max(1);
                 let (f, out) = self.function(elem, &pipe.env, pipe.depth + 1, room);
                 let body = app(self.map_prim(), vec![f, Term::var(&x)]);
@@ -689,7 +689,7 @@ impl Generator {
                 if self.chance(50) {
                     Flow::made(zip_of(&cur), out)
                 } else {
-                    let q = Ident::fresh("q");
+                    let q = self.fresh_ident("q");
                     flow.then(Term::lambda(q.clone(), zip_of(&Term::var(&q))), out)
                 }
             }
@@ -713,7 +713,10 @@ impl Generator {
             Stage::Broadcast => {
                 let k = self.pick(&[2, 3, 4, 4, 6, 8]);
                 let out = array(k, ty);
-                let generated = app(Prim::Generate, vec![Term::lambda(Ident::fresh("i"), cur)]);
+                let generated = app(
+                    Prim::Generate,
+                    vec![Term::lambda(self.fresh_ident("i"), cur)],
+                );
                 Flow::made(annotated(generated, &out), out)
             }
             Stage::PairUp => {
@@ -755,7 +758,7 @@ impl Generator {
             ),
             3 => {
                 let op = self.pick(&[Prim::Add, Prim::Mul]);
-                let (a, b) = (Ident::fresh("a"), Ident::fresh("b"));
+                let (a, b) = (self.fresh_ident("a"), self.fresh_ident("b"));
                 let body = app(op, vec![Term::var(&a), Term::var(&b)]);
                 (app(reduce, vec![lambda2(a, b, body), neutral(op, s)]), op)
             }
@@ -765,7 +768,7 @@ impl Generator {
             }
             _ => {
                 let op = self.pick(&[Prim::Add, Prim::Add, Prim::Mul]);
-                let (acc, y) = (Ident::fresh("acc"), Ident::fresh("y"));
+                let (acc, y) = (self.fresh_ident("acc"), self.fresh_ident("y"));
                 let each = self.chain(s, &Term::var(&y), env);
                 let body = app(op, vec![Term::var(&acc), each]);
                 let function = lambda2(acc, y, body);

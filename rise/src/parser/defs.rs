@@ -5,7 +5,7 @@ use crate::definition::Definition;
 use crate::error::{Error, ErrorKind, Span};
 use crate::lexer::Tok;
 use crate::nat::NatVar;
-use crate::term::{Expr, Ident, Term};
+use crate::term::{Expr, Term};
 
 impl Parser {
     /// A whole file: definitions up to the end of the input, at least one.
@@ -62,7 +62,7 @@ impl Parser {
                 let (p, at) = self.name("a parameter name")?;
                 self.expect(":")?;
                 let ty = self.annotation()?;
-                params.push((Ident::fresh(&p), ty));
+                params.push((self.fresh_ident(&p), ty));
                 names.push((p, at));
                 if !self.eat(",") {
                     break;

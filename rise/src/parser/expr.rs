@@ -202,7 +202,7 @@ impl Parser {
     }
 
     /// Applies the pending operators that bind at least as tightly as `level`.
-    fn reduce(&self, pending: &mut Pending, level: Level) -> Result<(), Error> {
+    fn reduce(&mut self, pending: &mut Pending, level: Level) -> Result<(), Error> {
         while let Some(&(op, l)) = pending.operators.last() {
             if l < level {
                 break;
@@ -215,7 +215,7 @@ impl Parser {
         Ok(())
     }
 
-    fn combine(&self, op: Op, left: Parsed, right: Parsed) -> Result<Parsed, Error> {
+    fn combine(&mut self, op: Op, left: Parsed, right: Parsed) -> Result<Parsed, Error> {
         let span = left
             .term
             .span()
@@ -224,7 +224,7 @@ impl Parser {
         Ok(Parsed::value(match op {
             Op::Pipe => apply_value(right, left.term, span)?,
             Op::Compose => {
-                let x = Ident::fresh("x");
+                let x = self.fresh_ident("x");
                 let inner = apply_value(left, Term::with(Expr::Var(x.clone()), None, span), span)?;
                 let outer = apply_value(right, inner, span)?;
                 Term::with(Expr::Lambda(x, None, outer), None, span)
@@ -341,7 +341,7 @@ impl Parser {
             }
             Frame::LetValue { start, name } => {
                 self.expect_keyword("in")?;
-                let x = Ident::fresh(&name);
+                let x = self.fresh_ident(&name);
                 let mark = self.scope.mark();
                 self.scope.push(&name, Binding::Var(x.clone()));
                 Reading::Open(Frame::LetBody {
@@ -434,7 +434,7 @@ impl Parser {
             } else {
                 None
             };
-            params.push((Ident::fresh(&p), ty));
+            params.push((self.fresh_ident(&p), ty));
             names.push((p, at));
             if !self.eat(",") {
                 break;
@@ -579,9 +579,10 @@ impl Parser {
             });
         }
         if let Some(free) = &mut self.free {
+            let names = &mut self.names;
             let x = free
                 .entry(name.clone())
-                .or_insert_with(|| Ident::fresh(&name))
+                .or_insert_with(|| Ident::supplied(names, &name))
                 .clone();
             return Ok(Parsed::value(Term::with(Expr::Var(x), None, Some(span))));
         }

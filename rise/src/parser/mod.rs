@@ -16,6 +16,7 @@ use crate::lexer::{tokenize, Tok, Token};
 use crate::nat::{Nat, NatVar};
 use crate::term::{Ident, Term};
 use crate::types::Type;
+use elevate_core::NameSupply;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Parses a RISE file: its definitions, in order (the last is the entry point).
@@ -133,6 +134,9 @@ struct Parser {
     /// For patterns ([`parse_pattern`]): unknown names become free variables, kept
     /// here so that a name used twice is the same variable.
     free: Option<FxHashMap<String, Ident>>,
+    /// The identities of the variables of this text: one supply per parse, so that
+    /// parsing the same text always gives the same term, identities included.
+    names: NameSupply,
 }
 
 impl Parser {
@@ -159,7 +163,14 @@ impl Parser {
             defs: Vec::new(),
             def_index: FxHashMap::default(),
             free: None,
+            // From 1: identity 0 is never a parsed variable's.
+            names: NameSupply::above(1),
         })
+    }
+
+    /// A variable named `name` with a fresh identity.
+    fn fresh_ident(&mut self, name: &str) -> Ident {
+        Ident::supplied(&mut self.names, name)
     }
 
     fn peek(&self) -> &Tok {

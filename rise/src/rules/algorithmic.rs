@@ -1,8 +1,8 @@
 //! Algorithmic rules: fusion and fission of maps, split/join, transpose pairs, reduce.
 
 use super::catalogue::{Param, RuleDef, Set, ALGORITHMIC};
-use super::pattern::rule;
 use super::pattern::{applied, call};
+use super::pattern::{rule, rule_with_names};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::TypeKind;
@@ -142,11 +142,11 @@ pub fn map_full_fission() -> Strategy<Term> {
 /// `mapFirstFission`: `map(fun(x => f1(...f(k-1)(fk(x)))))(xs) -> map(fun(z => f1(...f(k-1)(z))))(map(fk)(xs))`
 /// where `x` is free in no `fi`: the first function applied becomes a map of its own.
 pub fn map_first_fission() -> Strategy<Term> {
-    rule("mapFirstFission", |t: &Term| {
+    rule_with_names("mapFirstFission", |t: &Term, names| {
         let (_, args) = applied(t, Prim::Map, 2)?;
         let mut functions = application_chain(&args[0])?;
         let first = functions.pop()?;
-        let z = Ident::fresh("z");
+        let z = Ident::supplied(names, "z");
         let rest = functions
             .into_iter()
             .rev()

@@ -1,8 +1,8 @@
 //! Core rules: beta and eta, let inlining, pair projections, identity.
 
 use super::catalogue::{EGraphUse, RuleDef, ALGORITHMIC};
-use super::pattern::rule;
 use super::pattern::{applied, call};
+use super::pattern::{rule, rule_with_names};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::TypeKind;
@@ -10,9 +10,9 @@ use elevate_core::Strategy;
 
 /// `fun(x => b)(a) -> b[x := a]` (capture-avoiding).
 pub fn beta_reduction() -> Strategy<Term> {
-    rule("betaReduction", |t: &Term| match t.expr() {
+    rule_with_names("betaReduction", |t: &Term, names| match t.expr() {
         Expr::App(f, a) => match f.expr() {
-            Expr::Lambda(x, _, body) => Some(body.substitute(x, a)),
+            Expr::Lambda(x, _, body) => Some(body.substitute(x, a, names)),
             _ => None,
         },
         _ => None,
@@ -44,10 +44,10 @@ pub(crate) fn eta_reduce(t: &Term) -> Option<Term> {
 
 /// `f -> fun(x => f(x))` for a term whose (inferred) type is a function.
 pub fn eta_abstraction() -> Strategy<Term> {
-    rule("etaAbstraction", |t: &Term| {
+    rule_with_names("etaAbstraction", |t: &Term, names| {
         match t.ty().map(|ty| ty.kind()) {
             Some(TypeKind::Fun(..)) => {
-                let x = Ident::fresh("x");
+                let x = Ident::supplied(names, "x");
                 Some(Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x))))
             }
             _ => None,
@@ -57,10 +57,10 @@ pub fn eta_abstraction() -> Strategy<Term> {
 
 /// `let(v, fun(x => b)) -> b[x := v]`
 pub fn let_inline() -> Strategy<Term> {
-    rule("letInline", |t: &Term| {
+    rule_with_names("letInline", |t: &Term, names| {
         let (_, args) = applied(t, Prim::Let, 2)?;
         match args[1].expr() {
-            Expr::Lambda(x, _, body) => Some(body.substitute(x, &args[0])),
+            Expr::Lambda(x, _, body) => Some(body.substitute(x, &args[0], names)),
             _ => None,
         }
     })

@@ -3,7 +3,7 @@
 
 use super::catalogue::RuleDef;
 use super::layout::map;
-use super::pattern::{applied, call, rule};
+use super::pattern::{applied, call, rule, rule_with_names};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::{Type, TypeKind};
@@ -11,12 +11,12 @@ use elevate_core::Strategy;
 
 /// `liftId`: `id(a) -> map(fun(x => id(x)))(a)` for an array `a`.
 pub fn lift_id() -> Strategy<Term> {
-    rule("liftId", |t: &Term| {
+    rule_with_names("liftId", |t: &Term, names| {
         let (_, a) = applied(t, Prim::Id, 1)?;
         if !matches!(a[0].ty()?.kind(), TypeKind::Array(..)) {
             return None;
         }
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         let each = Term::lambda(x.clone(), call(Prim::Id, &[], [Term::var(&x)]));
         Some(map(each, a[0].clone()))
     })
@@ -24,12 +24,12 @@ pub fn lift_id() -> Strategy<Term> {
 
 /// `idToCopy`: `id(a) -> fun(x => x)(a)` for a scalar `a` (an explicit copy).
 pub fn id_to_copy() -> Strategy<Term> {
-    rule("idToCopy", |t: &Term| {
+    rule_with_names("idToCopy", |t: &Term, names| {
         let (_, a) = applied(t, Prim::Id, 1)?;
         if !matches!(a[0].ty()?.kind(), TypeKind::Scalar(_)) {
             return None;
         }
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         Some(Term::app(
             Term::lambda(x.clone(), Term::var(&x)),
             a[0].clone(),
@@ -46,12 +46,12 @@ fn is_identity(f: &Term) -> bool {
 /// map (the public ELEVATE `mapIdentity` and the eqsat `eliminateMapIdentity`); the
 /// library's `mapIdentity` rewrites the applied `map(fun(x => x))(xs)`.
 pub fn eliminate_map_identity() -> Strategy<Term> {
-    rule("eliminateMapIdentity", |t: &Term| {
+    rule_with_names("eliminateMapIdentity", |t: &Term, names| {
         let (_, f) = applied(t, Prim::Map, 1)?;
         if !is_identity(&f[0]) {
             return None;
         }
-        let y = Ident::fresh("y");
+        let y = Ident::supplied(names, "y");
         Some(Term::lambda(y.clone(), Term::var(&y)))
     })
 }
@@ -92,13 +92,18 @@ pub fn let_swap() -> Strategy<Term> {
 /// the second binding of the same value is the first, where `x` is not free in `v`
 /// (else the inner `v` would mean something else).
 pub fn let_same() -> Strategy<Term> {
-    rule("letSame", |t: &Term| {
+    rule_with_names("letSame", |t: &Term, names| {
         let (v, x, a, body) = let_parts(t)?;
         let (w, y, _, b) = let_parts(&body)?;
         if !v.alpha_eq(&w) || v.free_vars().contains(&x.id) {
             return None;
         }
-        Some(make_let(v, x.clone(), a, b.substitute(&y, &Term::var(&x))))
+        Some(make_let(
+            v,
+            x.clone(),
+            a,
+            b.substitute(&y, &Term::var(&x), names),
+        ))
     })
 }
 

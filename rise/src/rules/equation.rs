@@ -25,7 +25,7 @@ use super::pattern::typed_result;
 use crate::error::{Error, ErrorKind};
 use crate::nat::{Nat, NatVar};
 use crate::term::{Expr, Ident, Term};
-use elevate_core::{Name, Rule, Strategy};
+use elevate_core::{Name, NameSupply, Rule, Strategy};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -208,8 +208,10 @@ impl Equation {
         Strategy::from_rule(self.clone())
     }
 
-    /// The rewritten term, if `t` matches the left-hand side at its root.
-    pub fn rewrite_term(&self, t: &Term) -> Option<Term> {
+    /// The rewritten term, if `t` matches the left-hand side at its root. The
+    /// right-hand side's binders get fresh identities from `names`, above those of
+    /// `t` (whoever rewrites a part of a larger program reserves the rest's).
+    pub fn rewrite_term(&self, t: &Term, names: &mut NameSupply) -> Option<Term> {
         let mut b = Bindings::default();
         if !self.match_term(&self.0.lhs, t, &mut b) {
             return None;
@@ -234,7 +236,8 @@ impl Equation {
                 }
             }
         }
-        let result = self.instantiate(&self.0.rhs, &b, &mut Vec::new());
+        names.reserve_above(t.name_floor().max(self.0.rhs.name_floor()));
+        let result = self.instantiate(&self.0.rhs, &b, &mut Vec::new(), names);
         typed_result(t, result)
     }
 
@@ -251,7 +254,11 @@ impl Equation {
             nats: nats.clone(),
             ..Bindings::default()
         };
-        self.instantiate(&self.0.rhs, &b, &mut Vec::new())
+        // The binders must only differ from the variables of the right-hand side and
+        // of the terms put in.
+        let floor = terms.values().map(Term::name_floor).max().unwrap_or(0);
+        let mut names = NameSupply::above(floor.max(self.0.rhs.name_floor()));
+        self.instantiate(&self.0.rhs, &b, &mut Vec::new(), &mut names)
     }
 
     fn match_term(&self, p: &Term, t: &Term, b: &mut Bindings) -> bool {
@@ -319,7 +326,13 @@ impl Equation {
         substitute_nats(p, &b.nats) == *n
     }
 
-    fn instantiate(&self, p: &Term, b: &Bindings, env: &mut Vec<(u64, Ident)>) -> Term {
+    fn instantiate(
+        &self,
+        p: &Term,
+        b: &Bindings,
+        env: &mut Vec<(u64, Ident)>,
+        names: &mut NameSupply,
+    ) -> Term {
         match p.expr() {
             Expr::Var(x) => {
                 if let Some(t) = b.terms.get(&x.id) {
@@ -335,17 +348,18 @@ impl Equation {
                     .binders
                     .get(&x.name)
                     .cloned()
-                    .unwrap_or_else(|| x.refresh());
+                    .unwrap_or_else(|| x.renamed(names));
                 env.push((x.id, y.clone()));
-                let body = self.instantiate(body, b, env);
+                let body = self.instantiate(body, b, env, names);
                 env.pop();
                 Term::new(Expr::Lambda(y, ann.clone(), body))
             }
-            Expr::NatApp(f, n) => {
-                Term::nat_app(self.instantiate(f, b, env), substitute_nats(n, &b.nats))
-            }
+            Expr::NatApp(f, n) => Term::nat_app(
+                self.instantiate(f, b, env, names),
+                substitute_nats(n, &b.nats),
+            ),
             _ => p
-                .map_children(|c| self.instantiate(c, b, env))
+                .map_children(|c| self.instantiate(c, b, env, names))
                 .untyped_root(),
         }
     }
@@ -367,8 +381,8 @@ impl Rule<Term> for Equation {
         self.0.name.clone()
     }
 
-    fn rewrite(&self, program: &Term) -> Option<Term> {
-        self.rewrite_term(program)
+    fn rewrite(&self, program: &Term, names: &mut NameSupply) -> Option<Term> {
+        self.rewrite_term(program, names)
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -12,7 +12,7 @@ use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Literal, Term};
 use crate::types::TypeKind;
-use elevate_core::{Name, Rule, Strategy};
+use elevate_core::{Name, NameSupply, Rule, Strategy};
 
 pub(super) fn map(f: Term, x: Term) -> Term {
     call(Prim::Map, &[], [f, x])
@@ -241,7 +241,7 @@ impl Rule<Term> for SplitJoin2 {
         Name::new("splitJoin2")
     }
 
-    fn rewrite(&self, t: &Term) -> Option<Term> {
+    fn rewrite(&self, t: &Term, _names: &mut NameSupply) -> Option<Term> {
         let TypeKind::Array(len, _) = t.ty()?.kind() else {
             return None;
         };
@@ -280,7 +280,7 @@ impl Rule<Term> for SlideOverlap {
         Name::new("slideOverlap")
     }
 
-    fn rewrite(&self, t: &Term) -> Option<Term> {
+    fn rewrite(&self, t: &Term, _names: &mut NameSupply) -> Option<Term> {
         let (w, x) = applied(t, Prim::Slide, 1)?;
         let (n, m, u) = (positive(&w[0])?, positive(&w[1])?, self.0);
         if u < n || (u - n) % m != 0 {

@@ -1,14 +1,14 @@
 //! Lowering rules: choose how a high-level primitive is computed. Each keeps the type.
 
 use super::catalogue::{EGraphUse, Make, Param, RuleDef, LOWERING};
-use super::pattern::{applied, call, rule};
+use super::pattern::{applied, call, rule, rule_with_names};
 use super::predicates::benf;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::{Type, TypeKind};
 use elevate_core::{
-    Context, Failure, Name, RewriteResult, Rule, Strategy, StrategyImpl, Traversable,
+    Context, Failure, Name, NameSupply, RewriteResult, Rule, Strategy, StrategyImpl, Traversable,
 };
 use elevate_strategies::normalize;
 use elevate_strategies::text::{strategy_arg, Registry};
@@ -124,22 +124,23 @@ fn contains_computation(f: &Term) -> bool {
 /// array `e` of scalars (any depth): an explicit element-wise copy, which `toMem` or
 /// a lowering materializes (ELEVATE's `insertCopyAfter`).
 pub fn copy_after() -> Strategy<Term> {
-    fn copy(depth: usize, e: Term) -> Term {
+    fn copy(depth: usize, e: Term, names: &mut NameSupply) -> Term {
         if depth == 0 {
             return e;
         }
-        let x = Ident::fresh("x");
-        let inner = copy(depth - 1, Term::var(&x));
+        let x = Ident::supplied(names, "x");
+        let inner = copy(depth - 1, Term::var(&x), names);
         call(Prim::Map, &[], [Term::lambda(x, inner), e])
     }
-    rule("copyAfter", |t: &Term| {
+    rule_with_names("copyAfter", |t: &Term, names| {
         let mut depth = 0;
         let mut ty = t.ty()?;
         while let TypeKind::Array(_, elem) = ty.kind() {
             depth += 1;
             ty = elem;
         }
-        (depth > 0 && matches!(ty.kind(), TypeKind::Scalar(_))).then(|| copy(depth, t.clone()))
+        (depth > 0 && matches!(ty.kind(), TypeKind::Scalar(_)))
+            .then(|| copy(depth, t.clone(), names))
     })
 }
 
@@ -308,7 +309,7 @@ impl Rule<Term> for Vectorize {
         Name::new("vectorize")
     }
 
-    fn rewrite(&self, t: &Term) -> Option<Term> {
+    fn rewrite(&self, t: &Term, _names: &mut NameSupply) -> Option<Term> {
         let (_, args) = applied(t, Prim::Map, 2)?;
         let Expr::Lambda(x, None, body) = args[0].expr() else {
             return None;
@@ -388,6 +389,9 @@ fn replace_all(t: &Term, old: &Term, new: &Term) -> Term {
 impl StrategyImpl<Term> for StoreInMemory {
     fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
         let failure = || Failure::no_match("storeInMemory");
+        // `what` and `how` run on subterms of `t`: names they make, and `x`, must be
+        // new to all of `t`.
+        cx.names_mut().reserve_above(t.name_floor());
         let found = find_first(t, &self.what, cx)?.ok_or_else(failure)?;
         let outside = t.free_vars();
         if !found.free_vars().iter().all(|v| outside.contains(v)) {
@@ -395,7 +399,7 @@ impl StrategyImpl<Term> for StoreInMemory {
         }
         let ty = found.ty().cloned().ok_or_else(failure)?;
         let stored = self.how.apply(&found, cx)?;
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(cx.names_mut(), "x");
         let var = Term::with(Expr::Var(x.clone()), Some(ty), None);
         let rest = Term::lambda(x, replace_all(t, &found, &var));
         let result = call(Prim::Let, &[], [call(Prim::ToMem, &[], [stored]), rest]);

@@ -2,8 +2,8 @@
 //! applied-form equations of the ELEVATE library (`docs/elevate-rise-library.md`, §3.2–3.3).
 
 use super::catalogue::{RuleDef, ALGORITHMIC};
-use super::pattern::rule;
 use super::pattern::{applied, call};
+use super::pattern::{rule, rule_with_names};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
@@ -157,12 +157,12 @@ pub fn map_outside_zip() -> Strategy<Term> {
 
 /// `zip(a)(a) -> map(fun(x => (x, x)))(a)`
 pub fn zip_same() -> Strategy<Term> {
-    rule("zipSame", |t: &Term| {
+    rule_with_names("zipSame", |t: &Term, names| {
         let (_, z) = applied(t, Prim::Zip, 2)?;
         if !z[0].alpha_eq(&z[1]) {
             return None;
         }
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         Some(map(
             Term::lambda(x.clone(), pair(Term::var(&x), Term::var(&x))),
             z[0].clone(),
@@ -172,9 +172,9 @@ pub fn zip_same() -> Strategy<Term> {
 
 /// `zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))`
 pub fn zip_swap() -> Strategy<Term> {
-    rule("zipSwap", |t: &Term| {
+    rule_with_names("zipSwap", |t: &Term, names| {
         let (_, z) = applied(t, Prim::Zip, 2)?;
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         let swapped = pair(
             call(Prim::Snd, &[], [Term::var(&x)]),
             call(Prim::Fst, &[], [Term::var(&x)]),
@@ -217,7 +217,7 @@ fn inner_of_nest(outer: &Term) -> Option<Term> {
 /// `map(fun(a => map(fun(b => f))(e)))(x) -> transpose(map(fun(b => map(fun(a => f))(x)))(e))`
 /// (`a` not free in `e`).
 pub fn loop_interchange() -> Strategy<Term> {
-    rule("loopInterchange", |t: &Term| {
+    rule_with_names("loopInterchange", |t: &Term, names| {
         let (_, m) = applied(t, Prim::Map, 2)?;
         if let Some(g) = inner_of_nest(&m[0]) {
             let nest = call(Prim::Map, &[], [g]);
@@ -235,7 +235,7 @@ pub fn loop_interchange() -> Strategy<Term> {
         let (b, f) = match inner[0].expr() {
             Expr::Lambda(b, None, f) => (b.clone(), f.clone()),
             _ => {
-                let b = Ident::fresh("b");
+                let b = Ident::supplied(names, "b");
                 (b.clone(), Term::app(inner[0].clone(), Term::var(&b)))
             }
         };
@@ -417,9 +417,9 @@ fn array_length(x: &Term) -> Option<Nat> {
 
 /// `mapIdentityAfter`: `e -> map(fun(x => x))(e)` for an array `e`.
 pub fn map_identity_after() -> Strategy<Term> {
-    rule("mapIdentityAfter", |t: &Term| {
+    rule_with_names("mapIdentityAfter", |t: &Term, names| {
         array_length(t)?;
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         Some(map(Term::lambda(x.clone(), Term::var(&x)), t.clone()))
     })
 }
@@ -471,10 +471,10 @@ fn zip(a: Term, b: Term) -> Term {
 
 /// `zipRotateLeft`: `zip(a)(zip(b)(c)) -> map(fun(x => (fst(fst(x)), (snd(fst(x)), snd(x)))))(zip(zip(a)(b))(c))`
 pub fn zip_rotate_left() -> Strategy<Term> {
-    rule("zipRotateLeft", |t: &Term| {
+    rule_with_names("zipRotateLeft", |t: &Term, names| {
         let (_, outer) = applied(t, Prim::Zip, 2)?;
         let (_, inner) = applied(&outer[1], Prim::Zip, 2)?;
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         let v = || Term::var(&x);
         let regroup = pair(fst(fst(v())), pair(snd(fst(v())), snd(v())));
         let zipped = zip(zip(outer[0].clone(), inner[0].clone()), inner[1].clone());
@@ -484,10 +484,10 @@ pub fn zip_rotate_left() -> Strategy<Term> {
 
 /// `zipRotateRight`: `zip(zip(a)(b))(c) -> map(fun(x => ((fst(x), fst(snd(x))), snd(snd(x)))))(zip(a)(zip(b)(c)))`
 pub fn zip_rotate_right() -> Strategy<Term> {
-    rule("zipRotateRight", |t: &Term| {
+    rule_with_names("zipRotateRight", |t: &Term, names| {
         let (_, outer) = applied(t, Prim::Zip, 2)?;
         let (_, inner) = applied(&outer[0], Prim::Zip, 2)?;
-        let x = Ident::fresh("x");
+        let x = Ident::supplied(names, "x");
         let v = || Term::var(&x);
         let regroup = pair(pair(fst(v()), fst(snd(v()))), snd(snd(v())));
         let zipped = zip(inner[0].clone(), zip(inner[1].clone(), outer[1].clone()));

@@ -3,10 +3,10 @@
 
 use super::catalogue::RuleDef;
 use super::layout::{array_length, map, window};
-use super::pattern::{applied, call, rule};
+use super::pattern::{applied, call, rule, rule_with_names};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use elevate_core::Strategy;
+use elevate_core::{NameSupply, Strategy};
 
 fn pair(a: Term, b: Term) -> Term {
     call(Prim::MakePair, &[], [a, b])
@@ -63,12 +63,12 @@ pub fn drop_in_select() -> Strategy<Term> {
 /// `mapOutsidePair`: `(map(fa)(a), map(fb)(b)) -> unzip(map(fun(p => (fa(fst(p)), fb(snd(p)))))(zip(a)(b)))`
 /// where `a` and `b` have the same length (read from their types; `zip` needs it).
 pub fn map_outside_pair() -> Strategy<Term> {
-    rule("mapOutsidePair", |t: &Term| {
+    rule_with_names("mapOutsidePair", |t: &Term, names| {
         let (_, p) = applied(t, Prim::MakePair, 2)?;
         let (_, ma) = applied(&p[0], Prim::Map, 2)?;
         let (_, mb) = applied(&p[1], Prim::Map, 2)?;
         same_length(&ma[1], &mb[1])?;
-        let x = Ident::fresh("p");
+        let x = Ident::supplied(names, "p");
         let both = pair(
             Term::app(ma[0].clone(), fst(Term::var(&x))),
             Term::app(mb[0].clone(), snd(Term::var(&x))),
@@ -96,22 +96,22 @@ pub fn slide_outside_zip() -> Strategy<Term> {
 }
 
 /// `fun(p => zip(fst(p))(snd(p)))`
-fn zip_of_pair() -> Term {
-    let p = Ident::fresh("p");
+fn zip_of_pair(names: &mut NameSupply) -> Term {
+    let p = Ident::supplied(names, "p");
     Term::lambda(p.clone(), zip(fst(Term::var(&p)), snd(Term::var(&p))))
 }
 
 /// `slideInsideZip`: `S(zip(a)(b)) -> map(fun(p => zip(fst(p))(snd(p))))(zip(S(a))(S(b)))`
 /// for `S` = `slide(n, m)` (the public rule) or `split(n)`.
 pub fn slide_inside_zip() -> Strategy<Term> {
-    rule("slideInsideZip", |t: &Term| {
+    rule_with_names("slideInsideZip", |t: &Term, names| {
         let (p, nats, outer) = window(t, 1)?;
         let (_, z) = applied(&outer[0], Prim::Zip, 2)?;
         let (a, b) = (
             call(p, &nats, [z[0].clone()]),
             call(p, &nats, [z[1].clone()]),
         );
-        Some(map(zip_of_pair(), zip(a, b)))
+        Some(map(zip_of_pair(names), zip(a, b)))
     })
 }
 
@@ -134,7 +134,7 @@ fn projected(side: &Term, proj: Prim, x: &Ident) -> Option<Option<Term>> {
 /// where `x` is not free in `f` and `g`. A side may also be the bare projection (no
 /// map on that side), but not both.
 pub fn f_before_zip_map() -> Strategy<Term> {
-    rule("fBeforeZipMap", |t: &Term| {
+    rule_with_names("fBeforeZipMap", |t: &Term, names| {
         let (_, m) = applied(t, Prim::Map, 2)?;
         let Expr::Lambda(x, _, body) = m[0].expr() else {
             return None;
@@ -151,7 +151,7 @@ pub fn f_before_zip_map() -> Strategy<Term> {
             None => s.clone(),
         };
         let zipped = zip(side(f, &source[0]), side(g, &source[1]));
-        Some(map(zip_of_pair(), zipped))
+        Some(map(zip_of_pair(names), zipped))
     })
 }
 
@@ -199,14 +199,14 @@ fn projection_of_unzip(t: &Term) -> Option<(Prim, Term)> {
 /// `zipUnzipAccessSimplification`: `zip(π1(unzip(e)))(π2(unzip(e))) -> map(fun(p => (π1(p), π2(p))))(e)`
 /// for projections `π1`, `π2` in `fst`, `snd` and the same `e`.
 pub fn zip_unzip_access_simplification() -> Strategy<Term> {
-    rule("zipUnzipAccessSimplification", |t: &Term| {
+    rule_with_names("zipUnzipAccessSimplification", |t: &Term, names| {
         let (_, z) = applied(t, Prim::Zip, 2)?;
         let (p1, e1) = projection_of_unzip(&z[0])?;
         let (p2, e2) = projection_of_unzip(&z[1])?;
         if !e1.alpha_eq(&e2) {
             return None;
         }
-        let p = Ident::fresh("p");
+        let p = Ident::supplied(names, "p");
         let both = pair(
             call(p1, &[], [Term::var(&p)]),
             call(p2, &[], [Term::var(&p)]),

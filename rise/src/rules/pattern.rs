@@ -4,15 +4,27 @@ use crate::error::ErrorKind;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
-use elevate_core::{Name, Strategy};
+use elevate_core::{Name, NameSupply, Strategy};
 
-/// A RISE rule: as [`elevate_core::rule`], and the nodes the rule built are typed
-/// (see [`typed_result`]), so that later rules reading types find them.
+/// A RISE rule that makes no names: as [`elevate_core::rule`], and the nodes the rule
+/// built are typed (see [`typed_result`]), so that later rules reading types find them.
 pub(crate) fn rule<F>(name: impl Into<Name>, rewrite: F) -> Strategy<Term>
 where
     F: Fn(&Term) -> Option<Term> + Send + Sync + 'static,
 {
     elevate_core::rule(name, move |t: &Term| typed_result(t, rewrite(t)?))
+}
+
+/// A RISE rule that makes names (binders): as [`rule`], with the run's name supply,
+/// whose identities are new to the whole program
+/// ([`elevate_core::rule_with_names`]).
+pub(crate) fn rule_with_names<F>(name: impl Into<Name>, rewrite: F) -> Strategy<Term>
+where
+    F: Fn(&Term, &mut NameSupply) -> Option<Term> + Send + Sync + 'static,
+{
+    elevate_core::rule_with_names(name, move |t: &Term, names: &mut NameSupply| {
+        typed_result(t, rewrite(t, names)?)
+    })
 }
 
 /// A rule's `result` for `original`, with types: the new nodes are inferred around the

@@ -97,9 +97,14 @@ pub fn is_applied(s: Strategy<Term>) -> Strategy<Term> {
     struct IsApplied(Strategy<Term>);
     impl StrategyImpl<Term> for IsApplied {
         fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
-            match t.expr() {
-                Expr::App(f, _) if self.0.attempt(f, cx)?.is_some() => Ok(t.clone()),
-                _ => Err(Failure::no_match("isApplied")),
+            let Expr::App(f, _) = t.expr() else {
+                return Err(Failure::no_match("isApplied"));
+            };
+            // A strategy on the function, like any descent, makes names new to `t`.
+            cx.names_mut().reserve_above(t.name_floor());
+            match self.0.attempt(f, cx)? {
+                Some(_) => Ok(t.clone()),
+                None => Err(Failure::no_match("isApplied")),
             }
         }
 
@@ -117,8 +122,8 @@ pub fn is_applied(s: Strategy<Term>) -> Strategy<Term> {
 /// Eta-expansion where the position guarantees a function (the argument of `map`):
 /// `f -> fun(x => f(x))`, without needing the node's type.
 fn eta_expand() -> Strategy<Term> {
-    super::pattern::rule("etaAbstraction", |t: &Term| {
-        let x = Ident::fresh("x");
+    super::pattern::rule_with_names("etaAbstraction", |t: &Term, names| {
+        let x = Ident::supplied(names, "x");
         Some(Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x))))
     })
 }

@@ -3,12 +3,12 @@
 //! ELEVATE matrix-multiplication strategies).
 
 use super::catalogue::{Param, RuleDef, LOWERING};
-use super::pattern::{applied, call, rule};
+use super::pattern::{applied, call, rule, rule_with_names};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Literal, Term};
 use crate::types::TypeKind;
-use elevate_core::{Name, Rule, Strategy};
+use elevate_core::{Name, NameSupply, Rule, Strategy};
 
 /// The reductions: `reduce` and its sequential forms.
 const REDUCTIONS: [Prim; 3] = [Prim::Reduce, Prim::ReduceSeq, Prim::ReduceSeqUnroll];
@@ -96,18 +96,18 @@ fn mentions(t: &Term, x: &Ident) -> bool {
 /// is applied to each element as the reduction reads it. The fused operator takes two
 /// different types, so the result is sequential.
 pub fn reduce_map_fusion() -> Strategy<Term> {
-    rule("reduceMapFusion", fused_reduce_map)
+    rule_with_names("reduceMapFusion", fused_reduce_map)
 }
 
 /// `fuseReduceMap`, ELEVATE's other name for [`reduce_map_fusion`].
 pub fn fuse_reduce_map() -> Strategy<Term> {
-    rule("fuseReduceMap", fused_reduce_map)
+    rule_with_names("fuseReduceMap", fused_reduce_map)
 }
 
-fn fused_reduce_map(t: &Term) -> Option<Term> {
+fn fused_reduce_map(t: &Term, names: &mut NameSupply) -> Option<Term> {
     let (r, args) = reduction(t)?;
     let (_, map) = applied(&args[2], Prim::Map, 2)?;
-    let (a, y) = (Ident::fresh("a"), Ident::fresh("y"));
+    let (a, y) = (Ident::supplied(names, "a"), Ident::supplied(names, "y"));
     let step = Term::apps(
         args[0].clone(),
         [Term::var(&a), Term::app(map[0].clone(), Term::var(&y))],
@@ -170,7 +170,7 @@ impl Rule<Term> for BlockedReduce {
         Name::new(self.name)
     }
 
-    fn rewrite(&self, t: &Term) -> Option<Term> {
+    fn rewrite(&self, t: &Term, names: &mut NameSupply) -> Option<Term> {
         let (_, args) = applied(t, Prim::Reduce, 3)?;
         let p = operator(&args[0])?;
         if !neutral(p, &args[1]) || self.n <= 0 {
@@ -182,7 +182,7 @@ impl Rule<Term> for BlockedReduce {
         if len.as_const().is_some_and(|l| l % self.n != 0) {
             return None;
         }
-        let (acc, y) = (Ident::fresh("acc"), Ident::fresh("y"));
+        let (acc, y) = (Ident::supplied(names, "acc"), Ident::supplied(names, "y"));
         let block = call(
             Prim::Reduce,
             &[],
@@ -275,7 +275,7 @@ pub fn reduce_seq_init_fusion() -> Strategy<Term> {
 /// accumulator is the array of all the map's accumulators, so the reduction's loop
 /// moves outside the map's. `R` is `reduce`, `reduceSeq` or `reduceSeqUnroll`.
 pub fn lift_reduce() -> Strategy<Term> {
-    rule("liftReduce", |t: &Term| {
+    rule_with_names("liftReduce", |t: &Term, names| {
         let (_, m) = applied(t, Prim::Map, 2)?;
         let Expr::Lambda(v, _, body) = m[0].expr() else {
             return None;
@@ -293,7 +293,7 @@ pub fn lift_reduce() -> Strategy<Term> {
                 [Term::lambda(v.clone(), init.clone()), xs.clone()],
             )
         } else {
-            let i = Ident::fresh("i");
+            let i = Ident::supplied(names, "i");
             call(Prim::Generate, &[], [Term::lambda(i, init.clone())])
         };
         let columns = match e.expr() {
@@ -304,7 +304,11 @@ pub fn lift_reduce() -> Strategy<Term> {
                 [Term::lambda(v.clone(), e.clone()), xs.clone()],
             ),
         };
-        let (acc, y, q) = (Ident::fresh("acc"), Ident::fresh("y"), Ident::fresh("q"));
+        let (acc, y, q) = (
+            Ident::supplied(names, "acc"),
+            Ident::supplied(names, "y"),
+            Ident::supplied(names, "q"),
+        );
         let pointwise = Term::lambda(
             q.clone(),
             Term::apps(
@@ -341,7 +345,7 @@ pub fn lift_reduce() -> Strategy<Term> {
 /// element by element, becomes a map of reductions (the map's loop moves outside the
 /// reduction's).
 pub fn reduce_map() -> Strategy<Term> {
-    rule("reduceMap", |t: &Term| {
+    rule_with_names("reduceMap", |t: &Term, names| {
         let (r, args) = reduction(t)?;
         let (acc, y, body) = binary_lambda(&args[0])?;
         let (_, m) = applied(body, Prim::Map, 2)?;
@@ -374,7 +378,7 @@ pub fn reduce_map() -> Strategy<Term> {
             return None;
         }
         let (_, columns) = applied(&args[2], Prim::Transpose, 1)?;
-        let v = Ident::fresh("v");
+        let v = Ident::supplied(names, "v");
         let per_row = call(r, &[], [op.clone(), init.clone(), Term::var(&v)]);
         Some(call(
             Prim::Map,

@@ -5,11 +5,11 @@
 //! Lücke 2024, section 4.5.3).
 
 use super::catalogue::RuleDef;
-use super::pattern::{applied, call, named, rule};
+use super::pattern::{applied, call, named, rule_with_names};
 use super::*;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use elevate_core::Strategy;
+use elevate_core::{NameSupply, Strategy};
 use elevate_strategies::text::Registry;
 use elevate_strategies::{repeat_n, skip, top_down};
 
@@ -92,8 +92,8 @@ fn is_zero(t: &Term) -> bool {
 /// `dot(x, w) = zip(w, x) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, zero)`: the
 /// weights first, so that the data is the end of a chain of applications (which the
 /// fission rules look for), as in ELEVATE's `dot(w)`.
-fn dot(x: Term, w: Term, zero: &Term) -> Term {
-    let p = Ident::fresh("p");
+fn dot(x: Term, w: Term, zero: &Term, names: &mut NameSupply) -> Term {
+    let p = Ident::supplied(names, "p");
     let product = call(
         Prim::Mul,
         &[],
@@ -116,14 +116,17 @@ fn dot(x: Term, w: Term, zero: &Term) -> Term {
 
 /// `nbh |> map(fun(r => dot(r, w))) |> fun(s => dot(s, other))`: 1-D dot products of
 /// the rows of `nbh` with `w`, then their dot product with `other`.
-fn two_dots(nbh: Term, w: Term, other: Term, zero: &Term) -> Term {
-    let r = Ident::fresh("r");
+fn two_dots(nbh: Term, w: Term, other: Term, zero: &Term, names: &mut NameSupply) -> Term {
+    let r = Ident::supplied(names, "r");
     let rows = call(
         Prim::Map,
         &[],
-        [Term::lambda(r.clone(), dot(Term::var(&r), w, zero)), nbh],
+        [
+            Term::lambda(r.clone(), dot(Term::var(&r), w, zero, names)),
+            nbh,
+        ],
     );
-    dot(rows, other, zero)
+    dot(rows, other, zero, names)
 }
 
 /// `separateDotHV`: `sum(zip(join(nbh), join(u ⊗ v)) |> map(mul))
@@ -132,18 +135,24 @@ fn two_dots(nbh: Term, w: Term, other: Term, zero: &Term) -> Term {
 /// `v`, then a vertical one with `u`. (ELEVATE takes the weights as parameters and
 /// does not check that they are separable; here the outer product is the proof.)
 pub fn separate_dot_hv() -> Strategy<Term> {
-    rule("separateDotHV", |t: &Term| {
+    rule_with_names("separateDotHV", |t: &Term, names| {
         let (nbh, u, v, zero) = separable_dot(t)?;
-        Some(two_dots(nbh, v, u, &zero))
+        Some(two_dots(nbh, v, u, &zero, names))
     })
 }
 
 /// `separateDotVH`: as `separateDotHV`, vertical first:
 /// `-> dot(map(fun(c => dot(c, u)))(transpose(nbh)), v)`.
 pub fn separate_dot_vh() -> Strategy<Term> {
-    rule("separateDotVH", |t: &Term| {
+    rule_with_names("separateDotVH", |t: &Term, names| {
         let (nbh, u, v, zero) = separable_dot(t)?;
-        Some(two_dots(call(Prim::Transpose, &[], [nbh]), u, v, &zero))
+        Some(two_dots(
+            call(Prim::Transpose, &[], [nbh]),
+            u,
+            v,
+            &zero,
+            names,
+        ))
     })
 }
 

@@ -60,6 +60,8 @@ impl StrategyImpl<Term> for Location {
         let index = self
             .child(t)
             .ok_or_else(|| Failure::no_match(self.name()))?;
+        // Names made in the part must be new to the rest of `t` too.
+        cx.names_mut().reserve_above(t.name_floor());
         let rewritten = cx
             .descend(index, |cx| self.s.apply(t.child(index), cx))
             .map_err(|e| e.in_child(index))?;
@@ -206,6 +208,7 @@ impl InLambda {
     /// `s` on the innermost body below the leading lambdas where it succeeds.
     fn attempt_below(&self, t: &Term, cx: &mut Context) -> Result<Option<Term>, Failure> {
         if matches!(t.expr(), Expr::Lambda(..) | Expr::NatLambda(..)) {
+            cx.names_mut().reserve_above(t.name_floor());
             let below = cx
                 .descend(0, |cx| self.attempt_below(t.child(0), cx))
                 .map_err(|e| e.in_child(0))?;
@@ -220,6 +223,7 @@ impl InLambda {
 impl StrategyImpl<Term> for InLambda {
     fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
         if matches!(t.expr(), Expr::Lambda(..) | Expr::NatLambda(..)) {
+            cx.names_mut().reserve_above(t.name_floor());
             let below = cx
                 .descend(0, |cx| self.attempt_below(t.child(0), cx))
                 .map_err(|e| e.in_child(0))?;

@@ -23,7 +23,7 @@ fn a_term_round_trips_through_the_egraph() {
         let t = typed(src);
         let mut g = RiseGraph::default();
         let id = add_term(&mut g, &t).unwrap();
-        let back = best_term(&g, id);
+        let back = best_term(&mut g, id);
         assert!(back.alpha_eq(&t) || print_term(&back) == print_term(&t), "{src}\n{}", print_term(&back));
         assert_eq!(back.ty(), t.ty());
         assert_eq!(infer(&back.erase_types()).unwrap().ty(), t.ty());

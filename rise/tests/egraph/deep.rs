@@ -2,7 +2,7 @@
 //! analysis, extraction (by cost and by sketch), saturation and its strategy, without
 //! overflowing the stack or taking quadratic time.
 
-use elevate_core::{Context, Strategy};
+use elevate_core::{Context, NameSupply, Strategy};
 use elevate_rise::egraph::sketch::{extract, satisfied, Sketch};
 use elevate_rise::egraph::{
     add_term, best_term, CostModel, Limits, RiseGraph, RuleSet, Saturation,
@@ -57,8 +57,9 @@ fn lets() -> Term {
         panic!("fun(y => x)")
     };
     let mut inner = x_use.clone();
+    let mut names = NameSupply::above(small.name_floor());
     for _ in 0..DEPTH {
-        let y = Ident::fresh("y");
+        let y = Ident::supplied(&mut names, "y");
         let lambda = Term::with(Expr::Lambda(y, None, inner), lambda.ty().cloned(), None);
         inner = Term::with(Expr::App(let_v.clone(), lambda), body.ty().cloned(), None);
     }
@@ -89,7 +90,7 @@ fn deep_programs_round_trip_through_the_egraph() {
         // Every level is a class of its own; the analysis knows each one's size.
         assert!(egraph.number_of_classes() > DEPTH);
         assert!(egraph[id].data.size > DEPTH);
-        let back = best_term(&egraph, id);
+        let back = best_term(&mut egraph, id);
         assert_eq!(back.ty(), program.ty());
         // The same term up to names: the same class (De Bruijn indices, hash-consed).
         assert_eq!(add_term(&mut egraph, &back).unwrap(), id);
@@ -141,7 +142,7 @@ fn deep_lets_saturate_and_extract() {
 fn sketches_extract_from_deep_programs() {
     for (program, wanted) in [(chain(), "contains(add)"), (lets(), "or(contains(let), ?)")] {
         let limits: Limits = "iterations=1,nodes=2000000,ms=60000".parse().unwrap();
-        let grown = Saturation::new(RuleSet::parse("eta").unwrap(), limits, CostModel::Lowered)
+        let mut grown = Saturation::new(RuleSet::parse("eta").unwrap(), limits, CostModel::Lowered)
             .grow(&program)
             .unwrap();
         let wanted = Sketch::parse(wanted).unwrap();

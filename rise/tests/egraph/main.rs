@@ -3,5 +3,6 @@
 mod basics;
 mod deep;
 mod goals;
+mod names;
 mod properties;
 mod sketches;

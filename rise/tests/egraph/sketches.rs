@@ -163,7 +163,7 @@ pub(crate) fn assert_equivalent(input: &Term, output: &Term, nats: &NatEnv) {
 }
 
 /// Extracts by `s` from `grown` and checks the result; the program, if any.
-fn extract_checked(grown: &Grown, s: &Sketch, model: CostModel) -> Option<Term> {
+fn extract_checked(grown: &mut Grown, s: &Sketch, model: CostModel) -> Option<Term> {
     let (cost, body) = extract(&grown.egraph, grown.root, s, model)?;
     let types = &grown.egraph.analysis.types;
     assert!(matches(types, &body, root(&body), s), "{s}: {body}");
@@ -356,7 +356,7 @@ const FUSION_RULES: &str = "mapFusion,mapFission,betaReduction,eta";
 #[test]
 fn extraction_satisfies_the_sketch_rather_than_the_cost_model_alone() {
     let input = typed(TWO_MAPS);
-    let grown = grow(TWO_MAPS, FUSION_RULES, "");
+    let mut grown = grow(TWO_MAPS, FUSION_RULES, "");
     let fused = "fun(xs: 8.f32 => xs |> map(fun(x => abs(-x))))";
     let unfused = TWO_MAPS;
     let cheapest = Saturation::new(
@@ -395,7 +395,7 @@ fn extraction_satisfies_the_sketch_rather_than_the_cost_model_alone() {
         ),
     ] {
         let s = sketch(text);
-        let program = extract_checked(&grown, &s, CostModel::Lowered).expect(text);
+        let program = extract_checked(&mut grown, &s, CostModel::Lowered).expect(text);
         assert_eq!(print_term(&program), wanted, "{text}");
         assert_equivalent(&input, &program, &NatEnv::default());
     }
@@ -429,7 +429,7 @@ fn unsatisfiable_sketches_extract_nothing() {
 fn any_sketch_costs_what_the_cheapest_program_costs() {
     let src = "fun(a: 8.8.f32 => a |> transpose |> map(fun(r => r |> map(neg) |> map(abs))) |> transpose)";
     let input = typed(src);
-    let grown = grow(src, ALGORITHMIC, "iterations=6,nodes=5000");
+    let mut grown = grow(src, ALGORITHMIC, "iterations=6,nodes=5000");
     assert!(grown.report.enodes > 500, "{}", grown.report.enodes);
     for model in [CostModel::AstSize, CostModel::Lowered] {
         let cost = Cost {
@@ -441,7 +441,7 @@ fn any_sketch_costs_what_the_cheapest_program_costs() {
             let s = sketch(text);
             let (cost, _) = extract(&grown.egraph, grown.root, &s, model).unwrap();
             assert_eq!(cost, best.total, "{text} by {}", model.name());
-            let program = extract_checked(&grown, &s, model).unwrap();
+            let program = extract_checked(&mut grown, &s, model).unwrap();
             assert_equivalent(&input, &program, &NatEnv::default());
         }
     }
@@ -451,7 +451,7 @@ fn any_sketch_costs_what_the_cheapest_program_costs() {
 fn sketches_find_transformed_programs_in_a_larger_egraph() {
     let src = "fun(a: 8.8.f32 => a |> transpose |> map(fun(r => r |> map(neg) |> map(abs))) |> transpose)";
     let input = typed(src);
-    let grown = grow(src, ALGORITHMIC, "iterations=6,nodes=5000");
+    let mut grown = grow(src, ALGORITHMIC, "iterations=6,nodes=5000");
     for (text, found) in [
         ("contains(transpose)", true),
         ("map(map(?), ?)", true),
@@ -463,7 +463,7 @@ fn sketches_find_transformed_programs_in_a_larger_egraph() {
         ("join(map(map(map(?)), split(4, ?)))", true),
     ] {
         let s = sketch(text);
-        let program = extract_checked(&grown, &s, CostModel::Lowered);
+        let program = extract_checked(&mut grown, &s, CostModel::Lowered);
         assert_eq!(program.is_some(), found, "{text}");
         if let Some(program) = program {
             assert_equivalent(&input, &program, &NatEnv::default());
@@ -478,7 +478,7 @@ fn sketches_find_transformed_programs_in_a_larger_egraph() {
 fn loop_sizes_come_from_the_types() {
     let src = "fun(xs: 8.f32 => xs |> map(neg))";
     let input = typed(src);
-    let grown = grow(src, "splitJoin(4)", "iterations=3");
+    let mut grown = grow(src, "splitJoin(4)", "iterations=3");
     let tiled = "fun(xs: 8.f32 => xs |> split(4) |> map(map(neg)) |> join)";
     for (text, wanted) in [
         ("map[8](?, ?)", Some(src)),
@@ -492,7 +492,7 @@ fn loop_sizes_come_from_the_types() {
         ("map[8](?)", None),
     ] {
         let s = sketch(text);
-        let program = extract_checked(&grown, &s, CostModel::Lowered);
+        let program = extract_checked(&mut grown, &s, CostModel::Lowered);
         assert_eq!(
             program.as_ref().map(print_term).as_deref(),
             wanted,
@@ -508,7 +508,7 @@ fn loop_sizes_come_from_the_types() {
 fn loop_sizes_of_reductions_and_symbolic_sizes() {
     let src = "fun(xs: 8.4.f32 => xs |> map(fun(r => r |> reduce(add, 0.0))))";
     let input = typed(src);
-    let grown = grow(src, "reduceToSeq,mapToSeq", "");
+    let mut grown = grow(src, "reduceToSeq,mapToSeq", "");
     for (text, found) in [
         ("mapSeq[8](fun(reduceSeq[4](?, ?, ?)), ?)", true),
         ("contains(reduce[4])", true),
@@ -516,7 +516,7 @@ fn loop_sizes_of_reductions_and_symbolic_sizes() {
         ("contains(reduceSeq[8])", false),
     ] {
         let s = sketch(text);
-        let program = extract_checked(&grown, &s, CostModel::Lowered);
+        let program = extract_checked(&mut grown, &s, CostModel::Lowered);
         assert_eq!(program.is_some(), found, "{text}");
         if let Some(program) = program {
             assert_equivalent(&input, &program, &NatEnv::default());
@@ -525,11 +525,11 @@ fn loop_sizes_of_reductions_and_symbolic_sizes() {
 
     let src = "fun(xs: (4*n).f32 => xs |> map(neg))";
     let input = typed(src);
-    let grown = grow(src, "splitJoin(4)", "iterations=3");
+    let mut grown = grow(src, "splitJoin(4)", "iterations=3");
     let mut nats = NatEnv::default();
     nats.insert(NatVar::Named("n".into()), 3);
     let s = sketch("contains(map[n](map[4](?)))");
-    let program = extract_checked(&grown, &s, CostModel::Lowered).unwrap();
+    let program = extract_checked(&mut grown, &s, CostModel::Lowered).unwrap();
     assert_eq!(
         print_term(&program),
         "fun(xs: (4*n).f32 => xs |> split(4) |> map(map(neg)) |> join)"
@@ -632,14 +632,14 @@ fn a_goal_stops_saturation_as_soon_as_the_sketch_is_reachable() {
         .unwrap();
     assert_eq!(plain.report.stop_reason, "saturated");
     let goal = s.clone();
-    let stopped = Saturation::new(rules, Limits::default(), CostModel::Lowered)
+    let mut stopped = Saturation::new(rules, Limits::default(), CostModel::Lowered)
         .with_goal(move |g, root| satisfied(g, root, &goal))
         .grow(&input)
         .unwrap();
     assert_eq!(stopped.report.stop_reason, "goal");
     assert!(stopped.report.iterations < plain.report.iterations);
     assert!(stopped.report.enodes < plain.report.enodes);
-    let program = extract_checked(&stopped, &s, CostModel::Lowered).unwrap();
+    let program = extract_checked(&mut stopped, &s, CostModel::Lowered).unwrap();
     assert_equivalent(&input, &program, &NatEnv::default());
     // A sketch the input satisfies stops it before any rewrite.
     let at_once = Saturation::new(
@@ -720,7 +720,7 @@ fn the_search_is_a_strategy() {
 fn extraction_is_fast_on_a_large_egraph() {
     let src = "fun(a: 64.32.f32 => a |> transpose |> map(fun(r => r |> map(neg) |> map(abs) |> map(exp))) |> transpose |> map(map(fun(x => x * 2.0))))";
     let input = typed(src);
-    let grown = grow(src, ALGORITHMIC, "nodes=140000,iterations=100,ms=60000");
+    let mut grown = grow(src, ALGORITHMIC, "nodes=140000,iterations=100,ms=60000");
     println!("{:?}", grown.report);
     assert!(grown.report.enodes >= 90_000, "{}", grown.report.enodes);
     let s = sketch("contains(map[16](map[4](fun(contains(or(exp, abs))))))");
@@ -732,6 +732,6 @@ fn extraction_is_fast_on_a_large_egraph() {
     assert!(satisfied(&grown.egraph, grown.root, &s));
     let checking = start.elapsed();
     println!("extract {extracting:?}, satisfied {checking:?}");
-    let program = extract_checked(&grown, &s, CostModel::Lowered).unwrap();
+    let program = extract_checked(&mut grown, &s, CostModel::Lowered).unwrap();
     assert_equivalent(&input, &program, &NatEnv::default());
 }

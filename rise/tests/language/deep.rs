@@ -4,6 +4,7 @@
 //! compared, hashed and dropped.
 
 use crate::run;
+use elevate_core::NameSupply;
 use elevate_rise::prim::Prim;
 use elevate_rise::{
     evaluate, parse_program, parse_type, print_definition, Expr, NatEnv, Program, Term, Type, Value,
@@ -203,9 +204,9 @@ fn chains_of_definitions() {
     assert_eq!(program.entry().ty.to_string(), "n.f32 -> n.f32");
 }
 
-/// `neg(neg(...(x)))`, `depth` deep, built node by node.
-fn tower(depth: usize) -> Term {
-    let x = elevate_rise::Ident::fresh("x");
+/// `neg(neg(...(x)))`, `depth` deep, built node by node, `x` named from `names`.
+fn tower(depth: usize, names: &mut NameSupply) -> Term {
+    let x = elevate_rise::Ident::supplied(names, "x");
     let mut t = Term::var(&x);
     for _ in 0..depth {
         t = Term::app(Term::prim(Prim::Neg), t);
@@ -215,7 +216,8 @@ fn tower(depth: usize) -> Term {
 
 #[test]
 fn deep_terms_compare_hash_and_drop() {
-    let (a, b) = (tower(DEPTH), tower(DEPTH));
+    let mut names = NameSupply::new();
+    let (a, b) = (tower(DEPTH, &mut names), tower(DEPTH, &mut names));
     // Different binders: not equal, but alpha-equivalent.
     assert_ne!(a, b);
     assert!(a.alpha_eq(&b));

@@ -3,6 +3,7 @@
 //! the term constructors, so that only evaluation is tested; compiled, run, printed
 //! and dropped without overflowing the stack.
 
+use elevate_core::NameSupply;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::{evaluate, io, Ident, Literal, NatEnv, Term, Value};
@@ -29,9 +30,12 @@ fn json(value: &Value) -> String {
 
 #[test]
 fn nested_lets_each_using_the_outermost_variable() {
+    let mut ids = NameSupply::new();
     // fun(x => let y0 = x in let y1 = x in ... y_last + x)
-    let x = Ident::fresh("x");
-    let names: Vec<Ident> = (0..DEPTH).map(|i| Ident::fresh(&format!("y{i}"))).collect();
+    let x = Ident::supplied(&mut ids, "x");
+    let names: Vec<Ident> = (0..DEPTH)
+        .map(|i| Ident::supplied(&mut ids, &format!("y{i}")))
+        .collect();
     let mut body = prim(Prim::Add, vec![var(&names[DEPTH - 1]), var(&x)]);
     for y in names.iter().rev() {
         body = prim(Prim::Let, vec![var(&x), Term::lambda(y.clone(), body)]);
@@ -42,9 +46,12 @@ fn nested_lets_each_using_the_outermost_variable() {
 
 #[test]
 fn nested_applied_lambdas() {
+    let mut ids = NameSupply::new();
     // fun(x => (fun(y0 => (fun(y1 => ... y_last + x)(y0)) ...)(x))
-    let x = Ident::fresh("x");
-    let names: Vec<Ident> = (0..DEPTH).map(|i| Ident::fresh(&format!("y{i}"))).collect();
+    let x = Ident::supplied(&mut ids, "x");
+    let names: Vec<Ident> = (0..DEPTH)
+        .map(|i| Ident::supplied(&mut ids, &format!("y{i}")))
+        .collect();
     let mut body = prim(Prim::Mul, vec![var(&names[DEPTH - 1]), var(&x)]);
     for i in (0..DEPTH).rev() {
         let argument = if i == 0 { var(&x) } else { var(&names[i - 1]) };
@@ -56,7 +63,8 @@ fn nested_applied_lambdas() {
 
 #[test]
 fn long_sums_nested_either_way() {
-    let x = Ident::fresh("x");
+    let mut ids = NameSupply::new();
+    let x = Ident::supplied(&mut ids, "x");
     let mut left = var(&x);
     let mut right = var(&x);
     for _ in 1..DEPTH {
@@ -70,7 +78,8 @@ fn long_sums_nested_either_way() {
 
 #[test]
 fn nested_array_literals_and_pairs_make_deep_values() {
-    let x = Ident::fresh("x");
+    let mut ids = NameSupply::new();
+    let x = Ident::supplied(&mut ids, "x");
     let mut array = var(&x);
     let mut pair = var(&x);
     for _ in 0..DEPTH {
@@ -96,14 +105,15 @@ fn nested_array_literals_and_pairs_make_deep_values() {
 
 #[test]
 fn long_chains_of_views_are_read_and_dropped() {
+    let mut ids = NameSupply::new();
     // drop(0, drop(0, ... xs)) and map over the result: every element read goes
     // through 100,000 views.
-    let xs = Ident::fresh("xs");
+    let xs = Ident::supplied(&mut ids, "xs");
     let mut chain = var(&xs);
     for _ in 0..DEPTH {
         chain = Term::app(Term::nat_app(Term::prim(Prim::Drop), Nat::cst(0)), chain);
     }
-    let v = Ident::fresh("v");
+    let v = Ident::supplied(&mut ids, "v");
     let doubled = prim(
         Prim::Map,
         vec![
@@ -118,12 +128,15 @@ fn long_chains_of_views_are_read_and_dropped() {
 
 #[test]
 fn closures_capturing_closures_nest_as_deep_as_the_lets_that_bind_them() {
+    let mut ids = NameSupply::new();
     // fun(x => let f0 = fun(v => v + 1) in let f1 = fun(v => f0(v) + 1) in ... f_last(x))
-    let x = Ident::fresh("x");
-    let names: Vec<Ident> = (0..DEPTH).map(|i| Ident::fresh(&format!("f{i}"))).collect();
+    let x = Ident::supplied(&mut ids, "x");
+    let names: Vec<Ident> = (0..DEPTH)
+        .map(|i| Ident::supplied(&mut ids, &format!("f{i}")))
+        .collect();
     let mut body = Term::app(var(&names[DEPTH - 1]), var(&x));
     for i in (0..DEPTH).rev() {
-        let v = Ident::fresh("v");
+        let v = Ident::supplied(&mut ids, "v");
         let inner = if i == 0 {
             var(&v)
         } else {

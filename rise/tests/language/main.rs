@@ -9,6 +9,7 @@ mod examples;
 mod fuzz;
 mod integers;
 mod json_io;
+mod names;
 mod nats;
 mod primitives;
 mod properties;

@@ -1,19 +1,21 @@
 //! Binders: capture-avoiding substitution, alpha-equivalence, readable fresh names.
 
+use elevate_core::NameSupply;
 use elevate_rise::{parse_pattern, parse_term, print_term, Expr, Ident, Term};
 
 #[test]
 fn substitution_renames_binders_that_would_capture() {
+    let mut names = NameSupply::new();
     // (fun(y => x + y))[x := y]  must not become  fun(y => y + y).
-    let x = Ident::fresh("x");
-    let y = Ident::fresh("y");
-    let outer_y = Ident::fresh("y");
+    let x = Ident::supplied(&mut names, "x");
+    let y = Ident::supplied(&mut names, "y");
+    let outer_y = Ident::supplied(&mut names, "y");
     let body = Term::apps(
         Term::prim(elevate_rise::prim::Prim::Add),
         [Term::var(&x), Term::var(&y)],
     );
     let lambda = Term::lambda(y.clone(), body);
-    let result = lambda.substitute(&x, &Term::var(&outer_y));
+    let result = lambda.substitute(&x, &Term::var(&outer_y), &mut names);
     let Expr::Lambda(binder, _, _) = result.expr() else {
         panic!("a lambda")
     };
@@ -27,9 +29,10 @@ fn substitution_renames_binders_that_would_capture() {
 
 #[test]
 fn substitution_stops_at_a_binder_of_the_same_variable() {
-    let x = Ident::fresh("x");
+    let mut names = NameSupply::new();
+    let x = Ident::supplied(&mut names, "x");
     let inner = Term::lambda(x.clone(), Term::var(&x));
-    let same = inner.substitute(&x, &Term::prim(elevate_rise::prim::Prim::Id));
+    let same = inner.substitute(&x, &Term::prim(elevate_rise::prim::Prim::Id), &mut names);
     assert!(same.alpha_eq(&inner));
 }
 

@@ -87,7 +87,7 @@ pub fn guided(
     steps: &[GuideStep],
     cost: CostModel,
 ) -> Result<GuidedOutcome, SaturationError> {
-    guided_until(program, steps, cost, None).map_err(|stop| match stop {
+    guided_until(program, steps, cost, None, 0).map_err(|stop| match stop {
         Stop::Failed(e) => e,
         Stop::OutOfTime => unreachable!("no deadline was given"),
     })
@@ -101,12 +101,14 @@ enum Stop {
     OutOfTime,
 }
 
-/// [`guided`] with every step's time limit cut to what is left before `until`.
+/// [`guided`] with every step's time limit cut to what is left before `until`, and
+/// extracted binders named `>= names_above`.
 fn guided_until(
     program: &Term,
     steps: &[GuideStep],
     cost: CostModel,
     until: Option<Instant>,
+    names_above: u64,
 ) -> Result<GuidedOutcome, Stop> {
     let mut program = program.clone();
     let mut reports = Vec::with_capacity(steps.len());
@@ -130,7 +132,8 @@ fn guided_until(
         }
         let goal = step.sketch.clone();
         let saturation = Saturation::new(step.rules.clone(), limits, cost)
-            .with_goal(move |egraph, root| satisfied(egraph, root, &goal));
+            .with_goal(move |egraph, root| satisfied(egraph, root, &goal))
+            .with_names_above(names_above);
         let mut grown = saturation
             .grow(&program)
             .map_err(|e| failed(e.to_string()))?;
@@ -197,9 +200,11 @@ impl StrategyImpl<Term> for SketchGuidedStrategy {
         let name = self.name();
         let max_time = cx.budget().max_time;
         let until = max_time.map(|max| after(Instant::now(), max.saturating_sub(cx.elapsed())));
-        match guided_until(program, &self.steps, self.cost, until) {
+        let names_above = cx.names().peek();
+        match guided_until(program, &self.steps, self.cost, until, names_above) {
             Ok(outcome) => {
                 cx.record_step(&name)?;
+                cx.names_mut().reserve_above(outcome.program.name_floor());
                 Ok(outcome.program)
             }
             Err(Stop::OutOfTime) => {

@@ -216,7 +216,7 @@ impl Generator {
     ) -> (Term, Type) {
         use Prim as P;
         let ty = Type::scalar(s);
-        let x = Ident::fresh("x");
+        let x = self.fresh_ident("x");
         let options: &[(OnScalars, u32, &[Prim])] = &[
             (OnScalars::Unary, 2, &[P::Neg, P::Abs]),
             (OnScalars::Chain, 5, &[P::Add, P::Mul]),
@@ -241,7 +241,7 @@ impl Generator {
                 // An outer product row: `fun(a => map(fun(b => a * b))(v))`.
                 let k = self.pick(&[2, 3, 4]).min(room);
                 let v = self.partner(&array(k, ty.clone()), env);
-                let b = Ident::fresh("b");
+                let b = self.fresh_ident("b");
                 let op = self.pick(&[P::Mul, P::Mul, P::Add]);
                 let product = app(op, vec![Term::var(&x), Term::var(&b)]);
                 let row = app(P::Map, vec![Term::lambda(b, product), v]);
@@ -267,7 +267,7 @@ impl Generator {
         let Some((m, elem)) = array_parts(input) else {
             unreachable!("an array type")
         };
-        let r = Ident::fresh("r");
+        let r = self.fresh_ident("r");
         let layout = &[P::Split, P::Join, P::Slide, P::Transpose, P::Take, P::Drop];
         let options: &[(OnArrays, u32, &[Prim])] = &[
             (OnArrays::Map, 5, &[P::Map]),
@@ -322,7 +322,7 @@ impl Generator {
                 let s = scalar_of(elem).expect("a scalar element");
                 let k = self.pick(&[2, 3, 4]);
                 let v = self.partner(&array(k, elem.clone()), env);
-                let b = Ident::fresh("b");
+                let b = self.fresh_ident("b");
                 let sum = app(
                     P::Reduce,
                     vec![prim(P::Add), neutral(P::Add, s), Term::var(&r)],
@@ -347,7 +347,7 @@ impl Generator {
         room: usize,
     ) -> (Term, Type) {
         use Prim as P;
-        let p = Ident::fresh("p");
+        let p = self.fresh_ident("p");
         let fst = || app(P::Fst, vec![Term::var(&p)]);
         let snd = || app(P::Snd, vec![Term::var(&p)]);
         let same_scalar = scalar_of(a).is_some() && a == b;
