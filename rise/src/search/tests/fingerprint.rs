@@ -20,7 +20,8 @@ fn rename_binders(t: &Term, renamed: &mut Vec<(u64, Ident)>) -> Term {
             None => t.clone(),
         },
         Expr::Lambda(x, ty, body) => {
-            let y = Ident::fresh(&format!("{}_renamed", x.name));
+            // A new name and an identity no term of these tests uses.
+            let y = Ident::new(format!("{}_renamed", x.name), x.id + (1 << 40));
             renamed.push((x.id, y.clone()));
             let body = rename_binders(body, renamed);
             renamed.pop();
@@ -135,7 +136,7 @@ fn binders_count_by_position_free_variables_by_identity() {
             [Term::var(x), Term::var(y)],
         )
     };
-    let (z, z2) = (Ident::fresh("z"), Ident::fresh("z"));
+    let (z, z2) = (Ident::new("z", 1), Ident::new("z", 2));
     assert_eq!(fingerprint(&add(&z, &z)), fingerprint(&add(&z, &z)));
     assert_ne!(fingerprint(&add(&z, &z)), fingerprint(&add(&z2, &z2)));
     assert_ne!(fingerprint(&add(&z, &z2)), fingerprint(&add(&z2, &z)));
@@ -157,9 +158,10 @@ fn binders_count_by_position_free_variables_by_identity() {
 #[test]
 fn a_program_100000_levels_deep_has_a_fingerprint() {
     const DEPTH: usize = 100_000;
-    let build = |prefix: &str| {
+    // Different names and identities for the two towers.
+    let build = |prefix: &str, first_id: u64| {
         let names: Vec<Ident> = (0..DEPTH)
-            .map(|i| Ident::fresh(&format!("{prefix}{i}")))
+            .map(|i| Ident::new(format!("{prefix}{i}"), first_id + i as u64))
             .collect();
         // fun(x0 => fun(x1 => ... add(x0)(x(DEPTH-1)) ...))
         let mut body = Term::apps(
@@ -171,7 +173,7 @@ fn a_program_100000_levels_deep_has_a_fingerprint() {
         }
         body
     };
-    let (a, b) = (build("x"), build("y"));
+    let (a, b) = (build("x", 1), build("y", 1 + DEPTH as u64));
     assert_eq!(fingerprint(&a), fingerprint(&b));
     let mut c = Term::literal(Literal::I32(0));
     for _ in 0..DEPTH {
