@@ -41,6 +41,7 @@ mod explorer;
 mod run;
 mod space;
 mod space_text;
+mod variants;
 
 pub use cost::{parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
 pub use drivers::Driver;

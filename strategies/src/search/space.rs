@@ -10,7 +10,8 @@
 //! `steps` can offer exactly the locations where each alternative applies.
 
 use super::space_text::{read_space, Part, Piece, SpaceError, Template};
-use crate::text::{parse_file, Registry};
+use super::variants::{defs_end, render, variants};
+use crate::text::Registry;
 use elevate_core::{Budget, Context, Strategy, Traversable};
 use rpds::{ListSync as List, VectorSync as Vector};
 use std::fmt;
@@ -190,140 +191,6 @@ impl<P: Traversable> Space<P> {
             inner.registry.parse(&format!("{}{text}", inner.preamble))
         }
     }
-}
-
-/// Where the `def`s at the start of a space end: the main strategy of the space's
-/// text with its first option everywhere.
-fn defs_end(text: &str) -> Result<usize, SpaceError> {
-    let trimmed = text.trim_start();
-    if !(trimmed.starts_with("def") && trimmed[3..].starts_with(char::is_whitespace)) {
-        return Ok(0);
-    }
-    // The defs hold no choices, so up to the first `{` (or the end) the text parses
-    // as a file whose main strategy starts where the defs end.
-    let cut = text.find('{').unwrap_or(text.len());
-    let candidate = format!("{} id", &text[..cut]);
-    match parse_file(&candidate) {
-        Ok(file) if file.main.offset() <= cut => Ok(file.main.offset()),
-        Ok(_) => Ok(cut),
-        Err(e) if e.offset < cut => Err(SpaceError::new(e.offset, e.message)),
-        Err(_) => Ok(cut),
-    }
-}
-
-/// Spaces with more choices than this are checked at their first point only.
-const MAX_CHECKED_CHOICES: usize = 1_000;
-
-/// The template with the first option of every choice, and then, for each choice in
-/// turn, each of its other options (the choices around it taking the option that
-/// holds it, the others their first): enough to check every option once.
-fn variants(template: &Template) -> Vec<Vec<(Arc<str>, usize)>> {
-    let mut out = vec![first_point(template)];
-    let total = count_choices(template);
-    if total > MAX_CHECKED_CHOICES {
-        return out;
-    }
-    let mut id = 0;
-    let mut options_of = Vec::with_capacity(total);
-    number_choices(template, &mut id, &mut options_of);
-    for (choice, &options) in options_of.iter().enumerate() {
-        for option in 1..options {
-            let mut pieces = Vec::new();
-            render_variant(template, (choice, option), &mut 0, &mut pieces);
-            out.push(pieces);
-        }
-    }
-    out
-}
-
-/// How many choices `template` holds, nested ones included.
-fn count_choices(template: &Template) -> usize {
-    let mut count = 0;
-    let mut stack = vec![template.clone()];
-    while let Some(t) = stack.pop() {
-        for piece in t.iter() {
-            if let Piece::Choice(options) = piece {
-                count += 1;
-                stack.extend(options.iter().cloned());
-            }
-        }
-    }
-    count
-}
-
-/// Numbers the choices in pre-order, recording each one's number of options.
-fn number_choices(template: &Template, id: &mut usize, options_of: &mut Vec<usize>) {
-    for piece in template.iter() {
-        if let Piece::Choice(options) = piece {
-            *id += 1;
-            options_of.push(options.len());
-            for option in options.iter() {
-                elevate_core::stack::guard(|| number_choices(option, id, options_of));
-            }
-        }
-    }
-}
-
-/// The pieces of `template` where choice `target.0` (in pre-order) takes option
-/// `target.1`, the choices around it the option that holds it, the rest their first.
-fn render_variant(
-    template: &Template,
-    target: (usize, usize),
-    id: &mut usize,
-    out: &mut Vec<(Arc<str>, usize)>,
-) {
-    for piece in template.iter() {
-        match piece {
-            Piece::Text(t, offset) => out.push((t.clone(), *offset)),
-            Piece::Choice(options) => {
-                let this = *id;
-                *id += 1;
-                // The option whose subtree holds the target, if any.
-                let mut pick = 0;
-                let mut next = *id;
-                for (j, option) in options.iter().enumerate() {
-                    let end = next + count_choices(option);
-                    if this == target.0 {
-                        pick = target.1;
-                    } else if (next..end).contains(&target.0) {
-                        pick = j;
-                    }
-                    next = end;
-                }
-                for (j, option) in options.iter().enumerate() {
-                    if j == pick {
-                        elevate_core::stack::guard(|| render_variant(option, target, id, out));
-                    } else {
-                        *id += count_choices(option);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The pieces of `template` with the first option of every choice.
-fn first_point(template: &Template) -> Vec<(Arc<str>, usize)> {
-    let mut out = Vec::new();
-    let mut pending: Vec<Piece> = template.iter().rev().cloned().collect();
-    while let Some(piece) = pending.pop() {
-        match piece {
-            Piece::Text(t, offset) => out.push((t, offset)),
-            Piece::Choice(options) => pending.extend(options[0].iter().rev().cloned()),
-        }
-    }
-    out
-}
-
-/// Text from pieces, and where each piece starts in it and in the space.
-fn render(pieces: &[(Arc<str>, usize)]) -> (String, Vec<(usize, usize)>) {
-    let mut text = String::new();
-    let mut origins = Vec::with_capacity(pieces.len());
-    for (t, origin) in pieces {
-        origins.push((text.len(), *origin));
-        text.push_str(t);
-    }
-    (text, origins)
 }
 
 /// A state of the search: the decisions made so far, the program they lead to, and
