@@ -1,9 +1,13 @@
 //! RISE's side of search over strategies (`spec/search.md`): the fingerprint a
-//! search's cache is keyed by.
+//! search's cache is keyed by, the trace of a low-level program, and the analytical
+//! cost model that reads it.
 
 mod fingerprint;
+pub mod model;
+pub mod trace;
 
 pub use fingerprint::fingerprint;
+pub use model::{Machine, ModelCost};
 
 #[cfg(test)]
 mod tests;

@@ -1,3 +1,5 @@
 //! Tests of RISE's side of search.
 
 mod fingerprint;
+mod model;
+mod trace;
