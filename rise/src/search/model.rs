@@ -19,8 +19,8 @@
 //!   distinct lines it touches in the largest loop nest around it whose one iteration's
 //!   footprint (every access's lines within it) fits in the cache, times the trips of
 //!   the loops outside that nest (which find their data evicted), through the
-//!   bandwidth of the level below (a program whose buffers all fit in the last level
-//!   finds them there, as repeated runs do: [`Machine::warm`]);
+//!   bandwidth of the level below (a program whose buffers all fit in a level finds
+//!   them there, as repeated runs do: [`Machine::warm`]);
 //! - **latency**: a reduction whose accumulator is in registers waits for each
 //!   addition before the next, unless the loops around it offer independent work to
 //!   overlap it with (small reductions inside larger loops).
@@ -88,8 +88,8 @@ pub struct Machine {
     /// Whether the compiler vectorizes innermost loops over unit-stride data by itself
     /// (LLVM's loop vectorizer does, in the bridge's compiled code).
     pub auto_vectorize: bool,
-    /// Whether a program whose buffers all fit in the last-level cache finds them
-    /// there (as the repeated runs of a measurement do), rather than in memory.
+    /// Whether a program whose buffers all fit in a cache level finds them there (as
+    /// the repeated runs of a measurement do), rather than in the level below.
     pub warm: bool,
 }
 
@@ -477,11 +477,19 @@ impl<'a> Model<'a> {
             .iter()
             .map(|b| b.elements as f64 * f64::from(b.bytes))
             .sum();
-        let resident = self.m.warm && bytes <= self.m.caches[2].bytes * 0.7;
+        // Data that fits in a level stays there from the previous run.
+        let resident: Vec<bool> = self
+            .m
+            .caches
+            .iter()
+            .map(|c| self.m.warm && bytes <= c.bytes * 0.7)
+            .collect();
         let mut ms = 0.0;
         for nest in &mut nests {
-            if resident {
-                nest.traffic[2] = 0.0;
+            for (level, warm) in resident.iter().enumerate() {
+                if *warm {
+                    nest.traffic[level] = 0.0;
+                }
             }
             let mut bounds = vec![
                 nest.compute,
