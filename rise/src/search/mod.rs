@@ -1,9 +1,15 @@
 //! RISE's side of search over strategies (`spec/search.md`): the fingerprint a
-//! search's cache is keyed by.
+//! search's cache is keyed by, the trace of a low-level program, the analytical cost
+//! model that reads it, and `auto`, the space derived from a program's loop nests.
 
+pub mod auto;
 mod fingerprint;
+pub mod model;
+pub mod trace;
 
+pub use auto::Auto;
 pub use fingerprint::fingerprint;
+pub use model::{Machine, ModelCost};
 
 #[cfg(test)]
 mod tests;

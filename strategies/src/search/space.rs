@@ -70,6 +70,23 @@ impl<P: Traversable> Space<P> {
     /// Reads `text` as a space whose strategies come from `registry`; every option is
     /// checked to be a strategy, and errors are located in `text`.
     pub fn parse(text: &str, registry: Arc<Registry<P>>) -> Result<Self, SpaceError> {
+        Space::read(text, registry, None)
+    }
+
+    /// [`Space::parse`] for text that may hold `auto`, derived by `auto`.
+    pub fn parse_with_auto(
+        text: &str,
+        registry: Arc<Registry<P>>,
+        auto: impl AutoSpace<P> + 'static,
+    ) -> Result<Self, SpaceError> {
+        Space::read(text, registry, Some(Arc::new(auto)))
+    }
+
+    fn read(
+        text: &str,
+        registry: Arc<Registry<P>>,
+        auto: Option<Arc<dyn AutoSpace<P>>>,
+    ) -> Result<Self, SpaceError> {
         let defs_end = defs_end(text)?;
         let read = read_space(text, defs_end)?;
         let space = Space {
@@ -78,7 +95,7 @@ impl<P: Traversable> Space<P> {
                 preamble: read.preamble,
                 parts: read.parts,
                 registry,
-                auto: None,
+                auto,
                 budget: Budget::unlimited().applications(10_000_000),
             }),
         };

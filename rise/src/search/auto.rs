@@ -1,0 +1,376 @@
+//! `auto`: the space of schedules of a program's main loop nest, as space text made
+//! of the library's own strategies, so that every point is ordinary strategy text.
+//!
+//! The program's loop nests are read from its trace after `DFNF` (maps and
+//! reductions, fused where a reduction reads a map) and `defaultLowering`; the main nest
+//! is the one with the most arithmetic, followed inwards through its heaviest loops:
+//! `d` maps (their extents), then possibly a reduction. The space is a sequence of
+//! parts, each a choice:
+//!
+//! 1. `{id, packB}` where the program reads a transposed input (the matmul's `b`):
+//!    packing it in blocks of 32 columns, read along its rows;
+//! 2. `DFNF`, then `{id, normalize(mapFusion) ; DFNF}` where there are several map nests
+//!    (an element-wise chain), then `try(fuseReduceMap @ topDown)`;
+//! 3. the nest: untiled or `tileNDList([t1, ..., td]) @ outermost(mapNest(d))` (each
+//!    `ti` a divisor of its extent); for a reduction, kept whole or split in blocks of
+//!    `s` (`splitStrategy(s)`, `s` a divisor of its extent), then a loop order
+//!    (`reorder`: the block loops first, then every interleaving of the element loops
+//!    and the reduction loops that keeps the innermost element loop innermost, so it
+//!    can be vectorized), then unrolling of a small inner reduction (`unroll`); then
+//!    the vector width of the innermost map (`vectorize(w)`, `w` a divisor of its
+//!    extent), and for a tile of a few rows, those rows unrolled around the vector loop
+//!    (`mapSeqUnroll` on the map of rows: a register tile, whose accumulator block
+//!    stays in registers across the reduction);
+//! 4. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
+//! 5. `defaultLowering`.
+//!
+//! A nest that is a lone reduction (a sum, a dot product) is split in blocks of `s`
+//! (`splitJoin2(s)` on its input, `separateSumHV`) whose partial sums are a map that
+//! can be parallel. Every point is a strategy that applies, or fails with a clean
+//! failure (a reordering that does not fit the nest, a vector width that does not
+//! divide): the search records it and moves on. The matmul's `par` is one point.
+//!
+//! What the library lacks for more: a vectorized reduction (a sum over vector lanes
+//! with a final horizontal sum: today only maps are vectorized), and a register tile
+//! inside a cache tile (splitting the element loop of rows of a tiled nest once more:
+//! `tileNDList` splits each dimension once, so a tile of a few rows is either the
+//! cache tile or the register tile).
+
+use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
+use crate::rules::default_lowering;
+use crate::term::Term;
+use elevate_core::{Budget, Context};
+use elevate_strategies::search::AutoSpace;
+
+/// The candidate sizes of an `auto` space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Auto {
+    /// Tile sizes (each used where it divides the extent and is smaller).
+    pub tiles: Vec<i64>,
+    /// Block sizes of a split reduction.
+    pub splits: Vec<i64>,
+    /// Vector widths.
+    pub widths: Vec<i64>,
+    /// The largest reduction that may be unrolled.
+    pub max_unroll: i64,
+    /// The most rows of a register tile.
+    pub max_rows: i64,
+    /// At most this many tilings of a nest (the smallest tile sizes are dropped first
+    /// for deep nests).
+    pub max_tilings: usize,
+}
+
+impl Default for Auto {
+    fn default() -> Self {
+        Auto {
+            tiles: vec![4, 8, 16, 32, 64],
+            splits: vec![2, 4, 8, 16],
+            widths: vec![4, 8, 16, 32, 64],
+            max_unroll: 16,
+            max_rows: 8,
+            max_tilings: 32,
+        }
+    }
+}
+
+impl AutoSpace<Term> for Auto {
+    fn space_for(&self, program: &Term) -> Result<String, String> {
+        let shape = Shape::of(program)?;
+        Ok(self.text(&shape))
+    }
+}
+
+/// What `auto` reads from a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// The extents of the main nest's maps, outermost first.
+    pub maps: Vec<i64>,
+    /// The extent of the reduction inside them (or of the nest itself, when it is a
+    /// lone reduction).
+    pub reduction: Option<i64>,
+    /// How many loop nests the program has at the top.
+    pub nests: usize,
+    /// Whether `packB` applies.
+    pub packable: bool,
+}
+
+impl Shape {
+    /// The shape of `program` (typed, with concrete sizes).
+    pub fn of(program: &Term) -> Result<Shape, String> {
+        let budget = Budget::unlimited().steps(10_000_000);
+        let normal = crate::registry()
+            .parse("DFNF ; try(fuseReduceMap @ topDown)")
+            .map_err(|e| e.message)?;
+        let mut cx = Context::new(budget);
+        let normal = normal
+            .apply(program, &mut cx)
+            .map_err(|f| format!("`auto` cannot read the program's loops: {f}"))?;
+        let low = default_lowering()
+            .apply(&normal, &mut cx)
+            .map_err(|f| format!("`auto` cannot lower the program: {f}"))?;
+        let t = trace(&low).map_err(|e| format!("`auto`: {e}"))?;
+        let packable = crate::rules::pack_b()
+            .apply(program, &mut Context::new(budget))
+            .is_ok();
+        let (maps, reduction, nests) = main_nest(&t);
+        Ok(Shape {
+            maps,
+            reduction,
+            nests,
+            packable,
+        })
+    }
+}
+
+/// Each loop's arithmetic, its own and its inner loops', in all its iterations.
+fn subtree_work(t: &Trace) -> Vec<f64> {
+    let mut work: Vec<f64> = (0..t.loops.len())
+        .map(|l| t.loops[l].work.ops() * t.iterations(l as LoopId))
+        .collect();
+    // Children come after their parents: add each to its parent, innermost first.
+    for l in (0..t.loops.len()).rev() {
+        if let Some(p) = t.loops[l].parent {
+            work[p as usize] += work[l];
+        }
+    }
+    work
+}
+
+/// The main nest's map extents and reduction extent, and how many nests there are.
+fn main_nest(t: &Trace) -> (Vec<i64>, Option<i64>, usize) {
+    let work = subtree_work(t);
+    let real = |l: &Loop| l.kind != LoopKind::Copy;
+    let tops: Vec<usize> = (0..t.loops.len())
+        .filter(|&l| t.loops[l].parent.is_none() && real(&t.loops[l]))
+        .collect();
+    let heaviest = |candidates: &mut dyn Iterator<Item = usize>| {
+        candidates.fold(None, |best: Option<usize>, l| match best {
+            Some(b) if work[b] >= work[l] => Some(b),
+            _ => Some(l),
+        })
+    };
+    let mut maps = Vec::new();
+    let mut reduction = None;
+    let mut at = heaviest(&mut tops.iter().copied());
+    while let Some(l) = at {
+        let lp = &t.loops[l];
+        if lp.kind.reduction() {
+            reduction = Some(lp.trips);
+            break;
+        }
+        maps.push(lp.trips);
+        at = heaviest(
+            &mut (0..t.loops.len())
+                .filter(|&c| t.loops[c].parent == Some(l as LoopId) && real(&t.loops[c])),
+        );
+    }
+    (maps, reduction, tops.len())
+}
+
+/// `{a, b, ...}`, or the one option alone.
+fn choice(options: &[String]) -> String {
+    match options {
+        [one] => one.clone(),
+        _ => format!("{{{}}}", options.join(", ")),
+    }
+}
+
+fn list(xs: &[usize]) -> String {
+    let items: Vec<String> = xs.iter().map(usize::to_string).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Loop orders of a nest whose loops are numbered `1..` from the outside: `blocks`,
+/// then `elements`, then `reductions`. The block loops stay outermost; the others are
+/// every interleaving of the element loops but the last and the reduction loops (each
+/// group in its own order), then the last element loop. `id` comes first.
+fn orders(blocks: usize, elements: usize, reductions: usize) -> Vec<String> {
+    let mut out = vec!["id".to_string()];
+    if elements == 0 || reductions == 0 {
+        return out;
+    }
+    let outer: Vec<usize> = (blocks + 1..blocks + elements).collect();
+    let red: Vec<usize> = (blocks + elements + 1..=blocks + elements + reductions).collect();
+    let last = blocks + elements;
+    let mut merged = Vec::new();
+    interleavings(&outer, &red, &mut Vec::new(), &mut merged);
+    for middle in merged {
+        let mut perm: Vec<usize> = (1..=blocks).collect();
+        perm.extend(middle);
+        perm.push(last);
+        let identity = perm.iter().enumerate().all(|(i, p)| *p == i + 1);
+        if !identity {
+            out.push(format!("reorder({})", list(&perm)));
+        }
+    }
+    out
+}
+
+fn interleavings(a: &[usize], b: &[usize], prefix: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    if a.is_empty() || b.is_empty() {
+        let mut done = prefix.clone();
+        done.extend_from_slice(a);
+        done.extend_from_slice(b);
+        out.push(done);
+        return;
+    }
+    for (first, rest_a, rest_b) in [(a[0], &a[1..], b), (b[0], a, &b[1..])] {
+        prefix.push(first);
+        interleavings(rest_a, rest_b, prefix, out);
+        prefix.pop();
+    }
+}
+
+impl Auto {
+    /// The space text for a program of shape `s`.
+    pub fn text(&self, s: &Shape) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if s.packable {
+            parts.push("{id, packB}".into());
+        }
+        if s.maps.is_empty() {
+            if let Some(k) = s.reduction {
+                let splits: Vec<String> = std::iter::once("id".to_string())
+                    .chain(self.divisors(k, &self.splits_of_lone()).map(|b| {
+                        format!(
+                            "(argument(splitJoin2({b})) ; separateSumHV) @ outermost(isFullyAppliedReduce) ; try(normalize(splitBeforeMap)) ; try(normalize(mapFusion)) ; BENF ; try(fmap(fuseReduceMap @ topDown) @ outermost(isFullyAppliedMap)) ; {{id, parallel @ outermost(isApplied(isMap))}}"
+                        )
+                    }))
+                    .collect();
+                parts.push(choice(&splits));
+            }
+            parts.push("defaultLowering".into());
+            return parts.join(" ;\n");
+        }
+        parts.push("DFNF".into());
+        if s.nests > 1 {
+            parts.push("{id, normalize(mapFusion) ; DFNF}".into());
+        }
+        parts.push("try(fuseReduceMap @ topDown)".into());
+        parts.push(choice(&self.nest_options(s)));
+        parts.push("{id, parallel @ outermost(isApplied(isMap))}".into());
+        parts.push("defaultLowering".into());
+        parts.join(" ;\n")
+    }
+
+    /// Block sizes of a lone reduction: larger blocks, as many as a few cores need.
+    fn splits_of_lone(&self) -> Vec<i64> {
+        vec![256, 1024, 4096]
+    }
+
+    /// The candidates of `sizes` that divide `n` and are smaller.
+    fn divisors<'a>(&self, n: i64, sizes: &'a [i64]) -> impl Iterator<Item = i64> + 'a {
+        sizes.iter().copied().filter(move |&t| t < n && n % t == 0)
+    }
+
+    /// Every tiling of the nest (`None`: untiled), at most `max_tilings`.
+    fn tilings(&self, maps: &[i64]) -> Vec<Option<Vec<i64>>> {
+        let d = maps.len().min(3);
+        let mut sizes = self.tiles.clone();
+        loop {
+            let per: Vec<Vec<i64>> = maps[..d]
+                .iter()
+                .map(|n| self.divisors(*n, &sizes).collect())
+                .collect();
+            let count: usize = per.iter().map(Vec::len).product();
+            if count <= self.max_tilings || sizes.len() <= 1 {
+                let mut out = vec![None];
+                if per.iter().all(|p| !p.is_empty()) {
+                    let mut combos: Vec<Vec<i64>> = vec![Vec::new()];
+                    for p in &per {
+                        combos = combos
+                            .into_iter()
+                            .flat_map(|c| {
+                                p.iter().map(move |t| {
+                                    let mut c = c.clone();
+                                    c.push(*t);
+                                    c
+                                })
+                            })
+                            .collect();
+                    }
+                    out.extend(combos.into_iter().take(self.max_tilings).map(Some));
+                }
+                return out;
+            }
+            sizes.remove(0);
+        }
+    }
+
+    fn nest_options(&self, s: &Shape) -> Vec<String> {
+        let d = s.maps.len().min(3);
+        let mut options = Vec::new();
+        for tiling in self.tilings(&s.maps) {
+            let mut steps = Vec::new();
+            let (blocks, inner, rows) = match &tiling {
+                Some(t) => {
+                    let sizes: Vec<usize> = t.iter().map(|x| *x as usize).collect();
+                    steps.push(format!(
+                        "tileNDList({}) @ outermost(mapNest({d}))",
+                        list(&sizes)
+                    ));
+                    (d, t[d - 1], (d >= 2).then(|| t[d - 2]))
+                }
+                None => (0, s.maps[d - 1], None),
+            };
+            if let Some(k) = s.reduction {
+                steps.push(self.reduction_options(blocks, d, k));
+            }
+            steps.push(self.vector_options(inner, rows));
+            let steps: Vec<String> = steps.into_iter().filter(|t| t != "id").collect();
+            options.push(if steps.is_empty() {
+                "id".to_string()
+            } else {
+                steps.join(" ;; ")
+            });
+        }
+        options
+    }
+
+    /// The reduction kept whole or split, each with its loop orders and unrolling.
+    fn reduction_options(&self, blocks: usize, elements: usize, k: i64) -> String {
+        let unroll = |n: i64, what: &str| {
+            if n <= self.max_unroll {
+                format!(" ;; {{id, {what}}}")
+            } else {
+                String::new()
+            }
+        };
+        let mut branches = vec![format!(
+            "{}{}",
+            choice(&orders(blocks, elements, 1)),
+            unroll(
+                k,
+                "(unroll <+ reduceSeqUnroll) @ innermost(isReduceSeq <+ isReduce)"
+            )
+        )];
+        for b in self.divisors(k, &self.splits) {
+            branches.push(format!(
+                "try(reduceMapFission @ outermost(isApplied(isApplied(isApplied(isReduceSeq))))) ;; splitStrategy({b}) @ innermost(isFullyAppliedReduce) ;; {}{}",
+                choice(&orders(blocks, elements, 2)),
+                unroll(b, "unroll @ innermost(isReduceSeq)")
+            ));
+        }
+        choice(&branches)
+    }
+
+    /// No vectors, or the innermost map on vectors of each width that divides its
+    /// extent, with a register tile of the `rows` of a small row tile.
+    fn vector_options(&self, inner: i64, rows: Option<i64>) -> String {
+        let mut options = vec!["id".to_string()];
+        for w in self
+            .widths
+            .iter()
+            .filter(|&&w| w <= inner && inner % w == 0)
+        {
+            let mut v = format!("vectorize({w}) @ innermost(isFullyAppliedMap)");
+            if rows.is_some_and(|r| r > 1 && r <= self.max_rows) {
+                v.push_str(&format!(
+                    " ;; {{id, function(mapSeqUnroll) @ innermost(isApplied(isMap) ; argument(isLambda) ; contains(\"asVector({w})\"))}}"
+                ));
+            }
+            options.push(v);
+        }
+        choice(&options)
+    }
+}

@@ -1,0 +1,210 @@
+//! `auto`: a space of schedules for every kind of program, every point a strategy that
+//! applies (and computes what the program computes) or fails cleanly; `par` is a point;
+//! the model finds points faster than `defaultLowering` alone.
+
+use super::trace::MATMUL;
+use crate::search::{fingerprint, Auto, ModelCost};
+use crate::{evaluate, io, registry, NatEnv, Program, Term};
+use elevate_core::Context;
+use elevate_strategies::search::{Cost, Space, State};
+use rand::{RngExt, SeedableRng};
+use std::sync::Arc;
+
+fn instance(source: &str, nats: &[(&str, i64)]) -> Term {
+    let program = Program::load(source, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut env = NatEnv::default();
+    for (n, v) in nats {
+        env.insert(crate::nat::NatVar::Named((*n).into()), *v);
+    }
+    program.instantiate(&env).unwrap()
+}
+
+fn auto() -> Space<Term> {
+    Space::parse_with_auto("auto", Arc::new(registry()), Auto::default()).unwrap()
+}
+
+/// The point reached by taking, at each decision, the first option `pick` accepts.
+fn follow(start: State<Term>, picks: &[&dyn Fn(&str) -> bool]) -> State<Term> {
+    let mut state = start;
+    let mut picks = picks.iter();
+    while !state.is_final() {
+        let pick = picks.next().expect("a pick for each decision");
+        let k = (0..state.options())
+            .find(|&i| pick(&state.option_text(i).unwrap()))
+            .unwrap_or_else(|| {
+                let texts: Vec<String> = (0..state.options())
+                    .map(|i| state.option_text(i).unwrap())
+                    .collect();
+                panic!("no option fits at decision {}: {texts:?}", state.depth())
+            });
+        state = state.choose(k).unwrap();
+    }
+    state
+}
+
+#[test]
+fn par_is_a_point_of_the_matmul_s_space() {
+    let term = instance(MATMUL, &[("n", 256), ("m", 256), ("k", 256)]);
+    let point = follow(
+        auto().start(&term),
+        &[
+            &|o| o == "packB",
+            &|o| o.starts_with("tileNDList([32, 32])"),
+            &|o| o.contains("splitStrategy(4)"),
+            &|o| o == "reorder([1, 2, 5, 3, 6, 4])",
+            &|o| o == "unroll @ innermost(isReduceSeq)",
+            &|o| o.starts_with("vectorize(32)"),
+            &|o| o.starts_with("parallel"),
+        ],
+    );
+    assert!(point.is_complete(), "{:?}", point.failure());
+    let par = registry().parse("par ; defaultLowering").unwrap();
+    let expected = par.apply(&term, &mut Context::default()).unwrap();
+    assert!(point.program().alpha_eq(&expected), "{}", point.text());
+    assert_eq!(fingerprint(point.program()), fingerprint(&expected));
+    // The point replays as ordinary strategy text.
+    let replayed = registry()
+        .parse(&point.text())
+        .unwrap()
+        .apply(&term, &mut Context::default())
+        .unwrap();
+    assert!(replayed.alpha_eq(&expected));
+}
+
+#[test]
+fn a_register_tile_is_a_point_and_the_model_prefers_it_to_par() {
+    let term = instance(MATMUL, &[("n", 1024), ("m", 1024), ("k", 1024)]);
+    let point = follow(
+        auto().start(&term),
+        &[
+            &|o| o == "packB",
+            &|o| o.starts_with("tileNDList([4, 32])"),
+            &|o| o.starts_with("{id, reorder"),
+            &|o| o == "reorder([1, 2, 5, 3, 4])",
+            &|o| o.starts_with("vectorize(32)"),
+            &|o| o.starts_with("function(mapSeqUnroll)"),
+            &|o| o.starts_with("parallel"),
+        ],
+    );
+    assert!(point.is_complete(), "{:?}", point.failure());
+    let printed = crate::print_term(point.program());
+    assert!(printed.contains("mapSeqUnroll"), "{printed}");
+    let model = ModelCost::default();
+    let tile = model.evaluate(point.program()).unwrap().cost;
+    let par = registry().parse("par").unwrap();
+    let par = model
+        .evaluate(&par.apply(&term, &mut Context::default()).unwrap())
+        .unwrap()
+        .cost;
+    assert!(tile < par, "register tile {tile} ms, par {par} ms");
+}
+
+/// Random points of `auto` on `source` at small sizes: each completes or fails with a
+/// reason, and each that completes computes what the program computes.
+fn random_points_compute_what_the_program_computes(source: &str, nats: &[(&str, i64)]) {
+    let term = instance(source, nats);
+    let start = auto().start(&term);
+    assert!(start.size_estimate() > 1.0, "{source}");
+    let signature = io::signature(&term);
+    let inputs = io::random_inputs(&signature, &NatEnv::default(), 7).unwrap();
+    let expected = evaluate(&term, &NatEnv::default(), &inputs)
+        .unwrap()
+        .to_json()
+        .unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let (mut complete, mut failed) = (0, 0);
+    for _ in 0..12 {
+        let mut s = start.clone();
+        while !s.is_final() {
+            s = s.choose(rng.random_range(0..s.options())).unwrap();
+        }
+        match s.failure() {
+            Some(why) => {
+                assert!(why.contains("failed"), "{why}");
+                failed += 1;
+            }
+            None => {
+                complete += 1;
+                let got = evaluate(s.program(), &NatEnv::default(), &inputs)
+                    .unwrap_or_else(|e| panic!("{}: {e}", s.text()))
+                    .to_json()
+                    .unwrap();
+                assert!(io::approx_eq(&got, &expected), "{}", s.text());
+            }
+        }
+    }
+    assert!(
+        complete > failed,
+        "{source}: {complete} complete, {failed} failed"
+    );
+}
+
+const GEMV: &str = "def gemv(a: n.m.f32, x: m.f32) : n.f32 = a |> map(fun(row => zip(row, x) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))";
+const STENCIL: &str = "def stencil(x: n.f32) : n.f32 = x |> padCst(1, 1, 0.0) |> slide(3, 1) |> map(fun(w => w |> reduce(add, 0.0)))";
+const CHAIN: &str = "def chain(x: n.f32, y: n.f32) : n.f32 = zip(x, y) |> map(fun(p => fst(p) * snd(p))) |> map(fun(v => v + 1.0)) |> map(fun(v => v * v))";
+const SUM: &str = "def sum(x: n.f32) = x |> reduce(add, 0.0)";
+const DOT: &str = include_str!("../../../../examples/rise/dot.rise");
+const CONV: &str = include_str!("../../../../examples/rise/conv2d.rise");
+const SCAL: &str = include_str!("../../../../examples/rise/scal.rise");
+
+#[test]
+fn points_of_auto_compute_what_each_kind_of_program_computes() {
+    random_points_compute_what_the_program_computes(MATMUL, &[("n", 32), ("m", 64), ("k", 16)]);
+    random_points_compute_what_the_program_computes(GEMV, &[("n", 64), ("m", 32)]);
+    random_points_compute_what_the_program_computes(STENCIL, &[("n", 256)]);
+    random_points_compute_what_the_program_computes(CHAIN, &[("n", 256)]);
+    random_points_compute_what_the_program_computes(SUM, &[("n", 4096)]);
+    random_points_compute_what_the_program_computes(DOT, &[("n", 4096)]);
+    random_points_compute_what_the_program_computes(CONV, &[("n", 32), ("m", 32)]);
+    random_points_compute_what_the_program_computes(SCAL, &[("n", 256)]);
+}
+
+/// The model's best of `samples` random points of `auto`, and `defaultLowering`'s
+/// estimate.
+fn best_and_baseline(source: &str, nats: &[(&str, i64)], samples: usize) -> (f64, f64) {
+    let term = instance(source, nats);
+    let model = ModelCost::default();
+    let baseline = model.evaluate(&term).unwrap().cost;
+    let start = auto().start(&term);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut best = f64::INFINITY;
+    for _ in 0..samples {
+        let mut s = start.clone();
+        while !s.is_final() {
+            s = s.choose(rng.random_range(0..s.options())).unwrap();
+        }
+        if s.is_complete() {
+            best = best.min(model.evaluate(s.program()).unwrap().cost);
+        }
+    }
+    (best, baseline)
+}
+
+#[test]
+fn the_model_finds_points_faster_than_default_lowering() {
+    for (source, nats) in [
+        (GEMV, &[("n", 1024), ("m", 1024)][..]),
+        (STENCIL, &[("n", 1 << 20)]),
+        (CHAIN, &[("n", 1 << 20)]),
+        (DOT, &[("n", 1 << 20)]),
+        (CONV, &[("n", 512), ("m", 512)]),
+        (MATMUL, &[("n", 256), ("m", 512), ("k", 128)]),
+    ] {
+        let (best, baseline) = best_and_baseline(source, nats, 16);
+        assert!(
+            best < 0.8 * baseline,
+            "{source}: best {best}, defaultLowering {baseline}"
+        );
+    }
+}
+
+#[test]
+fn auto_needs_concrete_sizes_and_says_so() {
+    let program = Program::load(GEMV, None).unwrap();
+    let state = auto().start(&program.entry().term);
+    let why = state.failure().expect("no space for symbolic sizes");
+    assert!(
+        why.contains("concrete") || why.contains("not a known constant"),
+        "{why}"
+    );
+}
