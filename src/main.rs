@@ -4,6 +4,9 @@ mod bridge_cmd;
 mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
+mod search_cmd;
+mod search_costs;
+mod search_plot;
 
 use clap::{Parser, Subcommand};
 use elevate_core::{Budget, Context, Traversable as _};
@@ -172,6 +175,50 @@ enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// Search a space of strategies for the fastest program (`spec/search.md`): a
+    /// progress bar on standard error, then one JSON line, the report: `driver`,
+    /// `seed`, `cost`, `evaluations`, `distinct_programs`, `failed`, `space_size`,
+    /// `seconds`, `candidates_per_s`, `baseline_ms`/`best_ms` (measured costs; the
+    /// model's unit: `baseline_cost`/`best_cost`), `speedup`, `best_strategy`,
+    /// `best_program_hash`, `found_at`.
+    Search {
+        /// The RISE file.
+        program: PathBuf,
+        /// The entry point (default: the last definition).
+        #[arg(long)]
+        entry: Option<String>,
+        /// The space: strategy text with choice points `{a, b}`, `steps(N, {a, b})`
+        /// and `auto`; or `@FILE.elv`; or `auto`.
+        #[arg(long)]
+        space: String,
+        /// How to explore: `exhaustive`, `random`, `beam(WIDTH)`, `anneal`, `mcts`,
+        /// `evolve`.
+        #[arg(long, default_value = "random")]
+        driver: String,
+        /// How to rank: `model` (analytical, no compilation), `measured` (compiled and
+        /// timed, values checked), `model+measured`.
+        #[arg(long, default_value = "model")]
+        cost: String,
+        /// When to stop: `evals=N`, `time=S` (seconds) or both.
+        #[arg(long, default_value = "evals=1000", value_parser = search_cmd::parse_budget)]
+        budget: elevate_strategies::search::SearchBudget,
+        /// Seed of the driver's random decisions.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Candidates compiled (or modelled) at once (default: one per core).
+        #[arg(long, allow_negative_numbers = true, value_parser = bridge_cmd::parse_threads)]
+        jobs: Option<usize>,
+        /// Sizes, e.g. `--nat n=1024`: every size the program has.
+        #[arg(long = "nat", value_parser = parse_nat_binding)]
+        nats: Vec<(String, i64)>,
+        /// Threads for the parallel loops of measured candidates (default: one per core).
+        #[arg(long, allow_negative_numbers = true, value_parser = bridge_cmd::parse_threads)]
+        threads: Option<usize>,
+        /// Write `log.jsonl`, `report.json`, `best.elv`, `best.rise`, `best.mlir`,
+        /// `progress.svg` and `progress.png` into this directory.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Run the reference interpreter; print the result as JSON.
     Eval {
         /// The RISE file.
@@ -309,6 +356,8 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
             "nodes": result.size(),
             "nodes_allocated": collect_nodes(&result).difference(&before).count(),
             "typed_nodes": after.len(),
+            // As `elevate search` logs it, so that a logged candidate can be replayed.
+            "program_hash": format!("{:016x}", elevate_rise::search::fingerprint(&result)),
         });
         eprintln!("{}", run_stats(&cx, elapsed, Some(sizes)));
     }
@@ -490,6 +539,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
             cost,
             dot: dot.as_deref(),
             explain,
+        })?,
+        Command::Search {
+            program,
+            entry,
+            space,
+            driver,
+            cost,
+            budget,
+            seed,
+            jobs,
+            nats,
+            threads,
+            out,
+        } => search_cmd::search(search_cmd::SearchOptions {
+            path: &program,
+            entry: entry.as_deref(),
+            space: &space,
+            driver: &driver,
+            cost: &cost,
+            budget,
+            seed,
+            jobs,
+            nats: &nats,
+            threads,
+            out: out.as_deref(),
         })?,
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;

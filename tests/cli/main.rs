@@ -4,6 +4,8 @@
 mod bridge;
 #[cfg(feature = "egraph")]
 mod saturate;
+#[cfg(feature = "mlir")]
+mod search;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

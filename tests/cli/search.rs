@@ -1,0 +1,168 @@
+//! `elevate search`: the report, the files of `--out`, candidates that replay through
+//! `elevate rewrite`, determinism under a seed, and located errors.
+
+use super::{assert_fails_with, elevate, example, stderr, stdout};
+use serde_json::Value as Json;
+
+fn out_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("elevate-search-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn search(args: &[&str]) -> std::process::Output {
+    let mut all = vec!["search", &example("mm64.rise")[..]]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    all.extend(args.iter().map(|a| a.to_string()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    elevate(&refs)
+}
+
+fn report(o: &std::process::Output) -> Json {
+    assert!(o.status.success(), "{}", stderr(o));
+    let text = stdout(o);
+    let last = text.lines().last().expect("a report line");
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {last}"))
+}
+
+#[test]
+fn a_model_search_reports_writes_its_files_and_its_candidates_replay() {
+    let dir = out_dir("model");
+    let o = search(&[
+        "--space",
+        "auto",
+        "--driver",
+        "random",
+        "--budget",
+        "evals=40",
+        "--seed",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let r = report(&o);
+    for key in [
+        "driver",
+        "seed",
+        "cost",
+        "evaluations",
+        "distinct_programs",
+        "failed",
+        "space_size",
+        "seconds",
+        "candidates_per_s",
+        "baseline_cost",
+        "best_cost",
+        "speedup",
+        "best_strategy",
+        "best_program_hash",
+        "found_at",
+    ] {
+        assert!(r.get(key).is_some(), "no {key} in {r}");
+    }
+    assert_eq!(r["evaluations"], 40);
+    assert_eq!(
+        (r["driver"].as_str(), r["cost"].as_str()),
+        (Some("random"), Some("model"))
+    );
+    assert!(
+        r["speedup"].as_f64().unwrap() > 1.0,
+        "auto beats defaultLowering: {r}"
+    );
+    for file in [
+        "log.jsonl",
+        "report.json",
+        "best.elv",
+        "best.rise",
+        "best.mlir",
+        "progress.svg",
+        "progress.png",
+    ] {
+        let meta = std::fs::metadata(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(meta.len() > 0, "{file} is empty");
+    }
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let lines: Vec<Json> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 40);
+    // Candidates replay: the strategy, given to `elevate rewrite`, makes the program
+    // with the logged hash (a few of them, each a process).
+    for line in lines.iter().filter(|l| l["status"] == "ok").take(3) {
+        let strategy = line["strategy"].as_str().unwrap();
+        let o = elevate(&[
+            "rewrite",
+            &example("mm64.rise"),
+            "--strategy",
+            strategy,
+            "--stats",
+        ]);
+        assert!(o.status.success(), "{strategy}: {}", stderr(&o));
+        let stats: Json = serde_json::from_str(stderr(&o).lines().last().unwrap()).unwrap();
+        assert_eq!(stats["program_hash"], line["program_hash"], "{strategy}");
+    }
+    let best = std::fs::read_to_string(dir.join("best.elv")).unwrap();
+    assert_eq!(best.trim(), r["best_strategy"].as_str().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_log() {
+    let logs: Vec<String> = (0..2)
+        .map(|i| {
+            let dir = out_dir(&format!("seed{i}"));
+            let o = search(&[
+                "--space",
+                "auto",
+                "--driver",
+                "evolve",
+                "--budget",
+                "evals=30",
+                "--seed",
+                "7",
+                "--jobs",
+                if i == 0 { "1" } else { "2" },
+                "--out",
+                dir.to_str().unwrap(),
+            ]);
+            report(&o);
+            let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            log
+        })
+        .collect();
+    assert_eq!(logs[0], logs[1]);
+}
+
+#[test]
+fn bad_spaces_drivers_costs_and_budgets_are_located_errors() {
+    let o = search(&["--space", "DFNF ; {id, tile(8, 8) @ outermost(mapNest(2))"]);
+    assert_fails_with(&o, "space:1:8: space error: `{` is never closed");
+    let o = search(&["--space", "DFNF ; {id, tilez(8)}"]);
+    assert_fails_with(&o, "space:1:13: space error: unknown strategy `tilez`");
+    let o = search(&["--space", "try(auto)"]);
+    assert_fails_with(
+        &o,
+        "space:1:5: space error: `steps(...)` and `auto` must each be a whole item",
+    );
+    let o = search(&["--space", ""]);
+    assert_fails_with(&o, "space error: expected a strategy");
+    let o = search(&["--space", "auto", "--driver", "beam(0)"]);
+    assert_fails_with(&o, "--driver: ");
+    let o = search(&["--space", "auto", "--driver", "tabu"]);
+    assert_fails_with(&o, "unknown driver `tabu`");
+    let o = search(&["--space", "auto", "--cost", "guess"]);
+    assert_fails_with(&o, "--cost: unknown cost `guess`");
+    let o = search(&["--space", "auto", "--budget", "evals=0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("evals must be at least 1"),
+        "{}",
+        stderr(&o)
+    );
+    let o = elevate(&["search", &example("matmul.rise"), "--space", "auto"]);
+    assert_fails_with(&o, "no size for `n` (give it with --nat n=N");
+}
