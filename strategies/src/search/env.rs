@@ -77,6 +77,9 @@ pub struct Environment<P> {
     history: List<State<P>>,
     shape: ActionShape,
     baseline: Option<f64>,
+    /// The program of the last reset and its start state: a reset on the very same
+    /// program (the same shared node) starts from them again without recomputing.
+    last_start: Option<(P, State<P>)>,
 }
 
 impl<P: Traversable + Fingerprint> Environment<P> {
@@ -93,6 +96,7 @@ impl<P: Traversable + Fingerprint> Environment<P> {
                 parameters: 1,
             },
             baseline: None,
+            last_start: None,
         }
     }
 
@@ -103,9 +107,19 @@ impl<P: Traversable + Fingerprint> Environment<P> {
     }
 
     /// Starts an episode on `program`: its cost is the baseline of the rewards.
+    /// Starting again on the very same program reuses the baseline and the start.
     pub fn reset(&mut self, program: &P) -> &State<P> {
-        self.baseline = self.cost.evaluate(program).ok().map(|m| m.cost);
-        let start = self.space.start(program);
+        let same =
+            |(p, _): &(P, State<P>)| p.node_id().is_some() && p.node_id() == program.node_id();
+        let start = match self.last_start.as_ref().filter(|last| same(last)) {
+            Some((_, start)) => start.clone(),
+            None => {
+                self.baseline = self.cost.evaluate(program).ok().map(|m| m.cost);
+                let start = self.space.start(program);
+                self.last_start = Some((program.clone(), start.clone()));
+                start
+            }
+        };
         let (transformations, parameters) = start.action_shape();
         self.shape = ActionShape {
             transformations,
