@@ -10,7 +10,7 @@
 //! `steps` can offer exactly the locations where each alternative applies.
 
 use super::space_text::{read_space, Part, Piece, SpaceError, Template};
-use super::variants::{defs_end, render, variants};
+use super::variants::{defs, render, variants};
 use crate::text::Registry;
 use elevate_core::{Budget, Context, Strategy, Traversable};
 use rpds::{ListSync as List, VectorSync as Vector};
@@ -87,8 +87,7 @@ impl<P: Traversable> Space<P> {
         registry: Arc<Registry<P>>,
         auto: Option<Arc<dyn AutoSpace<P>>>,
     ) -> Result<Self, SpaceError> {
-        let defs_end = defs_end(text)?;
-        let read = read_space(text, defs_end)?;
+        let read = read_space(text, defs(text)?)?;
         let space = Space {
             inner: Arc::new(Inner {
                 text: text.into(),
@@ -325,6 +324,8 @@ impl<P: Traversable> StateInner<P> {
                     match self.apply(text) {
                         Ok(program) => self.program = program,
                         Err(reason) => {
+                            // The point's text keeps the part that failed.
+                            self.done.push_back_mut(text.into());
                             self.next = Next::Failed(reason.into());
                             return self;
                         }
@@ -366,7 +367,7 @@ impl<P: Traversable> StateInner<P> {
             return Err(format!("`auto` at {offset} is not available"));
         };
         let text = auto.space_for(&self.program)?;
-        let read = read_space(&text, 0)
+        let read = read_space(&text, 0..0)
             .map_err(|e| format!("the space `auto` stands for does not read: {e}: {text}"))?;
         if read.parts.iter().any(|p| matches!(p, Part::Auto { .. })) {
             return Err("the space `auto` stands for holds `auto` again".into());

@@ -93,9 +93,13 @@ enum Item {
     Auto(usize),
 }
 
-/// Reads `text` as a space. `defs_end` is where its `def`s end (0 for none).
-pub(crate) fn read_space(text: &str, defs_end: usize) -> Result<SpaceText, SpaceError> {
-    let preamble = &text[..defs_end];
+/// Reads `text` as a space whose `def`s are at `defs` (an empty range for none).
+pub(crate) fn read_space(
+    text: &str,
+    defs: std::ops::Range<usize>,
+) -> Result<SpaceText, SpaceError> {
+    let defs_end = defs.end;
+    let preamble = &text[defs];
     if let Some(offset) = first_special(preamble) {
         return Err(SpaceError::new(
             offset,
@@ -114,13 +118,17 @@ pub(crate) fn read_space(text: &str, defs_end: usize) -> Result<SpaceText, Space
     }
     let parts = split_parts(items, text.len())?;
     Ok(SpaceText {
-        preamble: preamble.into(),
+        preamble: if preamble.is_empty() {
+            "".into()
+        } else {
+            format!("{}\n", preamble.trim_end()).into()
+        },
         parts: parts.into(),
     })
 }
 
 /// Where the first `{`, `steps(` or `auto` of `text` is, outside strings and comments.
-fn first_special(text: &str) -> Option<usize> {
+pub(super) fn first_special(text: &str) -> Option<usize> {
     let mut scanner = Scanner {
         text,
         at: 0,
@@ -555,14 +563,14 @@ mod tests {
     use super::*;
 
     fn parts(text: &str) -> Vec<Part> {
-        read_space(text, 0)
+        read_space(text, 0..0)
             .unwrap_or_else(|e| panic!("{e}"))
             .parts
             .to_vec()
     }
 
     fn err(text: &str) -> SpaceError {
-        read_space(text, 0).unwrap_err()
+        read_space(text, 0..0).unwrap_err()
     }
 
     #[test]

@@ -1,26 +1,35 @@
 //! Checking a space when it is read: where its `def`s end, and the variants of a
 //! template that together use every option of every choice once.
 
-use super::space_text::{Piece, SpaceError, Template};
+use super::space_text::{first_special, Piece, SpaceError, Template};
 use crate::text::parse_file;
 use std::sync::Arc;
 
-/// Where the `def`s at the start of a space end: the main strategy of the space's
-/// text with its first option everywhere.
-pub(super) fn defs_end(text: &str) -> Result<usize, SpaceError> {
-    let trimmed = text.trim_start();
-    if !(trimmed.starts_with("def") && trimmed[3..].starts_with(char::is_whitespace)) {
-        return Ok(0);
-    }
-    // The defs hold no choices, so up to the first `{` (or the end) the text parses
-    // as a file whose main strategy starts where the defs end.
-    let cut = text.find('{').unwrap_or(text.len());
+/// Where the `def`s at the start of a space are (from the first `def` to the main
+/// strategy; empty for none).
+pub(super) fn defs(text: &str) -> Result<std::ops::Range<usize>, SpaceError> {
+    // The defs hold no choices, so up to the first choice, `steps` or `auto` (or the
+    // end) the text parses as a file whose main strategy starts where the defs end.
+    let cut = first_special(text).unwrap_or(text.len());
     let candidate = format!("{} id", &text[..cut]);
     match parse_file(&candidate) {
-        Ok(file) if file.main.offset() <= cut => Ok(file.main.offset()),
-        Ok(_) => Ok(cut),
-        Err(e) if e.offset < cut => Err(SpaceError::new(e.offset, e.message)),
-        Err(_) => Ok(cut),
+        Ok(file) if file.defs.is_empty() => Ok(0..0),
+        Ok(file) => {
+            // Before any `(` that opens the main strategy (a def cannot end with one).
+            let first_name = file.main.offset().min(cut);
+            let before = &text[..first_name];
+            let end = before
+                .trim_end_matches(|c: char| c == '(' || c.is_whitespace())
+                .len();
+            // The first def's offset is its name's; the keyword comes before it.
+            let name = file.defs[0].offset.min(end);
+            let start = text[..name].rfind("def").unwrap_or(name);
+            Ok(start..end)
+        }
+        Err(e) if e.offset < cut && text[..cut].contains("def") => {
+            Err(SpaceError::new(e.offset, e.message))
+        }
+        Err(_) => Ok(0..0),
     }
 }
 
