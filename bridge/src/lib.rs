@@ -27,6 +27,7 @@
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
 //! | `text` | MLIR text both translations write |
 //! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
+//! | [`measure`] | the measured costs of search: compiled in parallel, timed one at a time, checked |
 
 #![warn(missing_docs)]
 
@@ -37,6 +38,8 @@ pub mod error;
 #[cfg(feature = "mlir")]
 pub mod jit;
 mod loops;
+#[cfg(feature = "mlir")]
+pub mod measure;
 pub mod payload;
 mod shared;
 mod structured;
@@ -47,4 +50,6 @@ pub use driver::{choose, emit, rewrite, translate, Emit, Options, UnknownStage};
 pub use driver::{compile, compile_term};
 pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
+#[cfg(feature = "mlir")]
+pub use measure::{MeasureError, Measured, ModelMeasured};
 pub use payload::{payload, payload_loops, Check, Payload, TrapSite, TRAP_ARGUMENT};
