@@ -2,9 +2,9 @@
 //! their values checked once against the interpreter; failures with their status.
 
 use super::{example, sizes};
-use elevate::bridge::{Measured, ModelMeasured};
+use elevate::bridge::{model_cost, Measured, ModelMeasured};
 use elevate::core::Context;
-use elevate::rise::search::ModelCost;
+use elevate::rise::search::Machine;
 use elevate::rise::{registry, Program, Term};
 use elevate::strategies::search::{Cost, Status};
 use std::time::Duration;
@@ -99,7 +99,7 @@ fn a_candidate_slower_than_the_timeout_is_a_timeout() {
 #[test]
 fn model_and_measured_measures_the_model_s_best_and_scales_the_others() {
     let mm = matmul(32);
-    let model = ModelCost::default();
+    let model = model_cost(Machine::default());
     let cost = ModelMeasured::new(model, Measured::new(&mm).unwrap().runs(3), 1);
     let programs: Vec<Term> = ["baseline", "blocking", "par"]
         .iter()
@@ -128,4 +128,28 @@ fn model_and_measured_measures_the_model_s_best_and_scales_the_others() {
     let scale = measures[best].ms.unwrap() / estimates[best];
     assert!((cost.scale() / scale - 1.0).abs() < 1e-9);
     assert_eq!(cost.name(), "model+measured");
+}
+
+#[test]
+fn given_values_replace_the_interpreter_s() {
+    let mm = matmul(16);
+    let right = Measured::new(&mm).unwrap();
+    let inputs = right.inputs().to_vec();
+    let values = elevate::rise::evaluate(&mm, &Default::default(), &inputs)
+        .unwrap()
+        .to_json()
+        .unwrap();
+    // Given before or after other settings, they are kept.
+    let cost = Measured::new(&mm)
+        .unwrap()
+        .with_reference(values.clone())
+        .runs(2)
+        .timeout(Duration::from_secs(5));
+    assert!(cost.evaluate(&mm).is_ok());
+    let mut wrong = values;
+    wrong[3][5] = serde_json::json!(1e6);
+    let cost = Measured::new(&mm).unwrap().with_reference(wrong).runs(1);
+    let rejected = cost.evaluate(&mm).unwrap_err();
+    assert_eq!(rejected.status, Status::WrongValues);
+    assert!(rejected.reason.contains("at [3][5]"), "{}", rejected.reason);
 }
