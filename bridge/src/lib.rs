@@ -27,6 +27,7 @@
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
 //! | `text` | MLIR text both translations write |
 //! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
+//! | [`measure`] | the costs of search: the model told the bridge's translation; measured (compiled in parallel, timed one at a time, checked) |
 
 #![warn(missing_docs)]
 
@@ -37,6 +38,7 @@ pub mod error;
 #[cfg(feature = "mlir")]
 pub mod jit;
 mod loops;
+pub mod measure;
 pub mod payload;
 mod shared;
 mod structured;
@@ -47,4 +49,7 @@ pub use driver::{choose, emit, rewrite, translate, Emit, Options, UnknownStage};
 pub use driver::{compile, compile_term};
 pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
+pub use measure::{model_cost, translation};
+#[cfg(feature = "mlir")]
+pub use measure::{MeasureError, Measured, ModelMeasured};
 pub use payload::{payload, payload_loops, Check, Payload, TrapSite, TRAP_ARGUMENT};

@@ -4,6 +4,7 @@
 mod examples;
 mod hardening;
 mod lowering;
+mod measure;
 mod random;
 mod scheduled;
 mod strategies;

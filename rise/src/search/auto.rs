@@ -7,12 +7,15 @@
 //! `d` maps (their extents), then possibly a reduction. The space is a sequence of
 //! parts, each a choice:
 //!
-//! 1. `{id, packB}` where the program reads a transposed input (the matmul's `b`):
-//!    packing it in blocks of 32 columns, read along its rows;
-//! 2. `DFNF`, then `{id, normalize(mapFusion) ; DFNF}` where there are several map nests
+//! 1. `DFNF`, then `{id, normalize(mapFusion) ; DFNF}` where there are several map nests
 //!    (an element-wise chain), then `try(fuseReduceMap @ topDown)`;
-//! 3. the nest: untiled or `tileNDList([t1, ..., td]) @ outermost(mapNest(d))` (each
-//!    `ti` a divisor of its extent); for a reduction, kept whole or split in blocks of
+//! 2. the nest: untiled or `tileNDList([t1, ..., td]) @ outermost(mapNest(d))` (each
+//!    `ti` a divisor of its extent), where the program reads a transposed input (the
+//!    matmul's `b`) and the innermost tile is 32 wide, also with `packB` first (the
+//!    input packed in blocks of 32 columns, read along its rows: the library's packing
+//!    has that width, and packed blocks of another width than the tiles' make indices
+//!    the bridge cannot tile, so its explicit loops run them); for a reduction, kept
+//!    whole or split in blocks of
 //!    `s` (`splitStrategy(s)`, `s` a divisor of its extent), then a loop order
 //!    (`reorder`: the block loops first, then every interleaving of the element loops
 //!    and the reduction loops that keeps the innermost element loop innermost, so it
@@ -21,8 +24,8 @@
 //!    extent), and for a tile of a few rows, those rows unrolled around the vector loop
 //!    (`mapSeqUnroll` on the map of rows: a register tile, whose accumulator block
 //!    stays in registers across the reduction);
-//! 4. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
-//! 5. `defaultLowering`.
+//! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
+//! 4. `defaultLowering`.
 //!
 //! A nest that is a lone reduction (a sum, a dot product) is split in blocks of `s`
 //! (`splitJoin2(s)` on its input, `separateSumHV`) whose partial sums are a map that
@@ -41,6 +44,9 @@ use crate::rules::default_lowering;
 use crate::term::Term;
 use elevate_core::{Budget, Context};
 use elevate_strategies::search::AutoSpace;
+
+/// The width of the column blocks `packB` packs.
+const PACKED_WIDTH: i64 = 32;
 
 /// The candidate sizes of an `auto` space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,9 +231,6 @@ impl Auto {
     /// The space text for a program of shape `s`.
     pub fn text(&self, s: &Shape) -> String {
         let mut parts: Vec<String> = Vec::new();
-        if s.packable {
-            parts.push("{id, packB}".into());
-        }
         if s.maps.is_empty() {
             if let Some(k) = s.reduction {
                 let splits: Vec<String> = std::iter::once("id".to_string())
@@ -318,11 +321,15 @@ impl Auto {
             }
             steps.push(self.vector_options(inner, rows));
             let steps: Vec<String> = steps.into_iter().filter(|t| t != "id").collect();
-            options.push(if steps.is_empty() {
+            let option = if steps.is_empty() {
                 "id".to_string()
             } else {
                 steps.join(" ;; ")
-            });
+            };
+            if s.packable && tiling.is_some() && inner == PACKED_WIDTH {
+                options.push(format!("packB ;; {option}"));
+            }
+            options.push(option);
         }
         options
     }

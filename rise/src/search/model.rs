@@ -32,7 +32,9 @@
 //! bandwidth the cores share, and costs the start of a parallel region each time it
 //! runs.
 
-use super::trace::{trace, Access, Accumulator, LoopId, LoopKind, Role, Trace, TraceError};
+use super::trace::{
+    trace, trace_as, Access, Accumulator, LoopId, LoopKind, Role, Trace, TraceError, Translation,
+};
 use crate::term::Term;
 use elevate_core::{Budget, Context};
 use elevate_strategies::search::{Cost, Measure, Rejection, Status};
@@ -583,8 +585,9 @@ impl<'a> Model<'a> {
 }
 
 /// The model as a search cost (`--cost model`): each program is made low-level by
-/// `defaultLowering` (what the bridge compiles), then estimated on the machine; the
-/// cost is the estimate in milliseconds.
+/// `defaultLowering` (what the bridge compiles), traced as the bridge's translation of
+/// it runs ([`ModelCost::translation`]), then estimated on the machine; the cost is the
+/// estimate in milliseconds.
 ///
 /// ```
 /// use elevate_rise::{Program, search::ModelCost};
@@ -599,6 +602,10 @@ pub struct ModelCost {
     pub machine: Machine,
     /// The budget of `defaultLowering`.
     pub budget: Budget,
+    /// Which translation the bridge gives a low-level program (it knows: the
+    /// structured one where the program is a sequence of structured loop nests); by
+    /// default, the structured one for every program.
+    pub translation: Option<fn(&Term) -> Translation>,
 }
 
 impl Default for ModelCost {
@@ -613,6 +620,7 @@ impl ModelCost {
         ModelCost {
             machine,
             budget: Budget::unlimited().steps(10_000_000),
+            translation: None,
         }
     }
 
@@ -622,7 +630,11 @@ impl ModelCost {
         let low = crate::rules::default_lowering()
             .apply(program, &mut cx)
             .map_err(|f| Rejection::new(Status::StrategyFailed, f.to_string()))?;
-        estimate(&low, &self.machine)
+        let translation = self
+            .translation
+            .map_or(Translation::Structured, |f| f(&low));
+        trace_as(&low, translation)
+            .map(|t| estimate_trace(&t, &self.machine))
             .map_err(|e| Rejection::new(Status::CompileFailed, e.to_string()))
     }
 }

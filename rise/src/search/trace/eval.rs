@@ -216,6 +216,9 @@ pub(super) struct Ev {
     pub(super) alias: Vec<Option<(usize, Idx)>>,
     pub(super) stack: Vec<LoopId>,
     pub(super) steps: u64,
+    /// Whether results are written where they belong and accumulators updated in
+    /// place ([`super::Translation::Structured`]), rather than copied.
+    pub(super) in_place: bool,
 }
 
 /// What [`Ev::restore`] goes back to.
@@ -229,8 +232,9 @@ pub(super) struct Snapshot {
 }
 
 impl Ev {
-    pub(super) fn new() -> Ev {
+    pub(super) fn new(in_place: bool) -> Ev {
         Ev {
+            in_place,
             trace: Trace::default(),
             raw: Vec::new(),
             alias: Vec::new(),

@@ -240,5 +240,36 @@ pub const MAX_STEPS: u64 = 5_000_000;
 /// assert!(t.accesses.iter().all(|a| a.stride(0) == 1));
 /// ```
 pub fn trace(program: &Term) -> Result<Trace, TraceError> {
-    run::run(program)
+    trace_as(program, Translation::Structured)
+}
+
+/// Which of the bridge's two translations the trace follows where they differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Translation {
+    /// `linalg` and a Transform script: each loop writes its results where they
+    /// belong (a loop nested in another writes its part of the outer result, an array
+    /// that only rearranges a computed buffer is not copied), an array accumulator is
+    /// updated in place, starting from the block it starts from.
+    Structured,
+    /// Explicit loops: each loop writes a buffer of its own, storing an array copies
+    /// it, `toMem` copies, and an array accumulator is computed into a buffer and
+    /// copied back at each step.
+    Loops,
+}
+
+/// The trace of `program` as the translation `translation` runs it.
+///
+/// ```
+/// use elevate_rise::{Program, search::trace::{trace_as, LoopKind, Translation}};
+/// let p = Program::load("def f(x: 4.8.f32) = x |> mapSeq(mapSeq(fun(v => v * 2.0)))", None).unwrap();
+/// let copies = |t: Translation| {
+///     let t = trace_as(&p.entry().term, t).unwrap();
+///     t.loops.iter().filter(|l| l.kind == LoopKind::Copy).count()
+/// };
+/// // Explicit loops copy each row the inner loop computes into the outer loop's
+/// // buffer (one loop), and that buffer into the output (two).
+/// assert_eq!((copies(Translation::Structured), copies(Translation::Loops)), (0, 3));
+/// ```
+pub fn trace_as(program: &Term, translation: Translation) -> Result<Trace, TraceError> {
+    run::run(program, translation == Translation::Structured)
 }

@@ -83,8 +83,8 @@ fn lookup(env: &Env, id: u64) -> Option<V> {
 }
 
 /// Evaluates the function `program` on its inputs and stores its result.
-pub(super) fn run(program: &Term) -> R<Trace> {
-    let mut ev = Ev::new();
+pub(super) fn run(program: &Term, in_place: bool) -> R<Trace> {
+    let mut ev = Ev::new(in_place);
     let mut env = Env::default();
     let mut body = program;
     while let Expr::Lambda(x, _, inner) = body.expr() {

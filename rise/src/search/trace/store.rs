@@ -96,7 +96,8 @@ impl Ev {
     /// result is made while the loop that stores it runs; an older buffer, such as an
     /// accumulator the stored value was read from, stays where it is).
     fn placeable(&self, b: usize, newer_than: Option<usize>) -> bool {
-        self.trace.buffers[b].role == Role::Computed
+        self.in_place
+            && self.trace.buffers[b].role == Role::Computed
             && self.alias[b].is_none()
             && newer_than.is_none_or(|d| b > d)
     }
@@ -225,6 +226,9 @@ impl Ev {
     /// element for element in row-major order, if it is one: looked at without
     /// recording anything.
     fn block_of(&mut self, a: &Arr, ty: &Type) -> R<Option<Rc<Storage>>> {
+        if !self.in_place {
+            return Ok(None);
+        }
         let mut dims = Vec::new();
         let mut t = ty;
         while let TypeKind::Array(n, e) = t.kind() {
@@ -305,7 +309,7 @@ impl Ev {
                 return Ok(v);
             }
         }
-        if self.rearranged(a)?.is_some() || self.block_of(a, ty)?.is_some() {
+        if self.in_place && (self.rearranged(a)?.is_some() || self.block_of(a, ty)?.is_some()) {
             return Ok(v);
         }
         let storage = self.alloc(ty, Role::Computed)?;
@@ -354,7 +358,12 @@ impl Ev {
                     let x = xs.at(self, i)?;
                     let current = self.view(&storage, ty, Vec::new())?;
                     let f = self.apply(&op, current)?;
-                    let next = self.apply(&f, x)?;
+                    let mut next = self.apply(&f, x)?;
+                    if !self.in_place {
+                        // The explicit loops compute the next value into a buffer of
+                        // its own, then copy it back.
+                        next = self.materialize(next, ty)?;
+                    }
                     self.store(&next, &storage, &[])
                 })();
                 self.leave();

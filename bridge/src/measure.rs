@@ -1,0 +1,562 @@
+//! The costs of search that know the bridge: the analytical model told which of the
+//! bridge's translations each program gets ([`model_cost`]), and (feature `mlir`)
+//! candidates compiled through MLIR and timed on the machine, their values checked
+//! against the interpreter.
+//!
+//! [`Measured`] compiles a round's candidates in parallel, each on a thread of its own
+//! with a context of its own ([`crate::jit::compile`]; at most `jobs` compile at once,
+//! and the first compilation of the process runs alone, since it registers MLIR's
+//! passes and LLVM's targets in global tables). Then it runs them one at a time, so
+//! that each has the machine to itself: a warm-up run, whose values are checked
+//! against the interpreter's the first time a program is seen (the interpreter runs
+//! once, on the program the search started from, with the same inputs), then the
+//! median of `runs` runs. A candidate whose warm-up run takes longer than the timeout,
+//! or that has not finished its runs when the time for all of them is up (the timeout
+//! for each, and two seconds to set up the call and compare its values), is a
+//! [`Status::Timeout`]: compiled code cannot be interrupted, so a candidate that runs
+//! on is left to finish on its thread, and the round goes on without it.
+//!
+//! [`ModelMeasured`] ranks a round by the analytical model and measures only the best
+//! few; the others get the model's estimate scaled by how measured times compared with
+//! the model's estimates so far (their [`Measure::ms`] stays `None`: not measured).
+
+#[cfg(feature = "mlir")]
+pub use measured::{MeasureError, Measured, ModelMeasured};
+
+use elevate_rise::limits::Limits;
+use elevate_rise::search::trace::Translation;
+use elevate_rise::search::{Machine, ModelCost};
+use elevate_rise::Term;
+
+/// The translation the bridge gives the low-level program `term`: the structured one
+/// (`linalg` and a Transform script) where the program is a sequence of structured
+/// loop nests, explicit loops otherwise (and for what it cannot translate at all).
+pub fn translation(term: &Term) -> Translation {
+    match crate::payload::payload("f", term, &Limits::default()) {
+        Ok(p) if p.loops_because.is_none() => Translation::Structured,
+        _ => Translation::Loops,
+    }
+}
+
+/// The analytical model for `machine`, tracing each program as the bridge translates
+/// it: a program the bridge gives explicit loops copies its arrays and accumulators as
+/// those loops do.
+pub fn model_cost(machine: Machine) -> ModelCost {
+    ModelCost {
+        translation: Some(translation),
+        ..ModelCost::new(machine)
+    }
+}
+
+#[cfg(feature = "mlir")]
+mod measured {
+    use crate::driver::{compile_term, Options};
+    use crate::jit::Compiled;
+    use elevate_rise::search::{fingerprint, ModelCost};
+    use elevate_rise::{evaluate, io, NatEnv, Term, Value};
+    use elevate_strategies::search::{parallel_map, Cost, Measure, Rejection, Status};
+    use serde_json::Value as Json;
+    use std::collections::HashSet;
+    use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+    use std::sync::{Arc, Condvar, Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+
+    /// Why a measured cost cannot be set up.
+    #[derive(Debug, thiserror::Error)]
+    pub enum MeasureError {
+        /// The program's inputs cannot be made (sizes not concrete, too large).
+        #[error("the inputs of the program cannot be made: {0}")]
+        Inputs(#[from] elevate_rise::Error),
+    }
+
+    /// What every candidate of a [`Measured`] cost shares.
+    struct Setup {
+        name: String,
+        options: Options,
+        inputs: Vec<Value>,
+        program: Term,
+        runs: usize,
+        timeout: Duration,
+        /// The interpreter's result on the inputs, computed once, when first needed.
+        reference: OnceLock<Result<Arc<Json>, String>>,
+    }
+
+    /// The measured cost: compiled through the bridge, timed, checked (see the
+    /// [module](self) documentation). The cost of a candidate is its median run time in
+    /// milliseconds.
+    pub struct Measured {
+        setup: Arc<Setup>,
+        /// The fingerprints of the programs whose values were checked.
+        checked: Mutex<HashSet<u64>>,
+    }
+
+    /// A compilation slot: at most `jobs` compile at once.
+    struct Slots {
+        free: Mutex<usize>,
+        freed: Condvar,
+    }
+
+    impl Slots {
+        fn take(&self) {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            while *free == 0 {
+                free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+            }
+            *free -= 1;
+        }
+
+        fn give(&self) {
+            *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            self.freed.notify_one();
+        }
+    }
+
+    /// What a candidate may take beyond its runs: filling its buffers, comparing its
+    /// values with the interpreter's.
+    const SETUP_TIME: Duration = Duration::from_secs(2);
+
+    /// Whether a compilation has finished in this process: the first runs alone.
+    static FIRST_COMPILATION: Mutex<bool> = Mutex::new(false);
+
+    fn compile_candidate(setup: &Setup, term: &Term) -> Result<(Compiled, f64), Rejection> {
+        let compile = || {
+            let start = Instant::now();
+            compile_term(&setup.name, term, None, &setup.options)
+                .map(|c| (c, start.elapsed().as_secs_f64() * 1e3))
+                .map_err(|e| Rejection::new(Status::CompileFailed, e.to_string()))
+        };
+        let mut done = FIRST_COMPILATION.lock().unwrap_or_else(|e| e.into_inner());
+        if *done {
+            drop(done);
+            return compile();
+        }
+        let result = compile();
+        *done = true;
+        result
+    }
+
+    /// What a candidate's thread reports.
+    enum Report {
+        Compiled(f64),
+        Measured(Result<Measure, Rejection>),
+    }
+
+    impl Measured {
+        /// The measured cost of candidates of `program` (the program the search starts
+        /// from: a closed, typed function with concrete sizes), on random inputs (seed 0),
+        /// with 5 runs per candidate and a timeout of 10 s per run.
+        pub fn new(program: &Term) -> Result<Measured, MeasureError> {
+            Measured::with_seed(program, 0)
+        }
+
+        /// [`Measured::new`] on the random inputs of `seed`.
+        pub fn with_seed(program: &Term, seed: u64) -> Result<Measured, MeasureError> {
+            let signature = io::signature(program);
+            let inputs = io::random_inputs(&signature, &NatEnv::default(), seed)?;
+            Ok(Measured {
+                setup: Arc::new(Setup {
+                    name: "f".into(),
+                    options: Options::default(),
+                    inputs,
+                    program: program.clone(),
+                    runs: 5,
+                    timeout: Duration::from_secs(10),
+                    reference: OnceLock::new(),
+                }),
+                checked: Mutex::new(HashSet::new()),
+            })
+        }
+
+        fn change(self, f: impl FnOnce(&mut Setup)) -> Measured {
+            let s = &self.setup;
+            let mut setup = Setup {
+                name: s.name.clone(),
+                options: s.options,
+                inputs: s.inputs.clone(),
+                program: s.program.clone(),
+                runs: s.runs,
+                timeout: s.timeout,
+                // The same inputs: the same reference values.
+                reference: s.reference.clone(),
+            };
+            f(&mut setup);
+            Measured {
+                setup: Arc::new(setup),
+                checked: self.checked,
+            }
+        }
+
+        /// The same cost, taking the median of `runs` runs (at least 1) after the warm-up.
+        pub fn runs(self, runs: usize) -> Measured {
+            self.change(|s| s.runs = runs.max(1))
+        }
+
+        /// The same cost, where a run may take at most `timeout`.
+        pub fn timeout(self, timeout: Duration) -> Measured {
+            self.change(|s| s.timeout = timeout)
+        }
+
+        /// The same cost, compiling with `options` (the budget of `defaultLowering`, the
+        /// limits of the buffers).
+        pub fn options(self, options: Options) -> Measured {
+            self.change(|s| s.options = options)
+        }
+
+        /// The same cost, checking candidates against `values` (what the program computes
+        /// on these inputs: [`Measured::inputs`]) instead of the interpreter's result, which
+        /// takes minutes for large programs (the 1024-cubed matmul, about five).
+        pub fn with_reference(self, values: Json) -> Measured {
+            let measured = self.change(|_| {});
+            let _ = measured.setup.reference.set(Ok(Arc::new(values)));
+            measured
+        }
+
+        /// The inputs every candidate runs on.
+        pub fn inputs(&self) -> &[Value] {
+            &self.setup.inputs
+        }
+
+        /// How many distinct programs had their values checked.
+        pub fn checked_programs(&self) -> usize {
+            self.checked.lock().map_or(0, |c| c.len())
+        }
+
+        /// The interpreter's result on the inputs (computed the first time).
+        fn reference_values(&self) -> &Result<Arc<Json>, String> {
+            let s = &self.setup;
+            s.reference.get_or_init(|| {
+                evaluate(&s.program, &NatEnv::default(), &s.inputs)
+                    .map_err(|e| e.to_string())
+                    .and_then(|v| v.to_json().map(Arc::new).map_err(|e| e.to_string()))
+            })
+        }
+
+        /// Starts a thread for candidate `index`: it compiles `term` (taking a slot), then
+        /// waits for its turn to run.
+        fn spawn(
+            &self,
+            index: usize,
+            term: Term,
+            slots: Arc<Slots>,
+            reports: Sender<(usize, Report)>,
+        ) -> Sender<Option<Option<Arc<Json>>>> {
+            let (go, turn) = channel::<Option<Option<Arc<Json>>>>();
+            let setup = self.setup.clone();
+            std::thread::spawn(move || {
+                slots.take();
+                let compiled = compile_candidate(&setup, &term);
+                slots.give();
+                let compiled = match compiled {
+                    Ok((c, ms)) => {
+                        let _ = reports.send((index, Report::Compiled(ms)));
+                        (c, ms)
+                    }
+                    Err(r) => {
+                        let _ = reports.send((index, Report::Measured(Err(r))));
+                        return;
+                    }
+                };
+                // `Some(reference)`: run now, checking the values against the reference
+                // if there is one; `None` or a closed channel: not needed.
+                if let Ok(Some(reference)) = turn.recv() {
+                    let result = run(&setup, &compiled.0, compiled.1, reference.as_deref());
+                    let _ = reports.send((index, Report::Measured(result)));
+                }
+            });
+            go
+        }
+    }
+
+    /// Times a compiled candidate: warm-up (checked against `reference`, if given), then
+    /// the median of the runs.
+    fn run(
+        setup: &Setup,
+        compiled: &Compiled,
+        compile_ms: f64,
+        reference: Option<&Json>,
+    ) -> Result<Measure, Rejection> {
+        let failed = |e: crate::Error| Rejection::new(Status::WrongValues, e.to_string());
+        let mut call = compiled.prepare(&setup.inputs).map_err(failed)?;
+        let start = Instant::now();
+        call.invoke().map_err(failed)?;
+        let warm_up = start.elapsed();
+        if warm_up > setup.timeout {
+            return Err(Rejection::new(
+                Status::Timeout,
+                format!(
+                    "a run took {:.1} ms, more than the timeout of {:.1} ms",
+                    warm_up.as_secs_f64() * 1e3,
+                    setup.timeout.as_secs_f64() * 1e3
+                ),
+            ));
+        }
+        if let Some(expected) = reference {
+            let found = call
+                .output()
+                .to_json()
+                .map_err(|e| Rejection::new(Status::WrongValues, e.to_string()))?;
+            if let Some(d) = io::first_difference(expected, &found) {
+                return Err(Rejection::new(
+                    Status::WrongValues,
+                    format!("the compiled program differs from the interpreter {d}"),
+                ));
+            }
+        }
+        let mut times = Vec::with_capacity(setup.runs);
+        for _ in 0..setup.runs {
+            let start = Instant::now();
+            call.invoke().map_err(failed)?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        Ok(Measure {
+            cost: median,
+            model: None,
+            ms: Some(median),
+            compile_ms: Some(compile_ms),
+        })
+    }
+
+    impl Cost<Term> for Measured {
+        fn name(&self) -> String {
+            "measured".into()
+        }
+
+        fn evaluate(&self, program: &Term) -> Result<Measure, Rejection> {
+            self.evaluate_all(&[program], 1)
+                .pop()
+                .unwrap_or_else(|| Err(Rejection::new(Status::CompileFailed, "nothing measured")))
+        }
+
+        fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+            let slots = Arc::new(Slots {
+                free: Mutex::new(jobs.max(1)),
+                freed: Condvar::new(),
+            });
+            let (reports, incoming) = channel();
+            let turns: Vec<_> = programs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| self.spawn(i, (*p).clone(), slots.clone(), reports.clone()))
+                .collect();
+            drop(reports);
+            let mut results: Vec<Option<Result<Measure, Rejection>>> = vec![None; programs.len()];
+            let mut compile_ms: Vec<Option<f64>> = vec![None; programs.len()];
+            // Every candidate compiles (or fails to) before any runs.
+            for _ in 0..programs.len() {
+                match incoming.recv() {
+                    Ok((i, Report::Compiled(ms))) => compile_ms[i] = Some(ms),
+                    Ok((i, Report::Measured(r))) => results[i] = Some(r),
+                    Err(_) => break,
+                }
+            }
+            for (i, program) in programs.iter().enumerate() {
+                let Some(ms) = compile_ms[i] else {
+                    continue;
+                };
+                let key = fingerprint(program);
+                let check = !self.checked.lock().is_ok_and(|c| c.contains(&key));
+                let reference = match (check, self.reference_values()) {
+                    (false, _) => None,
+                    (true, Ok(values)) => Some(values.clone()),
+                    (true, Err(why)) => {
+                        results[i] = Some(Err(Rejection::new(
+                            Status::WrongValues,
+                            format!("the interpreter cannot compute the reference values: {why}"),
+                        )));
+                        continue;
+                    }
+                };
+                if turns[i].send(Some(reference)).is_err() {
+                    continue;
+                }
+                // Every run up to the timeout, and time to set up the call and compare
+                // its values.
+                let patience = self.setup.timeout * (self.setup.runs as u32 + 1) + SETUP_TIME;
+                let result = wait_for(&incoming, i, patience).map(|mut m| {
+                    m.compile_ms = Some(ms);
+                    m
+                });
+                if check && result.is_ok() {
+                    if let Ok(mut c) = self.checked.lock() {
+                        c.insert(key);
+                    }
+                }
+                results[i] = Some(result);
+            }
+            results
+                .into_iter()
+                .map(|r| {
+                    r.unwrap_or_else(|| {
+                        Err(Rejection::new(
+                            Status::CompileFailed,
+                            "the compilation did not finish",
+                        ))
+                    })
+                })
+                .collect()
+        }
+    }
+
+    /// Candidate `index`'s measurement, or a timeout after `patience` (reports of other
+    /// candidates, late after their own timeout, are dropped).
+    fn wait_for(
+        incoming: &Receiver<(usize, Report)>,
+        index: usize,
+        patience: Duration,
+    ) -> Result<Measure, Rejection> {
+        let deadline = Instant::now() + patience;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match incoming.recv_timeout(left) {
+            Ok((i, Report::Measured(r))) if i == index => return r,
+            Ok(_) => continue,
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(Rejection::new(
+                    Status::Timeout,
+                    format!(
+                        "its runs did not finish within {:.1} s (the timeout of each run, and {} s to set up)",
+                        patience.as_secs_f64(),
+                        SETUP_TIME.as_secs()
+                    ),
+                ))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Rejection::new(Status::CompileFailed, "the candidate's thread ended"))
+            }
+        }
+        }
+    }
+
+    /// `model+measured`: the model ranks each round, the best `best` of it are measured;
+    /// the others cost the model's estimate times the geometric mean of measured time over
+    /// estimate of every candidate measured so far (1 before any), and are marked as not
+    /// measured ([`Measure::ms`] is `None`).
+    pub struct ModelMeasured {
+        model: ModelCost,
+        measured: Measured,
+        best: usize,
+        /// The sum of `ln(measured / estimated)` and how many.
+        calibration: Mutex<(f64, usize)>,
+    }
+
+    impl ModelMeasured {
+        /// Measures the best `best` (at least 1) of each round by `model`.
+        pub fn new(model: ModelCost, measured: Measured, best: usize) -> ModelMeasured {
+            ModelMeasured {
+                model,
+                measured,
+                best: best.max(1),
+                calibration: Mutex::new((0.0, 0)),
+            }
+        }
+
+        /// Measured time over estimate, as learned so far.
+        pub fn scale(&self) -> f64 {
+            self.calibration.lock().map_or(1.0, |c| {
+                if c.1 == 0 {
+                    1.0
+                } else {
+                    (c.0 / c.1 as f64).exp()
+                }
+            })
+        }
+
+        /// The measured cost it uses.
+        pub fn measured(&self) -> &Measured {
+            &self.measured
+        }
+    }
+
+    impl Cost<Term> for ModelMeasured {
+        fn name(&self) -> String {
+            "model+measured".into()
+        }
+
+        fn evaluate(&self, program: &Term) -> Result<Measure, Rejection> {
+            self.evaluate_all(&[program], 1)
+                .pop()
+                .unwrap_or_else(|| Err(Rejection::new(Status::CompileFailed, "nothing measured")))
+        }
+
+        fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+            let estimates = parallel_map(programs, jobs, |p| self.model.evaluate(p));
+            let mut ranked: Vec<usize> = (0..programs.len())
+                .filter(|&i| estimates[i].is_ok())
+                .collect();
+            ranked.sort_by(|&a, &b| {
+                let cost = |i: usize| estimates[i].as_ref().map_or(f64::INFINITY, |m| m.cost);
+                cost(a).total_cmp(&cost(b))
+            });
+            ranked.truncate(self.best);
+            let chosen: Vec<&Term> = ranked.iter().map(|&i| programs[i]).collect();
+            let measured = self.measured.evaluate_all(&chosen, jobs);
+            let mut results: Vec<Result<Measure, Rejection>> = estimates.clone();
+            for (&i, m) in ranked.iter().zip(measured) {
+                let estimate = estimates[i].as_ref().map_or(f64::NAN, |e| e.cost);
+                results[i] = m.map(|mut m| {
+                    m.model = Some(estimate);
+                    if let (Some(ms), Ok(mut c)) = (m.ms, self.calibration.lock()) {
+                        if ms > 0.0 && estimate > 0.0 {
+                            c.0 += (ms / estimate).ln();
+                            c.1 += 1;
+                        }
+                    }
+                    m
+                });
+            }
+            let scale = self.scale();
+            for (i, r) in results.iter_mut().enumerate() {
+                if ranked.contains(&i) {
+                    continue;
+                }
+                if let Ok(m) = r {
+                    m.cost = m.model.unwrap_or(m.cost) * scale;
+                }
+            }
+            results
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elevate_core::Context;
+    use elevate_rise::{registry, Program};
+    use elevate_strategies::search::Cost;
+
+    fn lowered(source: &str, strategy: &str) -> Term {
+        let program = Program::load(source, None).unwrap();
+        registry()
+            .parse(&format!("{strategy} ; defaultLowering"))
+            .unwrap()
+            .apply(&program.entry().term, &mut Context::default())
+            .unwrap()
+    }
+
+    const MATMUL: &str = "def mm(a: 256.256.f32, b: 256.256.f32) : 256.256.f32 = a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
+
+    #[test]
+    fn the_model_traces_each_program_as_the_bridge_translates_it() {
+        // Structured: the tiled matmul with its 32x32 accumulator block.
+        let blocking = lowered(MATMUL, "blocking");
+        assert_eq!(translation(&blocking), Translation::Structured);
+        // Explicit loops: packing in blocks of 32 columns read in tiles of 16 (an
+        // index that is not affine in the loops).
+        let mixed = lowered(
+            MATMUL,
+            "packB ;; baseline ; tile(16, 16) @ outermost(mapNest(2)) ;; try(reduceMapFission @ outermost(isApplied(isApplied(isApplied(isReduceSeq))))) ;; splitStrategy(4) @ innermost(isFullyAppliedReduce) ;; reorder([1, 2, 5, 6, 3, 4])",
+        );
+        assert_eq!(translation(&mixed), Translation::Loops);
+        let bridge = model_cost(Machine::default());
+        let plain = ModelCost::default();
+        // Where the bridge's translation is structured, both agree; where it is
+        // explicit loops, they copy the accumulator block at each step.
+        let (b, p) = (bridge.evaluate(&blocking).unwrap(), plain.evaluate(&blocking).unwrap());
+        assert_eq!(b.cost, p.cost);
+        let (b, p) = (bridge.evaluate(&mixed).unwrap(), plain.evaluate(&mixed).unwrap());
+        assert!(b.cost > 2.0 * p.cost, "{} {}", b.cost, p.cost);
+    }
+}
