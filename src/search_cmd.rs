@@ -75,7 +75,7 @@ pub fn search(options: SearchOptions<'_>) -> Result<(), Failure> {
     let space = read_space(options.space)?;
     let driver = drivers::from_text::<Term>(options.driver)
         .map_err(|e| Failure(format!("--driver: {e}")))?;
-    let cost = crate::search_costs::make(options.cost, &program, &nats, options.threads)
+    let cost = crate::search_costs::make(options.cost, &start, options.threads)
         .map_err(|e| Failure(format!("--cost: {e}")))?;
     let cost_name = cost.name();
     let jobs = options

@@ -1,28 +1,40 @@
 //! The costs and the `auto` space `elevate search` offers for RISE programs, and the
 //! MLIR text of the best program.
 
+use elevate_bridge::measure::{model_cost, Measured, ModelMeasured};
 use elevate_bridge::Options;
-use elevate_rise::search::{Auto, Machine, ModelCost};
-use elevate_rise::{NatEnv, Program, Term};
+use elevate_rise::search::{Auto, Machine};
+use elevate_rise::Term;
 use elevate_strategies::search::Cost;
 
-/// The cost `name` names: `model` (an analytical model of this machine).
+/// Candidates `model+measured` measures in each round: the model's best few.
+const MEASURED_PER_ROUND: usize = 4;
+
+/// The cost `name` names for searches from `start` (typed, with concrete sizes):
+/// `model` (an analytical model of this machine), `measured` (compiled, timed, checked
+/// against the interpreter) or `model+measured` (the model ranks each round, its best
+/// few are measured).
 pub fn make(
     name: &str,
-    program: &Program,
-    nats: &NatEnv,
+    start: &Term,
     threads: Option<usize>,
 ) -> Result<Box<dyn Cost<Term>>, String> {
-    let _ = (program, nats);
+    let mut machine = Machine::host();
+    if let Some(threads) = threads {
+        machine.cores = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);
+    }
+    let measured = || Measured::new(start).map_err(|e| e.to_string());
     match name {
-        "model" => {
-            let mut machine = Machine::host();
-            if let Some(threads) = threads {
-                machine.cores = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);
-            }
-            Ok(Box::new(ModelCost::new(machine)))
-        }
-        _ => Err(format!("unknown cost `{name}` (model)")),
+        "model" => Ok(Box::new(model_cost(machine))),
+        "measured" => Ok(Box::new(measured()?)),
+        "model+measured" => Ok(Box::new(ModelMeasured::new(
+            model_cost(machine),
+            measured()?,
+            MEASURED_PER_ROUND,
+        ))),
+        _ => Err(format!(
+            "unknown cost `{name}` (model, measured, model+measured)"
+        )),
     }
 }
 

@@ -155,7 +155,10 @@ fn bad_spaces_drivers_costs_and_budgets_are_located_errors() {
     let o = search(&["--space", "auto", "--driver", "tabu"]);
     assert_fails_with(&o, "unknown driver `tabu`");
     let o = search(&["--space", "auto", "--cost", "guess"]);
-    assert_fails_with(&o, "--cost: unknown cost `guess`");
+    assert_fails_with(
+        &o,
+        "--cost: unknown cost `guess` (model, measured, model+measured)",
+    );
     let o = search(&["--space", "auto", "--budget", "evals=0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
@@ -165,4 +168,37 @@ fn bad_spaces_drivers_costs_and_budgets_are_located_errors() {
     );
     let o = elevate(&["search", &example("matmul.rise"), "--space", "auto"]);
     assert_fails_with(&o, "no size for `n` (give it with --nat n=N");
+}
+
+#[test]
+fn a_measured_search_times_compiled_candidates() {
+    let dir = out_dir("measured");
+    let o = search(&[
+        "--space",
+        "auto",
+        "--driver",
+        "random",
+        "--cost",
+        "measured",
+        "--budget",
+        "evals=4",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let r = report(&o);
+    assert_eq!(r["cost"], "measured");
+    assert!(r["baseline_ms"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["best_ms"].as_f64().unwrap() > 0.0, "{r}");
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let ok: Vec<Json> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).unwrap())
+        .filter(|l| l["status"] == "ok")
+        .collect();
+    assert!(!ok.is_empty(), "{log}");
+    for line in ok {
+        assert!(line["ms"].as_f64().unwrap() > 0.0, "{line}");
+        assert!(line["compile_ms"].as_f64().unwrap() > 0.0, "{line}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
