@@ -554,9 +554,15 @@ mod tests {
         let plain = ModelCost::default();
         // Where the bridge's translation is structured, both agree; where it is
         // explicit loops, they copy the accumulator block at each step.
-        let (b, p) = (bridge.evaluate(&blocking).unwrap(), plain.evaluate(&blocking).unwrap());
+        let (b, p) = (
+            bridge.evaluate(&blocking).unwrap(),
+            plain.evaluate(&blocking).unwrap(),
+        );
         assert_eq!(b.cost, p.cost);
-        let (b, p) = (bridge.evaluate(&mixed).unwrap(), plain.evaluate(&mixed).unwrap());
+        let (b, p) = (
+            bridge.evaluate(&mixed).unwrap(),
+            plain.evaluate(&mixed).unwrap(),
+        );
         assert!(b.cost > 2.0 * p.cost, "{} {}", b.cost, p.cost);
     }
 }

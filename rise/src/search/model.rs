@@ -30,7 +30,8 @@
 //! access (a register tile). A parallel loop divides the time of what it contains by
 //! the cores it keeps busy (balanced: `trips / ⌈trips / cores⌉`), except the memory
 //! bandwidth the cores share, and costs the start of a parallel region each time it
-//! runs.
+//! runs. A buffer the program's explicit loops allocate inside a loop costs an
+//! allocation per iteration.
 
 use super::trace::{
     trace, trace_as, Access, Accumulator, LoopId, LoopKind, Role, Trace, TraceError, Translation,
@@ -87,6 +88,8 @@ pub struct Machine {
     pub caches: [Cache; 3],
     /// Microseconds to start a parallel loop.
     pub fork_us: f64,
+    /// Cycles to allocate and free a buffer on the heap.
+    pub alloc_cycles: f64,
     /// Whether the compiler vectorizes innermost loops over unit-stride data by itself
     /// (LLVM's loop vectorizer does, in the bridge's compiled code).
     pub auto_vectorize: bool,
@@ -128,6 +131,7 @@ impl Default for Machine {
                 },
             ],
             fork_us: 3.0,
+            alloc_cycles: 60.0,
             auto_vectorize: true,
             warm: true,
         }
@@ -183,6 +187,8 @@ pub struct NestEstimate {
     pub latency: f64,
     /// Starting parallel loops.
     pub fork: f64,
+    /// Allocating buffers inside loops.
+    pub allocation: f64,
     /// The estimate, in cycles.
     pub cycles: f64,
 }
@@ -438,6 +444,15 @@ impl<'a> Model<'a> {
             nests[n].latency += self.latency(id) / par;
         }
 
+        // Buffers allocated at each iteration of a loop.
+        for b in &self.t.buffers {
+            if let Some(l) = b.allocated_in {
+                let n = nest_of(Some(self.root[l as usize]), &mut nests);
+                nests[n].allocation +=
+                    self.t.iterations(l) * self.m.alloc_cycles / self.speedup[l as usize];
+            }
+        }
+
         // Loads and stores, and the traffic of each cache level.
         for (k, a) in self.t.accesses.iter().enumerate() {
             if self.in_registers[k] {
@@ -505,7 +520,7 @@ impl<'a> Model<'a> {
             }
             let max = bounds.iter().cloned().fold(0.0, f64::max);
             let rest: f64 = bounds.iter().sum::<f64>() - max;
-            nest.cycles = max + 0.1 * rest + nest.fork;
+            nest.cycles = max + 0.1 * rest + nest.fork + nest.allocation;
             ms += nest.cycles / (self.m.ghz * 1e6);
         }
         Estimate {

@@ -163,3 +163,25 @@ fn a_pipeline_of_100000_loops_has_a_trace() {
         Err(e) => assert!(matches!(e, TraceError::TooLarge(_)), "{e}"),
     }
 }
+
+#[test]
+fn explicit_loops_allocate_inside_loops_and_copy_where_the_structured_translation_does_not() {
+    use crate::search::model::{estimate_trace, Machine};
+    use crate::search::trace::{trace_as, Translation};
+    let low = lowered(MATMUL, &[("n", 64), ("m", 64), ("k", 64)], "blocking");
+    let structured = trace_as(&low, Translation::Structured).unwrap();
+    let loops = trace_as(&low, Translation::Loops).unwrap();
+    assert!(structured.buffers.iter().all(|b| b.allocated_in.is_none()));
+    // The accumulator block, computed into a buffer of its own at each step.
+    assert!(loops.buffers.iter().any(|b| b
+        .allocated_in
+        .is_some_and(|l| loops.loops[l as usize].kind.reduction())));
+    let copies = |t: &Trace| t.loops.iter().filter(|l| l.kind == LoopKind::Copy).count();
+    assert!(copies(&loops) > copies(&structured));
+    // The same arithmetic either way; more time for the copies and allocations.
+    assert_eq!(loops.ops(), structured.ops());
+    let m = Machine::default();
+    let (s, l) = (estimate_trace(&structured, &m), estimate_trace(&loops, &m));
+    assert!(l.nests.iter().map(|n| n.allocation).sum::<f64>() > 0.0);
+    assert!(l.ms > s.ms, "{} {}", l.ms, s.ms);
+}

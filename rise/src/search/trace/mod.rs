@@ -117,6 +117,8 @@ pub struct Buffer {
     pub bytes: u32,
     /// What it is.
     pub role: Role,
+    /// The loop at each iteration of which it is allocated (and freed), if any.
+    pub allocated_in: Option<LoopId>,
 }
 
 /// What a buffer is.

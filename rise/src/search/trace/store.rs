@@ -29,10 +29,18 @@ impl Ev {
                         "a buffer of type {ty} with more than 2^63 elements"
                     ));
                 };
+                // Explicit loops allocate a buffer where its value is computed, at
+                // each iteration of the loops around; the structured translation's
+                // buffers are allocated once (or promoted with their tiles).
+                let allocated_in = match (self.in_place, role) {
+                    (false, Role::Computed) => self.stack.last().copied(),
+                    _ => None,
+                };
                 self.trace.buffers.push(Buffer {
                     elements,
                     bytes: scalar_bytes(*s),
                     role,
+                    allocated_in,
                 });
                 self.alias.push(None);
                 Ok(Rc::new(Storage::Leaf {
