@@ -103,8 +103,13 @@ impl OpenBlas {
 
     /// Loads OpenBLAS with one thread, or `None` if the library is not there.
     pub fn load() -> Option<OpenBlas> {
+        Self::load_with_threads(1)
+    }
+
+    /// Loads OpenBLAS with `threads` threads (the first load of the process decides).
+    pub fn load_with_threads(threads: usize) -> Option<OpenBlas> {
         // Read when the library initializes.
-        std::env::set_var("OPENBLAS_NUM_THREADS", "1");
+        std::env::set_var("OPENBLAS_NUM_THREADS", threads.max(1).to_string());
         // SAFETY: loading the distribution's OpenBLAS and taking `cblas_sgemm` with its
         // C signature; the library stays loaded as long as the pointer is kept.
         unsafe {

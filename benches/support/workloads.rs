@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub fn balanced_with_redexes(leaves: usize, redexes: usize) -> Term {
     let every = leaves / redexes.max(1);
     let leaf = |i: usize| {
-        let v = Term::var(if i % 2 == 0 { "x" } else { "y" });
+        let v = Term::var(if i.is_multiple_of(2) { "x" } else { "y" });
         if redexes > 0 && i % every == every / 2 && i / every < redexes {
             Term::negate(Term::negate(v))
         } else {

@@ -382,7 +382,11 @@ impl Context {
     #[inline]
     pub fn descend<R>(&mut self, index: usize, f: impl FnOnce(&mut Self) -> R) -> R {
         self.path.push(index as u32);
-        let result = if self.path.len() % crate::stack::CHECK_EVERY_LEVELS == 0 {
+        let result = if self
+            .path
+            .len()
+            .is_multiple_of(crate::stack::CHECK_EVERY_LEVELS)
+        {
             crate::stack::guard(|| f(self))
         } else {
             f(self)
@@ -398,7 +402,10 @@ impl Context {
     #[inline]
     pub fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         self.nesting += 1;
-        let result = if self.nesting % crate::stack::CHECK_EVERY_LEVELS as u32 == 0 {
+        let result = if self
+            .nesting
+            .is_multiple_of(crate::stack::CHECK_EVERY_LEVELS as u32)
+        {
             crate::stack::guard(|| f(self))
         } else {
             f(self)

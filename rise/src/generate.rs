@@ -378,7 +378,7 @@ impl Generator {
                 )
             }
             5 => {
-                let divisors: Vec<usize> = (1..=len).filter(|d| len % d == 0).collect();
+                let divisors: Vec<usize> = (1..=len).filter(|d| len.is_multiple_of(*d)).collect();
                 let k = self.pick(&divisors);
                 let source = Type::array(
                     Nat::cst((len / k) as i64),

@@ -311,7 +311,7 @@ fn annotated(term: Term, ty: &Type) -> Term {
 
 /// The divisors of `n` strictly between 1 and `n`.
 fn proper_divisors(n: usize) -> Vec<usize> {
-    (2..n).filter(|d| n % d == 0).collect()
+    (2..n).filter(|d| n.is_multiple_of(*d)).collect()
 }
 
 impl Generator {

@@ -97,7 +97,7 @@ static CHANGED: AtomicUsize = AtomicUsize::new(0);
 
 fn random_program_keeps_type_and_values(seed: u64, size: u8) -> TestResult {
     let mut generator = Generator::new(seed);
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         // Half the programs lean towards what the rules rewrite.
         generator.favourites = vec![Prim::Map, Prim::Reduce, Prim::Split, Prim::Transpose];
     }

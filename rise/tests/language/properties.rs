@@ -163,7 +163,7 @@ quickcheck! {
         let at = cut % chars.len().max(1);
         let pieces = ['(', ')', ',', '.', ':', '=', '>', '|', '1', 'x', ' ', '[', '-', '*'];
         chars.insert(at, pieces[insert as usize % pieces.len()]);
-        if insert % 3 == 0 && at + 1 < chars.len() {
+        if insert.is_multiple_of(3) && at + 1 < chars.len() {
             chars.remove(at + 1);
         }
         let mutated: String = chars.into_iter().collect();

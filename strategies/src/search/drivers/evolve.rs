@@ -168,7 +168,7 @@ impl<P: Traversable + Fingerprint> Driver<P> for Evolve {
 /// Whether a time budget ran out while a generation of `made` points so far was
 /// being made: checked once per batch, since making a point may take a while.
 fn out_of_time<P: Traversable + Fingerprint>(explorer: &Explorer<'_, P>, made: usize) -> bool {
-    made > 0 && made % BATCH == 0 && explorer.exhausted()
+    made > 0 && made.is_multiple_of(BATCH) && explorer.exhausted()
 }
 
 /// The members `paths` make, with their costs; those the budget left out are dropped.
