@@ -10,7 +10,8 @@
 //! that each has the machine to itself: a warm-up run, whose values are checked
 //! against the interpreter's the first time a program is seen (the interpreter runs
 //! once, on the program the search started from, with the same inputs), then the
-//! median of `runs` runs. A candidate whose warm-up run takes longer than the timeout,
+//! median of `runs` runs; a candidate whose warm-up already takes [`RACE_FACTOR`] times
+//! the best median so far costs its warm-up's time, without more runs. A candidate whose warm-up run takes longer than the timeout,
 //! or that has not finished its runs when the time for all of them is up (the timeout
 //! for each, and two seconds to set up the call and compare its values), is a
 //! [`Status::Timeout`]: compiled code cannot be interrupted, so a candidate that runs
@@ -21,7 +22,7 @@
 //! the model's estimates so far (their [`Measure::ms`] stays `None`: not measured).
 
 #[cfg(feature = "mlir")]
-pub use measured::{MeasureError, Measured, ModelMeasured};
+pub use measured::{MeasureError, Measured, ModelMeasured, RACE_FACTOR};
 
 use elevate_rise::limits::Limits;
 use elevate_rise::search::trace::Translation;
@@ -79,7 +80,16 @@ mod measured {
         timeout: Duration,
         /// The interpreter's result on the inputs, computed once, when first needed.
         reference: OnceLock<Result<Arc<Json>, String>>,
+        /// The best median so far, in milliseconds (infinite before any).
+        best_ms: Mutex<f64>,
+        /// How many candidates were not timed past their warm-up.
+        raced: Mutex<usize>,
     }
+
+    /// A candidate whose warm-up run already takes this many times the best median so
+    /// far is not timed further: its cost is the warm-up's time. A slow candidate then
+    /// costs one run instead of six, which is most of a search's time at large sizes.
+    pub const RACE_FACTOR: f64 = 3.0;
 
     /// The measured cost: compiled through the bridge, timed, checked (see the
     /// [module](self) documentation). The cost of a candidate is its median run time in
@@ -162,6 +172,8 @@ mod measured {
                     runs: 5,
                     timeout: Duration::from_secs(10),
                     reference: OnceLock::new(),
+                    best_ms: Mutex::new(f64::INFINITY),
+                    raced: Mutex::new(0),
                 }),
                 checked: Mutex::new(HashSet::new()),
             })
@@ -178,6 +190,8 @@ mod measured {
                 timeout: s.timeout,
                 // The same inputs: the same reference values.
                 reference: s.reference.clone(),
+                best_ms: Mutex::new(*s.best_ms.lock().unwrap_or_else(|e| e.into_inner())),
+                raced: Mutex::new(0),
             };
             f(&mut setup);
             Measured {
@@ -214,6 +228,12 @@ mod measured {
         /// The inputs every candidate runs on.
         pub fn inputs(&self) -> &[Value] {
             &self.setup.inputs
+        }
+
+        /// How many candidates cost their warm-up's time, being [`RACE_FACTOR`] times
+        /// slower than the best so far.
+        pub fn raced(&self) -> usize {
+            *self.setup.raced.lock().unwrap_or_else(|e| e.into_inner())
         }
 
         /// How many distinct programs had their values checked.
@@ -302,6 +322,18 @@ mod measured {
                 ));
             }
         }
+        let warm_up_ms = warm_up.as_secs_f64() * 1e3;
+        let best_ms = *setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
+        if warm_up_ms > RACE_FACTOR * best_ms {
+            // Clearly slower than the best: one run says enough.
+            *setup.raced.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            return Ok(Measure {
+                cost: warm_up_ms,
+                model: None,
+                ms: Some(warm_up_ms),
+                compile_ms: Some(compile_ms),
+            });
+        }
         let mut times = Vec::with_capacity(setup.runs);
         for _ in 0..setup.runs {
             let start = Instant::now();
@@ -310,6 +342,9 @@ mod measured {
         }
         times.sort_by(f64::total_cmp);
         let median = times[times.len() / 2];
+        let mut best = setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
+        *best = best.min(median);
+        drop(best);
         Ok(Measure {
             cost: median,
             model: None,

@@ -2,7 +2,7 @@
 //! their values checked once against the interpreter; failures with their status.
 
 use super::{example, sizes};
-use elevate::bridge::{model_cost, Measured, ModelMeasured};
+use elevate::bridge::{model_cost, Measured, ModelMeasured, RACE_FACTOR};
 use elevate::core::Context;
 use elevate::rise::search::Machine;
 use elevate::rise::{registry, Program, Term};
@@ -152,4 +152,20 @@ fn given_values_replace_the_interpreter_s() {
     let rejected = cost.evaluate(&mm).unwrap_err();
     assert_eq!(rejected.status, Status::WrongValues);
     assert!(rejected.reason.contains("at [3][5]"), "{}", rejected.reason);
+}
+
+#[test]
+fn a_candidate_far_slower_than_the_best_costs_its_warm_up_only() {
+    let mm = matmul(128);
+    let cost = Measured::new(&mm).unwrap().runs(3);
+    let fast = cost.evaluate(&rewritten(&mm, "par")).unwrap();
+    assert_eq!(cost.raced(), 0, "the first candidate is timed in full");
+    // The naive loops: a hundred times slower than `par` at this size.
+    let slow = cost.evaluate(&rewritten(&mm, "baseline")).unwrap();
+    assert_eq!(cost.raced(), 1);
+    assert!(slow.ms == Some(slow.cost), "{slow:?}");
+    assert!(
+        slow.cost > RACE_FACTOR * fast.cost,
+        "{slow:?} against {fast:?}"
+    );
 }
