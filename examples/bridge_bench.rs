@@ -14,24 +14,9 @@ mod bridge;
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
 
-use bridge::OpenBlas;
+use bridge::{median_ms, OpenBlas};
 use elevate::rise::egraph::goals::{matmul as matmul_at, matmul_goals, reach};
 use elevate::rise::rules;
-use std::time::Instant;
-
-/// The median of `runs` timed calls of `f`, after one untimed call, in milliseconds.
-fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
-    f(); // warm up
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
-}
 
 /// OpenBLAS's single-threaded `sgemm` on n x n matrices, if the library is there.
 fn openblas_ms(n: usize) -> Option<f64> {

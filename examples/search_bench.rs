@@ -15,7 +15,7 @@ mod bridge;
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
 
-use bridge::{OpenBlas, OpenMp};
+use bridge::{median_ms, OpenBlas, OpenMp};
 use elevate::bridge::measure::{model_cost, Measured};
 use elevate::rise::search::{Auto, Machine};
 use elevate::rise::Term;
@@ -37,20 +37,6 @@ const CORE_TYPES: [&str; 6] = [
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
-}
-
-/// The median of `runs` timed calls of `f`, after one untimed call, in milliseconds.
-fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
-    f();
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
 }
 
 /// In a child process: OpenBLAS's `sgemm` on `threads` threads, milliseconds.

@@ -26,6 +26,20 @@ pub fn strategy(name: &str) -> Strategy<Term> {
 }
 
 /// A matmul program compiled to machine code, with random inputs for it.
+/// The median of `runs` timed calls of `f`, after one untimed call, in milliseconds.
+pub fn median_ms(mut f: impl FnMut(), runs: usize) -> f64 {
+    f(); // warm up
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
 pub struct Matmul {
     /// The compiled function.
     pub compiled: Compiled,

@@ -197,6 +197,27 @@ impl Term {
         &self.0.expr
     }
 
+    /// The term below its nat applications and their arguments, in order:
+    /// `split(4)` is `split` with `[4]`; a term without any is itself with none.
+    ///
+    /// ```
+    /// use elevate_rise::{nat::Nat, prim::Prim, Term};
+    /// let t = Term::nat_app(Term::nat_app(Term::prim(Prim::Slide), Nat::cst(3)), Nat::cst(1));
+    /// let (head, nats) = t.nat_arguments();
+    /// assert!(matches!(head.expr(), elevate_rise::Expr::Prim(Prim::Slide)));
+    /// assert_eq!(nats, [&Nat::cst(3), &Nat::cst(1)]);
+    /// ```
+    pub fn nat_arguments(&self) -> (&Term, Vec<&Nat>) {
+        let mut nats = Vec::new();
+        let mut head = self;
+        while let Expr::NatApp(f, n) = head.expr() {
+            nats.push(n);
+            head = f;
+        }
+        nats.reverse();
+        (head, nats)
+    }
+
     /// The inferred type, if the term has been type-checked.
     pub fn ty(&self) -> Option<&Type> {
         self.0.ty.as_ref()

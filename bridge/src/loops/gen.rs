@@ -284,13 +284,11 @@ impl Gen {
 
     /// A primitive with its nat arguments, as a curried function of its values.
     pub(super) fn primitive(&mut self, t: &Term) -> Result<Val, Error> {
-        let mut nats = Vec::new();
-        let mut head = t;
-        while let Expr::NatApp(f, n) = head.expr() {
-            nats.push(size(n, t)?);
-            head = f;
-        }
-        nats.reverse();
+        let (head, nat_args) = t.nat_arguments();
+        let nats = nat_args
+            .into_iter()
+            .map(|n| size(n, t))
+            .collect::<Result<Vec<_>, Error>>()?;
         let Expr::Prim(p) = head.expr() else {
             return Err(Error::unsupported(
                 t,

@@ -101,13 +101,8 @@ impl Ex {
 
     /// A primitive with its nat arguments, as a curried function of its values.
     fn primitive(&mut self, t: &Term) -> R<SVal> {
-        let mut nats = Vec::new();
-        let mut head = t;
-        while let Expr::NatApp(f, n) = head.expr() {
-            nats.push(size(n)?);
-            head = f;
-        }
-        nats.reverse();
+        let (head, nat_args) = t.nat_arguments();
+        let nats = nat_args.into_iter().map(size).collect::<R<Vec<_>>>()?;
         let Expr::Prim(p) = head.expr() else {
             return no("a nat argument of something other than a primitive");
         };

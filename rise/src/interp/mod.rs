@@ -296,12 +296,7 @@ impl Compiler {
         }
         args.reverse();
         let callee = head;
-        let mut nats = Vec::new();
-        while let Expr::NatApp(f, n) = head.expr() {
-            nats.push(n);
-            head = f;
-        }
-        nats.reverse();
+        let (mut head, nats) = head.nat_arguments();
         // Look through annotations on the head.
         while let Expr::Annotation(e, _) = head.expr() {
             head = e;

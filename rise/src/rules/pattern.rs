@@ -66,16 +66,11 @@ pub(crate) fn applied(t: &Term, p: Prim, values: usize) -> Option<(Vec<Nat>, Vec
     if args.len() != values {
         return None;
     }
-    let mut nats = Vec::new();
-    while let Expr::NatApp(f, n) = head.expr() {
-        nats.push(n.clone());
-        head = f;
-    }
+    let (head, nats) = head.nat_arguments();
     match head.expr() {
         Expr::Prim(q) if *q == p && nats.len() == p.nat_params() => {
             args.reverse();
-            nats.reverse();
-            Some((nats, args))
+            Some((nats.into_iter().cloned().collect(), args))
         }
         _ => None,
     }

@@ -106,12 +106,7 @@ pub(crate) fn read_space(
             "choice points, `steps` and `auto` cannot be inside a `def`",
         ));
     }
-    let mut scanner = Scanner {
-        text,
-        at: defs_end,
-        top: true,
-        depth: 0,
-    };
+    let mut scanner = Scanner::new(text, defs_end, true);
     let items = scanner.items(&[])?;
     if scanner.at < text.len() {
         return Err(SpaceError::new(scanner.at, "unexpected `}` or `,`"));
@@ -129,12 +124,7 @@ pub(crate) fn read_space(
 
 /// Where the first `{`, `steps(` or `auto` of `text` is, outside strings and comments.
 pub(super) fn first_special(text: &str) -> Option<usize> {
-    let mut scanner = Scanner {
-        text,
-        at: 0,
-        top: false,
-        depth: 0,
-    };
+    let mut scanner = Scanner::new(text, 0, false);
     while scanner.at < text.len() {
         let start = scanner.at;
         match scanner.token() {
@@ -222,12 +212,7 @@ fn alone(offset: usize) -> SpaceError {
 }
 
 fn is_blank(text: &str) -> bool {
-    let mut scanner = Scanner {
-        text,
-        at: 0,
-        top: false,
-        depth: 0,
-    };
+    let mut scanner = Scanner::new(text, 0, false);
     while scanner.at < text.len() {
         if !matches!(scanner.token(), Token::Blank) {
             return false;
@@ -296,6 +281,16 @@ struct Scanner<'t> {
 }
 
 impl<'t> Scanner<'t> {
+    /// A scanner of `text` from `at`, at the top level of a space or not.
+    fn new(text: &'t str, at: usize, top: bool) -> Self {
+        Scanner {
+            text,
+            at,
+            top,
+            depth: 0,
+        }
+    }
+
     fn peek_char(&self) -> Option<char> {
         self.text[self.at..].chars().next()
     }

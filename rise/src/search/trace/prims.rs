@@ -10,13 +10,8 @@ use std::rc::Rc;
 
 /// A primitive with its nat arguments, as a curried function of its values.
 pub(super) fn primitive(t: &Term) -> R<V> {
-    let mut nats = Vec::new();
-    let mut head = t;
-    while let Expr::NatApp(f, n) = head.expr() {
-        nats.push(size(n)?);
-        head = f;
-    }
-    nats.reverse();
+    let (head, nat_args) = t.nat_arguments();
+    let nats = nat_args.into_iter().map(size).collect::<R<Vec<_>>>()?;
     let Expr::Prim(p) = head.expr() else {
         return unsupported("a nat argument of something other than a primitive");
     };
