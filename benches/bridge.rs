@@ -23,9 +23,10 @@ mod bridge;
 #[path = "support/matmul.rs"]
 mod matmul;
 
-use bridge::{OpenBlas, OpenMp};
+use bridge::OpenBlas;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode};
+use elevate::bridge::jit::OpenMp;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -70,7 +71,7 @@ fn matmul(c: &mut Criterion) {
     let baseline = bridge::compile(&source, bridge::strategy("baseline"), N);
     let par = bridge::compile(&source, bridge::strategy("par"), N);
     let threads = thread_counts();
-    let openmp = OpenMp::load();
+    let openmp = OpenMp::get();
     if openmp.is_none() {
         eprintln!("the OpenMP runtime is missing: par runs on its default thread count");
     }

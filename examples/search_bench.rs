@@ -15,7 +15,8 @@ mod bridge;
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
 
-use bridge::{median_ms, OpenBlas, OpenMp};
+use bridge::{median_ms, OpenBlas};
+use elevate::bridge::jit::OpenMp;
 use elevate::bridge::measure::{model_cost, Measured};
 use elevate::rise::search::{Auto, Machine};
 use elevate::rise::Term;
@@ -211,7 +212,7 @@ fn main() {
         .to_json()
         .expect("par's values are JSON");
     let measured = measured.with_reference(reference);
-    let omp = OpenMp::load();
+    let omp = OpenMp::get();
     let mut par_ms = [None, None];
     for (i, threads) in [1, 0].into_iter().enumerate() {
         if let Some(omp) = &omp {

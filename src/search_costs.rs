@@ -23,10 +23,18 @@ pub fn make(
     if let Some(threads) = threads {
         machine.cores = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);
     }
-    let measured = || Measured::new(start).map_err(|e| e.to_string());
+    let measured = || {
+        let measured = Measured::new(start).map_err(|e| e.to_string())?;
+        Ok::<_, String>(match threads {
+            Some(threads) => measured.threads(threads),
+            None => measured,
+        })
+    };
     match name {
         "model" => Ok(Box::new(model_cost(machine))),
-        "measured" => Ok(Box::new(measured()?)),
+        // Every measured candidate gets the model's estimate too, for the report's
+        // `model_spearman`.
+        "measured" => Ok(Box::new(measured()?.with_model(model_cost(machine)))),
         "model+measured" => Ok(Box::new(ModelMeasured::new(
             model_cost(machine),
             measured()?,

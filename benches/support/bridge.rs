@@ -7,7 +7,7 @@
 
 #![allow(dead_code)]
 
-use elevate::bridge::jit::{self, Compiled};
+use elevate::bridge::jit::Compiled;
 use elevate::bridge::Options;
 use elevate::core::Strategy;
 use elevate::rise::nat::NatVar;
@@ -160,44 +160,5 @@ impl OpenBlas {
                 n,
             )
         }
-    }
-}
-
-/// The OpenMP runtime that the JIT loads for parallel loops (`jit::OPENMP_RUNTIME`),
-/// for setting its thread count between calls.
-///
-/// `OMP_NUM_THREADS` (what `elevate run --threads` sets) is read once, when the runtime
-/// initializes; `omp_set_num_threads` changes the count of the calling thread's later
-/// parallel regions, so one process can measure several counts. The library is opened
-/// here by its resolved path, as the JIT opens it, so both get the same instance.
-pub struct OpenMp {
-    set_num_threads: unsafe extern "C" fn(i32),
-    // Keeps the runtime loaded, with the count set, until the JIT loads it too.
-    _library: Library,
-}
-
-impl OpenMp {
-    /// Loads the runtime, or `None` if it is not installed.
-    pub fn load() -> Option<OpenMp> {
-        let path = std::fs::canonicalize(jit::OPENMP_RUNTIME).ok()?;
-        // SAFETY: loading LLVM's OpenMP runtime and taking `omp_set_num_threads` with
-        // its C signature; the library stays loaded as long as the pointer is kept.
-        unsafe {
-            let library = Library::new(path).ok()?;
-            let set_num_threads = *library
-                .get::<unsafe extern "C" fn(i32)>(b"omp_set_num_threads")
-                .ok()?;
-            Some(OpenMp {
-                set_num_threads,
-                _library: library,
-            })
-        }
-    }
-
-    /// Runs the calling thread's next parallel loops on `threads` threads.
-    pub fn set_threads(&self, threads: usize) {
-        let threads = i32::try_from(threads.max(1)).expect("a thread count");
-        // SAFETY: `omp_set_num_threads` takes any positive count.
-        unsafe { (self.set_num_threads)(threads) }
     }
 }

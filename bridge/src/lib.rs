@@ -51,5 +51,5 @@ pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
 pub use measure::{model_cost, translation};
 #[cfg(feature = "mlir")]
-pub use measure::{MeasureError, Measured, ModelMeasured, RACE_FACTOR};
+pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
 pub use payload::{payload, payload_loops, Check, Payload, TrapSite, TRAP_ARGUMENT};

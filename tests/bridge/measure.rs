@@ -2,6 +2,7 @@
 //! their values checked once against the interpreter; failures with their status.
 
 use super::{example, sizes};
+use elevate::bridge::jit::OpenMp;
 use elevate::bridge::{model_cost, Measured, ModelMeasured, RACE_FACTOR};
 use elevate::core::Context;
 use elevate::rise::search::Machine;
@@ -168,4 +169,43 @@ fn a_candidate_far_slower_than_the_best_costs_its_warm_up_only() {
         slow.cost > RACE_FACTOR * fast.cost,
         "{slow:?} against {fast:?}"
     );
+}
+
+#[test]
+fn each_thread_sets_its_own_count_of_parallel_threads() {
+    let openmp = OpenMp::get().expect("the OpenMP runtime is installed with LLVM");
+    let before = openmp.threads();
+    let other = std::thread::spawn(|| {
+        let openmp = OpenMp::get().unwrap();
+        openmp.set_threads(3);
+        openmp.threads()
+    });
+    assert_eq!(other.join().unwrap(), 3);
+    // Another thread's setting leaves this one's alone.
+    assert_eq!(openmp.threads(), before);
+}
+
+#[test]
+fn a_measured_search_on_one_thread_with_the_model_s_estimates_and_its_compile_rate() {
+    let mm = matmul(64);
+    let cost = Measured::new(&mm)
+        .unwrap()
+        .runs(1)
+        .threads(1)
+        .with_model(model_cost(Machine::default()));
+    assert_eq!(cost.compile_rate().candidates, 0);
+    let programs: Vec<Term> = ["par", "blocking", "id"]
+        .iter()
+        .map(|s| rewritten(&mm, s))
+        .collect();
+    let refs: Vec<&Term> = programs.iter().collect();
+    for (r, p) in cost.evaluate_all(&refs, 2).into_iter().zip(&programs) {
+        let m = r.unwrap();
+        let estimate = model_cost(Machine::default()).evaluate(p).unwrap().cost;
+        assert_eq!(m.model, Some(estimate));
+        assert!(m.ms == Some(m.cost));
+    }
+    let rate = cost.compile_rate();
+    assert_eq!(rate.candidates, 3);
+    assert!(rate.seconds > 0.0 && rate.per_second() > 0.0, "{rate:?}");
 }

@@ -181,7 +181,9 @@ fn a_measured_search_times_compiled_candidates() {
         "--cost",
         "measured",
         "--budget",
-        "evals=4",
+        "evals=6",
+        "--threads",
+        "1",
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -196,9 +198,21 @@ fn a_measured_search_times_compiled_candidates() {
         .filter(|l| l["status"] == "ok")
         .collect();
     assert!(!ok.is_empty(), "{log}");
-    for line in ok {
+    let distinct: std::collections::HashSet<String> =
+        ok.iter().map(|l| l["program_hash"].to_string()).collect();
+    for line in &ok {
         assert!(line["ms"].as_f64().unwrap() > 0.0, "{line}");
         assert!(line["compile_ms"].as_f64().unwrap() > 0.0, "{line}");
+        // Every measured candidate has the model's estimate too.
+        assert!(line["model_cost"].as_f64().unwrap() > 0.0, "{line}");
+    }
+    // How well the model ranked them, once there are three programs to rank.
+    let spearman = &r["model_spearman"];
+    if distinct.len() >= 3 {
+        let rho = spearman.as_f64().unwrap_or_else(|| panic!("{r}"));
+        assert!((-1.0..=1.0).contains(&rho), "{r}");
+    } else {
+        assert!(spearman.is_null(), "{r}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

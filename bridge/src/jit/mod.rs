@@ -8,15 +8,18 @@
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |
 //! | `call` | calling the compiled function, and its trap record |
+//! | `openmp` | the thread count of parallel loops |
 
 mod buffer;
 mod call;
 mod compiled;
 mod mlir;
+mod openmp;
 
 pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
+pub use openmp::OpenMp;
 
 use crate::error::Error;
 use crate::payload::Payload;
