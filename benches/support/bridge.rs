@@ -138,21 +138,28 @@ impl OpenBlas {
 
     /// `c = a b` for row-major `n` x `n` matrices.
     pub fn sgemm(&self, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-        assert!(a.len() == n * n && b.len() == n * n && c.len() == n * n);
-        let n = i32::try_from(n).expect("n fits in an i32");
-        // SAFETY: the buffers hold n x n floats each, as told. Row-major (101), no
-        // transposes (111).
+        self.sgemm_mnk(n, n, n, a, b, c)
+    }
+
+    /// `c = a b` for row-major matrices: `a` is `m` x `k`, `b` is `k` x `n`, `c` is
+    /// `m` x `n`.
+    pub fn sgemm_mnk(&self, m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+        assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
+        let dim = |x: usize| i32::try_from(x).expect("a dimension fits in an i32");
+        let (m, n, k) = (dim(m), dim(n), dim(k));
+        // SAFETY: the buffers hold the floats told above. Row-major (101), no
+        // transposes (111); the leading dimensions are the rows' lengths.
         unsafe {
             (self.sgemm)(
                 101,
                 111,
                 111,
+                m,
                 n,
-                n,
-                n,
+                k,
                 1.0,
                 a.as_ptr(),
-                n,
+                k,
                 b.as_ptr(),
                 n,
                 0.0,

@@ -150,3 +150,19 @@ impl<P, C: Cost<P> + ?Sized> Cost<P> for Box<C> {
         (**self).evaluate_all(programs, jobs)
     }
 }
+
+/// A borrowed cost, so that its owner can read what it kept (a measured cost's
+/// statistics) after the search.
+impl<P, C: Cost<P> + ?Sized> Cost<P> for &C {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn evaluate(&self, program: &P) -> Result<Measure, Rejection> {
+        (**self).evaluate(program)
+    }
+
+    fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        (**self).evaluate_all(programs, jobs)
+    }
+}
