@@ -97,6 +97,10 @@ pub struct Explorer<'s, P> {
     observer: Option<&'s mut dyn FnMut(&Progress<'_>)>,
 }
 
+/// Under a time budget, how many candidates per job are evaluated between two looks
+/// at the clock.
+const CANDIDATES_PER_JOB: usize = 2;
+
 impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
     /// An explorer from `root`, ranking with `cost` on up to `jobs` threads.
     pub fn new(
@@ -187,15 +191,33 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
                 fresh.push(i);
             }
         }
-        let programs: Vec<&P> = fresh.iter().map(|&i| finals[i].program()).collect();
-        let results = self.cost.evaluate_all(&programs, self.jobs);
-        for (&i, result) in fresh.iter().zip(results) {
-            self.cache.insert(hashes[i], result);
-            self.distinct += 1;
+        // Under a time budget, a batch is evaluated a few candidates per job at a
+        // time, so that a search stops within a small part of a batch of the limit.
+        let chunk = match self.budget.time {
+            Some(_) => self.jobs * CANDIDATES_PER_JOB,
+            None => fresh.len().max(1),
+        };
+        for part in fresh.chunks(chunk) {
+            if self.exhausted() {
+                break;
+            }
+            let programs: Vec<&P> = part.iter().map(|&i| finals[i].program()).collect();
+            let results = self.cost.evaluate_all(&programs, self.jobs);
+            for (&i, result) in part.iter().zip(results) {
+                self.cache.insert(hashes[i], result);
+                self.distinct += 1;
+            }
         }
+        // The candidates up to the first whose program was left unevaluated.
+        let known = finals
+            .iter()
+            .zip(&hashes)
+            .take_while(|(s, h)| !s.is_complete() || self.cache.contains_key(h))
+            .count();
         finals
             .iter()
             .zip(hashes)
+            .take(known)
             .map(|(state, hash)| self.record(state, hash))
             .collect()
     }

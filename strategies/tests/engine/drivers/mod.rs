@@ -397,6 +397,45 @@ fn a_time_budget_stops_every_driver() {
     }
 }
 
+/// The nest model, taking much longer: a batch of candidates takes far more than a
+/// tenth of a second.
+struct Slower;
+
+impl Cost<Nest> for Slower {
+    fn name(&self) -> String {
+        "slower".into()
+    }
+
+    fn evaluate(&self, nest: &Nest) -> Result<Measure, Rejection> {
+        std::thread::sleep(Duration::from_millis(25));
+        Model.evaluate(nest)
+    }
+}
+
+#[test]
+fn a_time_budget_stops_a_search_within_a_batch() {
+    // A batch is evaluated a few candidates at a time under a time budget, so the
+    // search ends after about 0.1 s / 25 ms = 4 candidates (fewer on a busy machine),
+    // not after its first batch of 32.
+    let budget = SearchBudget::default().time(Duration::from_millis(100));
+    for driver in ["random", "evolve(32)"] {
+        let report = search(
+            SPACE,
+            registry(),
+            driver,
+            Slower,
+            budget,
+            1,
+            &Nest::matmul(),
+        );
+        assert!(
+            (1..16).contains(&report.evaluations),
+            "{driver}: {} evaluations",
+            report.evaluations
+        );
+    }
+}
+
 /// Rejects every program.
 struct Nothing;
 
