@@ -489,7 +489,7 @@ impl StrategyImpl<Term> for SaturateStrategy {
             }
             Err(e) => {
                 cx.log(|| format!("saturate: {e}"));
-                Err(Failure::no_match(name).at_path(&cx.location()))
+                Err(Failure::no_match(name))
             }
         }
     }

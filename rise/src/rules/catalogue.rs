@@ -413,7 +413,7 @@ struct Invalid {
 impl StrategyImpl<Term> for Invalid {
     fn apply(&self, _program: &Term, cx: &mut Context) -> RewriteResult<Term> {
         cx.log(|| format!("{}: {}", self.label, self.why));
-        Err(Failure::no_match(self.label.clone()).at_path(&cx.location()))
+        Err(Failure::no_match(self.label.clone()))
     }
 
     fn name(&self) -> Name {

@@ -203,3 +203,18 @@ fn the_largest_limits_are_no_limits() {
     let mut cx = Context::new(Budget::unlimited().time(Duration::from_millis(u64::MAX)));
     assert!(s.apply(&t, &mut cx).is_ok());
 }
+
+#[test]
+fn a_saturation_that_fails_below_the_root_is_located_once() {
+    // Saturating an open body fails (its parameter is free there); the failure is
+    // located at the body, as the failure of any rule there would be.
+    let program = typed("fun(xs: 4.f32 => fun(ys: 4.f32 => xs |> map(fun(x => x * 2.0))))");
+    let strategy = elevate_rise::registry()
+        .parse(r#"body(body(saturate("mapFusion", "", "size")))"#)
+        .unwrap();
+    let failure = strategy
+        .apply(&program, &mut Context::default())
+        .unwrap_err();
+    assert_eq!(failure.strategy().as_str(), "saturate");
+    assert_eq!(failure.path().as_slice(), &[0, 0]);
+}

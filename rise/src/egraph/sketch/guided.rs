@@ -213,7 +213,7 @@ impl StrategyImpl<Term> for SketchGuidedStrategy {
             }
             Err(Stop::Failed(e)) => {
                 cx.log(|| format!("sketchGuided: {e}"));
-                Err(Failure::no_match(name).at_path(&cx.location()))
+                Err(Failure::no_match(name))
             }
         }
     }
