@@ -453,10 +453,7 @@ impl<P: Traversable> StateInner<P> {
             return;
         }
         let text: String = self.part_texts.iter().map(|t| &**t).collect();
-        for cut in sequence_cuts(&text) {
-            if cut.at < from {
-                continue;
-            }
+        for cut in sequence_cuts(&text, from) {
             if !(cut.final_ || complete) {
                 break;
             }

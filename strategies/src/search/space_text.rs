@@ -280,11 +280,12 @@ impl Cut {
     }
 }
 
-/// The cuts of `text`'s top-level sequence, in order (`text` may end inside brackets:
-/// it is read as the beginning of a longer text).
-pub(super) fn sequence_cuts(text: &str) -> Vec<Cut> {
+/// The cuts of `text`'s top-level sequence from `from` on (the start of the text or
+/// the end of a cut), in order; `text` may end inside brackets: it is read as the
+/// beginning of a longer text.
+pub(super) fn sequence_cuts(text: &str, from: usize) -> Vec<Cut> {
     let mut cuts: Vec<Cut> = Vec::new();
-    let mut scanner = Scanner::new(text, 0, false);
+    let mut scanner = Scanner::new(text, from, false);
     let mut depth = 0usize;
     while scanner.at < text.len() {
         let start = scanner.at;
@@ -662,7 +663,7 @@ mod tests {
     #[test]
     fn a_part_is_cut_at_its_top_level_semicolons_outside_strings_and_brackets() {
         let text = "a ;; f(b ; c) ; contains(\"; ;;\") /* ; */ ;";
-        let cuts = sequence_cuts(text);
+        let cuts = sequence_cuts(text, 0);
         let at: Vec<(usize, bool, bool)> = cuts
             .iter()
             .map(|c| (c.at, c.normal_form, c.final_))
@@ -670,7 +671,9 @@ mod tests {
         assert_eq!(at, [(2, true, true), (14, false, true), (41, false, false)]);
         assert_eq!(&text[cuts[0].end()..cuts[1].at], " f(b ; c) ");
         // Text that stops inside brackets: only the cuts before them.
-        assert_eq!(sequence_cuts("a ; try(b ; ").len(), 1);
+        assert_eq!(sequence_cuts("a ; try(b ; ", 0).len(), 1);
+        // From the end of a cut on.
+        assert_eq!(sequence_cuts(text, cuts[0].end()), cuts[1..]);
     }
 
     #[test]
