@@ -719,7 +719,9 @@ impl<P: Traversable> State<P> {
         self.options() == 0
     }
 
-    /// The program the decisions so far lead to (for a complete point: its program).
+    /// The program the decisions so far lead to (for a complete point: its program;
+    /// inside a part that is a sequence, the program after the items whose choices are
+    /// made; for a failed point, the program before the part that failed).
     pub fn program(&self) -> &P {
         &self.inner.program
     }
