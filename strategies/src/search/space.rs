@@ -188,14 +188,19 @@ impl<P: Traversable> Space<P> {
     }
 
     /// Every option of every choice must make a strategy: each part is parsed with
-    /// the first option everywhere but one choice at a time.
+    /// the first option everywhere but one choice at a time. A part that is a
+    /// sequence is parsed item by item, each distinct item once (variants share most
+    /// of their items), and whole only to locate an error.
     fn check_parts(&self, parts: &[Part]) -> Result<(), SpaceError> {
         for part in parts {
             match part {
                 Part::Fixed(template) => {
+                    let sequence = sequence_without_choice(template);
                     for variant in variants(template) {
                         let (text, origins) = render(&variant);
-                        self.check_text(&text, &origins)?;
+                        if !(sequence && self.items_parse(&text)) {
+                            self.check_text(&text, &origins)?;
+                        }
                     }
                 }
                 Part::Steps { alternatives, .. } => {
@@ -218,6 +223,29 @@ impl<P: Traversable> Space<P> {
             }
         }
         Ok(())
+    }
+
+    /// Whether each item of the sequence `text` parses (and is kept for its
+    /// applications).
+    fn items_parse(&self, text: &str) -> bool {
+        let mut from = 0;
+        let mut items = Vec::new();
+        for cut in sequence_cuts(text, 0) {
+            items.push(&text[from..cut.at]);
+            if cut.normal_form {
+                items.push("DFNF");
+            }
+            from = cut.end();
+        }
+        items.push(&text[from..]);
+        items
+            .into_iter()
+            .all(|item| self.strategy(item.trim()).is_ok())
+    }
+
+    /// The strategy `text` stands for, parsed once and then kept.
+    fn strategy(&self, text: &str) -> Result<Strategy<P>, crate::text::TextError> {
+        self.inner.cache.strategy(text, |t| self.parse_strategy(t))
     }
 
     fn check_text(&self, text: &str, origins: &[(usize, usize)]) -> Result<(), SpaceError> {
@@ -939,6 +967,16 @@ mod tests {
         let fresh = walk(&super::tests::space(SEQUENCES));
         assert!(fresh.node_id() != first.node_id());
         assert_eq!(fresh, first);
+    }
+
+    #[test]
+    fn an_option_that_is_no_strategy_is_located_in_a_sequence_as_anywhere() {
+        let text = "{topDown(mulOne) ; {topDown(addZero), try(nope)}, id}";
+        let Err(e) = Space::parse(text, registry()) else {
+            panic!("`nope` is no strategy")
+        };
+        assert_eq!(&text[e.offset..e.offset + 4], "nope", "{}", e.message);
+        assert!(e.message.contains("nope"), "{}", e.message);
     }
 
     #[test]
