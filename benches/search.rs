@@ -1,11 +1,17 @@
 //! Criterion benchmark of search at small size: a model-cost search of the 64x64x64
 //! matmul over `auto` (100 candidates, `evolve`), and as a baseline in the same run one
 //! candidate's work alone (the model's estimate of `defaultLowering`'s program); then
-//! one step of the environment. `examples/search_bench.rs` is the full comparison
-//! (measured, against `par`, OpenBLAS and the FMA peak).
+//! the environment: one step and its undo (a branch the space has seen: what it gave
+//! is kept), and whole episodes of random actions (reset to the end, the end's model
+//! cost included; the same environment throughout, so later episodes find what earlier
+//! ones applied). `examples/search_bench.rs` is the full comparison (measured, against
+//! `par`, OpenBLAS and the FMA peak); `examples/env_bench.rs` times the environment
+//! alone.
 //!
 //! `cargo bench --bench search`
 
+#[path = "support/env.rs"]
+mod env;
 #[path = "support/matmul.rs"]
 mod matmul;
 
@@ -49,6 +55,11 @@ fn search(c: &mut Criterion) {
             env.step(action).expect("a legal action");
             env.undo();
         })
+    });
+    group.bench_function("environment episode, random actions", |b| {
+        let mut env = env::environment(&start);
+        let mut seed = 1;
+        b.iter(|| env::episode(&mut env, &start, &mut seed))
     });
     group.finish();
 }

@@ -15,28 +15,31 @@
 //! - the 3x3 convolution (`conv2d.rise`, a stencil) at 2048x2048 against
 //!   `defaultLowering` and the copy roof (reading the image and writing the result once);
 //! - how many candidates compiled per second (both cores compiling), and the agents'
-//!   environment step with the model cost.
+//!   environment's time per step and per episode with the model cost
+//!   (`examples/env_bench.rs` alone, without MLIR).
 //!
 //! `cargo run --release --example search_bench [-- N SECONDS]`; `--quick`: 256 and 20,
 //! with the rectangle and the stencil a quarter of their size in each dimension.
 
 #[path = "../benches/support/bridge.rs"]
 mod bridge;
+#[path = "../benches/support/env.rs"]
+mod env;
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
 
 use bridge::{median_ms, OpenBlas};
 use elevate::bridge::jit::OpenMp;
-use elevate::bridge::measure::{model_cost, CompileRate, Measured};
+use elevate::bridge::measure::{CompileRate, Measured};
 use elevate::bridge::Options;
 use elevate::rise::nat::NatVar;
-use elevate::rise::search::{Auto, Machine};
+use elevate::rise::search::Auto;
 use elevate::rise::{NatEnv, Program, Term};
-use elevate::strategies::search::{drivers, Environment, Report, Search, SearchBudget, Space};
+use elevate::strategies::search::{drivers, Report, Search, SearchBudget, Space};
 use serde_json::json;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// OpenBLAS core types worth trying on x86 (the empty one: OpenBLAS's own choice).
 const CORE_TYPES: [&str; 6] = [
@@ -162,35 +165,6 @@ mod peak {
         std::hint::black_box(sum);
         (ITERATIONS * ACCUMULATORS as u64 * 8 * 2) as f64 / seconds / 1e9
     }
-}
-
-/// Microseconds per environment step (no compilation: the model cost), over 100
-/// episodes of random actions on the matmul at 256; the last step of each episode,
-/// which asks the model for its cost, is left out.
-fn env_step_us(start: &Term) -> f64 {
-    let space =
-        Space::parse_with_auto("auto", Arc::new(elevate::rise::registry()), Auto::default())
-            .expect("auto reads");
-    let mut env = Environment::new(space, model_cost(Machine::host()));
-    let (mut steps, mut total) = (0u32, Duration::ZERO);
-    let mut seed = 1u64;
-    for _ in 0..100 {
-        env.reset(start);
-        while !env.state().is_final() {
-            let legal = env.legal_actions();
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let action = legal[(seed >> 33) as usize % legal.len()];
-            let t = Instant::now();
-            let transition = env.step(action).expect("a legal action");
-            if !transition.done {
-                total += t.elapsed();
-                steps += 1;
-            }
-        }
-    }
-    total.as_secs_f64() * 1e6 / f64::from(steps.max(1))
 }
 
 /// The sizes of a matmul: `a` is `m` x `k`, `b` is `k` x `n`.
@@ -442,8 +416,14 @@ fn main() {
         .0
         .instantiate(&small.1)
         .expect("the matmul instantiates");
+    // 100 episodes of random actions; a step's time leaves out the steps that end an
+    // episode (they ask the model for the cost), an episode's counts everything.
+    let times = env::episodes(&small_start, 100);
     println!(
         "{}",
-        json!({"bench": "env_step", "n": 256, "cost": "model", "us_per_step": round(env_step_us(&small_start))})
+        json!({"bench": "env_step", "n": 256, "cost": "model", "episodes": 100,
+               "us_per_step": round(times.us_per_step),
+               "us_per_step_median": round(times.us_per_step_median),
+               "us_per_episode": round(times.us_per_episode)})
     );
 }

@@ -12,7 +12,11 @@ use super::cost::{Cost, Fingerprint, Rejection};
 use super::space::{Space, State};
 use elevate_core::Traversable;
 use rpds::ListSync as List;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
+
+/// The most programs whose cost an environment keeps (it forgets them all beyond).
+const KEPT_COSTS: usize = 1 << 16;
 
 /// Numbers that describe a program to an agent (a Rise implementation describes each
 /// loop nest: trip counts, loop order, vector width, parallel loops, buffers,
@@ -77,9 +81,13 @@ pub struct Environment<P> {
     history: List<State<P>>,
     shape: ActionShape,
     baseline: Option<f64>,
-    /// The program of the last reset and its start state: a reset on the very same
-    /// program (the same shared node) starts from them again without recomputing.
-    last_start: Option<(P, State<P>)>,
+    /// The program of the last reset, its start state and the action space's shape: a
+    /// reset on the very same program (the same shared node) starts from them again
+    /// without recomputing.
+    last_start: Option<(P, State<P>, ActionShape)>,
+    /// The cost of each program an episode ended on, by fingerprint: an agent that
+    /// comes back to a program (as a search does) does not pay for its cost again.
+    costs: FxHashMap<u64, Result<f64, Rejection>>,
 }
 
 impl<P: Traversable + Fingerprint> Environment<P> {
@@ -97,6 +105,7 @@ impl<P: Traversable + Fingerprint> Environment<P> {
             },
             baseline: None,
             last_start: None,
+            costs: FxHashMap::default(),
         }
     }
 
@@ -109,22 +118,24 @@ impl<P: Traversable + Fingerprint> Environment<P> {
     /// Starts an episode on `program`: its cost is the baseline of the rewards.
     /// Starting again on the very same program reuses the baseline and the start.
     pub fn reset(&mut self, program: &P) -> &State<P> {
-        let same =
-            |(p, _): &(P, State<P>)| p.node_id().is_some() && p.node_id() == program.node_id();
-        let start = match self.last_start.as_ref().filter(|last| same(last)) {
-            Some((_, start)) => start.clone(),
+        let same = |(p, _, _): &(P, State<P>, ActionShape)| {
+            p.node_id().is_some() && p.node_id() == program.node_id()
+        };
+        let (start, shape) = match self.last_start.as_ref().filter(|last| same(last)) {
+            Some((_, start, shape)) => (start.clone(), *shape),
             None => {
-                self.baseline = self.cost.evaluate(program).ok().map(|m| m.cost);
+                self.baseline = self.cost_of(program).ok();
                 let start = self.space.start(program);
-                self.last_start = Some((program.clone(), start.clone()));
-                start
+                let (transformations, parameters) = start.action_shape();
+                let shape = ActionShape {
+                    transformations,
+                    parameters,
+                };
+                self.last_start = Some((program.clone(), start.clone(), shape));
+                (start, shape)
             }
         };
-        let (transformations, parameters) = start.action_shape();
-        self.shape = ActionShape {
-            transformations,
-            parameters,
-        };
+        self.shape = shape;
         self.history = List::new_sync().push_front(start);
         self.state()
     }
@@ -190,7 +201,7 @@ impl<P: Traversable + Fingerprint> Environment<P> {
         Ok(transition)
     }
 
-    fn transition(&self, state: &State<P>) -> Transition {
+    fn transition(&mut self, state: &State<P>) -> Transition {
         if !state.is_final() {
             return Transition {
                 reward: 0.0,
@@ -208,7 +219,7 @@ impl<P: Traversable + Fingerprint> Environment<P> {
                 ))),
             };
         }
-        let outcome = self.cost.evaluate(state.program()).map(|m| m.cost);
+        let outcome = self.cost_of(state.program());
         let reward = match (&outcome, self.baseline) {
             (Ok(cost), Some(baseline)) if *cost > 0.0 && baseline > 0.0 => (baseline / cost).ln(),
             (Ok(_), _) => 0.0,
@@ -219,6 +230,20 @@ impl<P: Traversable + Fingerprint> Environment<P> {
             done: true,
             outcome: Some(outcome),
         }
+    }
+
+    /// The cost of `program`, evaluated once.
+    fn cost_of(&mut self, program: &P) -> Result<f64, Rejection> {
+        let key = program.fingerprint();
+        if let Some(cost) = self.costs.get(&key) {
+            return cost.clone();
+        }
+        if self.costs.len() >= KEPT_COSTS {
+            self.costs.clear();
+        }
+        let cost = self.cost.evaluate(program).map(|m| m.cost);
+        self.costs.insert(key, cost.clone());
+        cost
     }
 
     /// Goes back one step; `false` at the start of the episode.
@@ -333,6 +358,40 @@ mod tests {
         assert!(env.state().program().node_id() == before.node_id());
         assert_eq!(env.steps_taken(), 0);
         assert!(!env.undo());
+    }
+
+    /// [`Length`], counting its evaluations.
+    struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+    impl Cost<Term> for Counted {
+        fn name(&self) -> String {
+            "counted length".into()
+        }
+        fn evaluate(&self, t: &Term) -> Result<Measure, Rejection> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Length.evaluate(t)
+        }
+    }
+
+    #[test]
+    fn episodes_that_end_on_the_same_program_ask_for_its_cost_once() {
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut registry = Registry::<Term>::with_combinators();
+        registry.rule("addZero", "x + 0 -> x", arith::add_zero);
+        let space = Space::parse("{id, try(topDown(addZero))}", Arc::new(registry)).unwrap();
+        let mut env = Environment::new(space, Counted(count.clone()));
+        let t: Term = "a + 0".parse().unwrap();
+        let mut rewards = Vec::new();
+        for _ in 0..3 {
+            env.reset(&t);
+            let end = env.step(env.legal_actions()[1]).unwrap();
+            rewards.push(end.reward);
+        }
+        // The baseline and the one program the episodes end on.
+        assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert!(
+            rewards.iter().all(|r| *r == rewards[0] && *r > 0.0),
+            "{rewards:?}"
+        );
     }
 
     #[test]

@@ -7,11 +7,21 @@
 //!
 //! The parts of the space's top-level sequence are applied as soon as their choices are
 //! made, so the program of a state is always the program its decisions lead to, and
-//! `steps` can offer exactly the locations where each alternative applies.
+//! `steps` can offer exactly the locations where each alternative applies. Within a
+//! part that is a sequence (`a ;; b ; c`, whatever its choices), each item is applied
+//! as soon as its own choices are made, as one run of the whole part would apply it
+//! (the same fresh names, the same budget); a failure of an item fails the part once
+//! its last choice is made, so the decisions are the same either way. What an item
+//! gave on a program is kept for the next time (see [`cache`]).
 
-use super::space_text::{read_space, Part, Piece, SpaceError, Template};
+mod cache;
+
+use super::space_text::{
+    read_space, sequence_cuts, sequence_without_choice, Part, Piece, SpaceError, Template,
+};
 use super::variants::{defs, render, variants};
 use crate::text::Registry;
+use cache::{Cache, ItemError, Run};
 use elevate_core::{Budget, Context, Strategy, Traversable};
 use rpds::{ListSync as List, VectorSync as Vector};
 use std::fmt;
@@ -60,10 +70,29 @@ impl<P> Clone for Space<P> {
 struct Inner<P> {
     text: Arc<str>,
     preamble: Arc<str>,
-    parts: Arc<[Part]>,
+    parts: Parts,
     registry: Arc<Registry<P>>,
     auto: Option<Arc<dyn AutoSpace<P>>>,
     budget: Budget,
+    cache: Cache<P>,
+}
+
+/// A space's parts, and for each whether it is a sequence whose items can be applied
+/// one at a time (a fixed part without `<+` at its top level).
+#[derive(Clone)]
+struct Parts {
+    parts: Arc<[Part]>,
+    sequences: Arc<[bool]>,
+}
+
+impl Parts {
+    fn new(parts: Arc<[Part]>) -> Self {
+        let sequences = parts
+            .iter()
+            .map(|part| matches!(part, Part::Fixed(t) if sequence_without_choice(t)))
+            .collect();
+        Parts { parts, sequences }
+    }
 }
 
 impl<P: Traversable> Space<P> {
@@ -92,13 +121,14 @@ impl<P: Traversable> Space<P> {
             inner: Arc::new(Inner {
                 text: text.into(),
                 preamble: read.preamble,
-                parts: read.parts,
+                parts: Parts::new(read.parts),
                 registry,
                 auto,
                 budget: Budget::unlimited().applications(10_000_000),
+                cache: Cache::default(),
             }),
         };
-        space.check_parts(&space.inner.parts)?;
+        space.check_parts(&space.inner.parts.parts)?;
         Ok(space)
     }
 
@@ -108,7 +138,7 @@ impl<P: Traversable> Space<P> {
     }
 
     /// The same space, where applying one part of a point may take at most `budget`
-    /// (by default 10^7 strategy applications).
+    /// (by default 10^7 strategy applications; the items of a part share it).
     pub fn with_budget(self, budget: Budget) -> Self {
         self.rebuild(|inner| inner.budget = budget)
     }
@@ -122,6 +152,7 @@ impl<P: Traversable> Space<P> {
             registry: i.registry.clone(),
             auto: i.auto.clone(),
             budget: i.budget,
+            cache: Cache::default(),
         };
         change(&mut inner);
         Space {
@@ -144,6 +175,10 @@ impl<P: Traversable> Space<P> {
             part_texts: Vector::new_sync(),
             done: Vector::new_sync(),
             program: program.clone(),
+            part_start: program.clone(),
+            applied: None,
+            run: Run::default(),
+            part_failure: None,
             decisions: Vector::new_sync(),
             next: Next::Complete,
         };
@@ -153,14 +188,19 @@ impl<P: Traversable> Space<P> {
     }
 
     /// Every option of every choice must make a strategy: each part is parsed with
-    /// the first option everywhere but one choice at a time.
+    /// the first option everywhere but one choice at a time. A part that is a
+    /// sequence is parsed item by item, each distinct item once (variants share most
+    /// of their items), and whole only to locate an error.
     fn check_parts(&self, parts: &[Part]) -> Result<(), SpaceError> {
         for part in parts {
             match part {
                 Part::Fixed(template) => {
+                    let sequence = sequence_without_choice(template);
                     for variant in variants(template) {
                         let (text, origins) = render(&variant);
-                        self.check_text(&text, &origins)?;
+                        if !(sequence && self.items_parse(&text)) {
+                            self.check_text(&text, &origins)?;
+                        }
                     }
                 }
                 Part::Steps { alternatives, .. } => {
@@ -183,6 +223,29 @@ impl<P: Traversable> Space<P> {
             }
         }
         Ok(())
+    }
+
+    /// Whether each item of the sequence `text` parses (and is kept for its
+    /// applications).
+    fn items_parse(&self, text: &str) -> bool {
+        let mut from = 0;
+        let mut items = Vec::new();
+        for cut in sequence_cuts(text, 0) {
+            items.push(&text[from..cut.at]);
+            if cut.normal_form {
+                items.push("DFNF");
+            }
+            from = cut.end();
+        }
+        items.push(&text[from..]);
+        items
+            .into_iter()
+            .all(|item| self.strategy(item.trim()).is_ok())
+    }
+
+    /// The strategy `text` stands for, parsed once and then kept.
+    fn strategy(&self, text: &str) -> Result<Strategy<P>, crate::text::TextError> {
+        self.inner.cache.strategy(text, |t| self.parse_strategy(t))
     }
 
     fn check_text(&self, text: &str, origins: &[(usize, usize)]) -> Result<(), SpaceError> {
@@ -258,7 +321,7 @@ struct StepOption<P> {
 struct StateInner<P> {
     space: Arc<Inner<P>>,
     /// The parts, with `auto`s met so far replaced by what they stand for.
-    parts: Arc<[Part]>,
+    parts: Parts,
     /// The part being decided.
     part: usize,
     /// The current part's pieces still to read (a choice's option pushes its own).
@@ -267,8 +330,18 @@ struct StateInner<P> {
     part_texts: Vector<Arc<str>>,
     /// The text of each part done (empty parts left out).
     done: Vector<Arc<str>>,
-    /// The program after the parts done (and the steps taken).
+    /// The program after the parts done (and the steps taken, or the items of the
+    /// current part applied so far).
     program: P,
+    /// The program before the current part (a part that fails leaves it so).
+    part_start: P,
+    /// How much of the current part's text is applied, item by item: up to this byte
+    /// (the end of a cut); `None` where the part is applied whole, at its end.
+    applied: Option<usize>,
+    /// The run of the current part's strategy, between its items.
+    run: Run,
+    /// Why an item of the current part failed: the part fails at its end.
+    part_failure: Option<Arc<str>>,
     decisions: Vector<u32>,
     next: Next<P>,
 }
@@ -283,6 +356,10 @@ impl<P: Traversable> StateInner<P> {
             part_texts: self.part_texts.clone(),
             done: self.done.clone(),
             program: self.program.clone(),
+            part_start: self.part_start.clone(),
+            applied: self.applied,
+            run: self.run,
+            part_failure: self.part_failure.clone(),
             decisions: self.decisions.clone(),
             next: self.next.clone(),
         }
@@ -292,7 +369,16 @@ impl<P: Traversable> StateInner<P> {
     fn enter_part(mut self) -> Self {
         self.pending = List::new_sync();
         self.part_texts = Vector::new_sync();
-        if let Some(Part::Fixed(template)) = self.parts.get(self.part) {
+        self.part_start = self.program.clone();
+        self.applied = self
+            .parts
+            .sequences
+            .get(self.part)
+            .is_some_and(|&s| s)
+            .then_some(0);
+        self.run = Run::default();
+        self.part_failure = None;
+        if let Some(Part::Fixed(template)) = self.parts.parts.get(self.part) {
             for piece in template.iter().rev() {
                 self.pending.push_front_mut(piece.clone());
             }
@@ -303,7 +389,7 @@ impl<P: Traversable> StateInner<P> {
     /// Reads on until the next decision, the end, or a failure.
     fn settle(mut self) -> Self {
         loop {
-            let Some(part) = self.parts.get(self.part).cloned() else {
+            let Some(part) = self.parts.parts.get(self.part).cloned() else {
                 self.next = Next::Complete;
                 return self;
             };
@@ -314,23 +400,22 @@ impl<P: Traversable> StateInner<P> {
                         match piece {
                             Piece::Text(t, _) => self.part_texts.push_back_mut(t),
                             Piece::Choice(options) => {
+                                self.apply_items(false);
                                 self.next = Next::Choice(options);
                                 return self;
                             }
                         }
                     }
                     let text: String = self.part_texts.iter().map(|t| &**t).collect();
-                    let text = text.trim();
-                    match self.apply(text) {
-                        Ok(program) => self.program = program,
-                        Err(reason) => {
-                            // The point's text keeps the part that failed.
-                            self.done.push_back_mut(text.into());
-                            self.next = Next::Failed(reason.into());
-                            return self;
-                        }
+                    if let Err(reason) = self.finish_part(&text) {
+                        // The point's text keeps the part that failed, and its
+                        // program is the one before the part.
+                        self.program = self.part_start.clone();
+                        self.done.push_back_mut(text.trim().into());
+                        self.next = Next::Failed(reason.into());
+                        return self;
                     }
-                    self.done.push_back_mut(text.into());
+                    self.done.push_back_mut(text.trim().into());
                 }
                 Part::Steps { max, alternatives } => {
                     if self.part_texts.len() < max {
@@ -378,24 +463,103 @@ impl<P: Traversable> StateInner<P> {
         space
             .check_parts(&read.parts)
             .map_err(|e| format!("the space `auto` stands for: {e}: {text}"))?;
-        let mut parts: Vec<Part> = self.parts[..self.part].to_vec();
-        parts.extend(read.parts.iter().cloned());
-        parts.extend(self.parts[self.part + 1..].iter().cloned());
-        self.parts = parts.into();
+        let parts = &self.parts.parts;
+        let mut expanded: Vec<Part> = parts[..self.part].to_vec();
+        expanded.extend(read.parts.iter().cloned());
+        expanded.extend(parts[self.part + 1..].iter().cloned());
+        self.parts = Parts::new(expanded.into());
         Ok(())
     }
 
-    fn apply(&self, text: &str) -> Result<P, String> {
+    /// Applies the items of the current part whose text is complete (`complete`: the
+    /// part's text is), one at a time from where the part is applied to.
+    fn apply_items(&mut self, complete: bool) {
+        let Some(mut from) = self.applied else {
+            return;
+        };
+        if self.part_failure.is_some() {
+            return;
+        }
+        let text: String = self.part_texts.iter().map(|t| &**t).collect();
+        for cut in sequence_cuts(&text, from) {
+            if !(cut.final_ || complete) {
+                break;
+            }
+            let mut item = self.apply_item(text[from..cut.at].trim());
+            if item.is_ok() && cut.normal_form {
+                item = self.apply_item("DFNF");
+            }
+            match item {
+                Ok(()) => from = cut.end(),
+                Err(ItemError::Failed {
+                    reason,
+                    budget: false,
+                }) => {
+                    self.part_failure = Some(reason);
+                    break;
+                }
+                // Text that does not parse, or a budget spent: the whole part, at its
+                // end, tells what one run of it does.
+                Err(_) => {
+                    self.applied = None;
+                    self.program = self.part_start.clone();
+                    return;
+                }
+            }
+        }
+        self.applied = Some(from);
+    }
+
+    /// Applies one item of the current part to the program, in the part's run.
+    fn apply_item(&mut self, text: &str) -> Result<(), ItemError> {
+        let (program, run) = self.run_strategy(&self.program, text, self.run)?;
+        self.program = program;
+        self.run = run;
+        Ok(())
+    }
+
+    /// `text` applied to `program` from `run`, through the space's cache.
+    fn run_strategy(&self, program: &P, text: &str, run: Run) -> Result<(P, Run), ItemError> {
         let space = Space {
             inner: self.space.clone(),
         };
-        let strategy = space
-            .parse_strategy(text)
-            .map_err(|e| format!("`{text}` does not parse: {}", e.message))?;
-        let mut cx = Context::new(self.space.budget);
-        strategy
-            .apply(&self.program, &mut cx)
-            .map_err(|failure| format!("`{text}` failed: {failure}"))
+        self.space
+            .cache
+            .apply(program, text, run, self.space.budget, |t| {
+                space.parse_strategy(t)
+            })
+    }
+
+    /// Applies what is left of the current part, whose whole text is `text`; the
+    /// reason it fails, if it does (as one run of the whole part would tell it).
+    fn finish_part(&mut self, text: &str) -> Result<(), String> {
+        let whole = text.trim();
+        self.apply_items(true);
+        if let Some(reason) = &self.part_failure {
+            return Err(format!("`{whole}` failed: {reason}"));
+        }
+        if let Some(from) = self.applied {
+            let rest = text[from..].trim();
+            if !rest.is_empty() {
+                match self.apply_item(rest) {
+                    Ok(()) => return Ok(()),
+                    Err(ItemError::Failed {
+                        reason,
+                        budget: false,
+                    }) => return Err(format!("`{whole}` failed: {reason}")),
+                    Err(_) => {}
+                }
+            }
+        }
+        // The part as one strategy, from the program before it.
+        match self.run_strategy(&self.part_start, whole, Run::default()) {
+            Ok((program, _)) => {
+                self.program = program;
+                Ok(())
+            }
+            Err(ItemError::Parse(message)) => Err(format!("`{whole}` does not parse: {message}")),
+            Err(ItemError::Failed { reason, .. }) => Err(format!("`{whole}` failed: {reason}")),
+        }
     }
 
     /// Every alternative at every location where it applies (up to
@@ -406,7 +570,11 @@ impl<P: Traversable> StateInner<P> {
         };
         let mut options = Vec::new();
         for (index, alternative) in alternatives.iter().enumerate() {
-            let Ok(strategy) = space.parse_strategy(alternative) else {
+            let Ok(strategy) = self
+                .space
+                .cache
+                .strategy(alternative, |t| space.parse_strategy(t))
+            else {
                 continue;
             };
             let mut cx = Context::new(self.space.budget);
@@ -513,7 +681,7 @@ impl<P: Traversable> State<P> {
         }
         let pending: Vec<Piece> = inner.pending.iter().cloned().collect();
         widest_choice(&pending.into(), &mut widen);
-        for part in inner.parts.iter().skip(inner.part) {
+        for part in inner.parts.parts.iter().skip(inner.part) {
             match part {
                 Part::Fixed(t) => widest_choice(t, &mut widen),
                 Part::Steps { alternatives, .. } => widen(1 + alternatives.len(), MAX_LOCATIONS),
@@ -579,7 +747,9 @@ impl<P: Traversable> State<P> {
         self.options() == 0
     }
 
-    /// The program the decisions so far lead to (for a complete point: its program).
+    /// The program the decisions so far lead to (for a complete point: its program;
+    /// inside a part that is a sequence, the program after the items whose choices are
+    /// made; for a failed point, the program before the part that failed).
     pub fn program(&self) -> &P {
         &self.inner.program
     }
@@ -618,7 +788,7 @@ impl<P: Traversable> State<P> {
         };
         let pending: Vec<Piece> = inner.pending.iter().cloned().collect();
         size *= template_size(&pending.into());
-        for part in inner.parts.iter().skip(inner.part + 1) {
+        for part in inner.parts.parts.iter().skip(inner.part + 1) {
             size *= match part {
                 Part::Fixed(t) => template_size(t),
                 Part::Steps { max, alternatives } => {
@@ -695,5 +865,134 @@ impl<P: Traversable> fmt::Debug for State<P> {
             .field("options", &self.options())
             .field("failure", &self.failure())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elevate_core::arith::{self, Term};
+
+    fn registry() -> Arc<Registry<Term>> {
+        let mut registry = Registry::<Term>::with_combinators();
+        registry.rule("addZero", "x + 0 -> x", arith::add_zero);
+        registry.rule("mulOne", "x * 1 -> x", arith::mul_one);
+        registry.rule("addComm", "x + y -> y + x", arith::add_comm);
+        Arc::new(registry)
+    }
+
+    fn space(text: &str) -> Space<Term> {
+        Space::parse(text, registry()).unwrap()
+    }
+
+    /// Every final state below `state`, depth first.
+    fn finals(state: &State<Term>) -> Vec<State<Term>> {
+        let mut out = Vec::new();
+        let mut stack = vec![state.clone()];
+        while let Some(s) = stack.pop() {
+            stack.extend((0..s.options()).filter_map(|i| s.choose(i)));
+            if s.is_final() {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// What one run of `text` does to `t`, as the point's text replays it.
+    fn replay(text: &str, t: &Term) -> Result<Term, String> {
+        let strategy = registry().parse(text).map_err(|e| e.message)?;
+        strategy
+            .apply(t, &mut Context::default())
+            .map_err(|f| format!("`{text}` failed: {f}"))
+    }
+
+    const SEQUENCES: &str = "{topDown(mulOne) ; {topDown(addZero), id}, id} ; \
+         {addComm ; {topDown(mulOne) ; try(topDown(addZero)), try(addComm)}, try(topDown(addZero))}";
+
+    #[test]
+    fn items_apply_as_their_choices_are_made_and_points_are_what_their_text_gives() {
+        let t: Term = "(a * 1 + 0) + (b + 0) * 1".parse().unwrap();
+        let start = space(SEQUENCES).start(&t);
+        // Choosing `topDown(mulOne) ; {...}` applies `topDown(mulOne)` at once.
+        let first = start.choose(0).unwrap();
+        assert!(!first.is_final());
+        assert_eq!(first.program(), &replay("topDown(mulOne)", &t).unwrap());
+        let points = finals(&start);
+        assert_eq!(points.len(), 9);
+        for point in &points {
+            match replay(&point.text(), &t) {
+                Ok(expected) => {
+                    assert!(point.is_complete(), "{:?}", point.failure());
+                    assert_eq!(point.program(), &expected, "{}", point.text());
+                }
+                Err(_) => assert!(point.failure().is_some(), "{}", point.text()),
+            }
+        }
+    }
+
+    #[test]
+    fn an_item_that_fails_fails_the_part_once_its_choices_are_made() {
+        let t: Term = "a + b".parse().unwrap();
+        let start = space("{topDown(mulOne) ; {topDown(addZero), id}, id}").start(&t);
+        let after = start.choose(0).unwrap();
+        // The decisions are those of the whole part: one more before it fails.
+        assert!(!after.is_final());
+        assert_eq!(after.options(), 2);
+        let failed = after.choose(1).unwrap();
+        let reason = failed.failure().expect("the part fails");
+        assert_eq!(reason, replay("topDown(mulOne) ; id", &t).unwrap_err());
+        assert_eq!(failed.text(), "topDown(mulOne) ; id");
+        assert!(
+            failed.program().node_id() == t.node_id(),
+            "a failed part leaves the program as it was"
+        );
+    }
+
+    #[test]
+    fn walking_the_same_decisions_again_gives_the_very_same_program() {
+        let t: Term = "(a * 1 + 0) + (b + 0) * 1".parse().unwrap();
+        let space = space(SEQUENCES);
+        let walk = |space: &Space<Term>| {
+            let mut state = space.start(&t);
+            for i in [0, 0, 0, 0] {
+                state = state.choose(i).unwrap();
+            }
+            assert!(state.is_complete(), "{:?}", state.failure());
+            state.program().clone()
+        };
+        let first = walk(&space);
+        let again = walk(&space);
+        assert!(first.node_id() == again.node_id(), "the kept program");
+        // A fresh space (nothing kept) computes the same program.
+        let fresh = walk(&super::tests::space(SEQUENCES));
+        assert!(fresh.node_id() != first.node_id());
+        assert_eq!(fresh, first);
+    }
+
+    #[test]
+    fn an_option_that_is_no_strategy_is_located_in_a_sequence_as_anywhere() {
+        let text = "{topDown(mulOne) ; {topDown(addZero), try(nope)}, id}";
+        let Err(e) = Space::parse(text, registry()) else {
+            panic!("`nope` is no strategy")
+        };
+        assert_eq!(&text[e.offset..e.offset + 4], "nope", "{}", e.message);
+        assert!(e.message.contains("nope"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_items_of_a_part_share_its_budget() {
+        let t: Term = "((a + 0) + 0) + ((b + 0) + 0)".parse().unwrap();
+        let part = "{topDown(addZero) ; topDown(addZero), id}";
+        let mut cx = Context::default();
+        let item = registry().parse("topDown(addZero)").unwrap();
+        item.apply(&t, &mut cx).unwrap();
+        let one_item = cx.stats().applications;
+        // Enough for the first item, not for both.
+        let tight = space(part).with_budget(Budget::unlimited().applications(one_item + 1));
+        let point = tight.start(&t).choose(0).unwrap();
+        let reason = point.failure().expect("the part runs out of budget");
+        assert!(reason.contains("budget"), "{reason}");
+        let ample = space(part).with_budget(Budget::unlimited().applications(10 * one_item));
+        assert!(ample.start(&t).choose(0).unwrap().is_complete());
     }
 }

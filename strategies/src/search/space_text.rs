@@ -260,6 +260,84 @@ fn expand_all(templates: &[Template], offset: usize) -> Result<Arc<[Arc<str>]>, 
     Ok(out.into())
 }
 
+/// A cut of the top-level sequence of strategy text: a `;` or `;;` outside brackets,
+/// strings and comments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Cut {
+    /// Where the separator starts.
+    pub(super) at: usize,
+    /// Whether it is `;;` (a `DFNF` in between).
+    pub(super) normal_form: bool,
+    /// Whether it is final: a `;;`, or a `;` that is not the last character of `text`
+    /// (which could still be the first half of a `;;`).
+    pub(super) final_: bool,
+}
+
+impl Cut {
+    /// Where the text after the separator starts.
+    pub(super) fn end(&self) -> usize {
+        self.at + if self.normal_form { 2 } else { 1 }
+    }
+}
+
+/// The cuts of `text`'s top-level sequence from `from` on (the start of the text or
+/// the end of a cut), in order; `text` may end inside brackets: it is read as the
+/// beginning of a longer text.
+pub(super) fn sequence_cuts(text: &str, from: usize) -> Vec<Cut> {
+    let mut cuts: Vec<Cut> = Vec::new();
+    let mut scanner = Scanner::new(text, from, false);
+    let mut depth = 0usize;
+    while scanner.at < text.len() {
+        let start = scanner.at;
+        match scanner.token() {
+            Token::Open(_) => depth += 1,
+            Token::Close(_) => depth = depth.saturating_sub(1),
+            Token::Semicolon if depth == 0 => cuts.push(Cut {
+                at: start,
+                normal_form: false,
+                final_: scanner.at < text.len(),
+            }),
+            Token::Other if depth == 0 && text[start..scanner.at] == *";;" => cuts.push(Cut {
+                at: start,
+                normal_form: true,
+                final_: true,
+            }),
+            _ => {}
+        }
+    }
+    cuts
+}
+
+/// Whether every text `template` makes is a sequence whose items can be applied one
+/// after the other: no `<+` outside brackets, whatever the choices (it would take the
+/// sequence before it as its left operand).
+pub(super) fn sequence_without_choice(template: &Template) -> bool {
+    // (template, bracket depth where it starts): a choice's options are balanced, so
+    // the depth after a choice is the depth before it whichever option is taken.
+    let mut stack: Vec<(Template, usize)> = vec![(template.clone(), 0)];
+    while let Some((template, mut depth)) = stack.pop() {
+        for piece in template.iter() {
+            match piece {
+                Piece::Text(text, _) => {
+                    let mut scanner = Scanner::new(text, 0, false);
+                    while scanner.at < text.len() {
+                        match scanner.token() {
+                            Token::Open(_) => depth += 1,
+                            Token::Close(_) => depth = depth.saturating_sub(1),
+                            Token::LeftChoice if depth == 0 => return false,
+                            _ => {}
+                        }
+                    }
+                }
+                Piece::Choice(options) => {
+                    stack.extend(options.iter().map(|option| (option.clone(), depth)));
+                }
+            }
+        }
+    }
+    true
+}
+
 enum Token<'t> {
     Blank,
     Word(&'t str),
@@ -580,6 +658,35 @@ mod tests {
         };
         assert_eq!(options.len(), 2);
         assert!(matches!(&options[1][1], Piece::Choice(o) if o.len() == 2));
+    }
+
+    #[test]
+    fn a_part_is_cut_at_its_top_level_semicolons_outside_strings_and_brackets() {
+        let text = "a ;; f(b ; c) ; contains(\"; ;;\") /* ; */ ;";
+        let cuts = sequence_cuts(text, 0);
+        let at: Vec<(usize, bool, bool)> = cuts
+            .iter()
+            .map(|c| (c.at, c.normal_form, c.final_))
+            .collect();
+        assert_eq!(at, [(2, true, true), (14, false, true), (41, false, false)]);
+        assert_eq!(&text[cuts[0].end()..cuts[1].at], " f(b ; c) ");
+        // Text that stops inside brackets: only the cuts before them.
+        assert_eq!(sequence_cuts("a ; try(b ; ", 0).len(), 1);
+        // From the end of a cut on.
+        assert_eq!(sequence_cuts(text, cuts[0].end()), cuts[1..]);
+    }
+
+    #[test]
+    fn a_part_with_a_top_level_left_choice_is_not_a_sequence() {
+        let part = |text: &str| match &parts(text)[..] {
+            [Part::Fixed(t)] => sequence_without_choice(t),
+            other => panic!("{other:?}"),
+        };
+        assert!(part("a ;; try(b <+ c) ;; {d ; e, (e <+ f)}"));
+        assert!(part("try({a ; b, c <+ d})"));
+        assert!(!part("a <+ b"));
+        assert!(!part("a ;; {b, c <+ d}"));
+        assert!(!part("{a, {b, c <+ d}}"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::trace::MATMUL;
 use crate::search::{fingerprint, Auto, ModelCost};
 use crate::{evaluate, io, registry, NatEnv, Program, Term};
-use elevate_core::Context;
+use elevate_core::{Context, Traversable};
 use elevate_strategies::search::{Cost, Space, State};
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
@@ -210,4 +210,84 @@ fn auto_needs_concrete_sizes_and_says_so() {
         why.contains("concrete") || why.contains("not a known constant"),
         "{why}"
     );
+}
+
+/// The parts of a point's text: cut at each ` ; ` outside brackets and strings.
+fn parts_of(text: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut quoted, mut from) = (Vec::new(), 0i32, false, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '(' | '[' if !quoted => depth += 1,
+            ')' | ']' if !quoted => depth -= 1,
+            ';' if !quoted
+                && depth == 0
+                && text[i..].starts_with("; ")
+                && text[..i].ends_with(' ') =>
+            {
+                parts.push(text[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(text[from..].trim());
+    parts
+}
+
+/// `text`'s parts, each as one strategy in a run of its own, applied to `term`.
+fn parts_applied_whole(text: &str, term: &Term) -> Result<Term, elevate_core::Failure> {
+    parts_of(text)
+        .into_iter()
+        .try_fold(term.clone(), |t, part| {
+            let strategy = registry()
+                .parse(part)
+                .unwrap_or_else(|e| panic!("{part}: {e}"));
+            strategy.apply(&t, &mut Context::default())
+        })
+}
+
+#[test]
+fn states_are_what_their_parts_give_applied_whole_and_the_same_decisions_reuse_them() {
+    let term = instance(MATMUL, &[("n", 32), ("m", 64), ("k", 16)]);
+    let start = auto().start(&term);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (mut complete, mut failed) = (0, 0);
+    for _ in 0..8 {
+        let (mut s, mut decisions) = (start.clone(), Vec::new());
+        while !s.is_final() {
+            let text = s.text();
+            decisions.push(rng.random_range(0..s.options()));
+            s = s.choose(*decisions.last().unwrap()).unwrap();
+            // Where a part has just ended, the program is what the parts so far give,
+            // each as one strategy in a run of its own (what the space gave before it
+            // applied the items of a part one at a time), names included.
+            if s.text() != text && s.failure().is_none() {
+                let expected = parts_applied_whole(&s.text(), &term);
+                assert!(
+                    expected.as_ref().is_ok_and(|e| e == s.program()),
+                    "{}: {:?}",
+                    s.text(),
+                    expected.err()
+                );
+            }
+        }
+        match s.failure() {
+            None => complete += 1,
+            Some(_) => {
+                assert!(
+                    parts_applied_whole(&s.text(), &term).is_err(),
+                    "{}",
+                    s.text()
+                );
+                failed += 1;
+            }
+        }
+        // The same decisions again: the very same program, kept from the first time.
+        let again = decisions
+            .iter()
+            .fold(start.clone(), |s, &i| s.choose(i).unwrap());
+        assert!(again.program().node_id() == s.program().node_id());
+    }
+    assert!(complete > failed, "{complete} complete, {failed} failed");
 }

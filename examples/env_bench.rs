@@ -1,0 +1,39 @@
+//! The agents' environment with the model cost (no compilation), as a JSON line: time
+//! per step (the steps that end an episode left out, as in `examples/search_bench.rs`)
+//! and per episode (the reset and every step to the end, the end's cost included),
+//! over random episodes on the matmul with `auto`. Needs no MLIR.
+//!
+//! `cargo run --release --no-default-features --example env_bench [-- N EPISODES]`
+//! (256 and 100 by default).
+
+#[path = "../benches/support/env.rs"]
+mod env;
+#[path = "../benches/support/matmul.rs"]
+mod matmul;
+
+use serde_json::json;
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn main() {
+    let numbers: Vec<u32> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let n = numbers.first().copied().unwrap_or(256);
+    let count = numbers.get(1).copied().unwrap_or(100);
+    let (program, nats, _) = matmul::with_inputs(i64::from(n));
+    let start = program.instantiate(&nats).expect("the matmul instantiates");
+    let times = env::episodes(&start, count);
+    println!(
+        "{}",
+        json!({"bench": "env_step", "n": n, "cost": "model", "episodes": count,
+               "us_per_step": round(times.us_per_step),
+               "us_per_step_median": round(times.us_per_step_median),
+               "us_per_episode": round(times.us_per_episode),
+               "steps_per_episode": round(times.steps_per_episode),
+               "us_first_reset": round(times.us_first_reset)})
+    );
+}
