@@ -118,10 +118,34 @@ impl Aff {
         (q, r)
     }
 
+    /// The atom, if this is exactly one (coefficient 1, no constant).
+    fn as_atom(&self) -> Option<&Atom> {
+        match (self.c, self.terms.len()) {
+            (0, 1) => self
+                .terms
+                .iter()
+                .next()
+                .filter(|(_, k)| **k == 1)
+                .map(|(a, _)| a),
+            _ => None,
+        }
+    }
+
     /// `self / d` rounded down.
     pub(crate) fn div(&self, d: i64, x: &dyn Extents) -> Aff {
         if d == 1 {
             return self.clone();
+        }
+        // Digits of digits, as a tile inside a tile reads them (the indices are never
+        // negative): `(e mod (d*b)) / d = (e / d) mod b` and `(e / a) / d = e / (a*d)`.
+        match self.as_atom() {
+            Some(Atom::Mod(e, m)) if m % d == 0 => return e.div(d, x).rem(m / d, x),
+            Some(Atom::Div(e, a)) => {
+                if let Some(ad) = a.checked_mul(d) {
+                    return e.div(ad, x);
+                }
+            }
+            _ => {}
         }
         let (q, r) = self.split_by(d);
         let (lo, hi) = r.range(x);
@@ -139,6 +163,12 @@ impl Aff {
     pub(crate) fn rem(&self, d: i64, x: &dyn Extents) -> Aff {
         if d == 1 {
             return Aff::cst(0);
+        }
+        // `(e mod (d*b)) mod d = e mod d`.
+        if let Some(Atom::Mod(e, m)) = self.as_atom() {
+            if m % d == 0 {
+                return e.rem(d, x);
+            }
         }
         let (_, r) = self.split_by(d);
         let (lo, hi) = r.range(x);
