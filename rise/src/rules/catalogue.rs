@@ -320,8 +320,8 @@ impl RuleDef {
         }
     }
 
-    /// Its arguments as the strategy language documents them: `(n)`, `[(w)]` where
-    /// they may be left out, or empty.
+    /// Its arguments as the strategy language documents them: `(n)`, `(w = 32)` where
+    /// they may be left out (with what is meant then), or empty.
     pub fn signature(&self) -> String {
         match self.params {
             [] => String::new(),
@@ -329,7 +329,14 @@ impl RuleDef {
                 let names: Vec<&str> = params.iter().map(|p| p.name).collect();
                 match self.defaults {
                     [] => format!("({})", names.join(", ")),
-                    _ => format!("[({})]", names.join(", ")),
+                    defaults => {
+                        let with: Vec<String> = names
+                            .iter()
+                            .zip(defaults)
+                            .map(|(n, v)| format!("{n} = {v}"))
+                            .collect();
+                        format!("({})", with.join(", "))
+                    }
                 }
             }
         }

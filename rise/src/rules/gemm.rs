@@ -8,7 +8,7 @@ use super::pattern::named;
 use super::*;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::text::{ArgError, Registry, Value};
+use elevate_strategies::text::{ArgError, ArgKind, Registry, Value};
 use elevate_strategies::top_down;
 
 /// A fully applied reduction `reduce(op)(init)(xs)`.
@@ -240,7 +240,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
     }
     r.add(
         "permuteB",
-        "[(w)]",
+        "(w = 32)",
         "transpose(b) copied into blocks of w columns (32 if none is written), read back through join(map(transpose))",
         |a| match a {
             [] => Ok(permute_b()),
@@ -248,7 +248,10 @@ pub(super) fn register(r: &mut Registry<Term>) {
                 Ok(()) => Ok(permute_b_width(*w)),
                 Err(why) => Err(ArgError::invalid(0, why.to_string())),
             },
-            [_] => Err(ArgError::invalid(0, "is a width: a number")),
+            [_] => Err(ArgError::WrongKind {
+                index: 0,
+                expected: ArgKind::Number,
+            }),
             _ => Err(ArgError::invalid(None, "expects at most one width")),
         },
     );
@@ -268,6 +271,6 @@ pub(super) const RULES: &[RuleDef] = &[RuleDef::sized(
     pack_b_width,
 )
 .defaults(&[PACKED_WIDTH])
-.note("w = 32 where none is written; in the e-graph: where a tiled result join(...) holds transpose(b)")
+.note("in the e-graph: where a tiled result join(...) holds transpose(b)")
 .egraph(EGraphUse::At("join(x)", Make::Sized(pack_b_here_width)))
 .strategy_role()];
