@@ -42,12 +42,10 @@
 //! with a final horizontal sum: today only maps are vectorized).
 
 use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
-use crate::rules::default_lowering;
+use crate::rules::{default_lowering, PACKED_WIDTH};
 use crate::term::Term;
 use elevate_core::{Budget, Context};
 use elevate_strategies::search::AutoSpace;
-
-use crate::rules::PACKED_WIDTH;
 
 /// The candidate sizes of an `auto` space.
 #[derive(Debug, Clone, PartialEq, Eq)]
