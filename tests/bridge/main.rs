@@ -6,6 +6,7 @@ mod hardening;
 mod lowering;
 mod measure;
 mod random;
+mod register_tiles;
 mod scheduled;
 mod strategies;
 mod transform;

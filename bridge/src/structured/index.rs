@@ -118,10 +118,34 @@ impl Aff {
         (q, r)
     }
 
+    /// The atom, if this is exactly one (coefficient 1, no constant).
+    fn as_atom(&self) -> Option<&Atom> {
+        match (self.c, self.terms.len()) {
+            (0, 1) => self
+                .terms
+                .iter()
+                .next()
+                .filter(|(_, k)| **k == 1)
+                .map(|(a, _)| a),
+            _ => None,
+        }
+    }
+
     /// `self / d` rounded down.
     pub(crate) fn div(&self, d: i64, x: &dyn Extents) -> Aff {
         if d == 1 {
             return self.clone();
+        }
+        // Digits of digits, as a tile inside a tile reads them (the indices are never
+        // negative): `(e mod (d*b)) / d = (e / d) mod b` and `(e / a) / d = e / (a*d)`.
+        match self.as_atom() {
+            Some(Atom::Mod(e, m)) if m % d == 0 => return e.div(d, x).rem(m / d, x),
+            Some(Atom::Div(e, a)) => {
+                if let Some(ad) = a.checked_mul(d) {
+                    return e.div(ad, x);
+                }
+            }
+            _ => {}
         }
         let (q, r) = self.split_by(d);
         let (lo, hi) = r.range(x);
@@ -139,6 +163,12 @@ impl Aff {
     pub(crate) fn rem(&self, d: i64, x: &dyn Extents) -> Aff {
         if d == 1 {
             return Aff::cst(0);
+        }
+        // `(e mod (d*b)) mod d = e mod d`.
+        if let Some(Atom::Mod(e, m)) = self.as_atom() {
+            if m % d == 0 {
+                return e.rem(d, x);
+            }
         }
         let (_, r) = self.split_by(d);
         let (lo, hi) = r.range(x);
@@ -204,6 +234,62 @@ impl Aff {
                 (v, d, None) => Some((v, d, Some(*m))),
                 _ => None,
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Variables `0..` with the extents given.
+    struct Ranges(Vec<i64>);
+
+    impl Extents for Ranges {
+        fn extent(&self, v: Var) -> i64 {
+            self.0[v as usize]
+        }
+    }
+
+    /// The value of `e` where each variable `v` is `values[v]`.
+    fn value(e: &Aff, values: &[i64]) -> i64 {
+        e.terms.iter().fold(e.c, |sum, (a, k)| {
+            let atom = match a {
+                Atom::Var(v) => values[*v as usize],
+                Atom::Div(inner, d) => value(inner, values).div_euclid(*d),
+                Atom::Mod(inner, d) => value(inner, values).rem_euclid(*d),
+            };
+            sum + k * atom
+        })
+    }
+
+    /// The digits of a tile inside a tile, `(p mod 24) / 8` and `(p mod 24) mod 8` of a
+    /// position `p < 96`, are digits of `p` itself, `(p / 8) mod 3` and `p mod 8`, and
+    /// `(p / 4) / 2` is `p / 8`: what `as_digit` reads as loops of the nest.
+    #[test]
+    fn digits_of_digits_are_digits() {
+        let x = Ranges(vec![96, 5]);
+        let p = Aff::var(0);
+        let middle = p.rem(24, &x).div(8, &x);
+        assert_eq!(middle.as_digit(), Some((0, 8, Some(3))));
+        let inner = p.rem(24, &x).rem(8, &x);
+        assert_eq!(inner.as_digit(), Some((0, 1, Some(8))));
+        let outer = p.div(4, &x).div(2, &x);
+        assert_eq!(outer.as_digit(), Some((0, 8, None)));
+        // The simplified forms have the values of the expressions, for every p (and an
+        // offset by another variable, which keeps the general forms).
+        let shifted = p.add(&Aff::var(1).scale(7));
+        for (a, b) in (0..96).flat_map(|a| (0..5).map(move |b| (a, b))) {
+            let v = [a, b];
+            let q = a + 7 * b;
+            assert_eq!(value(&middle, &v), (a % 24) / 8);
+            assert_eq!(value(&inner, &v), a % 8);
+            assert_eq!(value(&outer, &v), a / 8);
+            let e = shifted.rem(24, &x);
+            assert_eq!(value(&e.div(8, &x), &v), (q % 24) / 8, "{e:?}");
+            assert_eq!(value(&e.rem(6, &x), &v), q % 6);
+            assert_eq!(value(&e.rem(5, &x).div(2, &x), &v), (q % 24 % 5) / 2);
+            assert_eq!(value(&shifted.div(3, &x).div(2, &x), &v), q / 6);
         }
     }
 }

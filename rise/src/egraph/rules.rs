@@ -199,7 +199,8 @@ fn make(def: &RuleDef, args: &[i64], item: &str) -> Result<RiseRewrite, RuleSetE
         EGraphUse::At(pattern, make) => {
             let strategy = match make {
                 Make::Plain(make) => make(),
-                Make::Sized(make) => make(args[0]),
+                // Checked: one argument, written or the default.
+                Make::Sized(make) => make(def.arguments(args)[0]),
                 Make::Equation => unreachable!("equations are rewrites of their own"),
             };
             strategy_rewrite(&label, pattern, strategy).map_err(failed)

@@ -203,6 +203,9 @@ pub struct RuleDef {
     pub typical: &'static [i64],
     /// A rule, or a strategy listed for the e-graph.
     pub role: Role,
+    /// The arguments meant where none are written (`packB` is `packB(32)`); empty
+    /// where the arguments must be written.
+    pub defaults: &'static [i64],
 }
 
 impl RuleDef {
@@ -219,6 +222,7 @@ impl RuleDef {
             example: "",
             typical: &[],
             role: Role::Rule,
+            defaults: &[],
         }
     }
 
@@ -294,6 +298,20 @@ impl RuleDef {
         RuleDef { typical, ..self }
     }
 
+    /// With arguments that may be left out: `defaults` are meant where none are
+    /// written.
+    pub const fn defaults(self, defaults: &'static [i64]) -> RuleDef {
+        RuleDef { defaults, ..self }
+    }
+
+    /// The arguments meant by `args` as written: the defaults where none are.
+    pub fn arguments<'a>(&self, args: &'a [i64]) -> &'a [i64] {
+        match args {
+            [] => self.defaults,
+            args => args,
+        }
+    }
+
     /// A strategy rather than a rule (see [`Role`]).
     pub const fn strategy_role(self) -> RuleDef {
         RuleDef {
@@ -302,13 +320,24 @@ impl RuleDef {
         }
     }
 
-    /// Its arguments as the strategy language documents them: `(n)`, or empty.
+    /// Its arguments as the strategy language documents them: `(n)`, `(w = 32)` where
+    /// they may be left out (with what is meant then), or empty.
     pub fn signature(&self) -> String {
         match self.params {
             [] => String::new(),
             params => {
                 let names: Vec<&str> = params.iter().map(|p| p.name).collect();
-                format!("({})", names.join(", "))
+                match self.defaults {
+                    [] => format!("({})", names.join(", ")),
+                    defaults => {
+                        let with: Vec<String> = names
+                            .iter()
+                            .zip(defaults)
+                            .map(|(n, v)| format!("{n} = {v}"))
+                            .collect();
+                        format!("({})", with.join(", "))
+                    }
+                }
             }
         }
     }
@@ -333,8 +362,9 @@ impl RuleDef {
         }
     }
 
-    /// Whether `args` fit the parameters.
+    /// Whether `args` fit the parameters (none: the defaults, if there are some).
     pub fn check(&self, args: &[i64]) -> Result<(), ArgError> {
+        let args = self.arguments(args);
         if args.len() != self.params.len() {
             return Err(ArgError::Count {
                 expected: self.params.len(),
@@ -356,6 +386,7 @@ impl RuleDef {
     /// with them (`splitJoin(32)`).
     pub fn equation_with(&self, args: &[i64]) -> Result<Option<Equation>, ArgError> {
         self.check(args)?;
+        let args = self.arguments(args);
         if !matches!(self.make, Make::Equation) {
             return Ok(None);
         }
@@ -375,6 +406,7 @@ impl RuleDef {
     /// The rule with the arguments `args`, if they fit.
     pub fn strategy(&self, args: &[i64]) -> Result<Strategy<Term>, ArgError> {
         self.check(args)?;
+        let args = self.arguments(args);
         Ok(match self.make {
             Make::Equation => self
                 .equation_with(args)?

@@ -3,12 +3,12 @@
 //! `cacheBlocks`, `par`), for `matmul.rise`'s
 //! `a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(mul) |> reduce(add, 0)))))`.
 
-use super::catalogue::{EGraphUse, Make, RuleDef};
+use super::catalogue::{EGraphUse, Make, Param, RuleDef};
 use super::pattern::named;
 use super::*;
 use crate::term::Term;
 use elevate_core::Strategy;
-use elevate_strategies::text::Registry;
+use elevate_strategies::text::{ArgError, ArgKind, Registry, Value};
 use elevate_strategies::top_down;
 
 /// A fully applied reduction `reduce(op)(init)(xs)`.
@@ -85,14 +85,32 @@ pub fn loop_perm() -> Strategy<Term> {
     )
 }
 
-/// `permuteB`: `transpose(b)` (an `m.k` array) rewritten so that its values are copied
-/// into blocks of 32 columns, `(m/32).k.32` (TVM's packed B), and read back through
-/// `join(map(transpose)(...))`: `splitJoin2(32)`, a transpose pair inside the blocks,
-/// and an explicit element-wise copy (`copyAfter`) of the packed blocks.
+/// The width of the column blocks of `packB` and `permuteB` written without one.
+pub const PACKED_WIDTH: i64 = 32;
+
+/// `name`, or `name(w)` for a width other than [`PACKED_WIDTH`]: how the packing
+/// strategies print, so that text written without a width prints back as it was.
+fn with_width(name: &str, w: i64) -> String {
+    match w {
+        PACKED_WIDTH => name.to_string(),
+        w => format!("{name}({w})"),
+    }
+}
+
+/// `permuteB = permuteB(32)`.
 pub fn permute_b() -> Strategy<Term> {
+    permute_b_width(PACKED_WIDTH)
+}
+
+/// `permuteB(w)`: `transpose(b)` (an `m.k` array) rewritten so that its values are
+/// copied into blocks of `w` columns, `(m/w).k.w` (TVM's packed B), and read back
+/// through `join(map(transpose)(...))`: `splitJoin2(w)`, a transpose pair inside the
+/// blocks, and an explicit element-wise copy (`copyAfter`) of the packed blocks. Fails
+/// where `w` does not divide `m`.
+pub fn permute_b_width(w: i64) -> Strategy<Term> {
     named(
-        "permuteB",
-        split_join2(32)
+        with_width("permuteB", w),
+        split_join2(w)
             >> argument(map_identity_after())
             >> dfnf()
             >> top_down(fmap(create_transpose_pair()))
@@ -102,12 +120,18 @@ pub fn permute_b() -> Strategy<Term> {
     )
 }
 
-/// `packB = storeInMemory(isTransposedB, permuteB ;; vectorize(32) @
-/// innermost(isFullyAppliedMap) ;; parallel @ outermost(isApplied(isMap))) @ inLambda`:
-/// `transpose(b)` packed into memory once, before the loops, by a parallel,
-/// vectorized copy.
+/// `packB = packB(32)`.
 pub fn pack_b() -> Strategy<Term> {
-    named("packB", in_lambda(pack_b_here()))
+    pack_b_width(PACKED_WIDTH)
+}
+
+/// `packB(w) = storeInMemory(isTransposedB, permuteB(w) ;; vectorize(w) @
+/// innermost(isFullyAppliedMap) ;; parallel @ outermost(isApplied(isMap))) @ inLambda`:
+/// `transpose(b)` packed into memory once, before the loops, in blocks of `w`
+/// columns, by a parallel, vectorized copy. A register tile `w` lanes wide then reads
+/// its columns of `b` contiguously.
+pub fn pack_b_width(w: i64) -> Strategy<Term> {
+    named(with_width("packB", w), in_lambda(pack_b_here_width(w)))
 }
 
 /// `packB` on a program's body (inside its parameters): `storeInMemory(isTransposedB,
@@ -115,12 +139,20 @@ pub fn pack_b() -> Strategy<Term> {
 /// outermost(isApplied(isMap)))`. Equality saturation works on bodies, so this is
 /// its packing rule.
 pub fn pack_b_here() -> Strategy<Term> {
-    let how = permute_b()
+    pack_b_here_width(PACKED_WIDTH)
+}
+
+/// [`pack_b_here`] with blocks of `w` columns.
+pub fn pack_b_here_width(w: i64) -> Strategy<Term> {
+    let how = permute_b_width(w)
         >> dfnf()
-        >> innermost(is_fully_applied_map(), vectorize(32))
+        >> innermost(is_fully_applied_map(), vectorize(w))
         >> dfnf()
         >> outermost(is_applied(is_map()), parallel());
-    named("packBHere", store_in_memory(is_transposed_b(), how))
+    named(
+        with_width("packBHere", w),
+        store_in_memory(is_transposed_b(), how),
+    )
 }
 
 /// `arrayPacking = packB ;; loopPerm`.
@@ -206,10 +238,22 @@ pub(super) fn register(r: &mut Registry<Term>) {
     for (name, doc, make) in matmul {
         r.rule(name, doc, make);
     }
-    r.rule(
+    r.add(
         "permuteB",
-        "transpose(b) copied into 32-column blocks, read back through join(map(transpose))",
-        permute_b,
+        "(w = 32)",
+        "transpose(b) copied into blocks of w columns (32 if none is written), read back through join(map(transpose))",
+        |a| match a {
+            [] => Ok(permute_b()),
+            [Value::Int(w)] => match Param::width("w").check(*w) {
+                Ok(()) => Ok(permute_b_width(*w)),
+                Err(why) => Err(ArgError::invalid(0, why.to_string())),
+            },
+            [_] => Err(ArgError::WrongKind {
+                index: 0,
+                expected: ArgKind::Number,
+            }),
+            _ => Err(ArgError::invalid(None, "expects at most one width")),
+        },
     );
     r.rule(
         "isFullyAppliedMap",
@@ -220,11 +264,13 @@ pub(super) fn register(r: &mut Registry<Term>) {
 }
 
 /// The rules of this module, for the [catalogue](super::catalogue).
-pub(super) const RULES: &[RuleDef] = &[RuleDef::rule(
+pub(super) const RULES: &[RuleDef] = &[RuleDef::sized(
     "packB",
-    "TVM matmul: storeInMemory(isTransposedB, permuteB ;; vectorize ;; parallel) @ inLambda",
-    pack_b,
+    &[Param::width("w")],
+    "TVM matmul: storeInMemory(isTransposedB, permuteB(w) ;; vectorize(w) ;; parallel) @ inLambda",
+    pack_b_width,
 )
+.defaults(&[PACKED_WIDTH])
 .note("in the e-graph: where a tiled result join(...) holds transpose(b)")
-.egraph(EGraphUse::At("join(x)", Make::Plain(pack_b_here)))
+.egraph(EGraphUse::At("join(x)", Make::Sized(pack_b_here_width)))
 .strategy_role()];

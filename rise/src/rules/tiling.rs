@@ -7,11 +7,13 @@
 //! programs where other stages (joins, transposes) sit between the loops.
 
 use super::algorithmic::{map_full_fission, map_fusion, split_join};
+use super::lowering::{map_seq_unroll, vectorize};
 use super::movement::{loop_interchange, split_before_map};
 use super::pattern::named;
-use super::predicates::{dfnf, rnf};
+use super::predicates::{contains, dfnf, is_applied, is_lambda, is_map, rnf};
 use super::reduction::{fuse_reduce_map, lift_reduce, reduce_seq_init_fusion};
-use super::traversal::{argument, argument_of, body, fmap, function};
+use super::traversal::{argument, argument_of, body, fmap, function, innermost};
+use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::Term;
 use elevate_core::Strategy;
@@ -72,14 +74,7 @@ pub fn interchange(d: usize) -> Strategy<Term> {
 /// split into blocks of `ni`, the block loops outside the element loops.
 /// `[n] = splitJoin(n)`; `[n1, n2, ...] = fmap(tileNDList([n2, ...])) ; splitJoin(n1) ; interchange(d)`.
 pub fn tile_nd_list(sizes: &[i64]) -> Strategy<Term> {
-    let name = format!(
-        "tileNDList([{}])",
-        sizes
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let name = format!("tileNDList([{}])", list(sizes));
     if let Err(why) = check_sizes(sizes) {
         return super::catalogue::invalid(name, why);
     }
@@ -109,6 +104,68 @@ pub fn tile_nd(d: usize, n: i64) -> Strategy<Term> {
         Ok(()) => named(name, tile_nd_list(&vec![n; d])),
         Err(why) => super::catalogue::invalid(name, why),
     }
+}
+
+/// `subTile([r1, ..., rd]) = topDown(nestLevel(d, tileNDList([r1, ..., rd])))`: in a
+/// nest that `tileNDList([c1, ..., cd])` tiled (its `d` block loops, then its `d`
+/// element loops), the element loops tiled once more, so that a tile holds tiles of
+/// `r1 x ... x rd` elements: the loops are then the `d` block loops, the `d` loops
+/// over the small tiles of a block, and the `d` loops within a small tile. Each
+/// `ri` must divide `ci`; the strategy fails cleanly where it does not, or where no
+/// nest has `d` element loops `d` levels down.
+pub fn sub_tile(sizes: &[i64]) -> Strategy<Term> {
+    let name = format!("subTile([{}])", list(sizes));
+    if let Err(why) = check_sizes(sizes) {
+        return super::catalogue::invalid(name, why);
+    }
+    named(
+        name,
+        top_down(nest_level(sizes.len(), tile_nd_list(sizes))) >> dfnf(),
+    )
+}
+
+/// `registerTile(r, w)`, at a nest of two dimensions with a reduction inside (a
+/// matrix product's rows, columns and dot products) that `tileNDList([c1, c2])`
+/// tiled: register tiles of `r` rows and `w` columns inside each `c1 x c2` tile, the
+/// reduction loop between the tile's loops and the register tile's, the `w` columns
+/// on vectors and the `r` rows unrolled around them, so that the `r` vectors of
+/// partial sums stay in registers across the reduction:
+///
+/// `registerTile(r, w) = subTile([r, w]) ;; reorder([1, 2, 3, 4, 7, 5, 6]) ;;
+/// vectorize(w) @ innermost(isFullyAppliedMap) ;; function(mapSeqUnroll) @
+/// innermost(isApplied(isMap) ; argument(isLambda) ; contains("asVector(w)"))`
+///
+/// (loops: blocks of rows and of columns, register tiles of a block by rows and by
+/// columns, the reduction, the rows of a register tile, its columns). `r` must divide
+/// `c1` and `w` divide `c2`; `w` is at least 2.
+pub fn register_tile(rows: i64, lanes: i64) -> Strategy<Term> {
+    let name = format!("registerTile({rows}, {lanes})");
+    if let Err(why) = check_sizes(&[rows, lanes]) {
+        return super::catalogue::invalid(name, why);
+    }
+    if lanes < 2 {
+        return super::catalogue::invalid(
+            name,
+            format!("the vector width w must be at least 2, found {lanes}"),
+        );
+    }
+    let vector = Term::nat_app(Term::prim(Prim::AsVector), Nat::cst(lanes));
+    let rows_of_vectors = is_applied(is_map()) >> argument(is_lambda()) >> contains(vector);
+    let steps = sub_tile(&[rows, lanes])
+        >> reorder(&[1, 2, 3, 4, 7, 5, 6])
+        >> dfnf()
+        >> innermost(super::is_fully_applied_map(), vectorize(lanes))
+        >> dfnf()
+        >> innermost(rows_of_vectors, function(map_seq_unroll()));
+    named(name, steps)
+}
+
+fn list(sizes: &[i64]) -> String {
+    sizes
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether every tile size is positive.
@@ -285,6 +342,38 @@ pub(super) fn register(r: &mut Registry<Term>) {
                 format!("takes at most {MAX_NEST_DEPTH} sizes, found {}", l.len()),
             )),
             _ => Err(ArgError::invalid(None, "expects one list of sizes")),
+        },
+    );
+    r.add(
+        "subTile",
+        "([r1, ..., rd])",
+        "in a nest tiled by tileNDList([c1, ..., cd]), the d element loops tiled again: topDown(nestLevel(d, tileNDList([r1, ..., rd])))",
+        |a| match a {
+            [Value::List(l)] if l.len() <= MAX_NEST_DEPTH => {
+                check_sizes(l).map_err(|why| ArgError::invalid(0, why))?;
+                Ok(sub_tile(l))
+            }
+            [Value::List(l)] => Err(ArgError::invalid(
+                0,
+                format!("takes at most {MAX_NEST_DEPTH} sizes, found {}", l.len()),
+            )),
+            _ => Err(ArgError::invalid(None, "expects one list of sizes")),
+        },
+    );
+    r.add(
+        "registerTile",
+        "(r, w)",
+        "in a tiled 2-D nest with a reduction: r x w register tiles, the reduction outside them, w columns on vectors, r rows unrolled: subTile([r, w]) ;; reorder([1, 2, 3, 4, 7, 5, 6]) ;; vectorize(w) ;; mapSeqUnroll on the rows",
+        |a| match super::sizes(a, 0)?.as_slice() {
+            [_, 1] => Err(ArgError::invalid(
+                1,
+                "the vector width w must be at least 2, found 1",
+            )),
+            [r, w] => Ok(register_tile(*r, *w)),
+            s => Err(ArgError::invalid(
+                None,
+                format!("expects 2 sizes, found {}", s.len()),
+            )),
         },
     );
     r.add(

@@ -12,9 +12,9 @@
 //! 2. the nest: untiled or `tileNDList([t1, ..., td]) @ outermost(mapNest(d))` (each
 //!    `ti` a divisor of its extent), where the program reads a transposed input (the
 //!    matmul's `b`) and the innermost tile is 32 wide, also with `packB` first (the
-//!    input packed in blocks of 32 columns, read along its rows: the library's packing
-//!    has that width, and packed blocks of another width than the tiles' make indices
-//!    the bridge cannot tile, so its explicit loops run them); for a reduction, kept
+//!    input packed in blocks of 32 columns, read along its rows: packed blocks of
+//!    another width than the vectors' make indices the bridge cannot tile, so its
+//!    explicit loops run them); for a reduction, kept
 //!    whole or split in blocks of
 //!    `s` (`splitStrategy(s)`, `s` a divisor of its extent), then a loop order
 //!    (`reorder`: the block loops first, then every interleaving of the element loops
@@ -23,7 +23,12 @@
 //!    the vector width of the innermost map (`vectorize(w)`, `w` a divisor of its
 //!    extent), and for a tile of a few rows, those rows unrolled around the vector loop
 //!    (`mapSeqUnroll` on the map of rows: a register tile, whose accumulator block
-//!    stays in registers across the reduction);
+//!    stays in registers across the reduction); for a two-dimensional tiling with a
+//!    reduction, also register tiles inside the tile (`registerTile(r, w)` for each
+//!    shape of [`Auto::registers`] that divides the tile and is smaller: the reduction
+//!    between the tile's loops and the register tile's, `w` columns on vectors, `r`
+//!    rows unrolled), each also with `packB(w)` first (the transposed input packed in
+//!    blocks as wide as the register tile);
 //! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
 //! 4. `defaultLowering`.
 //!
@@ -34,19 +39,13 @@
 //! divide): the search records it and moves on. The matmul's `par` is one point.
 //!
 //! What the library lacks for more: a vectorized reduction (a sum over vector lanes
-//! with a final horizontal sum: today only maps are vectorized), and a register tile
-//! inside a cache tile (splitting the element loop of rows of a tiled nest once more:
-//! `tileNDList` splits each dimension once, so a tile of a few rows is either the
-//! cache tile or the register tile).
+//! with a final horizontal sum: today only maps are vectorized).
 
 use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
-use crate::rules::default_lowering;
+use crate::rules::{default_lowering, PACKED_WIDTH};
 use crate::term::Term;
 use elevate_core::{Budget, Context};
 use elevate_strategies::search::AutoSpace;
-
-/// The width of the column blocks `packB` packs.
-const PACKED_WIDTH: i64 = 32;
 
 /// The candidate sizes of an `auto` space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +63,10 @@ pub struct Auto {
     /// At most this many tilings of a nest (the smallest tile sizes are dropped first
     /// for deep nests).
     pub max_tilings: usize,
+    /// Register tiles inside the tiles of a two-dimensional nest with a reduction:
+    /// `(rows, lanes)`, each offered (`registerTile`) in every tiling whose tile it
+    /// divides and is smaller than.
+    pub registers: Vec<(i64, i64)>,
 }
 
 impl Default for Auto {
@@ -75,6 +78,7 @@ impl Default for Auto {
             max_unroll: 16,
             max_rows: 8,
             max_tilings: 32,
+            registers: vec![(8, 32), (4, 64), (4, 32)],
         }
     }
 }
@@ -328,6 +332,39 @@ impl Auto {
             };
             if s.packable && tiling.is_some() && inner == PACKED_WIDTH {
                 options.push(format!("packB ;; {option}"));
+            }
+            options.push(option);
+            if let Some(t) = &tiling {
+                options.extend(self.register_options(s, t));
+            }
+        }
+        options
+    }
+
+    /// Register tiles inside the tiles `t` of a two-dimensional nest with a reduction
+    /// (`registerTile`: the reduction between the tile's loops and the register
+    /// tile's, the rows unrolled around the vector loop), each also with the transposed
+    /// input packed in blocks as wide as the register tile (`packB(w)`), so that the
+    /// register tile reads them contiguously.
+    fn register_options(&self, s: &Shape, t: &[i64]) -> Vec<String> {
+        let ([rows, cols], Some(_)) = (t, s.reduction) else {
+            return Vec::new();
+        };
+        let mut options = Vec::new();
+        for &(r, w) in &self.registers {
+            let fits = rows % r == 0 && cols % w == 0 && (r, w) != (*rows, *cols);
+            if !fits || r > self.max_rows {
+                continue;
+            }
+            let option = format!(
+                "tileNDList([{rows}, {cols}]) @ outermost(mapNest(2)) ;; registerTile({r}, {w})"
+            );
+            if s.packable && s.maps[1] % w == 0 {
+                let pack = match w {
+                    PACKED_WIDTH => "packB".to_string(),
+                    w => format!("packB({w})"),
+                };
+                options.push(format!("{pack} ;; {option}"));
             }
             options.push(option);
         }

@@ -13,6 +13,7 @@ mod names;
 mod nats;
 mod primitives;
 mod properties;
+mod register_tiles;
 mod rules;
 mod search;
 mod sizes;

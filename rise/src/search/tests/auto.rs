@@ -102,6 +102,46 @@ fn a_register_tile_is_a_point_and_the_model_prefers_it_to_par() {
     assert!(tile < par, "register tile {tile} ms, par {par} ms");
 }
 
+#[test]
+fn register_tiles_inside_tiles_are_points_and_the_model_prefers_them_to_par() {
+    let term = instance(MATMUL, &[("n", 1024), ("m", 1024), ("k", 1024)]);
+    let model = ModelCost::default();
+    let par = registry().parse("par").unwrap();
+    let par = model
+        .evaluate(&par.apply(&term, &mut Context::default()).unwrap())
+        .unwrap()
+        .cost;
+    for (option, vector) in [
+        (
+            "packB ;; tileNDList([64, 64]) @ outermost(mapNest(2)) ;; registerTile(8, 32)",
+            "asVector(32)",
+        ),
+        (
+            "packB(64) ;; tileNDList([32, 64]) @ outermost(mapNest(2)) ;; registerTile(4, 64)",
+            "asVector(64)",
+        ),
+    ] {
+        let point = follow(
+            auto().start(&term),
+            &[&|o| o == option, &|o| o.starts_with("parallel")],
+        );
+        assert!(point.is_complete(), "{option}: {:?}", point.failure());
+        let printed = crate::print_term(point.program());
+        assert!(
+            printed.contains("mapSeqUnroll") && printed.contains(vector),
+            "{printed}"
+        );
+        let replayed = registry()
+            .parse(&point.text())
+            .unwrap()
+            .apply(&term, &mut Context::default())
+            .unwrap();
+        assert!(replayed.alpha_eq(point.program()), "{}", point.text());
+        let tile = model.evaluate(point.program()).unwrap().cost;
+        assert!(tile < par, "{option}: {tile} ms, par {par} ms");
+    }
+}
+
 /// Random points of `auto` on `source` at small sizes: each completes or fails with a
 /// reason, and each that completes computes what the program computes.
 fn random_points_compute_what_the_program_computes(source: &str, nats: &[(&str, i64)]) {

@@ -1,0 +1,81 @@
+//! Register tiles inside tiles (`registerTile`, with `packB(w)` or without) compile to
+//! a tiled, vectorized kernel: the bridge's Transform script tiles the tile, then the
+//! register tile, steps through the reduction one element at a time around the
+//! register tile, unrolls its rows and vectorizes its columns; and the code computes
+//! what the interpreter computes.
+
+use super::{assert_same, example, lowered, payload, sizes};
+
+#[test]
+fn register_tiles_inside_tiles_compile_to_their_schedule_and_match_the_interpreter() {
+    let source = example("matmul.rise");
+    let nats = sizes(&[("n", 128), ("k", 32), ("m", 128)]);
+    for (pack, tile, (rows, lanes), parallel) in [
+        ("packB ;; ", (64, 64), (8, 32), false),
+        ("packB(64) ;; ", (32, 64), (4, 64), true),
+        ("packB(16) ;; ", (16, 32), (8, 16), false),
+        ("", (32, 64), (4, 32), false),
+    ] {
+        let mut strategy = format!(
+            "{pack}DFNF ; try(fuseReduceMap @ topDown) ; tileNDList([{}, {}]) @ outermost(mapNest(2)) ;; registerTile({rows}, {lanes})",
+            tile.0, tile.1
+        );
+        if parallel {
+            strategy.push_str(" ; parallel @ outermost(isApplied(isMap))");
+        }
+        let term = lowered(&source, &nats, &strategy);
+        let p = payload("f", &term);
+        let script = p
+            .transform
+            .unwrap_or_else(|| panic!("{strategy}: loops, because {:?}", p.loops_because));
+        // The kernel of the product is the last one; the packing, if any, comes first.
+        let k = usize::from(!pack.is_empty());
+        let tiles: Vec<&str> = script
+            .lines()
+            .filter(|l| l.contains(&format!("%k{k}")) && l.contains("tile_sizes"))
+            .collect();
+        let sizes: Vec<&str> = tiles
+            .iter()
+            .map(|l| {
+                let at = l.find("tile_sizes [").unwrap() + "tile_sizes [".len();
+                &l[at..at + l[at..].find(']').unwrap()]
+            })
+            .collect();
+        // Rows by the tile, then by the register tile, and last (inside the
+        // reduction's loop) the register tile's rows one by one: the unrolled loop.
+        let first = sizes.first().copied().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!("{}, ", tile.0)),
+            "{strategy}: {sizes:?}"
+        );
+        assert!(
+            sizes.iter().any(|s| s.starts_with(&format!("{rows}, "))),
+            "{strategy}: {sizes:?}"
+        );
+        let last = sizes.last().copied().unwrap_or_default();
+        assert!(last.starts_with("1, "), "{strategy}: {sizes:?}");
+        assert_eq!(
+            tiles[0].contains("tile_using_forall"),
+            parallel,
+            "{strategy}: {tiles:?}"
+        );
+        // One vector operation: the register tile's row of `lanes` columns.
+        let vector = script
+            .lines()
+            .find_map(|l| l.split("vector_sizes [").nth(1))
+            .and_then(|rest| rest.split(']').next())
+            .unwrap_or_else(|| panic!("{strategy}: not vectorized: {script}"));
+        let mut lanes_of = vector.split(", ").filter(|x| *x != "1");
+        assert_eq!(
+            lanes_of.next(),
+            Some(&*lanes.to_string()),
+            "{strategy}: {vector}"
+        );
+        assert_eq!(lanes_of.next(), None, "{strategy}: {vector}");
+        assert!(
+            script.contains(&format!("factor = {rows} }}")),
+            "{strategy}: {script}"
+        );
+        assert_same(&term, &strategy);
+    }
+}
