@@ -280,6 +280,10 @@ mod measured {
                 // if there is one; `None` or a closed channel: not needed.
                 if let Ok(Some(reference)) = turn.recv() {
                     let result = run(&setup, &compiled.0, compiled.1, reference.as_deref());
+                    // The machine code is freed before the round goes on: freeing it
+                    // runs LLVM (the JIT's deinitializers), which must not overlap the
+                    // process's exit, where LLVM's global objects are destroyed.
+                    drop(compiled);
                     let _ = reports.send((index, Report::Measured(result)));
                 }
             });
