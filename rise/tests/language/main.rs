@@ -19,6 +19,7 @@ mod sizes;
 mod strategies;
 mod strategy_text;
 mod terms;
+mod vector_reduce;
 
 use elevate_rise::Program;
 
