@@ -1,6 +1,7 @@
 //! The MLIR bridge end to end (the one test binary linked with MLIR): RISE programs
 //! compiled through MLIR for the CPU compute what the reference interpreter computes.
 
+mod auto_programs;
 mod examples;
 mod hardening;
 mod lowering;

@@ -60,10 +60,11 @@ pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
     let llvm_dialect = module.as_operation().to_string();
     // The OpenMP runtime, when the lowered module has parallel regions (the path
     // resolved: Debian's is a chain of relative symbolic links, which the JIT's loader
-    // does not follow).
-    let runtime;
+    // does not follow). MLIR's C API reads each path up to a NUL byte, whatever its
+    // length says: the path is given with one after it.
+    let runtime: String;
     let libraries: Vec<&str> = if llvm_dialect.contains("omp.") {
-        runtime = std::fs::canonicalize(OPENMP_RUNTIME).map_err(|e| {
+        let path = std::fs::canonicalize(OPENMP_RUNTIME).map_err(|e| {
             Error::mlir(
                 Stage::Jit,
                 format!(
@@ -71,7 +72,8 @@ pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
                 ),
             )
         })?;
-        vec![runtime.to_str().unwrap_or(OPENMP_RUNTIME)]
+        runtime = format!("{}\0", path.to_str().unwrap_or(OPENMP_RUNTIME));
+        vec![&runtime[..runtime.len() - 1]]
     } else {
         Vec::new()
     };

@@ -61,9 +61,12 @@ impl CompileRate {
     }
 }
 
-/// A candidate whose warm-up run already takes this many times the best median so
-/// far is not timed further: its cost is the warm-up's time. A slow candidate then
-/// costs one run instead of six, which is most of a search's time at large sizes.
+/// A candidate whose first run after the warm-up already takes this many times the
+/// best median so far is not timed further: its cost is that run's time. A slow
+/// candidate then costs two runs instead of six, which is most of a search's time
+/// at large sizes. The warm-up itself says too little: it touches its buffers for
+/// the first time (on large arrays, ten times slower than a later run) and may
+/// start the OpenMP runtime's threads.
 pub const RACE_FACTOR: f64 = 3.0;
 
 /// The measured cost: compiled through the bridge, timed, checked (see the
@@ -282,6 +285,10 @@ impl Measured {
             // if there is one; `None` or a closed channel: not needed.
             if let Ok(Some(reference)) = turn.recv() {
                 let result = run(&setup, &compiled.0, compiled.1, reference.as_deref());
+                // The machine code is freed before the round goes on: freeing it
+                // runs LLVM (the JIT's deinitializers), which must not overlap the
+                // process's exit, where LLVM's global objects are destroyed.
+                drop(compiled);
                 let _ = reports.send((index, Report::Measured(result)));
             }
         });
@@ -327,23 +334,26 @@ fn run(
             ));
         }
     }
-    let warm_up_ms = warm_up.as_secs_f64() * 1e3;
+    let time = |call: &mut crate::jit::Call<'_>| {
+        let start = Instant::now();
+        call.invoke().map_err(failed)?;
+        Ok::<f64, Rejection>(start.elapsed().as_secs_f64() * 1e3)
+    };
+    let first = time(&mut call)?;
     let best_ms = *setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
-    if warm_up_ms > RACE_FACTOR * best_ms {
-        // Clearly slower than the best: one run says enough.
+    if first > RACE_FACTOR * best_ms {
+        // Clearly slower than the best: one timed run says enough.
         *setup.raced.lock().unwrap_or_else(|e| e.into_inner()) += 1;
         return Ok(Measure {
-            cost: warm_up_ms,
+            cost: first,
             model: None,
-            ms: Some(warm_up_ms),
+            ms: Some(first),
             compile_ms: Some(compile_ms),
         });
     }
-    let mut times = Vec::with_capacity(setup.runs);
-    for _ in 0..setup.runs {
-        let start = Instant::now();
-        call.invoke().map_err(failed)?;
-        times.push(start.elapsed().as_secs_f64() * 1e3);
+    let mut times = vec![first];
+    for _ in 1..setup.runs {
+        times.push(time(&mut call)?);
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];

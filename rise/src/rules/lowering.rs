@@ -233,7 +233,7 @@ fn lane_wise(p: Prim) -> bool {
 /// Whether `t`, the body of a function of `x`, computes lane-wise: what depends on `x`
 /// is built with [`lane_wise`] primitives, what does not is a scalar (a literal or a
 /// typed scalar expression, which becomes a broadcast vector).
-fn vectorizable(t: &Term, x: &Ident) -> bool {
+pub(super) fn vectorizable(t: &Term, x: &Ident) -> bool {
     if !t.free_vars().contains(&x.id) {
         return match t.ty() {
             Some(ty) => matches!(ty.kind(), TypeKind::Scalar(_)),
@@ -258,7 +258,7 @@ fn vectorizable_function(f: &Term, x: &Ident) -> bool {
 /// The computation `t` of `x` on vectors: scalars that do not depend on `x` become
 /// `vectorFromScalar(s)`; the rest is rebuilt untyped (inference gives the vector
 /// types).
-fn on_vectors(t: &Term, x: &Ident) -> Term {
+pub(super) fn on_vectors(t: &Term, x: &Ident) -> Term {
     if !t.free_vars().contains(&x.id) {
         return call(Prim::VectorFromScalar, &[], [t.clone()]);
     }
@@ -276,7 +276,7 @@ fn function_on_vectors(f: &Term, x: &Ident) -> Term {
 }
 
 /// Whether every leaf of `ty` (through pairs) is a scalar.
-fn scalar_tree(ty: &Type) -> bool {
+pub(super) fn scalar_tree(ty: &Type) -> bool {
     match ty.kind() {
         TypeKind::Scalar(_) => true,
         TypeKind::Pair(a, b) => scalar_tree(a) && scalar_tree(b),
@@ -286,7 +286,7 @@ fn scalar_tree(ty: &Type) -> bool {
 
 /// `xs`, of scalar trees, as an array of vectors of `n`: `asVector(n)(xs)` for
 /// scalars, `zip(V(fst(unzip(xs))))(V(snd(unzip(xs))))` for pairs.
-fn as_vectors(xs: Term, elem: &Type, n: i64) -> Term {
+pub(super) fn as_vectors(xs: Term, elem: &Type, n: i64) -> Term {
     match elem.kind() {
         TypeKind::Pair(a, b) => {
             let unzipped = call(Prim::Unzip, &[], [xs]);

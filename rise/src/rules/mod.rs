@@ -23,6 +23,7 @@
 //! | `reduction` | `reduceMapFusion`/`Fission`, `blockedReduce`, `blockedSum`, `liftReduce`, `reduceMap` |
 //! | `layout`, `pairs`, `bindings` | slide/split/join/transpose/take/drop, zip/pair/select, id and let rules |
 //! | `lowering` | `mapSeq`, `mapPar`, GPU maps, `reduceSeq`, unrolling, `toMem`, `vectorize`, `storeInMemory`, `defaultLowering` |
+//! | `vector_reduce` | `vectorizeReduce`: a reduction over vectors of lanes, then over the lanes |
 //! | `traversal`, `predicates` | RISE locations, predicates, `BENF`, `DFNF`, `RNF`, `CNF`, `isEqualTo`, `contains` |
 //! | `tiling` | `tile`, `tileND`, `tileNDList`, `interchange`, `reorder`, `mapped`, `stage` |
 //! | `gemm`, `separable` | the seven TVM matmul strategies; separable convolution |
@@ -44,6 +45,7 @@ mod reduction;
 mod separable;
 mod tiling;
 mod traversal;
+mod vector_reduce;
 
 pub use self::algorithmic::*;
 pub use self::basic::*;
@@ -60,6 +62,7 @@ pub use self::reduction::*;
 pub use self::separable::*;
 pub use self::tiling::*;
 pub use self::traversal::*;
+pub use self::vector_reduce::*;
 
 use crate::prim::Prim;
 use crate::term::Term;
@@ -257,6 +260,7 @@ pub fn catalogue() -> Vec<&'static RuleDef> {
         movement::RULES,
         reduction::RULES,
         lowering::RULES,
+        vector_reduce::RULES,
         layout::RULES,
         pairs::RULES,
         bindings::RULES,

@@ -14,14 +14,14 @@ use elevate_core::{Name, NameSupply, Rule, Strategy};
 const REDUCTIONS: [Prim; 3] = [Prim::Reduce, Prim::ReduceSeq, Prim::ReduceSeqUnroll];
 
 /// `(R, [op, init, xs])` if `t` is a fully applied reduction `R(op)(init)(xs)`.
-fn reduction(t: &Term) -> Option<(Prim, Vec<Term>)> {
+pub(super) fn reduction(t: &Term) -> Option<(Prim, Vec<Term>)> {
     REDUCTIONS
         .into_iter()
         .find_map(|p| applied(t, p, 3).map(|(_, args)| (p, args)))
 }
 
 /// `fun(a => fun(b => body))` as `(a, b, body)`.
-fn binary_lambda(f: &Term) -> Option<(&Ident, &Ident, &Term)> {
+pub(super) fn binary_lambda(f: &Term) -> Option<(&Ident, &Ident, &Term)> {
     let Expr::Lambda(a, _, inner) = f.expr() else {
         return None;
     };
@@ -31,13 +31,13 @@ fn binary_lambda(f: &Term) -> Option<(&Ident, &Ident, &Term)> {
     Some((a, b, body))
 }
 
-fn lambda2(a: Ident, b: Ident, body: Term) -> Term {
+pub(super) fn lambda2(a: Ident, b: Ident, body: Term) -> Term {
     Term::lambda(a, Term::lambda(b, body))
 }
 
 /// The arithmetic primitive a reduction operator stands for: `add`,
 /// `fun(a => add(a))` or `fun(a, b => add(a)(b))`.
-fn operator(op: &Term) -> Option<Prim> {
+pub(super) fn operator(op: &Term) -> Option<Prim> {
     let is_var = |t: &Term, x: &Ident| matches!(t.expr(), Expr::Var(y) if y.id == x.id);
     match op.expr() {
         Expr::Prim(p) => Some(*p),
@@ -69,7 +69,7 @@ fn applied_any(t: &Term, values: usize) -> Option<(Prim, Vec<Term>)> {
 }
 
 /// Whether `init` is the neutral element of the associative operator `p`.
-fn neutral(p: Prim, init: &Term) -> bool {
+pub(super) fn neutral(p: Prim, init: &Term) -> bool {
     let Expr::Literal(l) = init.expr() else {
         return false;
     };
@@ -87,7 +87,7 @@ fn neutral(p: Prim, init: &Term) -> bool {
     }
 }
 
-fn mentions(t: &Term, x: &Ident) -> bool {
+pub(super) fn mentions(t: &Term, x: &Ident) -> bool {
     t.free_vars().contains(&x.id)
 }
 

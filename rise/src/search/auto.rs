@@ -32,20 +32,36 @@
 //! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
 //! 4. `defaultLowering`.
 //!
-//! A nest that is a lone reduction (a sum, a dot product) is split in blocks of `s`
-//! (`splitJoin2(s)` on its input, `separateSumHV`) whose partial sums are a map that
-//! can be parallel. Every point is a strategy that applies, or fails with a clean
-//! failure (a reordering that does not fit the nest, a vector width that does not
-//! divide): the search records it and moves on. The matmul's `par` is one point.
+//! Where the main nest's reduction reads memory in a row and its innermost map does
+//! not (a dot product per row: a matrix-vector product), the nest may also keep the
+//! reduction innermost and put its elements in vector lanes (`vectorizeReduce(w)`,
+//! after each tiling of the maps): the innermost map cannot be vectorized without
+//! reading across rows.
 //!
-//! What the library lacks for more: a vectorized reduction (a sum over vector lanes
-//! with a final horizontal sum: today only maps are vectorized).
+//! A nest that is a lone reduction (a sum, a dot product) is kept whole or split in
+//! blocks of `s` (`splitJoin2(s)` on its input, `separateSumHV`) whose partial sums are
+//! a map that can be parallel; the whole reduction, or each block's, may be vectorized
+//! (`vectorizeReduce(w)`: a sum of vectors of `w` lanes, then of the lanes). Every
+//! point is a strategy that applies, or fails with a clean failure (a reordering that
+//! does not fit the nest, a vector width that does not divide): the search records it
+//! and moves on. The matmul's `par` is one point.
+//!
+//! What the library lacks for more: stencils on vectors (a map over `slide`'s windows
+//! whose small reduction is unrolled into arithmetic, so that the map over windows
+//! becomes lane-wise, reading each neighbour as a shifted vector); several vector
+//! accumulators interleaved for one reduction beyond what a wide vector gives (a
+//! vector of 64 lanes is four AVX-512 registers, four independent sums).
 
 use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
 use crate::rules::{default_lowering, PACKED_WIDTH};
 use crate::term::Term;
 use elevate_core::{Budget, Context};
 use elevate_strategies::search::AutoSpace;
+
+/// Where `vectorizeReduce` applies: the innermost reduction (in any of its forms) that
+/// it can vectorize.
+const INNERMOST_REDUCTION: &str =
+    "innermost(isApplied(isApplied(isApplied(isReduceSeq <+ isReduce))))";
 
 /// The candidate sizes of an `auto` space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +118,10 @@ pub struct Shape {
     pub nests: usize,
     /// Whether `packB` applies.
     pub packable: bool,
+    /// Whether the reduction reads memory in a row where the innermost map does not
+    /// (a dot product per row, as in a matrix-vector product): the reduction's
+    /// elements, not the map's, are the ones to put in vector lanes.
+    pub reduction_vectors: bool,
 }
 
 impl Shape {
@@ -122,11 +142,13 @@ impl Shape {
         let packable = crate::rules::pack_b()
             .apply(program, &mut Context::new(budget))
             .is_ok();
-        let (maps, reduction, nests) = main_nest(&t);
+        let nest = main_nest(&t);
+        let in_a_row = |l: Option<LoopId>| l.is_some_and(|l| reads_in_a_row(&t, l));
         Ok(Shape {
-            maps,
-            reduction,
-            nests,
+            reduction_vectors: in_a_row(nest.reduction_loop) && !in_a_row(nest.innermost_map),
+            maps: nest.maps,
+            reduction: nest.reduction,
+            nests: nest.nests,
             packable,
         })
     }
@@ -146,8 +168,36 @@ fn subtree_work(t: &Trace) -> Vec<f64> {
     work
 }
 
-/// The main nest's map extents and reduction extent, and how many nests there are.
-fn main_nest(t: &Trace) -> (Vec<i64>, Option<i64>, usize) {
+/// What [`main_nest`] finds.
+struct MainNest {
+    /// The extents of its maps, outermost first.
+    maps: Vec<i64>,
+    /// The extent of its reduction.
+    reduction: Option<i64>,
+    /// How many nests the program has at the top.
+    nests: usize,
+    /// Its innermost map's loop.
+    innermost_map: Option<LoopId>,
+    /// Its reduction's loop.
+    reduction_loop: Option<LoopId>,
+}
+
+/// Whether every read inside loop `l` moves by at most one element per step of `l`,
+/// and some read moves: the loop walks its data in a row, as vector lanes read it.
+fn reads_in_a_row(t: &Trace, l: LoopId) -> bool {
+    let inside = |a: &super::trace::Access| t.path(a.owner).contains(&l);
+    let strides: Vec<i64> = t
+        .accesses
+        .iter()
+        .filter(|a| !a.write && inside(a))
+        .map(|a| a.stride(l))
+        .collect();
+    strides.contains(&1) && strides.iter().all(|&s| s == 0 || s == 1)
+}
+
+/// The main nest: the heaviest nest at the top, followed inwards through the heaviest
+/// loops.
+fn main_nest(t: &Trace) -> MainNest {
     let work = subtree_work(t);
     let real = |l: &Loop| l.kind != LoopKind::Copy;
     let tops: Vec<usize> = (0..t.loops.len())
@@ -160,21 +210,29 @@ fn main_nest(t: &Trace) -> (Vec<i64>, Option<i64>, usize) {
         })
     };
     let mut maps = Vec::new();
-    let mut reduction = None;
+    let (mut reduction, mut reduction_loop, mut innermost_map) = (None, None, None);
     let mut at = heaviest(&mut tops.iter().copied());
     while let Some(l) = at {
         let lp = &t.loops[l];
         if lp.kind.reduction() {
             reduction = Some(lp.trips);
+            reduction_loop = Some(l as LoopId);
             break;
         }
         maps.push(lp.trips);
+        innermost_map = Some(l as LoopId);
         at = heaviest(
             &mut (0..t.loops.len())
                 .filter(|&c| t.loops[c].parent == Some(l as LoopId) && real(&t.loops[c])),
         );
     }
-    (maps, reduction, tops.len())
+    MainNest {
+        maps,
+        reduction,
+        nests: tops.len(),
+        innermost_map,
+        reduction_loop,
+    }
 }
 
 /// `{a, b, ...}`, or the one option alone.
@@ -237,14 +295,7 @@ impl Auto {
         let mut parts: Vec<String> = Vec::new();
         if s.maps.is_empty() {
             if let Some(k) = s.reduction {
-                let splits: Vec<String> = std::iter::once("id".to_string())
-                    .chain(self.divisors(k, &self.splits_of_lone()).map(|b| {
-                        format!(
-                            "(argument(splitJoin2({b})) ; separateSumHV) @ outermost(isFullyAppliedReduce) ; try(normalize(splitBeforeMap)) ; try(normalize(mapFusion)) ; BENF ; try(fmap(fuseReduceMap @ topDown) @ outermost(isFullyAppliedMap)) ; {{id, parallel @ outermost(isApplied(isMap))}}"
-                        )
-                    }))
-                    .collect();
-                parts.push(choice(&splits));
+                parts.push(choice(&self.lone_reduction_options(k)));
             }
             parts.push("defaultLowering".into());
             return parts.join(" ;\n");
@@ -254,10 +305,62 @@ impl Auto {
             parts.push("{id, normalize(mapFusion) ; DFNF}".into());
         }
         parts.push("try(fuseReduceMap @ topDown)".into());
-        parts.push(choice(&self.nest_options(s)));
+        let mut nest = self.nest_options(s);
+        nest.extend(self.reduction_vector_options(s));
+        parts.push(choice(&nest));
         parts.push("{id, parallel @ outermost(isApplied(isMap))}".into());
         parts.push("defaultLowering".into());
         parts.join(" ;\n")
+    }
+
+    /// A lone reduction: kept whole, or split in blocks whose partial results are a
+    /// map that can be parallel; each whole or each block on vectors of each width
+    /// that divides it.
+    fn lone_reduction_options(&self, k: i64) -> Vec<String> {
+        let mut options = vec!["id".to_string()];
+        options.extend(self.vectorized_reductions(k));
+        for b in self.divisors(k, &self.splits_of_lone()) {
+            let vectors: Vec<String> = std::iter::once("id".to_string())
+                .chain(self.vectorized_reductions(b))
+                .collect();
+            options.push(format!(
+                "(argument(splitJoin2({b})) ; separateSumHV) @ outermost(isFullyAppliedReduce) ; try(normalize(splitBeforeMap)) ; try(normalize(mapFusion)) ; BENF ; try(fmap(fuseReduceMap @ topDown) @ outermost(isFullyAppliedMap)) ; {}{{id, parallel @ outermost(isApplied(isMap))}}",
+                match vectors.as_slice() {
+                    [_] => String::new(),
+                    _ => format!("{} ; ", choice(&vectors)),
+                }
+            ));
+        }
+        options
+    }
+
+    /// The innermost reduction of `k` elements on vectors of each width that divides
+    /// it (`vectorizeReduce`).
+    fn vectorized_reductions(&self, k: i64) -> Vec<String> {
+        self.divisors(k, &self.widths)
+            .map(|w| format!("vectorizeReduce({w}) @ {INNERMOST_REDUCTION}"))
+            .collect()
+    }
+
+    /// Where the reduction's elements are the ones to put in vector lanes (see
+    /// [`Shape::reduction_vectors`]): each tiling of the maps, with the reduction
+    /// innermost, whole, on vectors of each width that divides it.
+    fn reduction_vector_options(&self, s: &Shape) -> Vec<String> {
+        let Some(k) = s.reduction.filter(|_| s.reduction_vectors) else {
+            return Vec::new();
+        };
+        let d = s.maps.len().min(3);
+        let mut options = Vec::new();
+        for tiling in self.tilings(&s.maps) {
+            let tile = tiling.map(|t| {
+                let sizes: Vec<usize> = t.iter().map(|x| *x as usize).collect();
+                format!("tileNDList({}) @ outermost(mapNest({d})) ;; ", list(&sizes))
+            });
+            for v in self.vectorized_reductions(k) {
+                options.push(format!("{}{v}", tile.as_deref().unwrap_or("")));
+            }
+        }
+        options
     }
 
     /// Block sizes of a lone reduction: larger blocks, as many as a few cores need.

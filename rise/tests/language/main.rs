@@ -20,6 +20,7 @@ mod sizes;
 mod strategies;
 mod strategy_text;
 mod terms;
+mod vector_reduce;
 
 use elevate_rise::Program;
 
