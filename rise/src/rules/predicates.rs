@@ -10,6 +10,7 @@ use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl
 use elevate_strategies::text::{ArgError, Registry, Value};
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
+use std::sync::OnceLock;
 
 pub(crate) fn predicate(
     name: &'static str,
@@ -187,7 +188,17 @@ fn eta_reduction_keeping_primitives() -> Strategy<Term> {
 ///
 /// The BENF step leaves `fun(x => p(...)(x))` for a primitive `p` alone: DFNF would
 /// eta-expand it again (the normal form is the same; ELEVATE reduces and re-expands).
+///
+/// Every call returns the same shared strategy: the traversals remember, per strategy
+/// and context, the shared subterms where they failed, so one instance lets each DFNF
+/// of a composite (`reorder` applies dozens) skip what an earlier one already found
+/// in normal form, instead of each starting with an empty memo.
 pub fn dfnf() -> Strategy<Term> {
+    static DFNF: OnceLock<Strategy<Term>> = OnceLock::new();
+    DFNF.get_or_init(build_dfnf).clone()
+}
+
+fn build_dfnf() -> Strategy<Term> {
     let lambda_argument = |p: Prim| argument_of(p, not(is_lambda()) >> eta_expand());
     let partial = || function(is_map()) | one(function(is_reduce()));
     let beta_eta =
@@ -212,11 +223,17 @@ pub fn dfnf() -> Strategy<Term> {
 /// DFNF runs at its parent, so that form can stop with fissionable maps left and a
 /// second RNF changes the program. Putting DFNF at the root of every round makes RNF
 /// idempotent.
+///
+/// Shared like [`dfnf`], so that its traversals' memos carry over between uses.
 pub fn rnf() -> Strategy<Term> {
-    named(
-        "RNF",
-        repeat(dfnf() >> top_down(map_last_fission())) >> dfnf(),
-    )
+    static RNF: OnceLock<Strategy<Term>> = OnceLock::new();
+    RNF.get_or_init(|| {
+        named(
+            "RNF",
+            repeat(dfnf() >> top_down(map_last_fission())) >> dfnf(),
+        )
+    })
+    .clone()
 }
 
 /// `CNF`, the codegen normal form (every map fused): `normalize(mapFusion)`.
