@@ -2,14 +2,16 @@
 
 use super::algorithmic::{map_fusion, map_last_fission};
 use super::basic::{beta_nat_reduction, beta_reduction, eta_reduction};
-use super::pattern::named;
+use super::pattern::{named, typed_result};
 use super::traversal::{argument_of, body, function};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
+use crate::types::TypeKind;
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
 use elevate_strategies::text::{ArgError, Registry, Value};
 use elevate_strategies::{normalize, not, one, repeat, top_down, try_};
 use std::fmt;
+use std::sync::OnceLock;
 
 pub(crate) fn predicate(
     name: &'static str,
@@ -121,11 +123,53 @@ pub fn is_applied(s: Strategy<Term>) -> Strategy<Term> {
 
 /// Eta-expansion where the position guarantees a function (the argument of `map`):
 /// `f -> fun(x => f(x))`, without needing the node's type.
+///
+/// DFNF expands every function it gives a map or a reduction, so this rule runs
+/// often: where `f` has a function type without unknowns, the three new nodes are
+/// typed directly from it instead of by re-inference, which gives the same types
+/// (debug builds check it).
 fn eta_expand() -> Strategy<Term> {
-    super::pattern::rule_with_names("etaAbstraction", |t: &Term, names| {
+    elevate_core::rule_with_names("etaAbstraction", |t: &Term, names| {
         let x = Ident::supplied(names, "x");
-        Some(Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x))))
+        let expanded = || Term::lambda(x.clone(), Term::app(t.clone(), Term::var(&x)));
+        match eta_typed(t, &x) {
+            Some(typed) => {
+                if cfg!(debug_assertions) {
+                    let inferred = typed_result(t, expanded());
+                    assert!(
+                        inferred.is_some_and(|i| i == typed && same_types(&i, &typed)),
+                        "etaAbstraction typed {t} apart from inference"
+                    );
+                }
+                Some(typed)
+            }
+            None => typed_result(t, expanded()),
+        }
     })
+}
+
+/// `fun(x => f(x))` with its types, for an `f` of type `a -> b` without unknowns
+/// (and not a function of a nat, whose argument inference instantiates): `x: a`,
+/// `f(x): b`, the lambda `a -> b`.
+fn eta_typed(f: &Term, x: &Ident) -> Option<Term> {
+    let ty = f.ty().filter(|ty| !ty.has_unknowns())?;
+    let TypeKind::Fun(a, b) = ty.kind() else {
+        return None;
+    };
+    if matches!(a.kind(), TypeKind::DepFun(..)) {
+        return None;
+    }
+    let var = Term::with(Expr::Var(x.clone()), Some(a.clone()), None);
+    let app = Term::with(Expr::App(f.clone(), var), Some(b.clone()), None);
+    let lambda = Expr::Lambda(x.clone(), None, app);
+    Some(Term::with(lambda, Some(ty.clone()), None))
+}
+
+/// Whether two equal terms carry the same types at every node.
+fn same_types(a: &Term, b: &Term) -> bool {
+    a.ty() == b.ty()
+        && a.arity() == b.arity()
+        && (0..a.arity()).all(|i| same_types(a.child(i), b.child(i)))
 }
 
 /// `inferTypes`: re-infers the types of a closed term (rules leave new nodes untyped;
@@ -187,7 +231,17 @@ fn eta_reduction_keeping_primitives() -> Strategy<Term> {
 ///
 /// The BENF step leaves `fun(x => p(...)(x))` for a primitive `p` alone: DFNF would
 /// eta-expand it again (the normal form is the same; ELEVATE reduces and re-expands).
+///
+/// Every call returns the same shared strategy: the traversals remember, per strategy
+/// and context, the shared subterms where they failed, so one instance lets each DFNF
+/// of a composite (`reorder` applies dozens) skip what an earlier one already found
+/// in normal form, instead of each starting with an empty memo.
 pub fn dfnf() -> Strategy<Term> {
+    static DFNF: OnceLock<Strategy<Term>> = OnceLock::new();
+    DFNF.get_or_init(build_dfnf).clone()
+}
+
+fn build_dfnf() -> Strategy<Term> {
     let lambda_argument = |p: Prim| argument_of(p, not(is_lambda()) >> eta_expand());
     let partial = || function(is_map()) | one(function(is_reduce()));
     let beta_eta =
@@ -212,11 +266,17 @@ pub fn dfnf() -> Strategy<Term> {
 /// DFNF runs at its parent, so that form can stop with fissionable maps left and a
 /// second RNF changes the program. Putting DFNF at the root of every round makes RNF
 /// idempotent.
+///
+/// Shared like [`dfnf`], so that its traversals' memos carry over between uses.
 pub fn rnf() -> Strategy<Term> {
-    named(
-        "RNF",
-        repeat(dfnf() >> top_down(map_last_fission())) >> dfnf(),
-    )
+    static RNF: OnceLock<Strategy<Term>> = OnceLock::new();
+    RNF.get_or_init(|| {
+        named(
+            "RNF",
+            repeat(dfnf() >> top_down(map_last_fission())) >> dfnf(),
+        )
+    })
+    .clone()
 }
 
 /// `CNF`, the codegen normal form (every map fused): `normalize(mapFusion)`.

@@ -21,6 +21,7 @@ use elevate_strategies::text::{bounded_int_arg, strategy_arg, ArgError, Registry
 use elevate_strategies::MAX_APPLY_N;
 use elevate_strategies::{id, normalize, printed_as, recursive, top_down, try_};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// `moveTowardsArgument(i)(s) = argument(argument(...(s)))` (`i` times): `s` on the
 /// `i`-th stage of a pipeline, counting towards its input.
@@ -214,9 +215,16 @@ fn at_depth(depth: usize, s: Strategy<Term>) -> Strategy<Term> {
 /// Swaps the loop here with the loop directly inside it: a map over a reduction
 /// becomes a reduction over maps (`liftReduce`, after folding a combined start
 /// value into the reduction), two maps swap (`loopInterchange`).
+///
+/// One shared instance, like [`dfnf`]: `reorder` swaps loops many times, and the
+/// traversal's memo of where it failed then carries over from one swap to the next.
 fn swap_with_inner() -> Strategy<Term> {
-    let absorb = fmap(top_down(reduce_seq_init_fusion()));
-    lift_reduce() | (absorb >> dfnf() >> lift_reduce()) | loop_interchange()
+    static SWAP: OnceLock<Strategy<Term>> = OnceLock::new();
+    SWAP.get_or_init(|| {
+        let absorb = fmap(top_down(reduce_seq_init_fusion()));
+        lift_reduce() | (absorb >> dfnf() >> lift_reduce()) | loop_interchange()
+    })
+    .clone()
 }
 
 /// Brings the loop `depth` levels down (1 = here) up to this level, one swap at a
@@ -251,8 +259,10 @@ pub fn reorder(perm: &[usize]) -> Strategy<Term> {
 /// each step optional: splits move before the work mapped over their input, and that
 /// work is fused into the reductions, so that each loop's body is the next loop.
 fn norm_for_reorder() -> Strategy<Term> {
-    let fuse = || try_(top_down(fuse_reduce_map())) >> dfnf();
-    dfnf() >> normalize(split_before_map()) >> dfnf() >> fuse() >> fuse() >> rnf()
+    // One instance applied twice, so that the second pass skips the subterms where
+    // the first found nothing to fuse.
+    let fuse = try_(top_down(fuse_reduce_map())) >> dfnf();
+    dfnf() >> normalize(split_before_map()) >> dfnf() >> fuse.clone() >> fuse >> rnf()
 }
 
 fn reorder_rec(perm: &[usize]) -> Strategy<Term> {
