@@ -15,6 +15,7 @@
 //! gave on a program is kept for the next time (see [`cache`]).
 
 mod cache;
+mod template;
 
 use super::space_text::{
     read_space, sequence_cuts, sequence_without_choice, Part, Piece, SpaceError, Template,
@@ -26,6 +27,7 @@ use elevate_core::{Budget, Context, Strategy, Traversable};
 use rpds::{ListSync as List, VectorSync as Vector};
 use std::fmt;
 use std::sync::Arc;
+use template::{template_size, template_text, widest_choice};
 
 /// `steps` offers each alternative at no more than this many locations.
 pub const MAX_LOCATIONS: usize = 64;
@@ -800,61 +802,6 @@ impl<P: Traversable> State<P> {
         }
         size
     }
-}
-
-/// Widens `widen` by every choice of `template`, nested ones included.
-fn widest_choice(template: &Template, widen: &mut impl FnMut(usize, usize)) {
-    let mut stack = vec![template.clone()];
-    while let Some(t) = stack.pop() {
-        for piece in t.iter() {
-            if let Piece::Choice(options) = piece {
-                widen(options.len(), 1);
-                stack.extend(options.iter().cloned());
-            }
-        }
-    }
-}
-
-/// How many points a template makes.
-fn template_size(template: &Template) -> f64 {
-    // Sizes of templates below a choice, computed bottom-up over a work list.
-    fn go(template: &Template) -> f64 {
-        let mut product = 1.0;
-        for piece in template.iter() {
-            if let Piece::Choice(options) = piece {
-                product *= elevate_core::stack::guard(|| options.iter().map(go).sum::<f64>());
-            }
-        }
-        product
-    }
-    go(template)
-}
-
-/// A template as text, its choices written `{a, b}`.
-fn template_text(template: &Template) -> String {
-    let mut out = String::new();
-    // (pieces, index of the next piece), innermost last.
-    let mut stack: Vec<(Template, usize, bool)> = vec![(template.clone(), 0, false)];
-    while let Some((t, i, in_choice)) = stack.pop() {
-        if i == t.len() {
-            continue;
-        }
-        stack.push((t.clone(), i + 1, in_choice));
-        match &t[i] {
-            Piece::Text(text, _) => out.push_str(text),
-            Piece::Choice(options) => {
-                out.push('{');
-                let parts: Vec<String> = options.iter().map(template_text_flat).collect();
-                out.push_str(&parts.join(", "));
-                out.push('}');
-            }
-        }
-    }
-    out
-}
-
-fn template_text_flat(template: &Template) -> String {
-    elevate_core::stack::guard(|| template_text(template))
 }
 
 impl<P: Traversable> fmt::Debug for State<P> {
