@@ -188,7 +188,7 @@ fn reads_in_a_row(t: &Trace, l: LoopId) -> bool {
         .filter(|a| !a.write && inside(a))
         .map(|a| a.stride(l))
         .collect();
-    strides.iter().any(|&s| s == 1) && strides.iter().all(|&s| s == 0 || s == 1)
+    strides.contains(&1) && strides.iter().all(|&s| s == 0 || s == 1)
 }
 
 /// The main nest: the heaviest nest at the top, followed inwards through the heaviest
