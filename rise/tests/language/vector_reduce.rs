@@ -147,10 +147,9 @@ fn the_rule_is_in_the_library_with_its_equation() {
         info.equation
     );
     // A width below 2 is refused where it is written.
-    let err = elevate_rise::registry()
-        .parse("vectorizeReduce(1)")
-        .err()
-        .expect("a width of 1 is refused");
+    let Err(err) = elevate_rise::registry().parse("vectorizeReduce(1)") else {
+        panic!("a width of 1 is refused");
+    };
     assert!(err.message.contains("at least 2"), "{}", err.message);
 }
 
