@@ -156,7 +156,7 @@ fn given_values_replace_the_interpreter_s() {
 }
 
 #[test]
-fn a_candidate_far_slower_than_the_best_costs_one_run_after_its_warm_up() {
+fn a_candidate_far_slower_than_the_best_costs_at_most_one_run_after_its_warm_up() {
     let mm = matmul(128);
     let cost = Measured::new(&mm).unwrap().runs(3);
     let fast = cost.evaluate(&rewritten(&mm, "par")).unwrap();

@@ -69,6 +69,11 @@ impl CompileRate {
 /// start the OpenMP runtime's threads.
 pub const RACE_FACTOR: f64 = 3.0;
 
+/// How much slower a warm-up run may be than a later run of the same program (first
+/// touch of fresh buffers, the OpenMP runtime starting): a candidate whose warm-up
+/// takes more than this times [`RACE_FACTOR`] times the best median is not run again.
+const WARM_UP_SLOWDOWN: f64 = 10.0;
+
 /// The measured cost: compiled through the bridge, timed, checked (see the
 /// [module](self) documentation). The cost of a candidate is its median run time in
 /// milliseconds.
@@ -334,13 +339,26 @@ fn run(
             ));
         }
     }
+    let best_ms = *setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
+    let warm_up_ms = warm_up.as_secs_f64() * 1e3;
+    if warm_up_ms > WARM_UP_SLOWDOWN * RACE_FACTOR * best_ms {
+        // So slow that even a first touch of the buffers cannot explain it: its
+        // warm-up's time (an upper bound) says enough, and saves seconds per candidate
+        // at large sizes.
+        *setup.raced.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        return Ok(Measure {
+            cost: warm_up_ms,
+            model: None,
+            ms: Some(warm_up_ms),
+            compile_ms: Some(compile_ms),
+        });
+    }
     let time = |call: &mut crate::jit::Call<'_>| {
         let start = Instant::now();
         call.invoke().map_err(failed)?;
         Ok::<f64, Rejection>(start.elapsed().as_secs_f64() * 1e3)
     };
     let first = time(&mut call)?;
-    let best_ms = *setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
     if first > RACE_FACTOR * best_ms {
         // Clearly slower than the best: one timed run says enough.
         *setup.raced.lock().unwrap_or_else(|e| e.into_inner()) += 1;

@@ -12,7 +12,9 @@
 //! once, on the program the search started from, with the same inputs), then the
 //! median of `runs` runs; a candidate whose first run after the warm-up already takes
 //! [`RACE_FACTOR`] times the best median so far costs that run's time, without more
-//! runs. A candidate whose warm-up run takes longer than the timeout,
+//! runs, and one whose warm-up alone takes ten times that (more than a first touch of
+//! its buffers explains) costs its warm-up's time. A candidate whose warm-up run takes
+//! longer than the timeout,
 //! or that has not finished its runs when the time for all of them is up (the timeout
 //! for each, and two seconds to set up the call and compare its values), is a
 //! [`Status::Timeout`]: compiled code cannot be interrupted, so a candidate that runs
