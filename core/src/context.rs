@@ -141,23 +141,8 @@ pub struct Context {
     nesting: u32,
     log: Log,
     memo_enabled: bool,
-    memos: Memos,
+    memos: FxHashMap<(usize, &'static str), Box<dyn Any + Send + Sync>>,
     names: NameSupply,
-}
-
-/// The memo tables of a context (see [`Context::with_failure_memo`]), which a caller
-/// may carry from one context into the next ([`Context::take_memos`],
-/// [`Context::with_memos`]): the failures they record hold in any run.
-#[derive(Default)]
-pub struct Memos {
-    tables: FxHashMap<(usize, &'static str), Box<dyn Any + Send + Sync>>,
-}
-
-impl Memos {
-    /// Whether no table is kept.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
-    }
 }
 
 impl Default for Context {
@@ -184,7 +169,7 @@ impl Context {
             nesting: 0,
             log: Log::default(),
             memo_enabled: false,
-            memos: Memos::default(),
+            memos: FxHashMap::default(),
             names: NameSupply::new(),
         }
     }
@@ -209,28 +194,9 @@ impl Context {
     /// subterms alive until [`clear_memo`](Self::clear_memo)) for time when the same
     /// traversal runs again and again over versions of a program that share most of
     /// their nodes, as in a search. `normalize` always memoizes within one application.
-    ///
-    /// A skipped failure is [charged](Self::charge) what it counted when it ran, and
-    /// only a failure that made no name is skipped, so a run gives the same result,
-    /// names and counts as one that skips nothing, whatever the tables hold (and so
-    /// tables may be carried from one context into the next: [`with_memos`](Self::with_memos)).
     pub fn with_failure_memo(mut self) -> Self {
         self.memo_enabled = true;
         self
-    }
-
-    /// Starts with the memo tables `memos`, taken from an earlier context with
-    /// [`take_memos`](Self::take_memos); they take effect with
-    /// [`with_failure_memo`](Self::with_failure_memo).
-    pub fn with_memos(mut self, memos: Memos) -> Self {
-        self.memos = memos;
-        self
-    }
-
-    /// Takes the memo tables out of this context (leaving none), to carry them into
-    /// another.
-    pub fn take_memos(&mut self) -> Memos {
-        std::mem::take(&mut self.memos)
     }
 
     /// Starts the context's name supply at `names` (by default one from 0); a caller
@@ -373,29 +339,6 @@ impl Context {
         Ok(())
     }
 
-    /// Counts `work` done once before and not again now (a traversal's failure on a
-    /// subterm, known from a memo table), as if it had been done: `false`, and nothing
-    /// counted, if the budget would not allow it (then the work must be done, to fail
-    /// where it runs out). So a run spends the same budget with or without memos.
-    pub fn charge(&mut self, work: Stats) -> bool {
-        let within = |limit: Option<u64>, now: u64, more: u64| {
-            limit.is_none_or(|max| now.saturating_add(more) <= max)
-        };
-        let fits = self.exhausted.is_none()
-            && within(
-                self.budget.max_applications,
-                self.stats.applications,
-                work.applications,
-            )
-            && within(self.budget.max_steps, self.stats.steps, work.steps);
-        if fits {
-            self.stats.applications += work.applications;
-            self.stats.steps += work.steps;
-            self.stats.successes += work.successes;
-        }
-        fits
-    }
-
     /// Counts one successful strategy application (see [`Stats::successes`]).
     #[inline]
     pub fn count_success(&mut self) {
@@ -494,7 +437,6 @@ impl Context {
         key: (usize, &'static str),
     ) -> Box<T> {
         self.memos
-            .tables
             .remove(&key)
             .and_then(|table| table.downcast::<T>().ok())
             .unwrap_or_default()
@@ -502,11 +444,11 @@ impl Context {
 
     /// Stores a memo table under `key`.
     pub fn put_memo<T: Any + Send + Sync>(&mut self, key: (usize, &'static str), table: Box<T>) {
-        self.memos.tables.insert(key, table);
+        self.memos.insert(key, table);
     }
 
     /// Forgets all memoized failures (and releases the subterms they kept alive).
     pub fn clear_memo(&mut self) {
-        self.memos.tables.clear();
+        self.memos.clear();
     }
 }

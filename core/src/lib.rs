@@ -35,7 +35,7 @@ pub mod stack;
 mod strategy;
 mod traversable;
 
-pub use context::{Budget, Context, Log, Memos, Stats, TraceEntry};
+pub use context::{Budget, Context, Log, Stats, TraceEntry};
 pub use cursor::{Cursor, NoSuchChild};
 pub use failure::{BudgetLimit, Failure, FailureKind, RewriteResult};
 pub use name::Name;

@@ -11,7 +11,7 @@
 //! applied below then makes names that are new to the whole program, not only to
 //! the subterm it sees.
 
-use crate::memo::{with_failed_set, FailedSet, Mark};
+use crate::memo::{with_failed_set, FailedSet};
 use elevate_core::{Context, Failure, Name, RewriteResult, Strategy, StrategyImpl, Traversable};
 use std::fmt;
 
@@ -78,18 +78,15 @@ fn one_child<P: Traversable>(
     enter_children(program, cx);
     for index in 0..program.arity() {
         let child = program.child(index);
-        if let Some(set) = failed.as_deref() {
-            if set.skips(child, cx) {
-                continue;
-            }
+        if failed.as_ref().is_some_and(|set| set.contains(child)) {
+            continue;
         }
-        let mark = Mark::of(cx);
         let result = cx.descend(index, |cx| f(child, cx, failed.as_deref_mut()));
         match result.map_err(|e| e.in_child(index))? {
             Some(rewritten) => return Ok(Some(program.with_child(index, rewritten))),
             None => {
                 if let Some(set) = failed.as_deref_mut() {
-                    set.insert(child, mark, cx);
+                    set.insert(child);
                 }
             }
         }
@@ -238,21 +235,19 @@ impl<P: Traversable> Traversal<P> {
     /// records a new one.
     fn memoized(
         p: &P,
-        cx: &mut Context,
         failed: Option<&mut FailedSet<P>>,
-        run: impl FnOnce(&mut Context, Option<&mut FailedSet<P>>) -> Attempt<P>,
+        run: impl FnOnce(Option<&mut FailedSet<P>>) -> Attempt<P>,
     ) -> Attempt<P> {
         match failed {
-            Some(set) if set.skips(p, cx) => Ok(None),
+            Some(set) if set.contains(p) => Ok(None),
             Some(set) => {
-                let mark = Mark::of(cx);
-                let result = run(cx, Some(&mut *set));
+                let result = run(Some(&mut *set));
                 if matches!(result, Ok(None)) {
-                    set.insert(p, mark, cx);
+                    set.insert(p);
                 }
                 result
             }
-            None => run(cx, None),
+            None => run(None),
         }
     }
 
@@ -264,7 +259,7 @@ impl<P: Traversable> Traversal<P> {
     ) -> RewriteResult<P> {
         let mut current = p.clone();
         loop {
-            let step = Self::memoized(&current, cx, failed.as_deref_mut(), |cx, failed| {
+            let step = Self::memoized(&current, failed.as_deref_mut(), |failed| {
                 self.top_down(&current, cx, failed)
             })?;
             match step {
@@ -303,10 +298,10 @@ impl<P: Traversable> StrategyImpl<P> for Traversal<P> {
             Kind::One => one_child(p, cx, None, |c, cx, _| self.s.attempt(c, cx)),
             Kind::Some => some_children(p, cx, |c, cx| self.s.attempt(c, cx)),
             Kind::TopDown => with_failed_set(cx, &self.s, "topDown", false, |cx, failed| {
-                Self::memoized(p, cx, failed, |cx, failed| self.top_down(p, cx, failed))
+                Self::memoized(p, failed, |failed| self.top_down(p, cx, failed))
             }),
             Kind::BottomUp => with_failed_set(cx, &self.s, "bottomUp", false, |cx, failed| {
-                Self::memoized(p, cx, failed, |cx, failed| self.bottom_up(p, cx, failed))
+                Self::memoized(p, failed, |failed| self.bottom_up(p, cx, failed))
             }),
             Kind::Sometd => self.sometd(p, cx),
             Kind::Somebu => self.somebu(p, cx),

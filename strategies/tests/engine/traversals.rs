@@ -175,29 +175,6 @@ quickcheck! {
         }
         true
     }
-
-    fn a_failure_memo_across_contexts_spends_what_each_run_spends_without(rule: u8, bottom: bool, t: AnyTerm) -> bool {
-        // Each application in a fresh context that carries the memo tables of the
-        // last: the same result, names and counts as in a context without them.
-        let s = if bottom { bottom_up(pick(rule)) } else { top_down(pick(rule)) };
-        let mut memos = elevate_core::Memos::default();
-        let mut current = t.0;
-        for _ in 0..6 {
-            let mut memo = Context::default().with_failure_memo().with_memos(memos);
-            let mut plain = Context::default();
-            let (x, y) = (s.apply(&current, &mut memo), s.apply(&current, &mut plain));
-            memos = memo.take_memos();
-            if memo.stats() != plain.stats() || memo.names().peek() != plain.names().peek() {
-                return false;
-            }
-            match (x, y) {
-                (Ok(x), Ok(y)) if x == y => current = x,
-                (Err(_), Err(_)) => return true,
-                _ => return false,
-            }
-        }
-        true
-    }
 }
 
 /// Every location of `t`, in pre-order.

@@ -8,15 +8,8 @@
 //! result can be reused, the very same shared program. Both tables keep two
 //! generations and drop the older when the newer is full, so that what is in use stays
 //! and memory stays bounded.
-//!
-//! The traversals' memo tables (where a strategy is known to fail on a shared subterm)
-//! are carried from one application to the next, so that the normal forms every item
-//! ends with do not walk again what the items before them found in normal form. They
-//! change no result: a skipped failure makes no name, and is charged to the budget as
-//! it counted when it ran (see `Context::charge`), so an application spends the same
-//! whatever ran before it.
 
-use elevate_core::{Budget, Context, Memos, NameSupply, NodeId, Strategy, Traversable};
+use elevate_core::{Budget, Context, NameSupply, NodeId, Strategy, Traversable};
 use rustc_hash::FxHashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,10 +20,6 @@ const STRATEGIES: usize = 256;
 
 /// Applications kept per generation.
 const APPLICATIONS: usize = 2048;
-
-/// Applications that share one set of memo tables; the next starts afresh, so that the
-/// failures they keep (and the programs those hold) stay bounded.
-const MEMO_USES: usize = 1024;
 
 /// Where one run of a part's strategy is, between two of its items: the next fresh
 /// name and the budget spent. An item that starts from here behaves as it would
@@ -106,8 +95,6 @@ type Key = (NodeId, Arc<str>, u64);
 pub(super) struct Cache<P> {
     strategies: Mutex<Generations<Arc<str>, Strategy<P>>>,
     applications: Mutex<Generations<Key, Application<P>>>,
-    /// The memo tables between two applications, and how many applications used them.
-    memos: Mutex<(Memos, usize)>,
 }
 
 impl<P> Default for Cache<P> {
@@ -115,7 +102,6 @@ impl<P> Default for Cache<P> {
         Cache {
             strategies: Mutex::new(Generations::new(STRATEGIES)),
             applications: Mutex::new(Generations::new(APPLICATIONS)),
-            memos: Mutex::new((Memos::default(), 0)),
         }
     }
 }
@@ -178,14 +164,10 @@ impl<P: Traversable> Cache<P> {
         let strategy = self
             .strategy(text, parse)
             .map_err(|e| ItemError::Parse(e.to_string()))?;
-        // Applications in parallel each take the tables or start without.
-        let memos = std::mem::take(&mut lock(&self.memos).0);
         let mut cx = Context::new(left)
             .with_failure_memo()
-            .with_memos(memos)
             .with_names(NameSupply::above(run.names));
         let result = strategy.apply(program, &mut cx);
-        self.keep_memos(cx.take_memos());
         let stats = cx.stats();
         let spent = Spent {
             applications: stats.applications,
@@ -221,20 +203,6 @@ impl<P: Traversable> Cache<P> {
                 reason,
                 budget: false,
             }),
-        }
-    }
-}
-
-impl<P> Cache<P> {
-    /// Keeps `memos` for the next application, or drops them all when they have
-    /// served [`MEMO_USES`] applications.
-    fn keep_memos(&self, memos: Memos) {
-        let mut kept = lock(&self.memos);
-        kept.1 += 1;
-        if kept.1 >= MEMO_USES {
-            *kept = (Memos::default(), 0);
-        } else {
-            kept.0 = memos;
         }
     }
 }
