@@ -5,7 +5,7 @@ use super::pattern::{applied, call};
 use super::pattern::{rule, rule_with_names};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
-use crate::types::TypeKind;
+use crate::types::{Type, TypeKind};
 use elevate_core::Strategy;
 
 /// `map(f)(map(g)(x)) -> map(fun(y => f(g(y))))(x)`
@@ -30,13 +30,83 @@ pub fn map_last_fission() -> Strategy<Term> {
         if f.free_vars().contains(&x.id) || matches!(e.expr(), Expr::Var(_)) || !is_data(e)? {
             return None;
         }
-        let first = Term::new(Expr::Lambda(x.clone(), annotation.clone(), e.clone()));
-        Some(call(
-            Prim::Map,
-            &[],
-            [f.clone(), call(Prim::Map, &[], [first, args[1].clone()])],
-        ))
+        let built = || {
+            let first = Term::new(Expr::Lambda(x.clone(), annotation.clone(), e.clone()));
+            call(
+                Prim::Map,
+                &[],
+                [f.clone(), call(Prim::Map, &[], [first, args[1].clone()])],
+            )
+        };
+        // RNF fissions every map it can, so this rule runs often: where the types
+        // are known, the new nodes are typed directly (debug builds check that
+        // inference gives the same).
+        let Some(typed) = annotation
+            .is_none()
+            .then(|| fission_typed(t, x, f, e, &args[1]))
+            .flatten()
+        else {
+            return Some(built());
+        };
+        if cfg!(debug_assertions) {
+            let inferred = super::pattern::typed_result(t, built());
+            assert!(
+                inferred.is_some_and(|i| i == typed && super::predicates::same_types(&i, &typed)),
+                "mapLastFission typed {t} apart from inference"
+            );
+        }
+        Some(typed)
     })
+}
+
+/// `map(f)(map(fun(x => e))(xs))` with its types, for `t = map(fun(x => f(e)))(xs)`
+/// where `t`, `xs` (`[n]a`), `e` (`c`) and `f` (`c -> b`) have types without
+/// unknowns: the types inference gives the new nodes.
+fn fission_typed(t: &Term, x: &Ident, f: &Term, e: &Term, xs: &Term) -> Option<Term> {
+    let known = |term: &Term| term.ty().filter(|ty| !ty.has_unknowns()).cloned();
+    let (t_ty, xs_ty, c) = (known(t)?, known(xs)?, known(e)?);
+    let f_ty = known(f)?;
+    let TypeKind::Array(n, a) = xs_ty.kind() else {
+        return None;
+    };
+    let TypeKind::Fun(c_f, b) = f_ty.kind() else {
+        return None;
+    };
+    if matches!(c_f.kind(), TypeKind::DepFun(..)) {
+        return None;
+    }
+    let node = |expr: Expr, ty: Type| Term::with(expr, Some(ty), None);
+    let map = |s: &Type, r: &Type| {
+        let ty = Type::fun(
+            Type::fun(s.clone(), r.clone()),
+            Type::fun(
+                Type::array(n.clone(), s.clone()),
+                Type::array(n.clone(), r.clone()),
+            ),
+        );
+        node(Expr::Prim(Prim::Map), ty)
+    };
+    let first = node(
+        Expr::Lambda(x.clone(), None, e.clone()),
+        Type::fun(a.clone(), c.clone()),
+    );
+    let inner_f = node(
+        Expr::App(map(a, &c), first),
+        Type::fun(xs_ty.clone(), Type::array(n.clone(), c.clone())),
+    );
+    let inner = node(
+        Expr::App(inner_f, xs.clone()),
+        Type::array(n.clone(), c.clone()),
+    );
+    let outer_f = node(
+        Expr::App(map(c_f, b), f.clone()),
+        Type::fun(
+            Type::array(n.clone(), c_f.clone()),
+            Type::array(n.clone(), b.clone()),
+        ),
+    );
+    // The root keeps the original's type, as `typed_result` does.
+    Some(node(Expr::App(outer_f, inner), t_ty))
 }
 
 /// Whether `e` computes data: from its type if it has one, else from its shape (a

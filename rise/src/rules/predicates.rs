@@ -166,7 +166,7 @@ fn eta_typed(f: &Term, x: &Ident) -> Option<Term> {
 }
 
 /// Whether two equal terms carry the same types at every node.
-fn same_types(a: &Term, b: &Term) -> bool {
+pub(super) fn same_types(a: &Term, b: &Term) -> bool {
     a.ty() == b.ty()
         && a.arity() == b.arity()
         && (0..a.arity()).all(|i| same_types(a.child(i), b.child(i)))
