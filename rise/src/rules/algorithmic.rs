@@ -51,7 +51,7 @@ pub fn map_last_fission() -> Strategy<Term> {
         if cfg!(debug_assertions) {
             let inferred = super::pattern::typed_result(t, built());
             assert!(
-                inferred.is_some_and(|i| i == typed && super::predicates::same_types(&i, &typed)),
+                inferred.is_some_and(|i| i == typed && super::pattern::same_types(&i, &typed)),
                 "mapLastFission typed {t} apart from inference"
             );
         }

@@ -89,3 +89,12 @@ pub(crate) fn call(p: Prim, nats: &[Nat], args: impl IntoIterator<Item = Term>) 
 pub(crate) fn named(name: impl Into<Name>, s: Strategy<Term>) -> Strategy<Term> {
     elevate_strategies::recursive(name, |_| s)
 }
+
+/// Whether two equal terms carry the same types at every node (what the rules that
+/// type their results directly check against inference in debug builds).
+pub(super) fn same_types(a: &Term, b: &Term) -> bool {
+    use elevate_core::Traversable;
+    a.ty() == b.ty()
+        && a.arity() == b.arity()
+        && (0..a.arity()).all(|i| same_types(a.child(i), b.child(i)))
+}

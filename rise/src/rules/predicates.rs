@@ -137,7 +137,8 @@ fn eta_expand() -> Strategy<Term> {
                 if cfg!(debug_assertions) {
                     let inferred = typed_result(t, expanded());
                     assert!(
-                        inferred.is_some_and(|i| i == typed && same_types(&i, &typed)),
+                        inferred
+                            .is_some_and(|i| i == typed && super::pattern::same_types(&i, &typed)),
                         "etaAbstraction typed {t} apart from inference"
                     );
                 }
@@ -163,13 +164,6 @@ fn eta_typed(f: &Term, x: &Ident) -> Option<Term> {
     let app = Term::with(Expr::App(f.clone(), var), Some(b.clone()), None);
     let lambda = Expr::Lambda(x.clone(), None, app);
     Some(Term::with(lambda, Some(ty.clone()), None))
-}
-
-/// Whether two equal terms carry the same types at every node.
-pub(super) fn same_types(a: &Term, b: &Term) -> bool {
-    a.ty() == b.ty()
-        && a.arity() == b.arity()
-        && (0..a.arity()).all(|i| same_types(a.child(i), b.child(i)))
 }
 
 /// `inferTypes`: re-infers the types of a closed term (rules leave new nodes untyped;
