@@ -4,7 +4,9 @@ use crate::driver::{compile_term, Options};
 use crate::jit::{Compiled, OpenMp};
 use elevate_rise::search::{fingerprint, ModelCost};
 use elevate_rise::{evaluate, io, NatEnv, Term, Value};
-use elevate_strategies::search::{parallel_map, Cost, Measure, Rejection, Status};
+use elevate_strategies::search::{
+    evaluate_as_batch, parallel_map, Cost, Measure, Rejection, Status,
+};
 use serde_json::Value as Json;
 use std::collections::HashSet;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
@@ -392,9 +394,7 @@ impl Cost<Term> for Measured {
     }
 
     fn evaluate(&self, program: &Term) -> Result<Measure, Rejection> {
-        self.evaluate_all(&[program], 1)
-            .pop()
-            .unwrap_or_else(|| Err(Rejection::new(Status::CompileFailed, "nothing measured")))
+        evaluate_as_batch(self, program)
     }
 
     fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {

@@ -3,7 +3,7 @@
 use super::Measured;
 use elevate_rise::search::ModelCost;
 use elevate_rise::Term;
-use elevate_strategies::search::{parallel_map, Cost, Measure, Rejection, Status};
+use elevate_strategies::search::{evaluate_as_batch, parallel_map, Cost, Measure, Rejection};
 use std::sync::Mutex;
 
 /// `model+measured`: the model ranks each round, the best `best` of it are measured;
@@ -52,9 +52,7 @@ impl Cost<Term> for ModelMeasured {
     }
 
     fn evaluate(&self, program: &Term) -> Result<Measure, Rejection> {
-        self.evaluate_all(&[program], 1)
-            .pop()
-            .unwrap_or_else(|| Err(Rejection::new(Status::CompileFailed, "nothing measured")))
+        evaluate_as_batch(self, program)
     }
 
     fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {

@@ -121,6 +121,23 @@ fn fused_reduce_map(t: &Term, names: &mut NameSupply) -> Option<Term> {
     Some(call(result, &[], [fused, args[1].clone(), map[1].clone()]))
 }
 
+/// A reducing function `fun(acc, y => op(acc)(e))` read as the operator `op` and the
+/// work `e` done on each element `y`: `acc` occurs only as `op`'s first argument, and
+/// `y` not in `op`.
+pub(super) fn operator_and_work(f: &Term) -> Option<(&Ident, &Term, &Term)> {
+    let (acc, y, body) = binary_lambda(f)?;
+    let Expr::App(op_acc, e) = body.expr() else {
+        return None;
+    };
+    let Expr::App(op, first) = op_acc.expr() else {
+        return None;
+    };
+    let reads_acc_once = matches!(first.expr(), Expr::Var(x) if x.id == acc.id)
+        && !mentions(op, acc)
+        && !mentions(e, acc);
+    (reads_acc_once && !mentions(op, y)).then_some((y, op, e))
+}
+
 /// `reduceMapFission`: `R(fun(acc, y => op(acc)(e)))(init)(xs) -> reduce(op)(init)(map(fun(y => e))(xs))`
 /// where `acc` occurs only as `op`'s first argument and `y` not in `op`: the work
 /// done on each element becomes a map of its own, and what is left is a plain
@@ -128,19 +145,8 @@ fn fused_reduce_map(t: &Term, names: &mut NameSupply) -> Option<Term> {
 pub fn reduce_map_fission() -> Strategy<Term> {
     rule("reduceMapFission", |t: &Term| {
         let (_, args) = reduction(t)?;
-        let (acc, y, body) = binary_lambda(&args[0])?;
-        let Expr::App(op_acc, e) = body.expr() else {
-            return None;
-        };
-        let Expr::App(op, first) = op_acc.expr() else {
-            return None;
-        };
-        if !matches!(first.expr(), Expr::Var(x) if x.id == acc.id)
-            || mentions(op, acc)
-            || mentions(op, y)
-            || mentions(e, acc)
-            || !mentions(e, y)
-        {
+        let (y, op, e) = operator_and_work(&args[0])?;
+        if !mentions(e, y) {
             return None;
         }
         let work = Term::lambda(y.clone(), e.clone());

@@ -177,6 +177,22 @@ fn check_sizes(sizes: &[i64]) -> Result<(), String> {
     }
 }
 
+/// The one argument of `tileNDList` and `subTile`: a list of at most
+/// [`MAX_NEST_DEPTH`] positive tile sizes.
+fn nest_sizes(arguments: &[Value<Term>]) -> Result<&[i64], ArgError> {
+    match arguments {
+        [Value::List(l)] if l.len() <= MAX_NEST_DEPTH => {
+            check_sizes(l).map_err(|why| ArgError::invalid(0, why))?;
+            Ok(l)
+        }
+        [Value::List(l)] => Err(ArgError::invalid(
+            0,
+            format!("takes at most {MAX_NEST_DEPTH} sizes, found {}", l.len()),
+        )),
+        _ => Err(ArgError::invalid(None, "expects one list of sizes")),
+    }
+}
+
 /// Whether `perm` is a permutation of the loop depths `1..=k`.
 fn permutation(perm: &[usize]) -> Result<(), String> {
     let mut sorted = perm.to_vec();
@@ -342,33 +358,13 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "tileNDList",
         "([n1, ..., nd])",
         "tiling of a d-deep map nest: fmap(tileNDList(rest)) ; splitJoin(n1) ; interchange(d)",
-        |a| match a {
-            [Value::List(l)] if l.len() <= MAX_NEST_DEPTH => {
-                check_sizes(l).map_err(|why| ArgError::invalid(0, why))?;
-                Ok(tile_nd_list(l))
-            }
-            [Value::List(l)] => Err(ArgError::invalid(
-                0,
-                format!("takes at most {MAX_NEST_DEPTH} sizes, found {}", l.len()),
-            )),
-            _ => Err(ArgError::invalid(None, "expects one list of sizes")),
-        },
+        |a| nest_sizes(a).map(tile_nd_list),
     );
     r.add(
         "subTile",
         "([r1, ..., rd])",
         "in a nest tiled by tileNDList([c1, ..., cd]), the d element loops tiled again: topDown(nestLevel(d, tileNDList([r1, ..., rd])))",
-        |a| match a {
-            [Value::List(l)] if l.len() <= MAX_NEST_DEPTH => {
-                check_sizes(l).map_err(|why| ArgError::invalid(0, why))?;
-                Ok(sub_tile(l))
-            }
-            [Value::List(l)] => Err(ArgError::invalid(
-                0,
-                format!("takes at most {MAX_NEST_DEPTH} sizes, found {}", l.len()),
-            )),
-            _ => Err(ArgError::invalid(None, "expects one list of sizes")),
-        },
+        |a| nest_sizes(a).map(sub_tile),
     );
     r.add(
         "registerTile",

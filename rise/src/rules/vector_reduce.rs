@@ -5,7 +5,7 @@
 use super::catalogue::{Param, RuleDef};
 use super::lowering::{as_vectors, on_vectors, scalar_tree, vectorizable};
 use super::pattern::{applied, call};
-use super::reduction::{binary_lambda, lambda2, mentions, neutral, operator, reduction};
+use super::reduction::{lambda2, mentions, neutral, operator, operator_and_work, reduction};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
@@ -65,20 +65,7 @@ fn parts(t: &Term, names: &mut NameSupply) -> Option<Parts> {
             y,
         });
     }
-    let (a, y, body) = binary_lambda(&args[0])?;
-    let Expr::App(op_a, e) = body.expr() else {
-        return None;
-    };
-    let Expr::App(op, first) = op_a.expr() else {
-        return None;
-    };
-    if !matches!(first.expr(), Expr::Var(x) if x.id == a.id)
-        || mentions(op, a)
-        || mentions(op, y)
-        || mentions(e, a)
-    {
-        return None;
-    }
+    let (y, op, e) = operator_and_work(&args[0])?;
     // `fuseReduceMap` leaves the mapped function applied to the element,
     // `fun(p => body)(y)`: the work is `body` on the element `p`.
     let (y, e) = match e.expr() {

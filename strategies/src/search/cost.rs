@@ -137,6 +137,17 @@ pub fn parallel_map<P: Sync, R: Send>(
     })
 }
 
+/// One program through [`Cost::evaluate_all`]: the `evaluate` of costs whose batch is
+/// what they really implement (a measured cost compiles and times a batch together).
+pub fn evaluate_as_batch<P, C: Cost<P> + ?Sized>(
+    cost: &C,
+    program: &P,
+) -> Result<Measure, Rejection> {
+    cost.evaluate_all(&[program], 1)
+        .pop()
+        .unwrap_or_else(|| Err(Rejection::new(Status::CompileFailed, "nothing measured")))
+}
+
 impl<P, C: Cost<P> + ?Sized> Cost<P> for Box<C> {
     fn name(&self) -> String {
         (**self).name()

@@ -43,7 +43,7 @@ mod space;
 mod space_text;
 mod variants;
 
-pub use cost::{parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
+pub use cost::{evaluate_as_batch, parallel_map, Cost, Fingerprint, Measure, Rejection, Status};
 pub use drivers::Driver;
 pub use env::{
     Action, ActionShape, Environment, Features, IllegalAction, Transition, FAILED_REWARD,

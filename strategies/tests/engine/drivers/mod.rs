@@ -368,8 +368,8 @@ fn a_budget_of_zero_evaluates_nothing() {
     }
 }
 
-/// The nest model, taking its time.
-struct Slow;
+/// The nest model, taking this many milliseconds per program.
+struct Slow(u64);
 
 impl Cost<Nest> for Slow {
     fn name(&self) -> String {
@@ -377,7 +377,7 @@ impl Cost<Nest> for Slow {
     }
 
     fn evaluate(&self, nest: &Nest) -> Result<Measure, Rejection> {
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(self.0));
         Model.evaluate(nest)
     }
 }
@@ -388,27 +388,20 @@ fn a_time_budget_stops_every_driver() {
     // points at 2 ms each; the limit must end the search long before.
     let budget = SearchBudget::default().time(Duration::from_millis(100));
     for driver in ALL {
-        let report = search(SPACE, registry(), driver, Slow, budget, 1, &Nest::matmul());
+        let report = search(
+            SPACE,
+            registry(),
+            driver,
+            Slow(2),
+            budget,
+            1,
+            &Nest::matmul(),
+        );
         assert!(
             report.evaluations < landscape().len() / 8,
             "{driver}: {} evaluations",
             report.evaluations
         );
-    }
-}
-
-/// The nest model, taking much longer: a batch of candidates takes far more than a
-/// tenth of a second.
-struct Slower;
-
-impl Cost<Nest> for Slower {
-    fn name(&self) -> String {
-        "slower".into()
-    }
-
-    fn evaluate(&self, nest: &Nest) -> Result<Measure, Rejection> {
-        std::thread::sleep(Duration::from_millis(25));
-        Model.evaluate(nest)
     }
 }
 
@@ -423,7 +416,7 @@ fn a_time_budget_stops_a_search_within_a_batch() {
             SPACE,
             registry(),
             driver,
-            Slower,
+            Slow(25),
             budget,
             1,
             &Nest::matmul(),
