@@ -314,6 +314,33 @@ impl Term {
         &self.0
     }
 
+    /// Whether the variable with identity `id` occurs free in the term: `O(1)` where
+    /// the term's [`name_floor`](Self::name_floor) is at most `id`, otherwise a walk
+    /// that skips subterms below it and bodies that bind `id` again (no allocation
+    /// beyond its stack).
+    ///
+    /// ```
+    /// use elevate_rise::{parse_term, Expr};
+    /// let t = parse_term("fun(x => fun(y => x))").unwrap();
+    /// let Expr::Lambda(x, _, body) = t.expr() else { unreachable!() };
+    /// assert!(body.has_free(x.id));
+    /// assert!(!t.has_free(x.id));
+    /// ```
+    pub fn has_free(&self, id: u64) -> bool {
+        let mut pending = vec![self];
+        while let Some(t) = pending.pop() {
+            if t.name_floor() <= id {
+                continue;
+            }
+            match t.expr() {
+                Expr::Var(x) if x.id == id => return true,
+                Expr::Lambda(x, _, _) if x.id == id => {}
+                _ => pending.extend((0..t.arity()).map(|i| t.child(i))),
+            }
+        }
+        false
+    }
+
     /// The identities of the free variables.
     pub fn free_vars(&self) -> FxHashSet<u64> {
         enum Step<'t> {

@@ -27,7 +27,7 @@ pub fn map_last_fission() -> Strategy<Term> {
         };
         // The intermediate array holds the values of `e`: they must be data, and a bare
         // variable would give `map(fun(x => x))` and fission forever.
-        if f.free_vars().contains(&x.id) || matches!(e.expr(), Expr::Var(_)) || !is_data(e)? {
+        if f.has_free(x.id) || matches!(e.expr(), Expr::Var(_)) || !is_data(e)? {
             return None;
         }
         let built = || {
@@ -184,7 +184,7 @@ fn application_chain(lambda: &Term) -> Option<Vec<Term>> {
     loop {
         match current.expr() {
             Expr::Var(y) if y.id == x.id => break,
-            Expr::App(f, a) if !f.free_vars().contains(&x.id) => {
+            Expr::App(f, a) if !f.has_free(x.id) => {
                 functions.push(f.clone());
                 current = a;
             }

@@ -31,8 +31,7 @@ pub(crate) fn eta_reduce(t: &Term) -> Option<Term> {
     match t.expr() {
         Expr::Lambda(x, None, body) => match body.expr() {
             Expr::App(f, arg)
-                if matches!(arg.expr(), Expr::Var(y) if y.id == x.id)
-                    && !f.free_vars().contains(&x.id) =>
+                if matches!(arg.expr(), Expr::Var(y) if y.id == x.id) && !f.has_free(x.id) =>
             {
                 Some(f.clone())
             }

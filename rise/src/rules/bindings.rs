@@ -81,7 +81,7 @@ pub fn let_swap() -> Strategy<Term> {
     rule("letSwap", |t: &Term| {
         let (v1, x1, a1, body) = let_parts(t)?;
         let (v2, x2, a2, b) = let_parts(&body)?;
-        if v2.free_vars().contains(&x1.id) || v1.free_vars().contains(&x2.id) {
+        if v2.has_free(x1.id) || v1.has_free(x2.id) {
             return None;
         }
         Some(make_let(v2, x2, a2, make_let(v1, x1, a1, b)))
@@ -95,7 +95,7 @@ pub fn let_same() -> Strategy<Term> {
     rule_with_names("letSame", |t: &Term, names| {
         let (v, x, a, body) = let_parts(t)?;
         let (w, y, _, b) = let_parts(&body)?;
-        if !v.alpha_eq(&w) || v.free_vars().contains(&x.id) {
+        if !v.alpha_eq(&w) || v.has_free(x.id) {
             return None;
         }
         Some(make_let(
@@ -117,12 +117,12 @@ pub fn hoist_let() -> Strategy<Term> {
             return None;
         };
         if let Some((v, x, ann, b)) = let_parts(a) {
-            if !f.free_vars().contains(&x.id) {
+            if !f.has_free(x.id) {
                 return Some(make_let(v, x, ann, Term::app(f.clone(), b)));
             }
         }
         let (v, x, ann, b) = let_parts(f)?;
-        if a.free_vars().contains(&x.id) {
+        if a.has_free(x.id) {
             return None;
         }
         Some(make_let(v, x, ann, Term::app(b, a.clone())))

@@ -234,7 +234,7 @@ fn lane_wise(p: Prim) -> bool {
 /// is built with [`lane_wise`] primitives, what does not is a scalar (a literal or a
 /// typed scalar expression, which becomes a broadcast vector).
 pub(super) fn vectorizable(t: &Term, x: &Ident) -> bool {
-    if !t.free_vars().contains(&x.id) {
+    if !t.has_free(x.id) {
         return match t.ty() {
             Some(ty) => matches!(ty.kind(), TypeKind::Scalar(_)),
             None => matches!(t.expr(), Expr::Literal(_)),
@@ -259,7 +259,7 @@ fn vectorizable_function(f: &Term, x: &Ident) -> bool {
 /// `vectorFromScalar(s)`; the rest is rebuilt untyped (inference gives the vector
 /// types).
 pub(super) fn on_vectors(t: &Term, x: &Ident) -> Term {
-    if !t.free_vars().contains(&x.id) {
+    if !t.has_free(x.id) {
         return call(Prim::VectorFromScalar, &[], [t.clone()]);
     }
     match t.expr() {
@@ -325,7 +325,7 @@ impl Rule<Term> for Vectorize {
             || !scalar_tree(elem)
             || !matches!(result.kind(), TypeKind::Scalar(_))
             // A constant function has no vector width to infer from its argument.
-            || !body.free_vars().contains(&x.id)
+            || !body.has_free(x.id)
             || !vectorizable(body, x)
         {
             return None;

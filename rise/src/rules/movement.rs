@@ -202,7 +202,7 @@ fn inner_of_nest(outer: &Term) -> Option<Term> {
     };
     let (_, m) = applied(body, Prim::Map, 2)?;
     match m[1].expr() {
-        Expr::Var(v) if v.id == a.id && !m[0].free_vars().contains(&a.id) => Some(m[0].clone()),
+        Expr::Var(v) if v.id == a.id && !m[0].has_free(a.id) => Some(m[0].clone()),
         _ => None,
     }
 }
@@ -228,7 +228,7 @@ pub fn loop_interchange() -> Strategy<Term> {
         };
         let (_, inner) = applied(body, Prim::Map, 2)?;
         let e = &inner[1];
-        if e.free_vars().contains(&a.id) {
+        if e.has_free(a.id) {
             return None;
         }
         // The inner function as `fun(b => f)`.

@@ -127,7 +127,7 @@ fn projected(side: &Term, proj: Prim, x: &Ident) -> Option<Option<Term>> {
     let Expr::App(f, arg) = side.expr() else {
         return None;
     };
-    (is_proj_of_x(arg) && !f.free_vars().contains(&x.id)).then(|| Some(f.clone()))
+    (is_proj_of_x(arg) && !f.has_free(x.id)).then(|| Some(f.clone()))
 }
 
 /// `fBeforeZipMap`: `map(fun(x => zip(f(fst(x)))(g(snd(x)))))(zip(a)(b)) -> map(fun(x => zip(fst(x))(snd(x))))(zip(map(f)(a))(map(g)(b)))`

@@ -253,13 +253,14 @@ fn build_dfnf() -> Strategy<Term> {
 }
 
 /// `RNF`, the rewrite normal form (every map fissioned):
-/// `repeat(DFNF ; topDown(mapLastFission)) ; DFNF`.
+/// `repeat(DFNF ; topDown(mapLastFission) ; normalize(mapLastFission)) ; DFNF`.
 ///
 /// ELEVATE writes `normalize(DFNF ; mapLastFission) ; DFNF`, which applies DFNF at each
 /// node; a map nested as `map(map(f))` only becomes `map(fun(x => map(f)(x)))` when
 /// DFNF runs at its parent, so that form can stop with fissionable maps left and a
 /// second RNF changes the program. Putting DFNF at the root of every round makes RNF
-/// idempotent.
+/// idempotent. Each round fissions every map it can before the next DFNF (rather than
+/// one), so that a nest takes as many rounds as it is deep, not as it has maps.
 ///
 /// Shared like [`dfnf`], so that its traversals' memos carry over between uses.
 pub fn rnf() -> Strategy<Term> {
@@ -267,7 +268,8 @@ pub fn rnf() -> Strategy<Term> {
     RNF.get_or_init(|| {
         named(
             "RNF",
-            repeat(dfnf() >> top_down(map_last_fission())) >> dfnf(),
+            repeat(dfnf() >> top_down(map_last_fission()) >> normalize(map_last_fission()))
+                >> dfnf(),
         )
     })
     .clone()
@@ -387,7 +389,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
     );
     r.rule(
         "RNF",
-        "rewrite normal form: repeat(DFNF ; topDown(mapLastFission)) ; DFNF",
+        "rewrite normal form: repeat(DFNF ; topDown(mapLastFission) ; normalize(mapLastFission)) ; DFNF",
         rnf,
     );
     r.rule("CNF", "codegen normal form: normalize(mapFusion)", cnf);

@@ -88,7 +88,7 @@ pub(super) fn neutral(p: Prim, init: &Term) -> bool {
 }
 
 pub(super) fn mentions(t: &Term, x: &Ident) -> bool {
-    t.free_vars().contains(&x.id)
+    t.has_free(x.id)
 }
 
 /// `reduceMapFusion`: `R(op)(init)(map(f)(xs)) -> reduceSeq(fun(a, y => op(a)(f(y))))(init)(xs)`

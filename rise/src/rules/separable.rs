@@ -43,7 +43,7 @@ fn outer_product(w: &Term) -> Option<(Term, Term)> {
     let v = &cols[1];
     let ordered =
         (is(&factors[0], a) && is(&factors[1], b)) || (is(&factors[0], b) && is(&factors[1], a));
-    (ordered && !v.free_vars().contains(&a.id)).then(|| (rows[1].clone(), v.clone()))
+    (ordered && !v.has_free(a.id)).then(|| (rows[1].clone(), v.clone()))
 }
 
 /// `(nbh, u, v, zero)` if `t` is `reduce(add, 0)(map(fun(p => fst(p) * snd(p)))(zip(join(nbh))(join(w))))`

@@ -79,3 +79,31 @@ fn alpha_equivalence_follows_shadowing() {
     assert!(free.alpha_eq(&free.erase_types()));
     assert_eq!(free.free_vars().len(), 1);
 }
+
+/// Every identity below a term's name floor, on every subterm of random programs
+/// (where shadowing and nested binders are common): `has_free` says what `free_vars`
+/// holds.
+#[test]
+fn has_free_agrees_with_free_vars_on_every_subterm() {
+    use elevate_core::Traversable;
+    let mut checked = 0;
+    for seed in 0..60u64 {
+        let program =
+            elevate_rise::generate::Generator::new(seed).program(12 + (seed % 20) as usize);
+        let mut pending = vec![program];
+        while let Some(t) = pending.pop() {
+            let free = t.free_vars();
+            for id in 0..=t.name_floor() {
+                assert_eq!(
+                    t.has_free(id),
+                    free.contains(&id),
+                    "{id} in {}",
+                    print_term(&t)
+                );
+                checked += usize::from(free.contains(&id));
+            }
+            pending.extend((0..t.arity()).map(|i| t.child(i).clone()));
+        }
+    }
+    assert!(checked > 100, "only {checked} free occurrences met");
+}
