@@ -15,7 +15,9 @@ pub(crate) struct FailedSet<P> {
 impl<P> Default for FailedSet<P> {
     fn default() -> Self {
         FailedSet {
-            nodes: FxHashMap::default(),
+            // A pass over a program records most of its nodes: start at a size that
+            // small programs do not outgrow, rather than rehashing on the way.
+            nodes: FxHashMap::with_capacity_and_hasher(128, Default::default()),
             _strategy: None,
         }
     }
