@@ -15,6 +15,7 @@
 //! gave on a program is kept for the next time (see [`cache`]).
 
 mod cache;
+mod locations;
 mod template;
 
 use super::space_text::{
@@ -24,9 +25,10 @@ use super::variants::{defs, render, variants};
 use crate::text::Registry;
 use cache::{Cache, ItemError, Run};
 use elevate_core::{Budget, Context, Strategy, Traversable};
+use locations::{rebuild, Locations};
 use rpds::{ListSync as List, VectorSync as Vector};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use template::{template_size, template_text, widest_choice};
 
 /// `steps` offers each alternative at no more than this many locations.
@@ -77,6 +79,7 @@ struct Inner<P> {
     auto: Option<Arc<dyn AutoSpace<P>>>,
     budget: Budget,
     cache: Cache<P>,
+    locations: Locations<P>,
 }
 
 /// A space's parts, and for each whether it is a sequence whose items can be applied
@@ -128,6 +131,7 @@ impl<P: Traversable> Space<P> {
                 auto,
                 budget: Budget::unlimited().applications(10_000_000),
                 cache: Cache::default(),
+                locations: Locations::default(),
             }),
         };
         space.check_parts(&space.inner.parts.parts)?;
@@ -155,6 +159,7 @@ impl<P: Traversable> Space<P> {
             auto: i.auto.clone(),
             budget: i.budget,
             cache: Cache::default(),
+            locations: Locations::default(),
         };
         change(&mut inner);
         Space {
@@ -311,10 +316,14 @@ impl<P> Clone for Next<P> {
     }
 }
 
-/// One step `steps` offers: its text and the program it makes.
+/// One step `steps` offers: its text, and where it rewrites the program into what.
+/// The program is rebuilt around the replacement when the step is first taken, and
+/// kept: taking it again gives the very same program.
 struct StepOption<P> {
     text: Arc<str>,
-    program: P,
+    path: Vec<usize>,
+    replacement: P,
+    program: OnceLock<P>,
     /// Which alternative of the `steps`, and at which of its locations.
     alternative: usize,
     location: usize,
@@ -580,13 +589,16 @@ impl<P: Traversable> StateInner<P> {
                 continue;
             };
             let mut cx = Context::new(self.space.budget);
-            for (k, program) in locations(&self.program, &strategy, &mut cx)
-                .into_iter()
-                .enumerate()
-            {
+            let found = self
+                .space
+                .locations
+                .find(&self.program, alternative, &strategy, &mut cx);
+            for (k, location) in found.into_iter().enumerate() {
                 options.push(StepOption {
                     text: format!("skip({k})({alternative})").into(),
-                    program,
+                    path: location.path,
+                    replacement: location.result,
+                    program: OnceLock::new(),
                     alternative: index,
                     location: k,
                 });
@@ -594,48 +606,6 @@ impl<P: Traversable> StateInner<P> {
         }
         options
     }
-}
-
-/// The programs `strategy` makes at each location where it applies, in pre-order
-/// (the order `skip` counts in), at most [`MAX_LOCATIONS`].
-fn locations<P: Traversable>(root: &P, strategy: &Strategy<P>, cx: &mut Context) -> Vec<P> {
-    let mut found = Vec::new();
-    // (node, path from the root), pre-order.
-    let mut stack: Vec<(P, Vec<usize>)> = vec![(root.clone(), Vec::new())];
-    while let Some((node, path)) = stack.pop() {
-        match strategy.attempt(&node, cx) {
-            Ok(Some(result)) => {
-                found.push(rebuild(root, &path, result));
-                if found.len() == MAX_LOCATIONS {
-                    break;
-                }
-            }
-            Ok(None) => {}
-            Err(_) => break,
-        }
-        for index in (0..node.arity()).rev() {
-            let mut child_path = path.clone();
-            child_path.push(index);
-            stack.push((node.child(index).clone(), child_path));
-        }
-    }
-    found
-}
-
-/// `root` with the node at `path` replaced by `replacement`.
-fn rebuild<P: Traversable>(root: &P, path: &[usize], replacement: P) -> P {
-    let mut ancestors = Vec::with_capacity(path.len());
-    let mut node = root.clone();
-    for &index in path {
-        let child = node.child(index).clone();
-        ancestors.push((node, index));
-        node = child;
-    }
-    let mut result = replacement;
-    while let Some((parent, index)) = ancestors.pop() {
-        result = parent.with_child(index, result);
-    }
-    result
 }
 
 impl<P: Traversable> State<P> {
@@ -720,7 +690,16 @@ impl<P: Traversable> State<P> {
             }
             Next::Step(options) => {
                 let option = options.get(i - 1)?;
-                next.program = option.program.clone();
+                next.program = option
+                    .program
+                    .get_or_init(|| {
+                        rebuild(
+                            &self.inner.program,
+                            &option.path,
+                            option.replacement.clone(),
+                        )
+                    })
+                    .clone();
                 next.part_texts.push_back_mut(option.text.clone());
             }
             Next::Complete | Next::Failed(_) => return None,

@@ -208,14 +208,14 @@ impl<P: Traversable> Cache<P> {
 }
 
 /// A map that keeps its newest entries: two generations of at most `capacity` each.
-struct Generations<K, V> {
+pub(super) struct Generations<K, V> {
     young: FxHashMap<K, V>,
     old: FxHashMap<K, V>,
     capacity: usize,
 }
 
 impl<K: Hash + Eq, V> Generations<K, V> {
-    fn new(capacity: usize) -> Self {
+    pub(super) fn new(capacity: usize) -> Self {
         Generations {
             young: FxHashMap::default(),
             old: FxHashMap::default(),
@@ -224,7 +224,7 @@ impl<K: Hash + Eq, V> Generations<K, V> {
     }
 
     /// The entry for `key`, moved to the young generation if it was old.
-    fn get<Q>(&mut self, key: &Q) -> Option<&V>
+    pub(super) fn get<Q>(&mut self, key: &Q) -> Option<&V>
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -236,7 +236,7 @@ impl<K: Hash + Eq, V> Generations<K, V> {
         self.young.get(key)
     }
 
-    fn insert(&mut self, key: K, value: V) {
+    pub(super) fn insert(&mut self, key: K, value: V) {
         if self.young.len() >= self.capacity {
             self.old = std::mem::take(&mut self.young);
         }
