@@ -57,7 +57,7 @@ fn search(c: &mut Criterion) {
         })
     });
     group.bench_function("environment episode, random actions", |b| {
-        let mut env = env::environment(&start);
+        let mut env = env::environment(&start, "auto");
         let mut seed = 1;
         b.iter(|| env::episode(&mut env, &start, &mut seed))
     });

@@ -3,9 +3,11 @@
 //! and per episode (the reset and every step to the end, the end's cost included),
 //! over random episodes on the matmul with `auto`. Needs no MLIR.
 //!
-//! Two lines: 100 episodes in a fresh environment, where most steps take a decision
-//! for the first time and apply its strategies, and 1000, as an agent in training
-//! meets them, where decisions taken before come from the space's cache.
+//! For `auto` (a step is a decision of a schedule: a library strategy of tens of
+//! rewrites) and for rule-level steps (`env::RULE_STEPS`: a step is one rule at one
+//! location), two lines each: 100 episodes in a fresh environment, where most steps
+//! are taken for the first time, and 1000, as an agent in training meets them, where
+//! what a decision gave before comes from the space's cache.
 //!
 //! `cargo run --release --no-default-features --example env_bench [-- N EPISODES]`
 //! (256 by default; one line of `EPISODES` if given).
@@ -33,16 +35,18 @@ fn main() {
     };
     let (program, nats, _) = matmul::with_inputs(i64::from(n));
     let start = program.instantiate(&nats).expect("the matmul instantiates");
-    for count in counts {
-        let times = env::episodes(&start, count);
-        println!(
-            "{}",
-            json!({"bench": "env_step", "n": n, "cost": "model", "episodes": count,
+    for (name, space) in [("auto", "auto"), ("rule steps", env::RULE_STEPS)] {
+        for &count in &counts {
+            let times = env::episodes(&start, space, count);
+            println!(
+                "{}",
+                json!({"bench": "env_step", "space": name, "n": n, "cost": "model", "episodes": count,
                    "us_per_step": round(times.us_per_step),
                    "us_per_step_median": round(times.us_per_step_median),
                    "us_per_episode": round(times.us_per_episode),
                    "steps_per_episode": round(times.steps_per_episode),
                    "us_first_reset": round(times.us_first_reset)})
-        );
+            );
+        }
     }
 }

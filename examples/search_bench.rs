@@ -418,7 +418,7 @@ fn main() {
         .expect("the matmul instantiates");
     // 100 episodes of random actions; a step's time leaves out the steps that end an
     // episode (they ask the model for the cost), an episode's counts everything.
-    let times = env::episodes(&small_start, 100);
+    let times = env::episodes(&small_start, "auto", 100);
     println!(
         "{}",
         json!({"bench": "env_step", "n": 256, "cost": "model", "episodes": 100,

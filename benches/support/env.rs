@@ -27,11 +27,15 @@ pub struct EnvTimes {
     pub steps_per_episode: f64,
 }
 
-/// An environment over `auto` on `start` with the model cost, reset once.
-pub fn environment(start: &Term) -> Environment<Term> {
-    let space =
-        Space::parse_with_auto("auto", Arc::new(elevate::rise::registry()), Auto::default())
-            .expect("auto reads");
+/// A space of rule-level steps, ELEVATE's heuristic-search neighbourhood: each step is
+/// one rule at one location.
+pub const RULE_STEPS: &str = "DFNF ; steps(6, {splitJoin(32), loopInterchange, mapLastFission, mapFusion, liftReduce, fuseReduceMap}) ; defaultLowering";
+
+/// An environment over `space` (`auto` or any space text) on `start` with the model
+/// cost, reset once.
+pub fn environment(start: &Term, space: &str) -> Environment<Term> {
+    let space = Space::parse_with_auto(space, Arc::new(elevate::rise::registry()), Auto::default())
+        .expect("the space reads");
     let mut env = Environment::new(space, model_cost(Machine::host()));
     env.reset(start);
     env
@@ -60,11 +64,11 @@ pub fn episode(env: &mut Environment<Term>, start: &Term, seed: &mut u64) -> Vec
     steps
 }
 
-/// `count` episodes of random legal actions on `start` over `auto`, with the model
+/// `count` episodes of random legal actions on `start` over `space`, with the model
 /// cost, in a fresh environment.
-pub fn episodes(start: &Term, count: u32) -> EnvTimes {
+pub fn episodes(start: &Term, space: &str, count: u32) -> EnvTimes {
     let first = Instant::now();
-    let mut env = environment(start);
+    let mut env = environment(start, space);
     let us_first_reset = first.elapsed().as_secs_f64() * 1e6;
     let (mut steps, mut all_steps) = (Vec::new(), 0usize);
     let mut episode_time = Duration::ZERO;
