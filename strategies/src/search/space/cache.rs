@@ -106,8 +106,9 @@ impl<P> Default for Cache<P> {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere cannot leave a table half-updated: each update is one insert.
+/// The table behind `m`. A panic elsewhere cannot leave a table half-updated: each
+/// update is one insert.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 

@@ -10,10 +10,10 @@
 //! to the names of the binders it makes (each fresh above the subterm's names), so the
 //! programs agree with `skip(k)` up to those names (their fingerprints are equal).
 
-use super::cache::Generations;
+use super::cache::{lock, Generations};
 use super::MAX_LOCATIONS;
 use elevate_core::{Context, NodeId, Strategy, Traversable};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Entries kept per generation, in each table.
 const ENTRIES: usize = 1 << 15;
@@ -48,11 +48,6 @@ impl<P> Default for Locations<P> {
             nowhere: Mutex::new(Generations::new(ENTRIES)),
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Each update is one insert: a panic elsewhere leaves no half-made entry.
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A node of the walk: entering a subterm, or leaving it with the number of locations
