@@ -218,6 +218,31 @@ impl Term {
         (head, nats)
     }
 
+    /// The term below its (value) applications and their arguments, in order:
+    /// `zip(a)(b)` is `zip` with `[a, b]`; a term that is no application is itself
+    /// with none. With [`nat_arguments`](Self::nat_arguments) on the head, a call
+    /// `p(nats...)(values...)` reads in two steps.
+    ///
+    /// ```
+    /// use elevate_rise::parse_term;
+    /// let t = parse_term("fun(a => fun(b => zip(a)(b)))").unwrap();
+    /// let elevate_rise::Expr::Lambda(_, _, inner) = t.expr() else { unreachable!() };
+    /// let elevate_rise::Expr::Lambda(_, _, call) = inner.expr() else { unreachable!() };
+    /// let (head, args) = call.value_arguments();
+    /// assert_eq!(head.to_string(), "zip");
+    /// assert_eq!(args.len(), 2);
+    /// ```
+    pub fn value_arguments(&self) -> (&Term, Vec<&Term>) {
+        let mut args = Vec::new();
+        let mut head = self;
+        while let Expr::App(f, a) = head.expr() {
+            args.push(a);
+            head = f;
+        }
+        args.reverse();
+        (head, args)
+    }
+
     /// The inferred type, if the term has been type-checked.
     pub fn ty(&self) -> Option<&Type> {
         self.0.ty.as_ref()

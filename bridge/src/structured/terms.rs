@@ -113,18 +113,13 @@ impl Ex {
 
 /// `toMem(x)` or `let(x)(f)`, fully applied: the primitive and its value arguments.
 fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
-    let mut args = Vec::new();
-    let mut head = t;
-    while let Expr::App(f, a) = head.expr() {
-        args.push(a.clone());
-        head = f;
-    }
-    args.reverse();
-    match head.expr() {
-        Expr::Prim(Prim::ToMem) if args.len() == 1 => Some((Prim::ToMem, args)),
-        Expr::Prim(Prim::Let) if args.len() == 2 => Some((Prim::Let, args)),
-        _ => None,
-    }
+    let (head, args) = t.value_arguments();
+    let p = match head.expr() {
+        Expr::Prim(Prim::ToMem) if args.len() == 1 => Prim::ToMem,
+        Expr::Prim(Prim::Let) if args.len() == 2 => Prim::Let,
+        _ => return None,
+    };
+    Some((p, args.into_iter().cloned().collect()))
 }
 
 fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<SVal>) -> SVal {

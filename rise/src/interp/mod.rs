@@ -288,15 +288,8 @@ impl Compiler {
     /// `head(nats...)(args...)`: a primitive called directly when fully applied, a
     /// `depFun` instantiated at compile time, or an ordinary application.
     fn compile_application(&self, t: &Term, scope: &mut Scope) -> Result<Code, Error> {
-        let mut args = Vec::new();
-        let mut head = t;
-        while let Expr::App(f, a) = head.expr() {
-            args.push(a);
-            head = f;
-        }
-        args.reverse();
-        let callee = head;
-        let (mut head, nats) = head.nat_arguments();
+        let (callee, args) = t.value_arguments();
+        let (mut head, nats) = callee.nat_arguments();
         // Look through annotations on the head.
         while let Expr::Annotation(e, _) = head.expr() {
             head = e;

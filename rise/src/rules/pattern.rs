@@ -57,21 +57,16 @@ pub(crate) fn keep_type(original: &Term, result: Term) -> Term {
 /// If `t` is `p(nats...)(values...)` with exactly `values` value arguments, its nat
 /// and value arguments.
 pub(crate) fn applied(t: &Term, p: Prim, values: usize) -> Option<(Vec<Nat>, Vec<Term>)> {
-    let mut args = Vec::with_capacity(values);
-    let mut head = t;
-    while let Expr::App(f, a) = head.expr() {
-        args.push(a.clone());
-        head = f;
-    }
+    let (head, args) = t.value_arguments();
     if args.len() != values {
         return None;
     }
     let (head, nats) = head.nat_arguments();
     match head.expr() {
-        Expr::Prim(q) if *q == p && nats.len() == p.nat_params() => {
-            args.reverse();
-            Some((nats.into_iter().cloned().collect(), args))
-        }
+        Expr::Prim(q) if *q == p && nats.len() == p.nat_params() => Some((
+            nats.into_iter().cloned().collect(),
+            args.into_iter().cloned().collect(),
+        )),
         _ => None,
     }
 }
