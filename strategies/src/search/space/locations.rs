@@ -50,11 +50,28 @@ impl<P> Default for Locations<P> {
     }
 }
 
-/// A node of the walk: entering a subterm, or leaving it with the number of locations
-/// found before it was entered.
+/// A node of the walk: entering a subterm (with its place in the trail), or leaving
+/// it with the number of locations found before it was entered.
 enum Visit<P> {
-    Enter(P, Vec<usize>),
+    Enter(P, usize),
     Leave(Option<Key>, P, usize),
+}
+
+/// Where each entered node hangs: its parent's place in the trail and its index among
+/// the parent's children (the root has none), so that a path is rebuilt only for a
+/// location found, not copied at every node of a deep program.
+struct Trail(Vec<Option<(usize, usize)>>);
+
+impl Trail {
+    fn path(&self, mut at: usize) -> Vec<usize> {
+        let mut path = Vec::new();
+        while let Some((parent, index)) = self.0[at] {
+            path.push(index);
+            at = parent;
+        }
+        path.reverse();
+        path
+    }
 }
 
 impl<P: Traversable> Locations<P> {
@@ -75,10 +92,11 @@ impl<P: Traversable> Locations<P> {
                 .flatten()
                 .map(|id| (id, text.clone()))
         };
-        let mut stack = vec![Visit::Enter(root.clone(), Vec::new())];
+        let mut trail = Trail(vec![None]);
+        let mut stack = vec![Visit::Enter(root.clone(), 0)];
         while let Some(visit) = stack.pop() {
-            let (node, path) = match visit {
-                Visit::Enter(node, path) => (node, path),
+            let (node, at) = match visit {
+                Visit::Enter(node, at) => (node, at),
                 Visit::Leave(Some(k), node, before) if found.len() == before => {
                     lock(&self.nowhere).insert(k, node);
                     continue;
@@ -98,7 +116,7 @@ impl<P: Traversable> Locations<P> {
             };
             if let Some(result) = result {
                 found.push(Location {
-                    path: path.clone(),
+                    path: trail.path(at),
                     result,
                 });
                 if found.len() == MAX_LOCATIONS {
@@ -107,9 +125,8 @@ impl<P: Traversable> Locations<P> {
             }
             stack.push(Visit::Leave(k, node.clone(), before));
             for index in (0..node.arity()).rev() {
-                let mut child_path = path.clone();
-                child_path.push(index);
-                stack.push(Visit::Enter(node.child(index).clone(), child_path));
+                trail.0.push(Some((at, index)));
+                stack.push(Visit::Enter(node.child(index).clone(), trail.0.len() - 1));
             }
         }
         found
@@ -213,5 +230,21 @@ mod tests {
         // The same as a search from nothing.
         assert_eq!(second, find(&Locations::default(), &after, &s));
         assert_eq!(second.len(), 1);
+    }
+
+    #[test]
+    fn a_program_100000_levels_deep_is_searched_without_copying_paths() {
+        let x = Term::var("x");
+        let mut t = Term::sum(Term::var("a"), Term::num(0));
+        for _ in 0..100_000 {
+            t = Term::sum(t, x.clone());
+        }
+        let s = arith::add_zero();
+        let locations = Locations::default();
+        let found = find(&locations, &t, &s);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, vec![0; 100_000]);
+        let after = rebuild(&t, &found[0].0, found[0].1.clone());
+        assert!(find(&locations, &after, &s).is_empty());
     }
 }
