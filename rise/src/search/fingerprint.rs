@@ -5,10 +5,12 @@
 //! free variable by its name and identity. Primitives, the nats they are applied to,
 //! literals (by their bits: `0.0` and `-0.0` differ, as they do for `alpha_eq`), array
 //! literals, `depFun` binders and type annotations (`e : T`, which can fix sizes) all
-//! count. Like `alpha_eq`, it ignores the types inference puts on nodes and the
-//! annotation of a lambda's parameter (`fun(x: T => ...)` and `fun(x => ...)` are the
-//! same function where both type-check: in a closed, typed program every parameter's
-//! type is fixed by the program's inputs and the uses around it).
+//! count. Like `alpha_eq`, it ignores the types inference puts on nodes. It ignores the
+//! annotation of a lambda's parameter where the body uses the parameter
+//! (`fun(x: T => ...)` and `fun(x => ...)` are the same function where both type-check:
+//! in a closed, typed program a used parameter's type is fixed by the program's inputs and
+//! the uses around it), and hashes it where the body does not, since then nothing else
+//! fixes it (`fun(x: f32 => 3.0)` and `fun(x: i32 => 3.0)` differ).
 //!
 //! The walk uses an explicit stack (programs 100,000 levels deep are normal) and
 //! takes time linear in the size of the term as a tree.
@@ -58,8 +60,9 @@ pub fn fingerprint(term: &Term) -> u64 {
         Leave(&'t Term),
     }
     // For each variable bound in scope: the depths of its binders, innermost last
-    // (a name may be bound again inside its own scope).
-    let mut binders: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+    // (a name may be bound again inside its own scope), and whether the body has used it
+    // so far.
+    let mut binders: FxHashMap<u64, Vec<(usize, bool)>> = FxHashMap::default();
     let mut depth = 0usize;
     let mut out: Vec<u64> = Vec::new();
     let mut stack = vec![Step::Enter(term)];
@@ -68,8 +71,11 @@ pub fn fingerprint(term: &Term) -> u64 {
             Step::Enter(t) => {
                 if let Expr::Var(x) = t.expr() {
                     let mut h = FxHasher::default();
-                    match binders.get(&x.id).and_then(|d| d.last()) {
-                        Some(bound_at) => (Tag::Bound, depth - bound_at).hash(&mut h),
+                    match binders.get_mut(&x.id).and_then(|d| d.last_mut()) {
+                        Some((bound_at, used)) => {
+                            *used = true;
+                            (Tag::Bound, depth - *bound_at).hash(&mut h)
+                        }
                         None => (Tag::Free, &*x.name, x.id).hash(&mut h),
                     }
                     out.push(h.finish());
@@ -77,7 +83,7 @@ pub fn fingerprint(term: &Term) -> u64 {
                 }
                 if let Expr::Lambda(x, _, _) = t.expr() {
                     depth += 1;
-                    binders.entry(x.id).or_default().push(depth);
+                    binders.entry(x.id).or_default().push((depth, false));
                 }
                 stack.push(Step::Leave(t));
                 // Children in order: the first one's fingerprint ends up deepest.
@@ -89,14 +95,17 @@ pub fn fingerprint(term: &Term) -> u64 {
                 let mut h = FxHasher::default();
                 match t.expr() {
                     Expr::Var(_) => unreachable!("variables are leaves"),
-                    Expr::Lambda(x, _, _) => {
+                    Expr::Lambda(x, annotation, _) => {
                         let scopes = binders.get_mut(&x.id).expect("bound on entry");
-                        scopes.pop();
+                        let (_, used) = scopes.pop().expect("bound on entry");
                         if scopes.is_empty() {
                             binders.remove(&x.id);
                         }
                         depth -= 1;
                         Tag::Lambda.hash(&mut h);
+                        if !used {
+                            annotation.hash(&mut h);
+                        }
                     }
                     Expr::App(..) => Tag::App.hash(&mut h),
                     Expr::NatLambda(v, _) => (Tag::NatLambda, v).hash(&mut h),

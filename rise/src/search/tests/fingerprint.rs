@@ -59,6 +59,8 @@ fn fingerprints_are_equal_exactly_for_alpha_equivalent_programs() {
         let (x, y) = (typed(a, size), typed(b, size));
         TestResult::from_bool((fingerprint(&x) == fingerprint(&y)) == x.alpha_eq(&y))
     }
+    // Two programs whose only difference is the types of unused parameters.
+    assert!(!property(15685250273825489034, u64::MAX, 0).is_failure());
     QuickCheck::new()
         .tests(300)
         .quickcheck(property as fn(u64, u64, u8) -> TestResult);
@@ -153,6 +155,18 @@ fn binders_count_by_position_free_variables_by_identity() {
         fp("generate(fun(i => 0.0)) : 8.f32")
     );
     assert_ne!(fp("[1, 2]"), fp("[2, 1]"));
+    // A parameter's annotation counts where nothing else fixes its type: where the body
+    // does not use it.
+    assert_ne!(
+        fp("fun(x1: 1.2.f32, x2: 1.f32 => 3.0)"),
+        fp("fun(x1: 2.3.f32, x2: (f32, i32) => 3.0)")
+    );
+    assert_ne!(fp("fun(x: f32 => 3.0)"), fp("fun(x: i32 => 3.0)"));
+    assert_eq!(fp("fun(x: f32 => x)"), fp("fun(y => y)"));
+    assert_eq!(
+        fp("fun(x: f32 => fun(x: i32 => x))"),
+        fp("fun(a: f32 => fun(b: i32 => b))")
+    );
     assert_ne!(
         fp("fun(f => fun(g => f(g)))"),
         fp("fun(f => fun(g => g(f)))")
