@@ -52,7 +52,16 @@ impl Scalar {
 /// An immutable, shared RISE type (a [`Node`]: hashing is O(1), and dropping or
 /// comparing a type 100,000 levels deep does not overflow the stack).
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Type(Node<TypeKind>);
+pub struct Type(Node<Shape>);
+
+/// A type's node: its shape, and what is known of everything below it, computed once
+/// when the node is built (so that inference asks it in O(1)).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Shape {
+    kind: TypeKind,
+    /// Whether an inference variable (type or nat unknown) occurs in it.
+    unknowns: bool,
+}
 
 /// The shape of a type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -78,12 +87,22 @@ pub enum TypeKind {
 impl Type {
     /// Builds a type from its shape.
     pub fn new(kind: TypeKind) -> Type {
-        Type(Node::new(kind))
+        let unknowns = match &kind {
+            TypeKind::Scalar(_) => false,
+            TypeKind::Var(_) => true,
+            TypeKind::Index(n) => n.contains_unknown(),
+            TypeKind::Vector(t, n) | TypeKind::Array(n, t) => {
+                n.contains_unknown() || t.has_unknowns()
+            }
+            TypeKind::Pair(a, b) | TypeKind::Fun(a, b) => a.has_unknowns() || b.has_unknowns(),
+            TypeKind::DepFun(_, t) => t.has_unknowns(),
+        };
+        Type(Node::new(Shape { kind, unknowns }))
     }
 
     /// The shape.
     pub fn kind(&self) -> &TypeKind {
-        &self.0
+        &self.0.kind
     }
 
     /// A scalar type.
@@ -131,18 +150,10 @@ impl Type {
         !matches!(self.kind(), TypeKind::Fun(..) | TypeKind::DepFun(..))
     }
 
-    /// Whether any inference variable (type or nat unknown) remains.
+    /// Whether any inference variable (type or nat unknown) remains: O(1), known
+    /// since the node was built.
     pub fn has_unknowns(&self) -> bool {
-        guard(|| match self.kind() {
-            TypeKind::Scalar(_) => false,
-            TypeKind::Var(_) => true,
-            TypeKind::Index(n) => n.contains_unknown(),
-            TypeKind::Vector(t, n) | TypeKind::Array(n, t) => {
-                n.contains_unknown() || t.has_unknowns()
-            }
-            TypeKind::Pair(a, b) | TypeKind::Fun(a, b) => a.has_unknowns() || b.has_unknowns(),
-            TypeKind::DepFun(_, t) => t.has_unknowns(),
-        })
+        self.0.unknowns
     }
 
     /// Replaces nat variables (bound `DepFun` variables are left alone when shadowed).

@@ -21,6 +21,8 @@ mod resolve;
 mod unify;
 mod walk;
 
+pub(crate) use walk::kept_type;
+
 use crate::definition::Definition;
 use crate::error::{Error, ErrorKind, Span};
 use crate::nat::{Nat, NatEquation, NatVar};

@@ -56,8 +56,10 @@ impl Inference<'_> {
 
     /// `t` with solved type variables replaced throughout and, if `nats` is given,
     /// every nat mapped by it, except under a `depFun` binding `shadow` (the variable
-    /// `nats` substitutes). Parts shared in `t` are rebuilt once, and parts that do
-    /// not change are kept (shared with `t`).
+    /// `nats` substitutes). Without `shadow`, `nats` must change only nat unknowns
+    /// (it resolves them), so that a part without unknowns is kept as it is, unvisited.
+    /// Parts shared in `t` are rebuilt once, and parts that do not change are kept
+    /// (shared with `t`).
     pub(super) fn zonk(
         &self,
         t: &Type,
@@ -76,9 +78,19 @@ impl Inference<'_> {
         shadow: Option<&NatVar>,
         memo: &mut ZonkMemo,
     ) -> Type {
+        // `nats` maps only unknowns unless a variable is substituted (`shadow`): a type
+        // without unknowns is then its own result, whatever its size.
+        let unchanged = |ty: &Type| shadow.is_none() && !ty.has_unknowns();
+        if unchanged(t) {
+            return t.clone();
+        }
         let mut stack: Vec<(Type, bool, bool)> = vec![(t.clone(), false, false)];
         while let Some((ty, hidden, ready)) = stack.pop() {
             if memo.contains_key(&(addr(&ty), hidden)) {
+                continue;
+            }
+            if unchanged(&ty) {
+                memo.insert((addr(&ty), hidden), ty);
                 continue;
             }
             let children = self.zonk_children(&ty, hidden, shadow);

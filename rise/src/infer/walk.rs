@@ -257,13 +257,7 @@ impl Inference<'_> {
             return Some((node, ty));
         }
         if self.trust_typed {
-            // Data has its type wherever it goes; a lambda keeps the type of its
-            // parameter. A partial application such as `map(f)` does not: rules move
-            // it to arrays of other sizes, so it is inferred again.
-            let ty = t.ty()?;
-            let holds = (ty.is_data() || matches!(t.expr(), Expr::Lambda(..) | Expr::Var(_)))
-                && !ty.has_unknowns();
-            if holds {
+            if let Some(ty) = kept_type(t) {
                 self.trusted.insert(t.node().id());
                 return Some((t.clone(), ty.clone()));
             }
@@ -320,6 +314,17 @@ impl Inference<'_> {
         };
         Ok(typed(t, Expr::App(f_typed, a_typed), result))
     }
+}
+
+/// The type of `t` if re-typing ([`super::retype`]) takes it as it is, without looking
+/// inside: data has its type wherever it goes, and a lambda or a variable keeps the
+/// type of its parameter. A partial application such as `map(f)` does not (rules move
+/// it to arrays of other sizes), so it is inferred again; so is a type with unknowns.
+pub(crate) fn kept_type(t: &Term) -> Option<&Type> {
+    let ty = t.ty()?;
+    let holds =
+        (ty.is_data() || matches!(t.expr(), Expr::Lambda(..) | Expr::Var(_))) && !ty.has_unknowns();
+    holds.then_some(ty)
 }
 
 /// Ends the scope of a `depFun`'s variable.

@@ -49,9 +49,9 @@ pub fn map_last_fission() -> Strategy<Term> {
             return Some(built());
         };
         if cfg!(debug_assertions) {
-            let inferred = super::pattern::typed_result(t, built());
+            let inferred = super::typing::typed_result(t, built());
             assert!(
-                inferred.is_some_and(|i| i == typed && super::pattern::same_types(&i, &typed)),
+                inferred.is_some_and(|i| i == typed && super::typing::same_types(&i, &typed)),
                 "mapLastFission typed {t} apart from inference"
             );
         }

@@ -21,7 +21,7 @@
 //! assert_eq!(print_term(&out), "fun(xs: 4.f32 => xs |> map(fun(y => abs(-y))))");
 //! ```
 
-use super::pattern::typed_result;
+use super::typing::typed_result;
 use crate::error::{Error, ErrorKind};
 use crate::nat::{Nat, NatVar};
 use crate::term::{Expr, Ident, Term};

@@ -7,7 +7,8 @@
 //! fact, the rule checks it on constant sizes and fails when it cannot tell.
 
 use super::catalogue::{Param, RuleDef};
-use super::pattern::{applied, call, rule, typed_result};
+use super::pattern::{applied, call, rule};
+use super::typing::typed_result;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Literal, Term};

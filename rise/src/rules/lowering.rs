@@ -333,7 +333,7 @@ impl Rule<Term> for Vectorize {
         let f = Term::lambda(x.clone(), on_vectors(body, x));
         let vectors = as_vectors(args[1].clone(), elem, self.0);
         let mapped = call(Prim::Map, &[], [f, vectors]);
-        super::pattern::typed_result(t, call(Prim::AsScalar, &[], [mapped]))
+        super::typing::typed_result(t, call(Prim::AsScalar, &[], [mapped]))
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -403,7 +403,7 @@ impl StrategyImpl<Term> for StoreInMemory {
         let var = Term::with(Expr::Var(x.clone()), Some(ty), None);
         let rest = Term::lambda(x, replace_all(t, &found, &var));
         let result = call(Prim::Let, &[], [call(Prim::ToMem, &[], [stored]), rest]);
-        super::pattern::typed_result(t, result).ok_or_else(failure)
+        super::typing::typed_result(t, result).ok_or_else(failure)
     }
 
     fn name(&self) -> Name {

@@ -45,6 +45,7 @@ mod reduction;
 mod separable;
 mod tiling;
 mod traversal;
+mod typing;
 mod vector_reduce;
 
 pub use self::algorithmic::*;

@@ -1,6 +1,6 @@
 //! Matching and building curried applications of primitives.
 
-use crate::error::ErrorKind;
+use super::typing::typed_result;
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
@@ -25,33 +25,6 @@ where
     elevate_core::rule_with_names(name, move |t: &Term, names: &mut NameSupply| {
         typed_result(t, rewrite(t, names)?)
     })
-}
-
-/// A rule's `result` for `original`, with types: the new nodes are inferred around the
-/// typed nodes the rule reused ([`crate::infer::retype`]). A result that does not
-/// type-check is no result (the rule fails); if it cannot be typed for want of types
-/// (an untyped input), it at least keeps the original's type, since rules preserve
-/// types.
-pub(crate) fn typed_result(original: &Term, result: Term) -> Option<Term> {
-    let Some(expected) = original.ty().filter(|_| result.ty().is_none()) else {
-        return Some(keep_type(original, result));
-    };
-    match crate::infer::retype_as(&result, expected) {
-        // Equal types may be written differently (`(n/4)*4` and `n`): the original's
-        // form is kept at the root, where the parent expects it.
-        Ok(typed) if typed.ty() != original.ty() => Some(keep_type(original, typed.untyped_root())),
-        Ok(typed) => Some(typed),
-        Err(e) if e.kind == ErrorKind::UnknownName => Some(keep_type(original, result)),
-        Err(_) => None,
-    }
-}
-
-/// `result`, typed as `original` if it has no type of its own.
-pub(crate) fn keep_type(original: &Term, result: Term) -> Term {
-    match (original.ty(), result.ty()) {
-        (Some(ty), None) => result.with_type(ty.clone()),
-        _ => result,
-    }
 }
 
 /// If `t` is `p(nats...)(values...)` with exactly `values` value arguments, its nat
@@ -83,13 +56,4 @@ pub(crate) fn call(p: Prim, nats: &[Nat], args: impl IntoIterator<Item = Term>) 
 /// text that parses back to it).
 pub(crate) fn named(name: impl Into<Name>, s: Strategy<Term>) -> Strategy<Term> {
     elevate_strategies::recursive(name, |_| s)
-}
-
-/// Whether two equal terms carry the same types at every node (what the rules that
-/// type their results directly check against inference in debug builds).
-pub(super) fn same_types(a: &Term, b: &Term) -> bool {
-    use elevate_core::Traversable;
-    a.ty() == b.ty()
-        && a.arity() == b.arity()
-        && (0..a.arity()).all(|i| same_types(a.child(i), b.child(i)))
 }

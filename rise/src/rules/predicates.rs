@@ -2,8 +2,9 @@
 
 use super::algorithmic::{map_fusion, map_last_fission};
 use super::basic::{beta_nat_reduction, beta_reduction, eta_reduction};
-use super::pattern::{named, typed_result};
+use super::pattern::named;
 use super::traversal::{argument_of, body, function};
+use super::typing::typed_result;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::TypeKind;
@@ -138,7 +139,7 @@ fn eta_expand() -> Strategy<Term> {
                     let inferred = typed_result(t, expanded());
                     assert!(
                         inferred
-                            .is_some_and(|i| i == typed && super::pattern::same_types(&i, &typed)),
+                            .is_some_and(|i| i == typed && super::typing::same_types(&i, &typed)),
                         "etaAbstraction typed {t} apart from inference"
                     );
                 }

@@ -200,7 +200,7 @@ impl Rule<Term> for BlockedReduce {
             Term::apps(args[0].clone(), [Term::var(&acc), block]),
         );
         let blocks = call(Prim::Split, &[Nat::cst(self.n)], [args[2].clone()]);
-        super::pattern::typed_result(
+        super::typing::typed_result(
             t,
             call(Prim::ReduceSeq, &[], [step, args[1].clone(), blocks]),
         )

@@ -147,7 +147,7 @@ impl Rule<Term> for VectorizeReduce {
             ],
         );
         let result = call(Prim::Let, &[], [lanes, Term::lambda(v, horizontal)]);
-        super::pattern::typed_result(t, result)
+        super::typing::typed_result(t, result)
     }
 
     fn write_text(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
