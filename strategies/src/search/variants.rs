@@ -46,12 +46,12 @@ pub(super) fn variants(template: &Template) -> Vec<Vec<(Arc<str>, usize)>> {
         return out;
     }
     let mut id = 0;
-    let mut options_of = Vec::with_capacity(total);
-    number_choices(template, &mut id, &mut options_of);
-    for (choice, &options) in options_of.iter().enumerate() {
-        for option in 1..options {
+    let mut nested = Vec::with_capacity(total);
+    number_choices(template, &mut id, &mut nested);
+    for (choice, options) in nested.iter().enumerate() {
+        for option in 1..options.len() {
             let mut pieces = Vec::new();
-            render_variant(template, (choice, option), &mut 0, &mut pieces);
+            render_variant(template, (choice, option), &nested, &mut 0, &mut pieces);
             out.push(pieces);
         }
     }
@@ -73,24 +73,30 @@ fn count_choices(template: &Template) -> usize {
     count
 }
 
-/// Numbers the choices in pre-order, recording each one's number of options.
-fn number_choices(template: &Template, id: &mut usize, options_of: &mut Vec<usize>) {
+/// Numbers the choices in pre-order, recording for each one how many choices each of
+/// its options holds (nested ones included).
+fn number_choices(template: &Template, id: &mut usize, nested: &mut Vec<Vec<usize>>) {
     for piece in template.iter() {
         if let Piece::Choice(options) = piece {
+            let this = *id;
             *id += 1;
-            options_of.push(options.len());
+            nested.push(Vec::with_capacity(options.len()));
             for option in options.iter() {
-                elevate_core::stack::guard(|| number_choices(option, id, options_of));
+                let before = *id;
+                elevate_core::stack::guard(|| number_choices(option, id, nested));
+                nested[this].push(*id - before);
             }
         }
     }
 }
 
 /// The pieces of `template` where choice `target.0` (in pre-order) takes option
-/// `target.1`, the choices around it the option that holds it, the rest their first.
+/// `target.1`, the choices around it the option that holds it, the rest their first
+/// (`nested`: what [`number_choices`] recorded).
 fn render_variant(
     template: &Template,
     target: (usize, usize),
+    nested: &[Vec<usize>],
     id: &mut usize,
     out: &mut Vec<(Arc<str>, usize)>,
 ) {
@@ -103,8 +109,8 @@ fn render_variant(
                 // The option whose subtree holds the target, if any.
                 let mut pick = 0;
                 let mut next = *id;
-                for (j, option) in options.iter().enumerate() {
-                    let end = next + count_choices(option);
+                for (j, count) in nested[this].iter().enumerate() {
+                    let end = next + count;
                     if this == target.0 {
                         pick = target.1;
                     } else if (next..end).contains(&target.0) {
@@ -114,9 +120,11 @@ fn render_variant(
                 }
                 for (j, option) in options.iter().enumerate() {
                     if j == pick {
-                        elevate_core::stack::guard(|| render_variant(option, target, id, out));
+                        elevate_core::stack::guard(|| {
+                            render_variant(option, target, nested, id, out)
+                        });
                     } else {
-                        *id += count_choices(option);
+                        *id += nested[this][j];
                     }
                 }
             }
@@ -146,4 +154,48 @@ pub(super) fn render(pieces: &[(Arc<str>, usize)]) -> (String, Vec<(usize, usize
         text.push_str(t);
     }
     (text, origins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::space_text::{read_space, Part};
+
+    fn texts(space: &str) -> Vec<String> {
+        let read = read_space(space, 0..0).unwrap();
+        let Part::Fixed(template) = &read.parts[0] else {
+            panic!("a fixed part")
+        };
+        variants(template)
+            .iter()
+            .map(|pieces| pieces.iter().map(|(t, _)| &**t).collect())
+            .collect()
+    }
+
+    #[test]
+    fn every_option_of_every_choice_is_in_one_variant_nested_ones_with_the_option_around_them() {
+        // Choices in pre-order: the outer size, the nested one, the function.
+        let all = texts("tile({4, {8, 16}, 32}, {a, b})");
+        assert_eq!(
+            all,
+            [
+                "tile(4, a)",
+                "tile(8, a)",
+                "tile(32, a)",
+                "tile(16, a)",
+                "tile(4, b)"
+            ]
+        );
+        let deeper = texts("f({a, g({b, h({c, d})})}, {x, y})");
+        assert_eq!(
+            deeper,
+            [
+                "f(a, x)",
+                "f(g(b), x)",
+                "f(g(h(c)), x)",
+                "f(g(h(d)), x)",
+                "f(a, y)"
+            ]
+        );
+    }
 }
