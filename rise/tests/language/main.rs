@@ -11,6 +11,7 @@ mod integers;
 mod json_io;
 mod names;
 mod nats;
+mod ops;
 mod primitives;
 mod properties;
 mod register_tiles;
