@@ -281,6 +281,36 @@ impl Term {
         Term::with(self.expr().clone(), None, self.span())
     }
 
+    /// A node like this one with these children (in [`Traversable`] order: an
+    /// application's argument, then its function), type and location, built at once.
+    ///
+    /// # Panics
+    ///
+    /// If `children` are not as many as the node has.
+    pub(crate) fn with_parts(
+        &self,
+        children: Vec<Term>,
+        ty: Option<Type>,
+        span: Option<Span>,
+    ) -> Term {
+        assert_eq!(children.len(), self.arity(), "a RISE node's children");
+        let mut children = children.into_iter();
+        let mut child = || children.next().expect("counted above");
+        let expr = match self.expr() {
+            Expr::Lambda(x, annotation, _) => Expr::Lambda(x.clone(), annotation.clone(), child()),
+            Expr::App(..) => {
+                let argument = child();
+                Expr::App(child(), argument)
+            }
+            Expr::NatLambda(v, _) => Expr::NatLambda(v.clone(), child()),
+            Expr::NatApp(_, n) => Expr::NatApp(child(), n.clone()),
+            Expr::Annotation(_, annotation) => Expr::Annotation(child(), annotation.clone()),
+            Expr::Array(items) => Expr::Array((0..items.len()).map(|_| child()).collect()),
+            Expr::Var(_) | Expr::Literal(_) | Expr::Prim(_) => self.expr().clone(),
+        };
+        Term::with(expr, ty, span)
+    }
+
     /// A variable.
     pub fn var(x: &Ident) -> Term {
         Term::new(Expr::Var(x.clone()))
@@ -515,12 +545,7 @@ impl Term {
                 continue;
             }
             let children = done.split_off(done.len() - n);
-            let rebuilt = if n == 0 {
-                t.clone()
-            } else {
-                t.with_children(children)
-            };
-            done.push(Term::new(rebuilt.expr().clone()));
+            done.push(t.with_parts(children, None, None));
         }
         done.pop().expect("the root")
     }
@@ -647,17 +672,7 @@ impl Traversable for Term {
     }
 
     fn with_children(&self, children: Vec<Self>) -> Self {
-        let expr = match self.expr() {
-            Expr::Array(_) => Expr::Array(children),
-            _ => {
-                let mut node = self.clone();
-                for (i, c) in children.into_iter().enumerate() {
-                    node = node.with_child(i, c);
-                }
-                return node;
-            }
-        };
-        Term::with(expr, self.ty().cloned(), self.span())
+        self.with_parts(children, self.ty().cloned(), self.span())
     }
 
     #[inline]

@@ -33,14 +33,14 @@ pub(crate) fn typed_result(original: &Term, result: Term) -> Option<Term> {
         return Some(keep_type(original, result));
     };
     let Some(shape) = Shape::of(&result, expected) else {
-        return inferred(original, expected, result).unwrap_or_else(|r| r);
+        return inferred(original, expected, result).into_result();
     };
     if let Some(known) = MEMO.with(|memo| memo.borrow().get(&shape).cloned()) {
         #[cfg(test)]
         tests::HITS.with(|hits| hits.set(hits.get() + 1));
         let given = known.map(|types| with_types(&result, &types));
         if cfg!(debug_assertions) {
-            let by_inference = inferred(original, expected, result).unwrap_or_else(|r| r);
+            let by_inference = inferred(original, expected, result).into_result();
             assert!(
                 match (&given, &by_inference) {
                     (Some(g), Some(i)) => g == i && same_types(g, i),
@@ -53,32 +53,53 @@ pub(crate) fn typed_result(original: &Term, result: Term) -> Option<Term> {
         return given;
     }
     match inferred(original, expected, result.clone()) {
-        Ok(Some(typed)) => {
+        Inferred::Typed(typed) => {
             if let Some(types) = built_types(&result, &typed) {
                 remember(shape, Some(types.into()));
             }
             Some(typed)
         }
-        Ok(None) => {
+        Inferred::Fails => {
             remember(shape, None);
             None
         }
-        Err(kept) => kept,
+        Inferred::Unknowable(kept) => Some(kept),
     }
 }
 
-/// `result` typed by inference: `Ok` where the outcome is a function of the shape,
-/// `Err` where it is not (a name bound outside the result, which inference cannot see).
-fn inferred(original: &Term, expected: &Type, result: Term) -> Result<Option<Term>, Option<Term>> {
+/// What inference made of a rule's result.
+enum Inferred {
+    Typed(Term),
+    /// It does not type-check.
+    Fails,
+    /// It mentions a name bound outside it, which inference cannot see; it keeps the
+    /// original's type. Not a function of the shape.
+    Unknowable(Term),
+}
+
+impl Inferred {
+    /// The rule's result, if it has one.
+    fn into_result(self) -> Option<Term> {
+        match self {
+            Inferred::Typed(t) | Inferred::Unknowable(t) => Some(t),
+            Inferred::Fails => None,
+        }
+    }
+}
+
+/// `result` typed by inference.
+fn inferred(original: &Term, expected: &Type, result: Term) -> Inferred {
     match crate::infer::retype_as(&result, expected) {
         // Equal types may be written differently (`(n/4)*4` and `n`): the original's
         // form is kept at the root, where the parent expects it.
         Ok(typed) if typed.ty() != original.ty() => {
-            Ok(Some(keep_type(original, typed.untyped_root())))
+            Inferred::Typed(keep_type(original, typed.untyped_root()))
         }
-        Ok(typed) => Ok(Some(typed)),
-        Err(e) if e.kind == ErrorKind::UnknownName => Err(Some(keep_type(original, result))),
-        Err(_) => Ok(None),
+        Ok(typed) => Inferred::Typed(typed),
+        Err(e) if e.kind == ErrorKind::UnknownName => {
+            Inferred::Unknowable(keep_type(original, result))
+        }
+        Err(_) => Inferred::Fails,
     }
 }
 
@@ -256,31 +277,11 @@ fn with_types(result: &Term, types: &[Type]) -> Term {
             }
             Visit::Build(t, index) => {
                 let children = done.split_off(done.len() - t.arity());
-                done.push(rebuilt(t, children, types[index].clone()));
+                done.push(t.with_parts(children, Some(types[index].clone()), t.span()));
             }
         }
     }
     done.pop().expect("the root")
-}
-
-/// `t` with these children (in [`Traversable`] order) and type.
-fn rebuilt(t: &Term, children: Vec<Term>, ty: Type) -> Term {
-    let mut children = children.into_iter();
-    let mut child = || children.next().expect("as many children as the node has");
-    let expr = match t.expr() {
-        Expr::Lambda(x, annotation, _) => Expr::Lambda(x.clone(), annotation.clone(), child()),
-        Expr::App(..) => {
-            // The argument is child 0, the function child 1.
-            let a = child();
-            Expr::App(child(), a)
-        }
-        Expr::NatLambda(v, _) => Expr::NatLambda(v.clone(), child()),
-        Expr::NatApp(_, n) => Expr::NatApp(child(), n.clone()),
-        Expr::Annotation(_, annotation) => Expr::Annotation(child(), annotation.clone()),
-        Expr::Array(items) => Expr::Array((0..items.len()).map(|_| child()).collect()),
-        Expr::Var(_) | Expr::Literal(_) | Expr::Prim(_) => t.expr().clone(),
-    };
-    Term::with(expr, Some(ty), t.span())
 }
 
 #[cfg(test)]

@@ -148,32 +148,25 @@ pub fn evaluate_as_batch<P, C: Cost<P> + ?Sized>(
         .unwrap_or_else(|| Err(Rejection::new(Status::CompileFailed, "nothing measured")))
 }
 
-impl<P, C: Cost<P> + ?Sized> Cost<P> for Box<C> {
-    fn name(&self) -> String {
-        (**self).name()
-    }
+/// A cost behind a pointer (`Box<C>`, `&C`) is the cost it points to.
+macro_rules! delegate_cost {
+    ($($pointer:ty),+) => {$(
+        impl<P, C: Cost<P> + ?Sized> Cost<P> for $pointer {
+            fn name(&self) -> String {
+                (**self).name()
+            }
 
-    fn evaluate(&self, program: &P) -> Result<Measure, Rejection> {
-        (**self).evaluate(program)
-    }
+            fn evaluate(&self, program: &P) -> Result<Measure, Rejection> {
+                (**self).evaluate(program)
+            }
 
-    fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
-        (**self).evaluate_all(programs, jobs)
-    }
+            fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+                (**self).evaluate_all(programs, jobs)
+            }
+        }
+    )+};
 }
 
-/// A borrowed cost, so that its owner can read what it kept (a measured cost's
-/// statistics) after the search.
-impl<P, C: Cost<P> + ?Sized> Cost<P> for &C {
-    fn name(&self) -> String {
-        (**self).name()
-    }
-
-    fn evaluate(&self, program: &P) -> Result<Measure, Rejection> {
-        (**self).evaluate(program)
-    }
-
-    fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
-        (**self).evaluate_all(programs, jobs)
-    }
-}
+// A borrowed cost lets its owner read what it kept (a measured cost's statistics)
+// after the search.
+delegate_cost!(Box<C>, &C);
