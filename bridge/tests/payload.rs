@@ -136,9 +136,10 @@ fn what_is_generated_is_bounded() {
         "{lanes}"
     );
     // Loops nested deeper than MLIR's recursive passes take: each level a loop over
-    // two copies of its argument, around the level inside.
+    // two copies of its argument (clamped, so that the program is explicit loops),
+    // around the level inside.
     let f = (0..MAX_LOOP_DEPTH + 10).fold("fun(v => v * 2.0)".to_string(), |f, _| {
-        format!("fun(v => generate(fun(i => v)) : 2.f32 |> mapSeq({f}) |> reduceSeq(add, 0.0))")
+        format!("fun(v => generate(fun(i => v)) : 2.f32 |> padClamp(0, 0) |> mapSeq({f}) |> reduceSeq(add, 0.0))")
     });
     let source = format!("def f(x: f32) = x |> {f}");
     let e = translated(&source).unwrap_err();

@@ -100,12 +100,12 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
 fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
     for (source, why) in [
         (
-            "def f(x: 16.f32) = x |> slide(3, 1) |> mapSeq(fun(w => w |> reduceSeq(add, 0.0)))",
-            "sliding window",
+            "def f(x: 8.f32) = x |> padClamp(1, 1) |> mapSeq(fun(v => v * 2.0))",
+            "padClamp",
         ),
         (
-            "def f(x: 8.f32) = x |> padCst(1, 1, 0.0) |> mapSeq(fun(v => v * 2.0))",
-            "padCst",
+            "def f(x: 8.f32) = x |> padCst(1, 1, 0.0) |> mapSeq(fun(v => v * 2.0)) |> padCst(1, 1, 0.0) |> mapSeq(fun(v => v + 1.0))",
+            "padding of a computed value",
         ),
         (
             "def f(x: 8.f32) = x |> mapSeq(fun(v => makePair(v, v * 2.0)))",

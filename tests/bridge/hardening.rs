@@ -269,7 +269,7 @@ fn loops_nested_as_deep_as_the_bridge_allows_compile_and_run() {
     let levels = elevate::bridge::MAX_LOOP_DEPTH - 6;
     let f = (0..levels).fold("fun(v => v * 2.0)".to_string(), |f, _| {
         format!(
-            "fun(v => generate(fun(i => v)) : 1.f32 |> padCst(0, 0, 0.0) |> mapSeq({f}) |> reduceSeq(add, 0.0))"
+            "fun(v => generate(fun(i => v)) : 1.f32 |> padClamp(0, 0) |> mapSeq({f}) |> reduceSeq(add, 0.0))"
         )
     });
     let source = format!("def f(x: f32) = x |> {f}");

@@ -6,6 +6,7 @@ mod examples;
 mod hardening;
 mod lowering;
 mod measure;
+mod ops;
 mod random;
 mod register_tiles;
 mod scheduled;

@@ -296,18 +296,18 @@ fn compile_and_run_go_through_mlir() {
             && script.contains("tile_using_for"),
         "{script}"
     );
-    // A payload without a Transform script (a sliding window is explicit loops): a
+    // A payload without a Transform script (clamped padding is explicit loops): a
     // comment saying why and a valid script that does nothing.
     let stencil = temp(
-        "stencil.rise",
-        "def f(x: 16.f32) = x |> slide(3, 1) |> mapSeq(fun(w => w |> reduceSeq(add, 0.0)))",
+        "clamped.rise",
+        "def f(x: 16.f32) = x |> padClamp(1, 1) |> mapSeq(fun(v => v * 2.0))",
     );
     let o = elevate(&["compile", &stencil, "--emit", "transform"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let script = stdout(&o);
     assert!(
         script.starts_with("// no transform script")
-            && script.contains("sliding window")
+            && script.contains("`padClamp`")
             && script.contains("transform.named_sequence @__transform_main(")
             && script.contains("transform.yield"),
         "{script}"

@@ -309,7 +309,9 @@ impl Body {
                     _ => self.op(format!("math.absi {x} : {t}")),
                 }
             }
-            SExpr::Acc(..) | SExpr::Red { .. } => unreachable!("kernels have no accumulators"),
+            SExpr::Acc(..) | SExpr::Red { .. } | SExpr::Select { .. } => {
+                unreachable!("kernel bodies have no accumulators, reductions or guards")
+            }
         }
     }
 

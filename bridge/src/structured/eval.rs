@@ -87,6 +87,9 @@ pub(crate) struct LoopRec {
     pub(crate) subst: Option<Aff>,
     /// A reduction whose accumulator is an array (a buffer block).
     pub(crate) array_acc: bool,
+    /// Its elements are read at several positions: each read computes its element
+    /// where it is read, so the loop is no loop of the kernel.
+    pub(crate) shared: bool,
 }
 
 /// A scalar computed by the program, in terms of loop variables.
@@ -101,6 +104,13 @@ pub(crate) enum SExpr {
     Acc(u32, Vec<Aff>, Scalar),
     Bin(Prim, Box<SExpr>, Box<SExpr>),
     Un(Prim, Box<SExpr>),
+    /// `then` where every index `a` of `conds` is in `lo..hi`, `other` elsewhere
+    /// (padding: the element of the array inside its bounds, the constant outside).
+    Select {
+        conds: Vec<(Aff, i64, i64)>,
+        then: Box<SExpr>,
+        other: Box<SExpr>,
+    },
     /// `init ⊕ Σ_{vars} body`
     Red {
         op: Prim,
@@ -127,6 +137,7 @@ impl SExpr {
                 SExpr::Bin(_, a, b) => pending.extend([&**a, &**b]),
                 SExpr::Un(_, a) => pending.push(a),
                 SExpr::Red { init, body, .. } => pending.extend([&**init, &**body]),
+                SExpr::Select { then, other, .. } => pending.extend([&**then, &**other]),
                 SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => {}
             }
         }
@@ -149,6 +160,7 @@ impl SExpr {
             },
             SExpr::Un(_, a) => a.scalar(),
             SExpr::Red { init, .. } => init.scalar(),
+            SExpr::Select { then, .. } => then.scalar(),
         }
     }
 
@@ -161,6 +173,11 @@ impl SExpr {
                 SExpr::Bin(*p, Box::new(a.map_indices(f)), Box::new(b.map_indices(f)))
             }
             SExpr::Un(p, a) => SExpr::Un(*p, Box::new(a.map_indices(f))),
+            SExpr::Select { conds, then, other } => SExpr::Select {
+                conds: conds.iter().map(|(a, lo, hi)| (f(a), *lo, *hi)).collect(),
+                then: Box::new(then.map_indices(f)),
+                other: Box::new(other.map_indices(f)),
+            },
             SExpr::Red {
                 op,
                 init,
@@ -186,7 +203,44 @@ impl SExpr {
             SExpr::Bin(_, a, b) => a.mentions_acc(id) || b.mentions_acc(id),
             SExpr::Un(_, a) => a.mentions_acc(id),
             SExpr::Red { init, body, .. } => init.mentions_acc(id) || body.mentions_acc(id),
+            SExpr::Select { then, other, .. } => then.mentions_acc(id) || other.mentions_acc(id),
         }
+    }
+
+    /// The expressions directly inside `self`.
+    pub(crate) fn children(&self) -> Vec<&SExpr> {
+        match self {
+            SExpr::Bin(_, a, b) => vec![a, b],
+            SExpr::Un(_, a) => vec![a],
+            SExpr::Red { init, body, .. } => vec![init, body],
+            SExpr::Select { then, other, .. } => vec![then, other],
+            SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => Vec::new(),
+        }
+    }
+
+    /// `self` with each expression directly inside replaced by `f` of it.
+    pub(crate) fn map_children(&self, f: &mut dyn FnMut(&SExpr) -> R<SExpr>) -> R<SExpr> {
+        Ok(match self {
+            SExpr::Bin(p, a, b) => SExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
+            SExpr::Un(p, a) => SExpr::Un(*p, Box::new(f(a)?)),
+            SExpr::Red {
+                op,
+                init,
+                vars,
+                body,
+            } => SExpr::Red {
+                op: *op,
+                init: Box::new(f(init)?),
+                vars: vars.clone(),
+                body: Box::new(f(body)?),
+            },
+            SExpr::Select { conds, then, other } => SExpr::Select {
+                conds: conds.clone(),
+                then: Box::new(f(then)?),
+                other: Box::new(f(other)?),
+            },
+            SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => self.clone(),
+        })
     }
 }
 
@@ -304,6 +358,7 @@ impl Ex {
                 kind,
                 subst: None,
                 array_acc: false,
+                shared: false,
             },
         );
         v
@@ -319,19 +374,18 @@ impl Ex {
         self.record(lane, i)
     }
 
-    /// Records that the element of loop `v` was read at `i`: once only.
+    /// Records that the element of loop `v` was read at `i`; a loop read at two
+    /// positions is shared (each read computes its element).
     fn record(&mut self, v: Var, i: &Aff) -> R<()> {
         let rec = self
             .loops
             .get_mut(&v)
             .ok_or_else(|| NotStructured("a loop read outside its kernel".into()))?;
         match &rec.subst {
-            Some(prev) if prev != i => no("a computed array read at two positions"),
-            _ => {
-                rec.subst = Some(i.clone());
-                Ok(())
-            }
+            Some(prev) if prev != i => rec.shared = true,
+            _ => rec.subst = Some(i.clone()),
         }
+        Ok(())
     }
 
     pub(crate) fn apply(&mut self, f: &SVal, x: SVal) -> R<SVal> {
@@ -456,6 +510,7 @@ fn acc_lane(e: &SExpr, id: u32) -> Option<Var> {
         SExpr::Bin(_, a, b) => acc_lane(a, id).or_else(|| acc_lane(b, id)),
         SExpr::Un(_, a) => acc_lane(a, id),
         SExpr::Red { init, body, .. } => acc_lane(init, id).or_else(|| acc_lane(body, id)),
+        SExpr::Select { then, other, .. } => acc_lane(then, id).or_else(|| acc_lane(other, id)),
         _ => None,
     }
 }

@@ -101,6 +101,8 @@ pub(crate) struct Builder {
     pub(crate) kernels: Vec<Kernel>,
     /// The limits the program's own buffers are checked against.
     pub(crate) limits: Limits,
+    /// Reductions computed into buffers of their own, and the reads that replace them.
+    pub(crate) reductions: Vec<(SExpr, SExpr)>,
 }
 
 impl Builder {
@@ -109,6 +111,7 @@ impl Builder {
             bufs: Vec::new(),
             kernels: Vec::new(),
             limits,
+            reductions: Vec::new(),
         }
     }
 }
@@ -148,9 +151,15 @@ fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec
         if p.len() < dims2.len() {
             return Ok(laid_out(buf, layout.clone(), &dims2, s, p));
         }
+        // A digit that is a whole position is the position: read out of range only
+        // where a guard (padding) discards the value, it stays affine.
         let index = layout
             .iter()
-            .map(|(k, a, b)| p[*k].div(*a, ex).rem(*b, ex))
+            .map(|(k, a, b)| match (*a, a.saturating_mul(*b) == dims2[*k]) {
+                (1, true) => p[*k].clone(),
+                (_, true) => p[*k].div(*a, ex),
+                _ => p[*k].div(*a, ex).rem(*b, ex),
+            })
             .collect();
         Ok(SVal::Scalar(SExpr::Load(buf, index, s)))
     }))
@@ -196,8 +205,25 @@ impl Builder {
         let SVal::Scalar(e) = v else {
             return no("an array whose elements are not scalars");
         };
-        let loops = std::mem::take(&mut ex.loops);
-        let (kernel, layout) = analyze(ex, loops, &positions, e, out, &mut self.bufs, natural)?;
+        let loops = std::mem::take(&mut ex.loops).into_iter().collect();
+        self.build(ex, loops, &positions, e, out, natural)
+    }
+
+    /// The kernel that writes `out[positions] = e`, after the kernels it needs: its
+    /// inner reductions' (each into a buffer of its own) and its padded operands'.
+    pub(crate) fn build(
+        &mut self,
+        ex: &mut Ex,
+        loops: Vec<(Var, LoopRec)>,
+        positions: &[Var],
+        e: SExpr,
+        out: usize,
+        natural: bool,
+    ) -> R<Layout> {
+        let (loops, e) = super::prepare::delinearize(ex, loops, e);
+        let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
+        let e = self.hoist_padding(ex, e)?;
+        let (kernel, layout) = analyze(ex, loops, positions, e, out, &mut self.bufs, natural)?;
         self.kernels.push(kernel);
         Ok(layout)
     }
@@ -209,15 +235,17 @@ struct Nested {
     rec: LoopRec,
 }
 
+/// `loops` are the loops recorded, outermost first.
 fn analyze(
     ex: &mut Ex,
-    loops: BTreeMap<Var, LoopRec>,
+    loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
     e: SExpr,
     out: usize,
-    bufs: &mut [Buf],
+    bufs: &mut Vec<Buf>,
     natural: bool,
 ) -> R<(Kernel, Layout)> {
+    let kinds: BTreeMap<Var, LoopKind> = loops.iter().map(|(v, r)| (*v, r.kind)).collect();
     // 1. Map loops that are digits of an output position (`(p / a) mod b`), and the
     //    reductions.
     let mut nest = Vec::new();
@@ -230,7 +258,7 @@ fn analyze(
             });
             continue;
         }
-        if rec.extent == 1 {
+        if rec.extent == 1 || rec.shared {
             continue;
         }
         // A loop whose elements are never read contributes nothing to the result.
@@ -238,7 +266,7 @@ fn analyze(
             continue;
         };
         if let Some(w) = s.as_var() {
-            if rec.kind == LoopKind::Lane && loops.get(&w).map(|l| l.kind) == Some(LoopKind::Lane) {
+            if rec.kind == LoopKind::Lane && kinds.get(&w) == Some(&LoopKind::Lane) {
                 continue; // the same lanes as another vector's
             }
         }
@@ -273,6 +301,7 @@ fn analyze(
                     kind: LoopKind::Seq,
                     subst: None,
                     array_acc: false,
+                    shared: false,
                 },
             });
             ds.push((1, v));
@@ -520,8 +549,28 @@ fn analyze(
                 .any(|e| e.c == 0 && e.terms.as_slice() == [(d, 1)])
         })
     };
-    if !(0..dims.len()).all(alone) {
-        return no("a dimension no operand is indexed by alone (a sliding window)");
+    let window: Vec<usize> = (0..dims.len()).filter(|d| !alone(*d)).collect();
+    if !window.is_empty() {
+        // A sliding window's dimensions: an operand of the window's shape, which the
+        // body never reads, gives linalg their ranges (as pooling operations have).
+        let shape: Vec<i64> = window.iter().map(|d| dims[*d].extent).collect();
+        bufs.push(Buf {
+            name: format!("%buf{}", bufs.len()),
+            dims: shape.clone(),
+            scalar: Scalar::F32,
+        });
+        inputs.push(Operand {
+            buf: bufs.len() - 1,
+            expand: shape.iter().map(|n| vec![*n]).collect(),
+            map: window
+                .iter()
+                .map(|d| DimExpr {
+                    terms: vec![(*d, 1)],
+                    c: 0,
+                })
+                .collect(),
+            window: shape.iter().map(|n| (0, *n)).collect(),
+        });
     }
     let mut k = 0;
     let body = number_loads(&body, &mut k);

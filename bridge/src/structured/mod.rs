@@ -14,14 +14,25 @@
 //! program accumulates into an array, vectorization of the innermost vector lanes
 //! (with the unrolled loops inside them), unrolling where the program unrolls.
 //!
-//! A program outside this fragment (a computed array read at two places, a
-//! reduction inside an expression, `pad`, `concat`, indices used as numbers, ...) is
-//! reported as [`NotStructured`] with the reason, and the bridge emits explicit loops.
+//! Before a kernel is built ([`prepare`]): a reduction over a flattened window
+//! (`join` of a 3x3 neighbourhood) becomes one reduction loop per digit, so that each
+//! is an affine index; a reduction inside another computation (a bias added to a dot
+//! product, a softmax's maximum and sum) is computed by a kernel of its own into a
+//! buffer indexed by what it depends on (once, however often it is read); a read
+//! guarded by its bounds (`padCst`) becomes a read of a padded copy, which a fill and
+//! a copy into a subview make. A window no operand is indexed by alone (pooling) gets
+//! an operand of the window's shape, as linalg's pooling operations have. An array
+//! computed once and read at several positions is computed where it is read.
+//!
+//! A program outside this fragment (`padClamp`, `concat`, `select`, array literals,
+//! pairs as results, indices computed from data, ...) is reported as
+//! [`NotStructured`] with the reason, and the bridge emits explicit loops.
 
 mod emit;
 mod eval;
 mod index;
 mod kernel;
+mod prepare;
 mod terms;
 
 pub use eval::NotStructured;
@@ -69,8 +80,10 @@ pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, 
         dims: (**dims).clone(),
         scalar: *scalar,
     });
-    let own: Vec<usize> = (first_own..out).collect();
     builder.kernel(&mut ex, value, out, false)?;
+    let own: Vec<usize> = (first_own..builder.bufs.len())
+        .filter(|b| *b != out)
+        .collect();
     let text = emit::payload_lines(&builder.kernels, &builder.bufs, &own);
     let script = emit::transform_script(&builder.kernels, &builder.bufs);
     Ok(Structured {

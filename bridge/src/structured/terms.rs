@@ -171,6 +171,28 @@ impl Ex {
                 SVal::Index(i) => args[1].array()?.at(self, i),
                 _ => no("an index computed from data"),
             },
+            NatAsIndex => match &args[0] {
+                SVal::Scalar(SExpr::Lit(Literal::I64(c))) if (0..nats[0]).contains(c) => {
+                    Ok(SVal::Index(Aff::cst(*c)))
+                }
+                _ => no("an index computed from data"),
+            },
+            PadCst => {
+                let (l, r) = (nats[0], nats[1]);
+                let (c, xs) = (args[0].clone(), args[1].array()?);
+                let n = xs.len;
+                Ok(SVal::Array(SArr::new(l + n + r, move |ex, i| {
+                    let (lo, hi) = i.range(ex);
+                    if lo >= l && hi < l + n {
+                        return xs.at(ex, &i.plus(-l));
+                    }
+                    if hi < l || lo >= l + n {
+                        return Ok(c.clone());
+                    }
+                    let inside = xs.at(ex, &i.plus(-l))?;
+                    guarded(ex, &(i.clone(), l, l + n), inside, c.clone())
+                })))
+            }
             Take | Drop => {
                 let xs = args[0].array()?;
                 let n = nats[0];
@@ -380,6 +402,69 @@ impl Ex {
             }
             _ => no("arithmetic on something other than numbers"),
         }
+    }
+}
+
+/// `inside` where `cond` (`lo <= a < hi`) holds, `outside` elsewhere, element by
+/// element.
+fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> R<SVal> {
+    match (inside, outside) {
+        (SVal::Scalar(a), SVal::Scalar(b)) => Ok(SVal::Scalar(select(cond, a, b))),
+        (
+            SVal::Vector { lane, n, elem },
+            SVal::Vector {
+                lane: lane2,
+                elem: other,
+                ..
+            },
+        ) => {
+            let other = if lane == lane2 {
+                other
+            } else {
+                ex.read_lane(lane2, &Aff::var(lane))?;
+                other.subst(lane2, &Aff::var(lane), ex)
+            };
+            Ok(SVal::Vector {
+                lane,
+                n,
+                elem: select(cond, elem, other),
+            })
+        }
+        (SVal::Array(a), SVal::Array(b)) => {
+            let cond = cond.clone();
+            Ok(SVal::Array(SArr::new(a.len, move |ex, j| {
+                let (x, y) = (a.at(ex, j)?, b.at(ex, j)?);
+                guarded(ex, &cond, x, y)
+            })))
+        }
+        (SVal::Pair(a, b), SVal::Pair(c, d)) => Ok(SVal::Pair(
+            Box::new(guarded(ex, cond, *a, *c)?),
+            Box::new(guarded(ex, cond, *b, *d)?),
+        )),
+        _ => no("padding with a value of another shape"),
+    }
+}
+
+/// `Select` of one more condition: nested paddings with one constant are one guard.
+fn select(cond: &(Aff, i64, i64), then: SExpr, other: SExpr) -> SExpr {
+    match then {
+        SExpr::Select {
+            mut conds,
+            then,
+            other: inner,
+        } if *inner == other => {
+            conds.push(cond.clone());
+            SExpr::Select {
+                conds,
+                then,
+                other: inner,
+            }
+        }
+        then => SExpr::Select {
+            conds: vec![cond.clone()],
+            then: Box::new(then),
+            other: Box::new(other),
+        },
     }
 }
 

@@ -1,0 +1,405 @@
+//! What a kernel's expression needs before it is one structured operation: reduction
+//! loops over flattened windows split into their digits, inner reductions computed
+//! into buffers of their own, padded reads turned into reads of padded copies.
+
+use super::eval::{no, Ex, LoopRec, SExpr, R};
+use super::index::{Aff, Atom, Extents, Var};
+use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Operand};
+use crate::text::scalar_bytes;
+use elevate_rise::limits::Limits;
+use elevate_rise::term::Literal;
+use elevate_rise::types::Scalar;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Every index expression of `e`, conditions included.
+fn indices<'a>(e: &'a SExpr, out: &mut Vec<&'a Aff>) {
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        match e {
+            SExpr::Load(_, idx, _) | SExpr::Acc(_, idx, _) => out.extend(idx),
+            SExpr::Select { conds, .. } => out.extend(conds.iter().map(|(a, _, _)| a)),
+            _ => {}
+        }
+        pending.extend(e.children());
+    }
+}
+
+/// How `r` is used in `a`: the digits `(a, b)` (`(r / a) mod b`, `b` 0 for none) it
+/// is read by, or `None` where it is also read whole.
+fn digits_of(r: Var, a: &Aff, out: &mut BTreeSet<(i64, i64)>) -> Option<()> {
+    for atom in a.terms.keys() {
+        match atom {
+            Atom::Var(v) if *v == r => return None,
+            Atom::Var(_) => {}
+            Atom::Div(inner, _) | Atom::Mod(inner, _) if inner.mentions(r) => {
+                let single = Aff {
+                    terms: [(atom.clone(), 1)].into(),
+                    c: 0,
+                };
+                match single.as_digit() {
+                    Some((v, d, m)) if v == r => {
+                        out.insert((d, m.unwrap_or(0)));
+                    }
+                    _ => return None,
+                }
+            }
+            Atom::Div(..) | Atom::Mod(..) => {}
+        }
+    }
+    Some(())
+}
+
+/// Reduction loops read only through digits (`(r / 3) mod 3`, as a reduction over a
+/// joined window reads its rows and columns) become one loop per digit, outermost
+/// first, so that each digit is an affine index.
+pub(crate) fn delinearize(
+    ex: &mut Ex,
+    loops: Vec<(Var, LoopRec)>,
+    mut e: SExpr,
+) -> (Vec<(Var, LoopRec)>, SExpr) {
+    let mut out = Vec::with_capacity(loops.len());
+    for (r, rec) in loops {
+        let split = rec
+            .kind
+            .is_reduction()
+            .then(|| cuts(r, rec.extent, &e))
+            .flatten();
+        let Some(cuts) = split else {
+            out.push((r, rec));
+            continue;
+        };
+        // r = Σ cuts[i] * r_i, r_i < cuts[i+1] / cuts[i]; outermost first.
+        let mut parts = Vec::new();
+        let mut sum = Aff::cst(0);
+        for w in cuts.windows(2).rev() {
+            let v = ex.var(w[1] / w[0]);
+            sum = sum.add(&Aff::var(v).scale(w[0]));
+            let mut part = rec.clone();
+            part.extent = w[1] / w[0];
+            parts.push((v, part));
+        }
+        e = e.map_indices(&mut |a| a.subst(r, &sum, ex));
+        let vars: Vec<Var> = parts.iter().map(|(v, _)| *v).collect();
+        e = rename_reduction(&e, r, &vars);
+        out.extend(parts);
+    }
+    (out, e)
+}
+
+/// The points at which reduction `r` of `extent` is cut into digits, from 1 to
+/// `extent`, each dividing the next; `None` where it is read whole or not in digits.
+fn cuts(r: Var, extent: i64, e: &SExpr) -> Option<Vec<i64>> {
+    let mut idx = Vec::new();
+    indices(e, &mut idx);
+    let mut digits = BTreeSet::new();
+    for a in idx {
+        digits_of(r, a, &mut digits)?;
+    }
+    let mut cuts: BTreeSet<i64> = [1, extent].into();
+    for (d, m) in digits {
+        cuts.insert(d);
+        if m > 0 {
+            cuts.insert(d.checked_mul(m)?);
+        }
+    }
+    let cuts: Vec<i64> = cuts.into_iter().collect();
+    let chained = cuts.windows(2).all(|w| w[0] > 0 && w[1] % w[0] == 0);
+    (chained && cuts.len() > 2 && *cuts.last()? == extent).then_some(cuts)
+}
+
+/// `e` with reduction variable `r` replaced by `vars` in every `Red`.
+fn rename_reduction(e: &SExpr, r: Var, vars: &[Var]) -> SExpr {
+    let inner = e
+        .map_children(&mut |c| Ok(rename_reduction(c, r, vars)))
+        .unwrap_or_else(|_| e.clone());
+    match inner {
+        SExpr::Red {
+            op,
+            init,
+            vars: vs,
+            body,
+        } if vs.contains(&r) => SExpr::Red {
+            op,
+            init,
+            vars: vs
+                .iter()
+                .flat_map(|v| if *v == r { vars.to_vec() } else { vec![*v] })
+                .collect(),
+            body,
+        },
+        other => other,
+    }
+}
+
+/// The variables `e` reads, in the order of first appearance.
+fn variables(e: &SExpr) -> BTreeSet<Var> {
+    fn walk(a: &Aff, out: &mut BTreeSet<Var>) {
+        for atom in a.terms.keys() {
+            match atom {
+                Atom::Var(v) => {
+                    out.insert(*v);
+                }
+                Atom::Div(inner, _) | Atom::Mod(inner, _) => walk(inner, out),
+            }
+        }
+    }
+    let mut idx = Vec::new();
+    indices(e, &mut idx);
+    let mut out = BTreeSet::new();
+    for a in idx {
+        walk(a, &mut out);
+    }
+    out
+}
+
+/// The reduction variables of every `Red` in `e`.
+fn reduction_vars(e: &SExpr, out: &mut BTreeSet<Var>) {
+    if let SExpr::Red { vars, .. } = e {
+        out.extend(vars);
+    }
+    for c in e.children() {
+        reduction_vars(c, out);
+    }
+}
+
+impl Builder {
+    /// A new buffer of the program's own, checked against the limits.
+    fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> R<usize> {
+        let elements = dims
+            .iter()
+            .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
+            .unwrap_or(u128::MAX);
+        let limits = Limits::with_max_bytes(self.limits.max_bytes.min(i64::MAX as u64));
+        if let Err(e) = limits.check_array("a buffer", elements, scalar_bytes(scalar)) {
+            return no(e.to_string());
+        }
+        self.bufs.push(Buf {
+            name: format!("%buf{}", self.bufs.len()),
+            dims,
+            scalar,
+        });
+        Ok(self.bufs.len() - 1)
+    }
+
+    /// Each reduction inside another computation (a bias added to a dot product, a
+    /// sum divided by a maximum) computed by a kernel of its own into a buffer
+    /// indexed by the variables it depends on, and read from there.
+    pub(crate) fn extract_reductions(
+        &mut self,
+        ex: &mut Ex,
+        loops: Vec<(Var, LoopRec)>,
+        positions: &[Var],
+        e: SExpr,
+    ) -> R<(Vec<(Var, LoopRec)>, SExpr)> {
+        let mut done = std::mem::take(&mut self.reductions);
+        let mut moved = BTreeSet::new();
+        let e = match &e {
+            // The kernel's own reduction stays; reductions inside it move.
+            SExpr::Red {
+                op,
+                init,
+                vars,
+                body,
+            } => SExpr::Red {
+                op: *op,
+                init: Box::new(self.lift(ex, &loops, positions, init, &mut done, &mut moved)?),
+                vars: vars.clone(),
+                body: Box::new(self.lift(ex, &loops, positions, body, &mut done, &mut moved)?),
+            },
+            e => self.lift(ex, &loops, positions, e, &mut done, &mut moved)?,
+        };
+        self.reductions.extend(done);
+        let loops = loops
+            .into_iter()
+            .filter(|(v, _)| !moved.contains(v))
+            .collect();
+        Ok((loops, e))
+    }
+
+    /// `e` with its reductions read from buffers (`done` remembers those computed).
+    fn lift(
+        &mut self,
+        ex: &mut Ex,
+        loops: &[(Var, LoopRec)],
+        positions: &[Var],
+        e: &SExpr,
+        done: &mut Vec<(SExpr, SExpr)>,
+        moved: &mut BTreeSet<Var>,
+    ) -> R<SExpr> {
+        if !matches!(e, SExpr::Red { .. }) {
+            return e.map_children(&mut |c| self.lift(ex, loops, positions, c, done, moved));
+        }
+        let mut own = BTreeSet::new();
+        reduction_vars(e, &mut own);
+        if let Some((_, load)) = done.iter().find(|(r, _)| r == e) {
+            moved.extend(own);
+            return Ok(load.clone());
+        }
+        // Its buffer's dimensions: the output positions it reads, in order, then any
+        // other variable (an enclosing reduction's); one element if none.
+        let used = variables(e);
+        let mut free: Vec<Var> = positions
+            .iter()
+            .filter(|p| used.contains(p))
+            .copied()
+            .collect();
+        free.extend(
+            used.iter()
+                .filter(|v| !own.contains(v) && !positions.contains(v)),
+        );
+        let index: Vec<Aff> = free.iter().map(|v| Aff::var(*v)).collect();
+        let (dims, index, sub_positions) = if free.is_empty() {
+            (vec![1], vec![Aff::cst(0)], vec![ex.var(1)])
+        } else {
+            let dims = free.iter().map(|v| ex.extent(*v)).collect();
+            (dims, index, free.clone())
+        };
+        let scalar = e.scalar();
+        let buf = self.own_buffer(dims, scalar)?;
+        let sub_loops: Vec<(Var, LoopRec)> = loops
+            .iter()
+            .filter(|(v, r)| !r.kind.is_reduction() || own.contains(v))
+            .cloned()
+            .collect();
+        // Its kernel sees the reductions computed so far (the maximum a softmax's sum
+        // reads is the one its quotient reads).
+        self.reductions.append(done);
+        let built = self.build(ex, sub_loops, &sub_positions, e.clone(), buf, false);
+        done.append(&mut self.reductions);
+        built?;
+        moved.extend(own);
+        let load = SExpr::Load(buf, index, scalar);
+        done.push((e.clone(), load.clone()));
+        Ok(load)
+    }
+
+    /// Reads of a buffer guarded by its bounds (`padCst`) become reads of a padded copy
+    /// of it: a kernel fills the copy with the constant, another copies the buffer
+    /// into its interior.
+    pub(crate) fn hoist_padding(&mut self, ex: &mut Ex, e: SExpr) -> R<SExpr> {
+        // The padding each (buffer, constant) needs, per dimension, for all its reads.
+        let mut pads: BTreeMap<(usize, String), Vec<(i64, i64)>> = BTreeMap::new();
+        let mut pending = vec![&e];
+        while let Some(x) = pending.pop() {
+            if let Some((b, idx, c)) = self.guarded_load(x)? {
+                let entry = pads
+                    .entry((b, format!("{c:?}")))
+                    .or_insert_with(|| vec![(0, 0); idx.len()]);
+                for ((lo, hi), (a, n)) in entry.iter_mut().zip(idx.iter().zip(&self.bufs[b].dims)) {
+                    let (min, max) = a.range(ex);
+                    *lo = (*lo).max(-min);
+                    *hi = (*hi).max(max - (n - 1));
+                }
+            } else {
+                pending.extend(x.children());
+            }
+        }
+        let mut copies: BTreeMap<(usize, String), usize> = BTreeMap::new();
+        for ((b, key), pad) in &pads {
+            let c = self.fill_value(&e, *b, key);
+            let padded = self.padded_copy(*b, pad, c)?;
+            copies.insert((*b, key.clone()), padded);
+        }
+        self.replace_guarded(&e, &pads, &copies)
+    }
+
+    /// `Select(in bounds, buffer[idx], constant)`: the buffer, the index, the constant.
+    fn guarded_load<'a>(&self, e: &'a SExpr) -> R<Option<(usize, &'a [Aff], Literal)>> {
+        let SExpr::Select { conds, then, other } = e else {
+            return Ok(None);
+        };
+        let (SExpr::Load(b, idx, _), SExpr::Lit(c)) = (&**then, &**other) else {
+            return no("padding of a computed value (materialize it first with toMem)");
+        };
+        let dims = &self.bufs[*b].dims;
+        let bounds = conds.iter().all(|(a, lo, hi)| {
+            (0..idx.len()).any(|k| idx[k].plus(*lo) == *a && hi - lo == dims[k])
+        });
+        if !bounds {
+            return no("padding of part of an array");
+        }
+        Ok(Some((*b, idx, *c)))
+    }
+
+    fn fill_value(&self, e: &SExpr, b: usize, key: &str) -> Literal {
+        let mut pending = vec![e];
+        while let Some(x) = pending.pop() {
+            if let Ok(Some((buf, _, c))) = self.guarded_load(x) {
+                if buf == b && format!("{c:?}") == key {
+                    return c;
+                }
+            }
+            pending.extend(x.children());
+        }
+        unreachable!("the constant was found in `e`")
+    }
+
+    /// A copy of buffer `b` with `pad` (before, after) elements of `c` around each
+    /// dimension, filled and copied by two kernels.
+    fn padded_copy(&mut self, b: usize, pad: &[(i64, i64)], c: Literal) -> R<usize> {
+        let src = self.bufs[b].clone();
+        let dims: Vec<i64> = src
+            .dims
+            .iter()
+            .zip(pad)
+            .map(|(n, (lo, hi))| n.saturating_add(*lo).saturating_add(*hi))
+            .collect();
+        let padded = self.own_buffer(dims.clone(), src.scalar)?;
+        let identity = |buf: usize, dims: &[i64], offsets: &[i64], sizes: &[i64]| Operand {
+            buf,
+            expand: dims.iter().map(|n| vec![*n]).collect(),
+            map: (0..dims.len())
+                .map(|d| DimExpr {
+                    terms: vec![(d, 1)],
+                    c: 0,
+                })
+                .collect(),
+            window: offsets.iter().copied().zip(sizes.iter().copied()).collect(),
+        };
+        let parallel = |dims: &[i64]| -> Vec<Dim> {
+            dims.iter()
+                .map(|n| Dim {
+                    extent: *n,
+                    reduction: false,
+                })
+                .collect()
+        };
+        let zeros = vec![0; dims.len()];
+        self.kernels.push(Kernel {
+            dims: parallel(&dims),
+            inputs: Vec::new(),
+            out: identity(padded, &dims, &zeros, &dims),
+            body: SExpr::Lit(c),
+            reduction: None,
+            schedule: Vec::new(),
+        });
+        let offsets: Vec<i64> = pad.iter().map(|(lo, _)| *lo).collect();
+        self.kernels.push(Kernel {
+            dims: parallel(&src.dims),
+            inputs: vec![identity(b, &src.dims, &zeros, &src.dims)],
+            out: identity(padded, &dims, &offsets, &src.dims),
+            body: SExpr::Load(0, Vec::new(), src.scalar),
+            reduction: None,
+            schedule: Vec::new(),
+        });
+        Ok(padded)
+    }
+
+    fn replace_guarded(
+        &self,
+        e: &SExpr,
+        pads: &BTreeMap<(usize, String), Vec<(i64, i64)>>,
+        copies: &BTreeMap<(usize, String), usize>,
+    ) -> R<SExpr> {
+        if let Some((b, idx, c)) = self.guarded_load(e)? {
+            let key = (b, format!("{c:?}"));
+            let index = idx
+                .iter()
+                .zip(&pads[&key])
+                .map(|(a, (lo, _))| a.plus(*lo))
+                .collect();
+            return Ok(SExpr::Load(copies[&key], index, self.bufs[b].scalar));
+        }
+        e.map_children(&mut |c| self.replace_guarded(c, pads, copies))
+    }
+}

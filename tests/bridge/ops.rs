@@ -1,0 +1,85 @@
+//! The operator suite (`examples/rise/ops/`): with `defaultLowering` alone, every
+//! program compiles with every kernel a structured operation (`linalg` and a Transform
+//! script, no explicit loops) and computes what the interpreter computes.
+
+use super::{assert_same, lowered, payload, sizes};
+
+/// The suite's programs at small sizes that no tile divides evenly.
+pub const OPS: [(&str, &[(&str, i64)]); 12] = [
+    ("matmul.rise", &[("n", 5), ("k", 7), ("m", 3)]),
+    (
+        "batched_matmul.rise",
+        &[("b", 2), ("n", 3), ("k", 5), ("m", 4)],
+    ),
+    (
+        "conv2d_nchw.rise",
+        &[("n", 1), ("c", 3), ("h", 5), ("w", 6), ("k", 2)],
+    ),
+    (
+        "conv2d_stride2.rise",
+        &[("n", 1), ("c", 2), ("h", 3), ("w", 4), ("k", 3)],
+    ),
+    ("depthwise_conv.rise", &[("c", 3), ("h", 5), ("w", 4)]),
+    ("maxpool.rise", &[("c", 2), ("h", 3), ("w", 2)]),
+    ("add.rise", &[("n", 3), ("m", 5)]),
+    ("relu.rise", &[("n", 3), ("m", 5)]),
+    ("matmul_bias_relu.rise", &[("n", 4), ("k", 6), ("m", 5)]),
+    ("softmax.rise", &[("b", 3), ("n", 7)]),
+    ("jacobi2d.rise", &[("h", 5), ("w", 7)]),
+    ("blur_separable.rise", &[("h", 6), ("w", 5)]),
+];
+
+/// The source of an operator of the suite.
+pub fn op(name: &str) -> String {
+    let path = format!("{}/examples/rise/ops/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn every_operator_is_structured_and_matches_the_interpreter() {
+    let files = std::fs::read_dir(format!("{}/examples/rise/ops", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "rise")
+        })
+        .count();
+    assert_eq!(files, OPS.len(), "a new operator: add it here");
+    for (name, nats) in OPS {
+        let term = lowered(&op(name), &sizes(nats), "id");
+        let p = payload("f", &term);
+        assert!(
+            p.loops_because.is_none() && p.transform.is_some(),
+            "{name}: explicit loops because {:?}",
+            p.loops_because
+        );
+        assert!(!p.mlir.contains("scf.for"), "{name}: loops in the payload");
+        assert_same(&term, name);
+    }
+}
+
+#[test]
+fn windows_padding_and_inner_reductions_become_kernels_of_their_own() {
+    let kernels = |name: &str, nats: &[(&str, i64)]| {
+        let p = payload("f", &lowered(&op(name), &sizes(nats), "id"));
+        p.mlir.matches("linalg.generic").count() + p.mlir.matches("linalg.matmul").count()
+    };
+    // A 2-D zero padding: a fill, a copy into the interior, the convolution.
+    let conv = payload(
+        "f",
+        &lowered(&op("conv2d_nchw.rise"), &sizes(OPS[2].1), "id"),
+    );
+    assert_eq!(kernels("conv2d_nchw.rise", OPS[2].1), 3, "{}", conv.mlir);
+    assert!(conv.mlir.contains("memref.subview"), "{}", conv.mlir);
+    // Pooling reads a window no operand is indexed by: a shape-only operand of 3x3.
+    let pool = payload("f", &lowered(&op("maxpool.rise"), &sizes(OPS[5].1), "id"));
+    assert!(pool.mlir.contains("memref<3x3xf32>"), "{}", pool.mlir);
+    assert!(pool.mlir.contains("arith.maxnumf"), "{}", pool.mlir);
+    // The product's reduction into a buffer of its own, then the bias and the relu.
+    assert_eq!(kernels("matmul_bias_relu.rise", OPS[8].1), 2);
+    // Softmax: the maximum of each row, the sum of the exponentials, the quotient.
+    assert_eq!(kernels("softmax.rise", OPS[9].1), 3);
+}
