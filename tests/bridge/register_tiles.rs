@@ -79,3 +79,44 @@ fn register_tiles_inside_tiles_compile_to_their_schedule_and_match_the_interpret
         assert_same(&term, &strategy);
     }
 }
+
+#[test]
+fn the_micro_kernel_carries_its_register_tile_into_the_script_and_matches_the_interpreter() {
+    // microKernel(32, 64, 4, 32) on a 64 x 64 x 48 product: b packed in blocks of 32
+    // columns (the product's dimensions: rows, blocks of columns, the reduction, the
+    // columns of a block), 32 x 64 tiles on parallel threads, 4 rows unrolled around
+    // 32 lanes inside the reduction's loop.
+    let source = example("matmul.rise");
+    let nats = sizes(&[("n", 64), ("k", 48), ("m", 64)]);
+    let term = lowered(&source, &nats, "microKernel(32, 64, 4, 32)");
+    let p = payload("f", &term);
+    let script = p
+        .transform
+        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    let product: Vec<&str> = script.lines().filter(|l| l.contains("%k1")).collect();
+    let product = product.join("\n");
+    assert!(
+        product.contains("tile_using_forall %k1 tile_sizes [32, 0, 0, 0]"),
+        "{product}"
+    );
+    assert!(product.contains("tile_sizes [4, 0, 0, 0]"), "{product}");
+    let reduction = product
+        .find("tile_sizes [0, 0, 1, 0]")
+        .expect("the reduction");
+    let rows = product
+        .find("tile_sizes [1, 0, 0, 0]")
+        .expect("the rows one by one");
+    assert!(reduction < rows, "{product}");
+    assert!(product.contains("vector_sizes [1, 1, 1, 32]"), "{product}");
+    // The unrolled rows of the register tile.
+    assert!(script.contains("transform.loop.unroll") && script.contains("factor = 4"));
+    assert_same(&term, "microKernel(32, 64, 4, 32)");
+    // Sizes the tiles do not divide are refused with the reason.
+    let error = elevate::rise::registry()
+        .parse("microKernel(32, 64, 5, 32)")
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("5 must divide the tile's 32"),
+        "{error}"
+    );
+}

@@ -182,6 +182,59 @@ pub fn par() -> Strategy<Term> {
     )
 }
 
+/// `microKernel(mc, nc, r, w)`, a matrix product as a BLAS micro-kernel: `b` packed in
+/// blocks of `w` columns (read contiguously), `mc x nc` cache tiles, inside each a
+/// register tile of `r` rows by `w` vector lanes (the `r` rows unrolled around the
+/// vector loop, so that `r * w / lanes-per-register` accumulators stay in registers
+/// across the reduction, `b`'s vectors loaded once for the `r` rows and `a` broadcast),
+/// and the tiles' rows in parallel: `par` with a register tile.
+///
+/// `microKernel(mc, nc, r, w) = DFNF ; try(fuseReduceMap @ topDown) ; packB(w) ;;
+/// tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @
+/// outermost(isApplied(isMap))`.
+///
+/// `r` must divide `mc`, `w` divide `nc`, and the tiles the matrix's sizes. The
+/// defaults, `microKernel` alone, are `(64, 64, 4, 64)`: 16 accumulators of 16 lanes,
+/// what AVX-512 holds; on AVX2 `(64, 64, 4, 32)` fits its 16 registers.
+///
+/// ```
+/// use elevate_rise::{registry, Program};
+/// use elevate_core::Context;
+/// let program = Program::load(
+///     "def mm(a: 128.64.f32, b: 64.128.f32) : 128.128.f32 = a |> map(fun(r =>
+///        transpose(b) |> map(fun(c => zip(r, c) |> map(fun(p => fst(p) * snd(p)))
+///        |> reduce(add, 0.0)))))",
+///     None,
+/// )
+/// .unwrap();
+/// let kernel = registry().parse("microKernel(32, 64, 4, 32)").unwrap();
+/// let tiled = kernel.apply(&program.entry().term, &mut Context::default()).unwrap();
+/// let text = elevate_rise::print_term(&tiled);
+/// assert!(text.contains("asVector(32)") && text.contains("mapSeqUnroll"));
+/// ```
+pub fn micro_kernel(mc: i64, nc: i64, rows: i64, lanes: i64) -> Strategy<Term> {
+    let name = format!("microKernel({mc}, {nc}, {rows}, {lanes})");
+    for (what, small, large) in [("r", rows, mc), ("w", lanes, nc)] {
+        if small <= 0 || large <= 0 || large % small != 0 {
+            return super::catalogue::invalid(
+                name,
+                format!("{what} = {small} must divide the tile's {large}"),
+            );
+        }
+    }
+    named(
+        name,
+        dfnf()
+            >> elevate_strategies::try_(top_down(fuse_reduce_map()))
+            >> pack_b_width(lanes)
+            >> dfnf()
+            >> outermost(map_nest(2), tile_nd_list(&[mc, nc]))
+            >> dfnf()
+            >> register_tile(rows, lanes)
+            >> outermost(is_applied(is_map()), parallel()),
+    )
+}
+
 /// The seven strategies by name, simplest first.
 pub fn matmul_strategies() -> Vec<(&'static str, Strategy<Term>)> {
     vec![
@@ -238,6 +291,29 @@ pub(super) fn register(r: &mut Registry<Term>) {
     for (name, doc, make) in matmul {
         r.rule(name, doc, make);
     }
+    r.add(
+        "microKernel",
+        "(mc, nc, r, w)",
+        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @ outermost(isApplied(isMap)) (64, 64, 4, 64 if none is written)",
+        |a| match super::sizes(a, 0)?.as_slice() {
+            [] => Ok(micro_kernel(64, 64, 4, 64)),
+            [mc, nc, r, w] => {
+                for (index, small, large) in [(2, r, mc), (3, w, nc)] {
+                    if large % small != 0 {
+                        return Err(ArgError::invalid(
+                            index,
+                            format!("{small} must divide the tile's {large}"),
+                        ));
+                    }
+                }
+                Ok(micro_kernel(*mc, *nc, *r, *w))
+            }
+            s => Err(ArgError::invalid(
+                None,
+                format!("expects 4 sizes (mc, nc, r, w), found {}", s.len()),
+            )),
+        },
+    );
     r.add(
         "permuteB",
         "(w = 32)",
