@@ -208,25 +208,6 @@ impl Builder {
         let loops = std::mem::take(&mut ex.loops).into_iter().collect();
         self.build(ex, loops, &positions, e, out, natural)
     }
-
-    /// The kernel that writes `out[positions] = e`, after the kernels it needs: its
-    /// inner reductions' (each into a buffer of its own) and its padded operands'.
-    pub(crate) fn build(
-        &mut self,
-        ex: &mut Ex,
-        loops: Vec<(Var, LoopRec)>,
-        positions: &[Var],
-        e: SExpr,
-        out: usize,
-        natural: bool,
-    ) -> R<Layout> {
-        let (loops, e) = super::prepare::delinearize(ex, loops, e);
-        let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
-        let e = self.hoist_padding(ex, e)?;
-        let (kernel, layout) = analyze(ex, loops, positions, e, out, &mut self.bufs, natural)?;
-        self.kernels.push(kernel);
-        Ok(layout)
-    }
 }
 
 /// A loop of the nest, in terms of output positions or a reduction.
@@ -236,7 +217,7 @@ struct Nested {
 }
 
 /// `loops` are the loops recorded, outermost first.
-fn analyze(
+pub(crate) fn analyze(
     ex: &mut Ex,
     loops: Vec<(Var, LoopRec)>,
     positions: &[Var],

@@ -4,7 +4,7 @@
 
 use super::eval::{no, Ex, LoopRec, SExpr, R};
 use super::index::{Aff, Atom, Extents, Var};
-use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Operand};
+use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Layout, Operand};
 use crate::text::scalar_bytes;
 use elevate_rise::limits::Limits;
 use elevate_rise::term::Literal;
@@ -163,6 +163,26 @@ fn reduction_vars(e: &SExpr, out: &mut BTreeSet<Var>) {
 }
 
 impl Builder {
+    /// The kernel that writes `out[positions] = e`, after the kernels it needs: its
+    /// inner reductions' (each into a buffer of its own) and its padded operands'.
+    pub(crate) fn build(
+        &mut self,
+        ex: &mut Ex,
+        loops: Vec<(Var, LoopRec)>,
+        positions: &[Var],
+        e: SExpr,
+        out: usize,
+        natural: bool,
+    ) -> R<Layout> {
+        let (loops, e) = delinearize(ex, loops, e);
+        let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
+        let e = self.hoist_padding(ex, e)?;
+        let (kernel, layout) =
+            super::kernel::analyze(ex, loops, positions, e, out, &mut self.bufs, natural)?;
+        self.kernels.push(kernel);
+        Ok(layout)
+    }
+
     /// A new buffer of the program's own, checked against the limits.
     fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> R<usize> {
         let elements = dims
