@@ -148,6 +148,22 @@ fn what_is_generated_is_bounded() {
             .contains(&format!("loops nested more than {MAX_LOOP_DEPTH} deep")),
         "{e}"
     );
+    // 100,000 paddings around a value: with alternating constants the guards nest,
+    // and the bound on an expression's size sends the program to loops; with one
+    // constant they are one guard of 100,000 conditions, which no buffer's bounds
+    // explain. Either way, loops, without overflowing the stack.
+    for constants in [["0.0", "1.0"], ["0.0", "0.0"]] {
+        let pads: String = (0..100_000)
+            .map(|i| format!(" |> padCst(1, 1, {})", constants[i % 2]))
+            .collect();
+        let source = format!("def f(x: 1.f32) = x{pads} |> mapSeq(fun(v => v * 2.0))");
+        let p = translated(&source).unwrap();
+        let why = p.loops_because.unwrap_or_default();
+        assert!(
+            why.contains("more than 1000 operations") || why.contains("padding of part"),
+            "{why}"
+        );
+    }
     // Buffers over the limits, at the boundary.
     let term = lowered(
         "def f(x: n.f32) = x |> mapSeq(fun(v => v))",

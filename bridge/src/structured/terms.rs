@@ -409,7 +409,7 @@ impl Ex {
 /// element.
 fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> R<SVal> {
     match (inside, outside) {
-        (SVal::Scalar(a), SVal::Scalar(b)) => Ok(SVal::Scalar(select(cond, a, b))),
+        (SVal::Scalar(a), SVal::Scalar(b)) => Ok(SVal::Scalar(select(cond, a, b).bounded()?)),
         (
             SVal::Vector { lane, n, elem },
             SVal::Vector {
@@ -427,7 +427,7 @@ fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> 
             Ok(SVal::Vector {
                 lane,
                 n,
-                elem: select(cond, elem, other),
+                elem: select(cond, elem, other).bounded()?,
             })
         }
         (SVal::Array(a), SVal::Array(b)) => {
