@@ -29,7 +29,7 @@ use elevate::rise::nat::NatVar;
 use elevate::rise::search::{Auto, Machine};
 use elevate::rise::{registry, NatEnv, Program, Term};
 use elevate::strategies::search::{drivers, Search, SearchBudget, Space};
-use roofs::{blas_best, blas_child, copy_gb_per_s, fma_peak_gflops, triad_gb_per_s};
+use roofs::{answered_blas_child, blas_best, copy_gb_per_s, fma_peak_gflops, triad_gb_per_s};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -201,11 +201,7 @@ fn auto_point(term: &Term) -> Option<String> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--blas") {
-        let numbers: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
-        if let [m, n, k, threads] = numbers[..] {
-            blas_child(m, n, k, threads);
-        }
+    if answered_blas_child(&args) {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");

@@ -38,7 +38,7 @@ use elevate::rise::nat::NatVar;
 use elevate::rise::search::Auto;
 use elevate::rise::{NatEnv, Program, Term};
 use elevate::strategies::search::{drivers, Report, Search, SearchBudget, Space};
-use roofs::{blas_best, blas_child, copy_gb_per_s, fma_peak_gflops};
+use roofs::{answered_blas_child, blas_best, copy_gb_per_s, fma_peak_gflops};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -256,11 +256,7 @@ fn merge(line: &mut serde_json::Value, extra: serde_json::Value) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--blas") {
-        let numbers: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
-        if let [m, n, k, threads] = numbers[..] {
-            blas_child(m, n, k, threads);
-        }
+    if answered_blas_child(&args) {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");

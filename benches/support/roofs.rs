@@ -3,7 +3,7 @@
 //! core (a tight loop of independent FMAs), one core's copy and triad bandwidth, and
 //! OpenBLAS's `sgemm` at its fastest core type, each core type tried in a process of
 //! its own (OpenBLAS reads `OPENBLAS_CORETYPE` when it loads): the benchmark runs
-//! itself with `--blas M N K THREADS`, which [`blas_child`] answers.
+//! itself with `--blas M N K THREADS`, which [`answered_blas_child`] answers.
 
 #![allow(dead_code)]
 
@@ -31,6 +31,19 @@ pub fn blas_child(m: usize, n: usize, k: usize, threads: usize) {
         "{}",
         median_ms(|| blas.sgemm_mnk(m, n, k, &a, &b, &mut c), 5)
     );
+}
+
+/// Whether this process is a child [`blas_best`] started (`--blas M N K THREADS`):
+/// then it has printed its time.
+pub fn answered_blas_child(args: &[String]) -> bool {
+    if args.first().map(String::as_str) != Some("--blas") {
+        return false;
+    }
+    let numbers: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
+    if let [m, n, k, threads] = numbers[..] {
+        blas_child(m, n, k, threads);
+    }
+    true
 }
 
 /// OpenBLAS's best time (`m` x `n` x `k`) on `threads` threads over the core types,

@@ -17,6 +17,7 @@ use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::{Scalar, Type};
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::rc::Rc;
 
 /// Why a program is not a nest of structured operations (the bridge then emits loops).
@@ -133,13 +134,7 @@ impl SExpr {
                     "a scalar expression of more than {MAX_EXPRESSION_SIZE} operations"
                 ));
             }
-            match e {
-                SExpr::Bin(_, a, b) => pending.extend([&**a, &**b]),
-                SExpr::Un(_, a) => pending.push(a),
-                SExpr::Red { init, body, .. } => pending.extend([&**init, &**body]),
-                SExpr::Select { then, other, .. } => pending.extend([&**then, &**other]),
-                SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => {}
-            }
+            pending.extend(e.children());
         }
         Ok(self)
     }
@@ -165,30 +160,18 @@ impl SExpr {
     }
 
     pub(crate) fn map_indices(&self, f: &mut dyn FnMut(&Aff) -> Aff) -> SExpr {
-        match self {
-            SExpr::Lit(_) | SExpr::Param(..) => self.clone(),
+        let mapped = match self {
             SExpr::Load(b, idx, s) => SExpr::Load(*b, idx.iter().map(&mut *f).collect(), *s),
             SExpr::Acc(a, idx, s) => SExpr::Acc(*a, idx.iter().map(&mut *f).collect(), *s),
-            SExpr::Bin(p, a, b) => {
-                SExpr::Bin(*p, Box::new(a.map_indices(f)), Box::new(b.map_indices(f)))
-            }
-            SExpr::Un(p, a) => SExpr::Un(*p, Box::new(a.map_indices(f))),
+            _ => self.map_each(&mut |c| c.map_indices(f)),
+        };
+        match mapped {
             SExpr::Select { conds, then, other } => SExpr::Select {
                 conds: conds.iter().map(|(a, lo, hi)| (f(a), *lo, *hi)).collect(),
-                then: Box::new(then.map_indices(f)),
-                other: Box::new(other.map_indices(f)),
+                then,
+                other,
             },
-            SExpr::Red {
-                op,
-                init,
-                vars,
-                body,
-            } => SExpr::Red {
-                op: *op,
-                init: Box::new(init.map_indices(f)),
-                vars: vars.clone(),
-                body: Box::new(body.map_indices(f)),
-            },
+            e => e,
         }
     }
 
@@ -199,11 +182,7 @@ impl SExpr {
     fn mentions_acc(&self, id: u32) -> bool {
         match self {
             SExpr::Acc(a, _, _) => *a == id,
-            SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) => false,
-            SExpr::Bin(_, a, b) => a.mentions_acc(id) || b.mentions_acc(id),
-            SExpr::Un(_, a) => a.mentions_acc(id),
-            SExpr::Red { init, body, .. } => init.mentions_acc(id) || body.mentions_acc(id),
-            SExpr::Select { then, other, .. } => then.mentions_acc(id) || other.mentions_acc(id),
+            e => e.children().into_iter().any(|c| c.mentions_acc(id)),
         }
     }
 
@@ -218,8 +197,17 @@ impl SExpr {
         }
     }
 
+    /// [`SExpr::map_children`] for an `f` that cannot fail.
+    pub(crate) fn map_each(&self, f: &mut dyn FnMut(&SExpr) -> SExpr) -> SExpr {
+        self.map_children(&mut |c| Ok::<_, Infallible>(f(c)))
+            .unwrap_or_else(|never| match never {})
+    }
+
     /// `self` with each expression directly inside replaced by `f` of it.
-    pub(crate) fn map_children(&self, f: &mut dyn FnMut(&SExpr) -> R<SExpr>) -> R<SExpr> {
+    pub(crate) fn map_children<E>(
+        &self,
+        f: &mut dyn FnMut(&SExpr) -> Result<SExpr, E>,
+    ) -> Result<SExpr, E> {
         Ok(match self {
             SExpr::Bin(p, a, b) => SExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
             SExpr::Un(p, a) => SExpr::Un(*p, Box::new(f(a)?)),
@@ -507,11 +495,7 @@ fn closed(ex: &mut Ex, id: u32, r: Var, init: SVal, step: SVal, path: Vec<Aff>) 
 fn acc_lane(e: &SExpr, id: u32) -> Option<Var> {
     match e {
         SExpr::Acc(a, idx, _) if *a == id => idx.last().and_then(Aff::as_var),
-        SExpr::Bin(_, a, b) => acc_lane(a, id).or_else(|| acc_lane(b, id)),
-        SExpr::Un(_, a) => acc_lane(a, id),
-        SExpr::Red { init, body, .. } => acc_lane(init, id).or_else(|| acc_lane(body, id)),
-        SExpr::Select { then, other, .. } => acc_lane(then, id).or_else(|| acc_lane(other, id)),
-        _ => None,
+        e => e.children().into_iter().find_map(|c| acc_lane(c, id)),
     }
 }
 

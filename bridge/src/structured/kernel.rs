@@ -4,7 +4,6 @@
 
 use super::eval::{no, size, Ex, LoopKind, LoopRec, Materialize, SExpr, SVal, R};
 use super::index::{Aff, Extents, Var};
-use crate::text::scalar_bytes;
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
@@ -121,21 +120,8 @@ impl Materialize for Builder {
     /// layout of a packed array is the packing), read back through its type's shape.
     fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal> {
         let (dims, scalar) = shape(ty)?;
-        let elements = dims
-            .iter()
-            .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
-            .unwrap_or(u128::MAX);
-        let limits = Limits::with_max_bytes(self.limits.max_bytes.min(i64::MAX as u64));
-        if let Err(e) = limits.check_array("a buffer", elements, scalar_bytes(scalar)) {
-            // The loops translation reports it, located.
-            return no(e.to_string());
-        }
-        let b = self.bufs.len();
-        self.bufs.push(Buf {
-            name: format!("%buf{b}"),
-            dims: dims.clone(),
-            scalar,
-        });
+        // Over the limits, the loops translation reports it, located.
+        let b = self.own_buffer(dims.clone(), scalar)?;
         let layout = self.kernel(ex, value, b, true)?;
         Ok(laid_out(b, Rc::new(layout), &dims, scalar, Vec::new()))
     }
@@ -223,9 +209,10 @@ pub(crate) fn analyze(
     positions: &[Var],
     e: SExpr,
     out: usize,
-    bufs: &mut Vec<Buf>,
+    builder: &mut Builder,
     natural: bool,
 ) -> R<(Kernel, Layout)> {
+    let bufs = &mut builder.bufs;
     let kinds: BTreeMap<Var, LoopKind> = loops.iter().map(|(v, r)| (*v, r.kind)).collect();
     // 1. Map loops that are digits of an output position (`(p / a) mod b`), and the
     //    reductions.
@@ -535,13 +522,9 @@ pub(crate) fn analyze(
         // A sliding window's dimensions: an operand of the window's shape, which the
         // body never reads, gives linalg their ranges (as pooling operations have).
         let shape: Vec<i64> = window.iter().map(|d| dims[*d].extent).collect();
-        bufs.push(Buf {
-            name: format!("%buf{}", bufs.len()),
-            dims: shape.clone(),
-            scalar: Scalar::F32,
-        });
+        let buf = builder.own_buffer(shape.clone(), Scalar::F32)?;
         inputs.push(Operand {
-            buf: bufs.len() - 1,
+            buf,
             expand: shape.iter().map(|n| vec![*n]).collect(),
             map: window
                 .iter()

@@ -11,6 +11,10 @@ use elevate_rise::term::Literal;
 use elevate_rise::types::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The padding each (buffer, constant) needs, per dimension (before, after), and the
+/// constant; the constant is keyed by its text, since floats have no order.
+type Pads = BTreeMap<(usize, String), (Literal, Vec<(i64, i64)>)>;
+
 /// Every index expression of `e`, conditions included.
 fn indices<'a>(e: &'a SExpr, out: &mut Vec<&'a Aff>) {
     let mut pending = vec![e];
@@ -109,10 +113,7 @@ fn cuts(r: Var, extent: i64, e: &SExpr) -> Option<Vec<i64>> {
 
 /// `e` with reduction variable `r` replaced by `vars` in every `Red`.
 fn rename_reduction(e: &SExpr, r: Var, vars: &[Var]) -> SExpr {
-    let inner = e
-        .map_children(&mut |c| Ok(rename_reduction(c, r, vars)))
-        .unwrap_or_else(|_| e.clone());
-    match inner {
+    match e.map_each(&mut |c| rename_reduction(c, r, vars)) {
         SExpr::Red {
             op,
             init,
@@ -177,14 +178,13 @@ impl Builder {
         let (loops, e) = delinearize(ex, loops, e);
         let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
         let e = self.hoist_padding(ex, e)?;
-        let (kernel, layout) =
-            super::kernel::analyze(ex, loops, positions, e, out, &mut self.bufs, natural)?;
+        let (kernel, layout) = super::kernel::analyze(ex, loops, positions, e, out, self, natural)?;
         self.kernels.push(kernel);
         Ok(layout)
     }
 
     /// A new buffer of the program's own, checked against the limits.
-    fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> R<usize> {
+    pub(crate) fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> R<usize> {
         let elements = dims
             .iter()
             .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
@@ -213,20 +213,11 @@ impl Builder {
     ) -> R<(Vec<(Var, LoopRec)>, SExpr)> {
         let mut done = std::mem::take(&mut self.reductions);
         let mut moved = BTreeSet::new();
-        let e = match &e {
-            // The kernel's own reduction stays; reductions inside it move.
-            SExpr::Red {
-                op,
-                init,
-                vars,
-                body,
-            } => SExpr::Red {
-                op: *op,
-                init: Box::new(self.lift(ex, &loops, positions, init, &mut done, &mut moved)?),
-                vars: vars.clone(),
-                body: Box::new(self.lift(ex, &loops, positions, body, &mut done, &mut moved)?),
-            },
-            e => self.lift(ex, &loops, positions, e, &mut done, &mut moved)?,
+        let mut lift = |c: &SExpr| self.lift(ex, &loops, positions, c, &mut done, &mut moved);
+        // The kernel's own reduction stays; reductions inside it move.
+        let e = match e {
+            SExpr::Red { .. } => e.map_children(&mut lift)?,
+            e => lift(&e)?,
         };
         self.reductions.extend(done);
         let loops = loops
@@ -298,13 +289,13 @@ impl Builder {
     /// into its interior.
     pub(crate) fn hoist_padding(&mut self, ex: &mut Ex, e: SExpr) -> R<SExpr> {
         // The padding each (buffer, constant) needs, per dimension, for all its reads.
-        let mut pads: BTreeMap<(usize, String), Vec<(i64, i64)>> = BTreeMap::new();
+        let mut pads: Pads = BTreeMap::new();
         let mut pending = vec![&e];
         while let Some(x) = pending.pop() {
             if let Some((b, idx, c)) = self.guarded_load(x)? {
-                let entry = pads
+                let (_, entry) = pads
                     .entry((b, format!("{c:?}")))
-                    .or_insert_with(|| vec![(0, 0); idx.len()]);
+                    .or_insert_with(|| (c, vec![(0, 0); idx.len()]));
                 for ((lo, hi), (a, n)) in entry.iter_mut().zip(idx.iter().zip(&self.bufs[b].dims)) {
                     let (min, max) = a.range(ex);
                     *lo = (*lo).max(-min);
@@ -315,9 +306,8 @@ impl Builder {
             }
         }
         let mut copies: BTreeMap<(usize, String), usize> = BTreeMap::new();
-        for ((b, key), pad) in &pads {
-            let c = self.fill_value(&e, *b, key);
-            let padded = self.padded_copy(*b, pad, c)?;
+        for ((b, key), (c, pad)) in &pads {
+            let padded = self.padded_copy(*b, pad, *c)?;
             copies.insert((*b, key.clone()), padded);
         }
         self.replace_guarded(&e, &pads, &copies)
@@ -339,19 +329,6 @@ impl Builder {
             return no("padding of part of an array");
         }
         Ok(Some((*b, idx, *c)))
-    }
-
-    fn fill_value(&self, e: &SExpr, b: usize, key: &str) -> Literal {
-        let mut pending = vec![e];
-        while let Some(x) = pending.pop() {
-            if let Ok(Some((buf, _, c))) = self.guarded_load(x) {
-                if buf == b && format!("{c:?}") == key {
-                    return c;
-                }
-            }
-            pending.extend(x.children());
-        }
-        unreachable!("the constant was found in `e`")
     }
 
     /// A copy of buffer `b` with `pad` (before, after) elements of `c` around each
@@ -408,14 +385,14 @@ impl Builder {
     fn replace_guarded(
         &self,
         e: &SExpr,
-        pads: &BTreeMap<(usize, String), Vec<(i64, i64)>>,
+        pads: &Pads,
         copies: &BTreeMap<(usize, String), usize>,
     ) -> R<SExpr> {
         if let Some((b, idx, c)) = self.guarded_load(e)? {
             let key = (b, format!("{c:?}"));
             let index = idx
                 .iter()
-                .zip(&pads[&key])
+                .zip(&pads[&key].1)
                 .map(|(a, (lo, _))| a.plus(*lo))
                 .collect();
             return Ok(SExpr::Load(copies[&key], index, self.bufs[b].scalar));
