@@ -82,6 +82,28 @@ fn op(name: &str, file: &'static str, nats: &[(&'static str, i64)], work: Work) 
     }
 }
 
+impl Op {
+    /// The operator with a library strategy.
+    fn with(self, library: String) -> Op {
+        Op {
+            library: Some(library),
+            ..self
+        }
+    }
+}
+
+/// `convKernel` for `width` output pixels per row and `k` output channels: `mc`
+/// pixels by as many channels as divide `k` (at most 64 and 256), register tiles of
+/// `r` pixels by 32 channels, or what of that divides the scaled-down sizes.
+fn conv_strategy(width: i64, k: i64, mc: i64, r: i64) -> String {
+    let fit = |want: i64, n: i64| (1..=want).rev().find(|d| n % d == 0).unwrap_or(1);
+    let mc = fit(mc, width);
+    let r = fit(r, mc);
+    let lanes = fit(32, k).max(2);
+    let nc = fit(256, k) / lanes * lanes;
+    format!("convKernel({mc}, {}, {r}, {lanes})", nc.max(lanes))
+}
+
 /// The suite at `1 / scale` of its size in each dimension.
 fn suite(scale: i64) -> Vec<Op> {
     let s = |x: i64| (x / scale).max(1);
@@ -112,13 +134,15 @@ fn suite(scale: i64) -> Vec<Op> {
             "conv2d_nchw.rise",
             &[("n", 1), ("c", c), ("h", hw), ("w", hw), ("k", k)],
             Work::Flops(2.0 * (k * c * 9 * hw * hw) as f64),
-        ),
+        )
+        .with(conv_strategy(hw, k, 28, 14)),
         op(
             "conv2d 3x3 s2",
             "conv2d_stride2.rise",
             &[("n", 1), ("c", c2), ("h", hw2), ("w", hw2), ("k", k2)],
             Work::Flops(2.0 * (k2 * c2 * 9 * (hw2 + 1) * (hw2 + 1)) as f64),
-        ),
+        )
+        .with(conv_strategy(hw2 + 1, k2, 14, 14)),
         op(
             "depthwise_conv",
             "depthwise_conv.rise",

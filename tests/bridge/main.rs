@@ -2,6 +2,7 @@
 //! compiled through MLIR for the CPU compute what the reference interpreter computes.
 
 mod auto_programs;
+mod conv_kernels;
 mod examples;
 mod hardening;
 mod lowering;

@@ -103,6 +103,42 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
             let buf = &bufs[o.buf];
             let (mut v, mut ty) = (buf.name.clone(), memref_type(&buf.dims, buf.scalar));
             let shape = o.shape();
+            if let Some(st) = &o.strided {
+                // The buffer's own offset (a parameter's view may start anywhere), plus
+                // the first element read.
+                let meta = name("meta");
+                let rank = buf.dims.len();
+                let off = format!("{meta}#1");
+                let index_types = vec!["index"; 1 + 2 * rank].join(", ");
+                lines.push(format!(
+                    "{meta}:{} = memref.extract_strided_metadata {v} : {ty} -> memref<{}>, {index_types}",
+                    2 + 2 * rank,
+                    mlir_scalar(buf.scalar)
+                ));
+                let first = name("first");
+                lines.push(format!("{first} = arith.constant {} : index", st.offset));
+                let start = name("start");
+                lines.push(format!("{start} = arith.addi {off}, {first} : index"));
+                let sizes: Vec<i64> = st.dims.iter().map(|(n, _)| *n).collect();
+                let strides: Vec<i64> = st.dims.iter().map(|(_, s)| *s).collect();
+                let to = format!(
+                    "memref<{}x{}, strided<[{}], offset: ?>>",
+                    sizes
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x"),
+                    mlir_scalar(buf.scalar),
+                    list(&strides)
+                );
+                let x = name("slide");
+                lines.push(format!(
+                    "{x} = memref.reinterpret_cast {v} to offset: [{start}], sizes: [{}], strides: [{}] : {ty} to {to}",
+                    list(&sizes),
+                    list(&strides)
+                ));
+                return (x, to);
+            }
             if o.expanded() {
                 let mut groups = Vec::new();
                 let mut next = 0;

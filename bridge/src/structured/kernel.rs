@@ -51,23 +51,86 @@ pub(crate) struct Operand {
     /// The part of each (expanded) dimension read: offset and size (a subview where
     /// it is not the whole).
     pub(crate) window: Vec<(i64, i64)>,
+    /// Instead of the above, a view with one dimension per loop that indexes the
+    /// buffer, where an index combines several (a convolution's `y + dy`).
+    pub(crate) strided: Option<Strided>,
+}
+
+/// A view of a row-major buffer with one dimension per loop that indexes it: the
+/// indices `Σ k * loop + c` of the buffer's dimensions are element `offset + Σ stride *
+/// loop`. Loops that slide over the same buffer dimension (a pixel and a tap of a
+/// window) are dimensions whose elements overlap, so that each index is one loop and
+/// the operation stays a projected permutation (which vectorization needs).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Strided {
+    /// The first element, from the buffer's start.
+    pub(crate) offset: i64,
+    /// Each dimension's size and stride, in elements.
+    pub(crate) dims: Vec<(i64, i64)>,
 }
 
 impl Operand {
     pub(crate) fn expanded(&self) -> bool {
-        self.expand.iter().any(|e| e.len() != 1)
+        self.strided.is_none() && self.expand.iter().any(|e| e.len() != 1)
     }
 
     /// Whether only part of the buffer is read.
     pub(crate) fn windowed(&self) -> bool {
-        self.window
-            .iter()
-            .zip(self.shape())
-            .any(|((offset, size), full)| *offset != 0 || *size != full)
+        self.strided.is_none()
+            && self
+                .window
+                .iter()
+                .zip(self.shape())
+                .any(|((offset, size), full)| *offset != 0 || *size != full)
     }
 
+    /// The shape of the buffer as expanded, before any window.
     pub(crate) fn shape(&self) -> Vec<i64> {
         self.expand.iter().flatten().copied().collect()
+    }
+
+    /// The operand as a [`Strided`] view, where an index combines several loops or
+    /// scales one, every coefficient is positive and `extent` gives each loop's range:
+    /// its map becomes one loop per dimension, largest stride first.
+    fn into_strided(mut self, extent: impl Fn(usize) -> i64) -> Operand {
+        let plain = self
+            .map
+            .iter()
+            .all(|e| e.terms.len() == 1 && e.terms[0].1 == 1);
+        let positive = self.map.iter().all(|e| e.terms.iter().all(|(_, k)| *k > 0));
+        if plain || !positive {
+            return self;
+        }
+        let shape = self.shape();
+        let mut row_major = vec![1i64; shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            row_major[i] = row_major[i + 1].saturating_mul(shape[i + 1]);
+        }
+        let mut offset = 0i64;
+        let mut strides: Vec<(usize, i64)> = Vec::new();
+        for ((e, (start, _)), st) in self.map.iter().zip(&self.window).zip(&row_major) {
+            // A plain index's offset is its window's; another's is its constant.
+            offset = offset.saturating_add(e.c.saturating_add(*start).saturating_mul(*st));
+            for (d, k) in &e.terms {
+                match strides.iter_mut().find(|(x, _)| x == d) {
+                    Some((_, s)) => *s = s.saturating_add(k.saturating_mul(*st)),
+                    None => strides.push((*d, k.saturating_mul(*st))),
+                }
+            }
+        }
+        strides.sort_by_key(|(_, s)| std::cmp::Reverse(*s));
+        self.map = strides
+            .iter()
+            .map(|(d, _)| DimExpr {
+                terms: vec![(*d, 1)],
+                c: 0,
+            })
+            .collect();
+        self.strided = Some(Strided {
+            offset,
+            dims: strides.iter().map(|(d, s)| (extent(*d), *s)).collect(),
+        });
+        self
     }
 }
 
@@ -494,11 +557,16 @@ pub(crate) fn analyze(
                 window.push((0, size));
             }
         }
-        Ok(Operand {
+        let operand = Operand {
             buf,
             expand,
             map,
             window,
+            strided: None,
+        };
+        Ok(match output {
+            true => operand,
+            false => operand.into_strided(|d| dims[d].extent),
         })
     };
     let out_operand = operand(out, &out_lin, true)?;
@@ -534,6 +602,7 @@ pub(crate) fn analyze(
                 })
                 .collect(),
             window: shape.iter().map(|n| (0, *n)).collect(),
+            strided: None,
         });
     }
     let mut k = 0;

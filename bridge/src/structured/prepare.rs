@@ -90,6 +90,54 @@ pub(crate) fn delinearize(
     (out, e)
 }
 
+/// Output positions that no loop walks and that `e` reads only through digits (a
+/// packed or blocked buffer read back in the program's order: `(x / 7) mod 2`) get one
+/// loop per digit, outermost, so that each read is affine; the output is expanded
+/// into the digits.
+pub(crate) fn split_positions(
+    ex: &mut Ex,
+    mut loops: Vec<(Var, LoopRec)>,
+    positions: &[Var],
+    e: &SExpr,
+) -> Vec<(Var, LoopRec)> {
+    let walked = |p: Var, loops: &[(Var, LoopRec)]| {
+        loops.iter().any(|(_, rec)| {
+            !rec.kind.is_reduction()
+                && rec
+                    .subst
+                    .as_ref()
+                    .and_then(|s| s.as_digit())
+                    .is_some_and(|(q, _, _)| q == p)
+        })
+    };
+    let mut outer = Vec::new();
+    for p in positions {
+        if walked(*p, &loops) {
+            continue;
+        }
+        let Some(cuts) = cuts(*p, ex.extent(*p), e) else {
+            continue;
+        };
+        for w in cuts.windows(2).rev() {
+            let extent = w[1] / w[0];
+            let v = ex.var(extent);
+            let digit = Aff::var(*p).div(w[0], ex).rem(extent, ex);
+            outer.push((
+                v,
+                LoopRec {
+                    extent,
+                    kind: super::eval::LoopKind::Seq,
+                    subst: Some(digit),
+                    array_acc: false,
+                    shared: false,
+                },
+            ));
+        }
+    }
+    outer.append(&mut loops);
+    outer
+}
+
 /// The points at which reduction `r` of `extent` is cut into digits, from 1 to
 /// `extent`, each dividing the next; `None` where it is read whole or not in digits.
 fn cuts(r: Var, extent: i64, e: &SExpr) -> Option<Vec<i64>> {
@@ -176,6 +224,7 @@ impl Builder {
         natural: bool,
     ) -> R<Layout> {
         let (loops, e) = delinearize(ex, loops, e);
+        let loops = split_positions(ex, loops, positions, &e);
         let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
         let e = self.hoist_padding(ex, e)?;
         let (kernel, layout) = super::kernel::analyze(ex, loops, positions, e, out, self, natural)?;
@@ -352,6 +401,7 @@ impl Builder {
                 })
                 .collect(),
             window: offsets.iter().copied().zip(sizes.iter().copied()).collect(),
+            strided: None,
         };
         let parallel = |dims: &[i64]| -> Vec<Dim> {
             dims.iter()

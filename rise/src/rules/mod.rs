@@ -26,13 +26,15 @@
 //! | `vector_reduce` | `vectorizeReduce`: a reduction over vectors of lanes, then over the lanes |
 //! | `traversal`, `predicates` | RISE locations, predicates, `BENF`, `DFNF`, `RNF`, `CNF`, `isEqualTo`, `contains` |
 //! | `tiling` | `tile`, `tileND`, `tileNDList`, `interchange`, `reorder`, `mapped`, `stage` |
-//! | `gemm`, `separable` | the seven TVM matmul strategies; separable convolution |
+//! | `gemm`, `separable` | the seven TVM matmul strategies, `microKernel`; separable convolution |
+//! | `conv` | the direct convolution as a micro-kernel: `channelsInnermost`, `blockLanes`, `packWeights`, `convKernel` |
 //! | `catalogue`, `equation` | the table of the rules; rules written as equations |
 
 mod algorithmic;
 mod basic;
 mod bindings;
 pub mod catalogue;
+mod conv;
 mod equation;
 mod gemm;
 mod layout;
@@ -52,6 +54,7 @@ pub use self::algorithmic::*;
 pub use self::basic::*;
 pub use self::bindings::*;
 pub use self::catalogue::{ArgError, RuleDef};
+pub use self::conv::*;
 pub use self::equation::{Equation, Scope};
 pub use self::gemm::*;
 pub use self::layout::*;
@@ -154,6 +157,7 @@ pub fn register(r: &mut Registry<Term>) {
     predicates::register(r);
     tiling::register(r);
     gemm::register(r);
+    conv::register(r);
     lowering::register(r);
     separable::register(r);
 }
@@ -267,6 +271,7 @@ pub fn catalogue() -> Vec<&'static RuleDef> {
         bindings::RULES,
         separable::RULES,
         gemm::RULES,
+        conv::RULES,
     ]
     .into_iter()
     .flatten()
