@@ -4,8 +4,10 @@
 //! - the roofs: the FMA peak of one core, one core's copy and triad bandwidth;
 //! - every operator at the suite's size, on one thread, with `defaultLowering` alone,
 //!   with its library strategy where it has one (`microKernel` for the matrix
-//!   products), and with the best point of a search of `auto` (`evolve`, the model
-//!   cost, 300 evaluations, seed 1; the point found is then compiled and timed): its
+//!   products, `convKernel` for the convolutions), and with the best point of a
+//!   search of `auto` (`evolve`, `model+measured` with the model's best two of each
+//!   round timed, 300 evaluations, seed 1; the point found is then compiled and
+//!   timed again): its
 //!   time, GFLOPS (computing operators, against the FMA peak) or GB/s (moving ones:
 //!   the bytes read and written once, against the copy bandwidth), the fraction of
 //!   that roof, and the ratio to `defaultLowering` and, for the matrix products, to
@@ -23,7 +25,7 @@ mod roofs;
 
 use bridge::median_ms;
 use elevate::bridge::jit::{Compiled, OpenMp};
-use elevate::bridge::measure::Measured;
+use elevate::bridge::measure::{Measured, ModelMeasured};
 use elevate::bridge::{model_cost, Options};
 use elevate::rise::nat::NatVar;
 use elevate::rise::search::{Auto, Machine};
@@ -206,14 +208,17 @@ fn compiled(term: &Term, strategy: Option<&str>) -> Result<Compiled, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The best point of `auto` for `term` by the model, as strategy text without its
-/// final `defaultLowering`.
+/// The best point of `auto` for `term` (`model+measured`: the model ranks each round,
+/// its best two are compiled and timed), as strategy text without its final
+/// `defaultLowering`.
 fn auto_point(term: &Term) -> Option<String> {
     let space = Space::parse_with_auto("auto", Arc::new(registry()), Auto::default()).ok()?;
-    let report = Search::new(space, drivers::evolve(32), model_cost(Machine::default()))
+    let measured = Measured::new(term).ok()?.runs(3);
+    let cost = ModelMeasured::new(model_cost(Machine::default()), measured, 2);
+    let report = Search::new(space, drivers::evolve(32), cost)
         .budget(SearchBudget::default().evaluations(300))
         .seed(1)
-        .jobs(2)
+        .jobs(1)
         .run(term);
     let best = report.best()?.strategy.clone();
     Some(

@@ -28,7 +28,10 @@
 //!    shape of [`Auto::registers`] that divides the tile and is smaller: the reduction
 //!    between the tile's loops and the register tile's, `w` columns on vectors, `r`
 //!    rows unrolled), each also with `packB(w)` first (the transposed input packed in
-//!    blocks as wide as the register tile);
+//!    blocks as wide as the register tile); for a nest of three or more maps around a
+//!    reduction (a convolution's channels, rows and pixels), also the direct
+//!    convolution as a micro-kernel (`convKernel(mc, nc, r, w)` for each register tile
+//!    of [`Auto::conv_registers`] that fits);
 //! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
 //! 4. `defaultLowering`.
 //!
@@ -83,6 +86,8 @@ pub struct Auto {
     /// `(rows, lanes)`, each offered (`registerTile`) in every tiling whose tile it
     /// divides and is smaller than.
     pub registers: Vec<(i64, i64)>,
+    /// Register tiles of a convolution (`convKernel`): `(pixels, channels)`.
+    pub conv_registers: Vec<(i64, i64)>,
 }
 
 impl Default for Auto {
@@ -95,6 +100,7 @@ impl Default for Auto {
             max_rows: 8,
             max_tilings: 32,
             registers: vec![(8, 32), (4, 64), (4, 32)],
+            conv_registers: vec![(14, 32), (7, 64), (8, 32), (7, 32), (4, 64)],
         }
     }
 }
@@ -307,6 +313,7 @@ impl Auto {
         parts.push("try(fuseReduceMap @ topDown)".into());
         let mut nest = self.nest_options(s);
         nest.extend(self.reduction_vector_options(s));
+        nest.extend(self.conv_options(s));
         parts.push(choice(&nest));
         parts.push("{id, parallel @ outermost(isApplied(isMap))}".into());
         parts.push("defaultLowering".into());
@@ -470,6 +477,36 @@ impl Auto {
                 options.push(format!("{pack} ;; {option}"));
             }
             options.push(option);
+        }
+        options
+    }
+
+    /// A nest of at least three maps around a reduction, read as a convolution's
+    /// channels around its rows and pixels: `convKernel(mc, nc, r, w)` for each
+    /// register tile of [`Auto::conv_registers`] that fits, with `mc` the row's pixels
+    /// or a tile of them, `nc` the channels or a block of 64 to 256 of them. Where
+    /// the nest is no convolution, the points fail and the search moves on.
+    fn conv_options(&self, s: &Shape) -> Vec<String> {
+        let ([.., channels, _, pixels], Some(_)) = (s.maps.as_slice(), s.reduction) else {
+            return Vec::new();
+        };
+        let pixel_tiles: Vec<i64> = std::iter::once(*pixels)
+            .chain(self.divisors(*pixels, &self.tiles))
+            .collect();
+        let channel_blocks: Vec<i64> = std::iter::once(*channels)
+            .chain(
+                [64, 128, 256]
+                    .into_iter()
+                    .filter(|b| b < channels && channels % b == 0),
+            )
+            .collect();
+        let mut options = Vec::new();
+        for &(r, w) in &self.conv_registers {
+            for mc in pixel_tiles.iter().filter(|mc| *mc % r == 0) {
+                for nc in channel_blocks.iter().filter(|nc| *nc % w == 0) {
+                    options.push(format!("convKernel({mc}, {nc}, {r}, {w})"));
+                }
+            }
         }
         options
     }
