@@ -120,3 +120,36 @@ fn the_micro_kernel_carries_its_register_tile_into_the_script_and_matches_the_in
         "{error}"
     );
 }
+
+#[test]
+fn a_micro_kernel_whose_tiles_do_not_divide_the_sizes_pads_and_matches_the_interpreter() {
+    // 50 x 70 x 30 by microKernel(16, 32, 4, 16): the rows padded to 64, the columns to
+    // 96, the padded product stored once, its first 50 rows and 70 columns copied out.
+    let source = example("matmul.rise");
+    let nats = sizes(&[("n", 50), ("k", 30), ("m", 70)]);
+    let term = lowered(&source, &nats, "microKernel(16, 32, 4, 16)");
+    let text = elevate::rise::print_term(&term);
+    assert!(
+        text.contains("padCst(0, 14,") && text.contains("padCst(0, 26,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("toMem |> transpose |> take(70) |> transpose |> take(50)"),
+        "{text}"
+    );
+    let p = payload("f", &term);
+    let script = p
+        .transform
+        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    assert!(p.mlir.contains("memref<64x96xf32>"), "{}", p.mlir);
+    assert!(script.contains("vector_sizes [1, 1, 1, 16]"), "{script}");
+    assert!(script.contains("factor = 4"), "{script}");
+    assert_same(&term, "microKernel(16, 32, 4, 16) on 50 x 70 x 30");
+    // Padding one dimension only: 64 rows divide, 70 columns do not.
+    let nats = sizes(&[("n", 64), ("k", 8), ("m", 70)]);
+    let term = lowered(&source, &nats, "microKernel(32, 32, 8, 16)");
+    let text = elevate::rise::print_term(&term);
+    assert!(!text.contains("take(64)"), "{text}");
+    assert_same(&term, "microKernel(32, 32, 8, 16) on 64 x 70 x 8");
+}

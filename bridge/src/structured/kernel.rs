@@ -363,8 +363,12 @@ pub(crate) fn analyze(
         a
     };
     let e = e.map_indices(&mut |a| in_loops(a));
+    // A computed array (a reduction) is stored as its type reads, row-major, so that
+    // what reads it whole or in part (the first rows and columns of a padded product)
+    // indexes it affinely; a copy keeps the order of its loops, which is its packing.
+    let by_loops = natural && !matches!(e, SExpr::Red { .. });
     let mut layout = Vec::new();
-    let out_index: Vec<Aff> = if natural {
+    let out_index: Vec<Aff> = if by_loops {
         // One buffer dimension per loop that writes it, in the order they nest.
         let mut index = Vec::new();
         let mut dims = Vec::new();
@@ -377,6 +381,8 @@ pub(crate) fn analyze(
         bufs[out].dims = dims;
         index
     } else {
+        let dims = &bufs[out].dims;
+        layout = (0..positions.len()).map(|k| (k, 1, dims[k])).collect();
         positions.iter().map(|p| in_loops(&Aff::var(*p))).collect()
     };
 

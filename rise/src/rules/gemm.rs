@@ -57,7 +57,13 @@ pub fn is_fully_applied_map() -> Strategy<Term> {
 /// program's parameter, not an intermediate array that a rewrite transposed).
 pub fn is_transposed_b() -> Strategy<Term> {
     super::predicates::predicate("isTransposedB", |t| {
-        super::pattern::applied(t, crate::prim::Prim::Transpose, 1)
+        use super::pattern::applied;
+        use crate::prim::Prim;
+        // `transpose(b)`, or `transpose(b)` padded to a size the tiles divide (`padNest`).
+        let unpadded = applied(t, Prim::ToMem, 1)
+            .and_then(|(_, stored)| applied(&stored[0], Prim::PadCst, 2))
+            .map_or(t.clone(), |(_, args)| args[1].clone());
+        applied(&unpadded, Prim::Transpose, 1)
             .is_some_and(|(_, args)| matches!(args[0].expr(), crate::term::Expr::Var(_)))
     })
 }
@@ -189,13 +195,17 @@ pub fn par() -> Strategy<Term> {
 /// across the reduction, `b`'s vectors loaded once for the `r` rows and `a` broadcast),
 /// and the tiles' rows in parallel: `par` with a register tile.
 ///
-/// `microKernel(mc, nc, r, w) = DFNF ; try(fuseReduceMap @ topDown) ; packB(w) ;;
-/// tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @
+/// `microKernel(mc, nc, r, w) = DFNF ; try(fuseReduceMap @ topDown) ;
+/// try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc,
+/// nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @
 /// outermost(isApplied(isMap))`.
 ///
-/// `r` must divide `mc`, `w` divide `nc`, and the tiles the matrix's sizes. The
-/// defaults, `microKernel` alone, are `(64, 64, 4, 64)`: 16 accumulators of 16 lanes,
-/// what AVX-512 holds; on AVX2 `(64, 64, 4, 32)` fits its 16 registers.
+/// `r` must divide `mc` and `w` divide `nc`. Where the tiles do not divide the
+/// matrix's sizes (1000 by 64), the product is computed on its operands padded with
+/// zeros to sizes they divide and its first rows and columns kept (`padNest`), as BLAS
+/// pads its edge blocks. The defaults, `microKernel` alone, are `(64, 64, 4, 64)`: 16
+/// accumulators of 16 lanes, what AVX-512 holds; with AVX2's 16 registers of 8 lanes,
+/// `(48, 64, 6, 16)` keeps 12 accumulators and leaves registers for `b` and `a`.
 ///
 /// ```
 /// use elevate_rise::{registry, Program};
@@ -226,6 +236,8 @@ pub fn micro_kernel(mc: i64, nc: i64, rows: i64, lanes: i64) -> Strategy<Term> {
         name,
         dfnf()
             >> elevate_strategies::try_(top_down(fuse_reduce_map()))
+            >> elevate_strategies::try_(outermost(map_nest(2), pad_nest(mc, nc)))
+            >> dfnf()
             >> pack_b_width(lanes)
             >> dfnf()
             >> outermost(map_nest(2), tile_nd_list(&[mc, nc]))
@@ -294,7 +306,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
     r.add(
         "microKernel",
         "(mc, nc, r, w)",
-        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @ outermost(isApplied(isMap)) (64, 64, 4, 64 if none is written)",
+        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @ outermost(isApplied(isMap)) (64, 64, 4, 64 if none is written)",
         |a| match super::sizes(a, 0)?.as_slice() {
             [] => Ok(micro_kernel(64, 64, 4, 64)),
             [mc, nc, r, w] => {

@@ -40,6 +40,7 @@ mod gemm;
 mod layout;
 mod lowering;
 mod movement;
+mod padding;
 mod pairs;
 pub(crate) mod pattern;
 mod predicates;
@@ -60,6 +61,7 @@ pub use self::gemm::*;
 pub use self::layout::*;
 pub use self::lowering::*;
 pub use self::movement::*;
+pub use self::padding::*;
 pub use self::pairs::*;
 pub use self::predicates::*;
 pub use self::reduction::*;
@@ -157,6 +159,7 @@ pub fn register(r: &mut Registry<Term>) {
     predicates::register(r);
     tiling::register(r);
     gemm::register(r);
+    padding::register(r);
     conv::register(r);
     lowering::register(r);
     separable::register(r);
@@ -268,6 +271,7 @@ pub fn catalogue() -> Vec<&'static RuleDef> {
         vector_reduce::RULES,
         layout::RULES,
         pairs::RULES,
+        padding::RULES,
         bindings::RULES,
         separable::RULES,
         gemm::RULES,
