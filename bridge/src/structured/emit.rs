@@ -375,6 +375,8 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut unrolls: Vec<(String, i64)> = Vec::new();
     let mut vectorized = false;
+    // Whether a vectorized operation reduces over more than one element per step.
+    let mut wide_reduction = false;
     let any = "!transform.any_op";
     for (n, k) in kernels.iter().enumerate() {
         let matmul = matmul_dims(k);
@@ -475,6 +477,10 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 list(&sizes)
             ));
             vectorized = true;
+            wide_reduction |= tile
+                .iter()
+                .zip(&k.dims)
+                .any(|(size, dim)| dim.reduction && *size > 1);
         }
     }
     if vectorized {
@@ -497,14 +503,20 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 "canonicalization",
             ],
         );
+        // A contraction that reduces one element per step (a register tile: the
+        // reduction's loops outside the vector operation) is a broadcast and an FMA per
+        // vector of lanes, whatever its rank (`parallelarith`); outer products are for
+        // contractions that reduce several elements at once (the vectorized steps of
+        // `par`), and unroll a rank-5 convolution's lanes one by one.
+        let contraction = if wide_reduction {
+            "vector.lower_contraction lowering_strategy = \"outerproduct\""
+        } else {
+            "vector.lower_contraction lowering_strategy = \"parallelarith\""
+        };
         patterns(
             &mut lines,
             "%f",
-            &[
-                "vector.lower_contraction lowering_strategy = \"outerproduct\"",
-                "vector.lower_outerproduct",
-                "canonicalization",
-            ],
+            &[contraction, "vector.lower_outerproduct", "canonicalization"],
         );
         lines.push(format!(
             "%f2 = transform.structured.hoist_redundant_vector_transfers %f : ({any}) -> {any}"

@@ -363,10 +363,20 @@ pub(crate) fn analyze(
         a
     };
     let e = e.map_indices(&mut |a| in_loops(a));
-    // A computed array (a reduction) is stored as its type reads, row-major, so that
-    // what reads it whole or in part (the first rows and columns of a padded product)
-    // indexes it affinely; a copy keeps the order of its loops, which is its packing.
-    let by_loops = natural && !matches!(e, SExpr::Red { .. });
+    // A buffer of the program's own is laid out as its loops nest: a copy's loops are
+    // its packing, and a computation whose innermost loop (its vector lanes) walks an
+    // outer dimension of its type (a convolution's output channels) writes it blocked,
+    // with those lanes contiguous. A computation (a reduction) whose innermost loop
+    // walks its last dimension is stored as its type reads, row-major, so that what
+    // reads it in part (the first rows and columns of a padded product) indexes it
+    // affinely.
+    let innermost_is_last = nest
+        .iter()
+        .rev()
+        .find(|l| !l.rec.kind.is_reduction())
+        .is_none_or(|l| digit_of.get(&l.var) == Some(&(positions.len() - 1, 1)));
+    let row_major = matches!(e, SExpr::Red { .. }) && innermost_is_last;
+    let by_loops = natural && !row_major;
     let mut layout = Vec::new();
     let out_index: Vec<Aff> = if by_loops {
         // One buffer dimension per loop that writes it, in the order they nest.
