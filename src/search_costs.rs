@@ -46,9 +46,9 @@ pub fn make(
     }
 }
 
-/// What `auto` stands for.
+/// What `auto` stands for: its sizes for the machine it runs on.
 pub fn auto() -> Auto {
-    Auto::default()
+    Auto::host()
 }
 
 /// The payload of `term` (after `defaultLowering`) and its Transform script.

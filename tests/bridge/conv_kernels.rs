@@ -58,6 +58,15 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
             .filter_map(|rest| rest.split(']').next())
             .collect();
         assert_eq!(vectors.len(), 2, "{what}: {script}");
+        // The tile's contraction reduces one tap per step: a broadcast and an FMA per
+        // vector of channels (as outer products, its lanes were unrolled one by one).
+        assert!(
+            script.contains("lowering_strategy = \"parallelarith\""),
+            "{what}: {script}"
+        );
+        // The result is computed blocked (its channel lanes contiguous), then copied.
+        let blocked = format!("x{rows}x{lanes}xf32>");
+        assert!(p.mlir.contains(&blocked), "{what}: no {blocked}");
         for v in &vectors {
             let wide: Vec<&str> = v.split(", ").filter(|x| *x != "1").collect();
             assert_eq!(wide, [lanes.to_string()], "{what}: {v}");

@@ -90,3 +90,48 @@ fn windows_padding_and_inner_reductions_become_kernels_of_their_own() {
     // Softmax: the maximum of each row, the sum of the exponentials, the quotient.
     assert_eq!(kernels("softmax.rise", OPS[9].1), 3);
 }
+
+/// Sizes of a program of the suite, by name.
+type Sizes = &'static [(&'static str, i64)];
+
+/// `term` compiled and run on random inputs from `seed`.
+fn compiled_result(term: &elevate::rise::Term, seed: u64) -> serde_json::Value {
+    use elevate::rise::{io, NatEnv};
+    let p = payload("f", term);
+    let limits = elevate::rise::limits::Limits::default();
+    let compiled = elevate::bridge::jit::compile(&p, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let inputs = io::random_inputs(&io::signature(term), &NatEnv::default(), seed).unwrap();
+    compiled.run(&inputs).unwrap().to_json().unwrap()
+}
+
+#[test]
+fn library_strategies_at_full_size_compute_what_default_lowering_computes() {
+    // At these sizes the interpreter takes minutes (5 s for a 256³ product), so the
+    // register-tiled code is checked against the plain loops of `defaultLowering`,
+    // which the interpreter checks at small sizes: the 1000³ product padded to the
+    // micro-kernel's tiles, and the ResNet-18 convolution (64 channels, 56 x 56).
+    let cases: [(&str, Sizes, &str); 2] = [
+        (
+            "matmul.rise",
+            &[("n", 1000), ("k", 1000), ("m", 1000)],
+            "microKernel(60, 64, 6, 16)",
+        ),
+        (
+            "conv2d_nchw.rise",
+            &[("n", 1), ("c", 64), ("h", 56), ("w", 56), ("k", 64)],
+            "convKernel(28, 64, 4, 16)",
+        ),
+    ];
+    for (name, nats, strategy) in cases {
+        let fast = lowered(&op(name), &sizes(nats), strategy);
+        let p = payload("f", &fast);
+        assert!(p.transform.is_some(), "{name}: {:?}", p.loops_because);
+        let plain = lowered(&op(name), &sizes(nats), "id");
+        let (found, expected) = (compiled_result(&fast, 7), compiled_result(&plain, 7));
+        assert!(
+            elevate::rise::io::approx_eq(&found, &expected),
+            "{name} with {strategy}: {:?}",
+            elevate::rise::io::first_difference(&expected, &found)
+        );
+    }
+}

@@ -108,8 +108,9 @@ fn the_micro_kernel_carries_its_register_tile_into_the_script_and_matches_the_in
         .expect("the rows one by one");
     assert!(reduction < rows, "{product}");
     assert!(product.contains("vector_sizes [1, 1, 1, 32]"), "{product}");
-    // The unrolled rows of the register tile.
+    // The unrolled rows of the register tile, each a broadcast and an FMA per step.
     assert!(script.contains("transform.loop.unroll") && script.contains("factor = 4"));
+    assert!(script.contains("lowering_strategy = \"parallelarith\""));
     assert_same(&term, "microKernel(32, 64, 4, 32)");
     // Sizes the tiles do not divide are refused with the reason.
     let error = elevate::rise::registry()
@@ -152,4 +153,28 @@ fn a_micro_kernel_whose_tiles_do_not_divide_the_sizes_pads_and_matches_the_inter
     let text = elevate::rise::print_term(&term);
     assert!(!text.contains("take(64)"), "{text}");
     assert_same(&term, "microKernel(32, 32, 8, 16) on 64 x 70 x 8");
+}
+
+#[test]
+fn contractions_that_reduce_several_elements_per_step_stay_outer_products() {
+    // `par` vectorizes 4 unrolled steps of the reduction at once: its contraction is
+    // lowered as outer products; a register tile's (one step) as broadcasts and FMAs.
+    let source = example("matmul.rise");
+    let nats = sizes(&[("n", 64), ("k", 64), ("m", 64)]);
+    let script = |strategy: &str| {
+        let p = payload("f", &lowered(&source, &nats, strategy));
+        p.transform
+            .unwrap_or_else(|| panic!("{strategy}: loops, because {:?}", p.loops_because))
+    };
+    let par = script("par");
+    assert!(par.contains("vector_sizes [1, 1, 4, 32]"), "{par}");
+    assert!(
+        par.contains("lowering_strategy = \"outerproduct\""),
+        "{par}"
+    );
+    let tile = script("microKernel(32, 64, 4, 32)");
+    assert!(
+        tile.contains("lowering_strategy = \"parallelarith\""),
+        "{tile}"
+    );
 }

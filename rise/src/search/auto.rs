@@ -105,6 +105,34 @@ impl Default for Auto {
     }
 }
 
+impl Auto {
+    /// The sizes for a machine with `lanes` f32 lanes per vector register: the default's
+    /// register tiles are AVX-512's (16 accumulators of 16 lanes, of 32 registers);
+    /// with fewer lanes (AVX2: 8 lanes, 16 registers), register tiles of 8 accumulators,
+    /// which leave registers for the loads and broadcasts.
+    ///
+    /// ```
+    /// use elevate_rise::search::Auto;
+    /// assert_eq!(Auto::for_lanes(16), Auto::default());
+    /// assert!(Auto::for_lanes(8).registers.contains(&(4, 16)));
+    /// ```
+    pub fn for_lanes(lanes: u32) -> Auto {
+        if lanes >= 16 {
+            return Auto::default();
+        }
+        Auto {
+            registers: vec![(4, 16), (2, 32), (8, 8)],
+            conv_registers: vec![(4, 16), (7, 16), (8, 8), (2, 32)],
+            ..Auto::default()
+        }
+    }
+
+    /// [`Auto::for_lanes`] of the machine this runs on ([`super::Machine::host`]).
+    pub fn host() -> Auto {
+        Auto::for_lanes(super::Machine::host().lanes)
+    }
+}
+
 impl AutoSpace<Term> for Auto {
     fn space_for(&self, program: &Term) -> Result<String, String> {
         let shape = Shape::of(program)?;
