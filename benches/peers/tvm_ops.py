@@ -4,7 +4,7 @@ against NumPy and timed on one thread, as one JSON line per operator:
 
     {"op": ..., "peer": "tvm", "schedule": ..., "ms": ..., "threads": 1}
 
-The sizes are those of `suite()` in ops_bench.rs; `--quick` takes `suite(4)`'s (each
+The sizes are those of `suite()` in benches/support/ops.rs; `--quick` takes `suite(4)`'s (each
 dimension a quarter, without the 1000 matmul). Each operator tries its schedules in
 order and keeps the first that builds and gives NumPy's values; a fallback says so in
 "schedule". A summary with GFLOPS or GB/s goes to stderr.
@@ -785,7 +785,7 @@ def blur_op(h, w):
 
 
 # ---------------------------------------------------------------------------------
-# The suite (`suite()` of examples/ops_bench.rs).
+# The suite (`suite()` of benches/support/ops.rs).
 
 
 def suite(scale, fast_exp=False):
