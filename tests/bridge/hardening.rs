@@ -278,3 +278,48 @@ fn loops_nested_as_deep_as_the_bridge_allows_compile_and_run() {
     let result = agree(&program, &f, &[Value::F32(1.5)]).unwrap();
     assert_eq!(result.to_json().unwrap(), serde_json::json!(3.0));
 }
+
+#[test]
+fn a_module_llvm_cannot_compile_is_an_error_not_a_crash() {
+    // A point of `auto` on the pooling that its search met: at this size its lowered
+    // module keeps an `unrealized_conversion_cast` inside an OpenMP loop, which LLVM
+    // cannot translate. MLIR then makes no execution engine; calling into that null
+    // engine crashed the process (a whole search with it). It must be an error that
+    // says so, or, once the lowering handles it, code that computes what the plain
+    // loops compute.
+    let source = std::fs::read_to_string(format!(
+        "{}/examples/rise/ops/maxpool.rise",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let nats = sizes(&[("c", 64), ("h", 55), ("w", 55)]);
+    let strategy = "DFNF ; try(fuseReduceMap @ topDown) ; tileNDList([32, 8, 4]) @ \
+        outermost(mapNest(3)) ;; reorder([1, 2, 3, 4, 5, 7, 6]) ;; (unroll <+ reduceSeqUnroll) \
+        @ innermost(isReduceSeq <+ isReduce) ;; vectorize(4) @ innermost(isFullyAppliedMap) \
+        ;; id ; parallel @ outermost(isApplied(isMap))";
+    let program = Program::load(&source, None).unwrap();
+    let strategy = elevate::rise::registry().parse(strategy).unwrap();
+    let options = Options::default();
+    match compile(&program, &nats, Some(&strategy), &options) {
+        Err(e) => assert!(
+            e.to_string()
+                .contains("LLVM could not translate or compile"),
+            "{e}"
+        ),
+        Ok(fast) => {
+            let plain = compile(&program, &nats, None, &options).unwrap();
+            let term = fast.payload().program.clone();
+            let inputs = elevate::rise::io::random_inputs(
+                &elevate::rise::io::signature(&term),
+                &NatEnv::default(),
+                3,
+            )
+            .unwrap();
+            let (a, b) = (fast.run(&inputs).unwrap(), plain.run(&inputs).unwrap());
+            assert!(elevate::rise::io::approx_eq(
+                &a.to_json().unwrap(),
+                &b.to_json().unwrap()
+            ));
+        }
+    }
+}

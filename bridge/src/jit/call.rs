@@ -133,12 +133,20 @@ impl Call<'_> {
         // SAFETY: every pointer points to live storage of the type the C interface
         // expects (descriptors built for these shapes, scalars by value in the low
         // bytes of eight), and integer divisions that would trap are guarded.
-        unsafe {
+        let called = unsafe {
             compiled
                 .engine
                 .invoke_packed(&compiled.payload.name, &mut arguments)
+        };
+        if !called {
+            return Err(Error::mlir(
+                crate::Stage::Run,
+                format!(
+                    "the compiled module has no function `{}`",
+                    compiled.payload.name
+                ),
+            ));
         }
-        .map_err(|e| Error::mlir(crate::Stage::Run, e.to_string()))?;
         match self.trap.map(|t| self.buffers[t].code()) {
             Some(code) if code > 0 => Err(trapped(compiled, code)),
             _ => Ok(()),

@@ -1,11 +1,12 @@
 //! A payload compiled to machine code by MLIR's ExecutionEngine, with the OpenMP
 //! runtime for its parallel loops.
 
+use super::engine::Engine;
 use super::mlir::{context, failure, llvm_ir_text, lowered, parse_named};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
 use elevate_rise::limits::Limits;
-use melior::{Context, ExecutionEngine};
+use melior::Context;
 
 /// LLVM's OpenMP runtime (Debian's `libomp-22-dev`), for parallel loops.
 pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
@@ -14,7 +15,7 @@ pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
 /// [`Compiled::run`]).
 pub struct Compiled {
     // Dropped before the context it was made in.
-    pub(super) engine: ExecutionEngine,
+    pub(super) engine: Engine,
     llvm_dialect: String,
     pub(super) payload: Payload,
     pub(super) limits: Limits,
@@ -77,7 +78,13 @@ pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
     } else {
         Vec::new()
     };
-    let engine = ExecutionEngine::new(&module, 3, &libraries, false, false);
+    let Some(engine) = Engine::new(&module, 3, &libraries) else {
+        return Err(failure(
+            Stage::Jit,
+            "LLVM could not translate or compile the lowered module",
+            &messages,
+        ));
+    };
     if engine
         .lookup(&format!("_mlir_ciface_{}", payload.name))
         .is_null()

@@ -13,6 +13,7 @@
 mod buffer;
 mod call;
 mod compiled;
+mod engine;
 mod mlir;
 mod openmp;
 
