@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use elevate::rise::nat::NatVar;
+use elevate::rise::search::padded_tile;
 use elevate::rise::{NatEnv, Program, Term};
 
 /// What an operator's speed is measured in.
@@ -104,27 +105,13 @@ fn conv_strategy(width: i64, k: i64, mc: i64, lanes: u32) -> String {
     format!("convKernel({mc}, {}, {r}, {w})", nc.max(w))
 }
 
-/// The tile, a multiple of `unit` from `unit` to `16 * unit`, nearest `prefer` among
-/// those that pad `n` (to the next multiple of the tile) by at most 3% more than the
-/// least padding there is.
-fn tile_for(n: i64, unit: i64, prefer: i64) -> i64 {
-    let padded = |t: i64| (n + t - 1) / t * t;
-    let tiles: Vec<i64> = (1..=16).map(|k| k * unit).collect();
-    let least = tiles.iter().map(|t| padded(*t)).min().unwrap_or(n);
-    tiles
-        .into_iter()
-        .filter(|t| padded(*t) * 100 <= least * 103)
-        .min_by_key(|t| (t - prefer).abs())
-        .unwrap_or(unit)
-}
-
 /// `microKernel` for an `m x n` product on a machine with `lanes` f32 lanes per
 /// vector register: its register tile (4 x 64 with AVX-512, 6 x 16 with AVX2), cache
 /// tiles of about 64 that pad the sizes least.
 fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
     let (r, w) = if lanes >= 16 { (4, 64) } else { (6, 16) };
-    let mc = tile_for(m, r, 64);
-    let nc = tile_for(n, w, 64);
+    let mc = padded_tile(m, r, 64);
+    let nc = padded_tile(n, w, 64);
     format!("microKernel({mc}, {nc}, {r}, {w})")
 }
 

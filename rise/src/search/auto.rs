@@ -66,6 +66,27 @@ use elevate_strategies::search::AutoSpace;
 const INNERMOST_REDUCTION: &str =
     "innermost(isApplied(isApplied(isApplied(isReduceSeq <+ isReduce))))";
 
+/// The tile, a multiple of `unit` from `unit` to `16 * unit`, nearest `prefer` among
+/// those that pad `n` (to the next multiple of the tile) by at most 3% more than the
+/// least padding there is: a cache tile of `r` rows for `n` rows, say, where no
+/// multiple of `r` divides `n`.
+///
+/// ```
+/// use elevate_rise::search::padded_tile;
+/// assert_eq!(padded_tile(1024, 16, 64), 64);
+/// assert_eq!(padded_tile(196, 6, 64), 66); // 198 rows
+/// ```
+pub fn padded_tile(n: i64, unit: i64, prefer: i64) -> i64 {
+    let padded = |t: i64| (n + t - 1) / t * t;
+    let tiles: Vec<i64> = (1..=16).map(|k| k * unit.max(1)).collect();
+    let least = tiles.iter().map(|t| padded(*t)).min().unwrap_or(n);
+    tiles
+        .into_iter()
+        .filter(|t| padded(*t).saturating_mul(100) <= least.saturating_mul(103))
+        .min_by_key(|t| (t - prefer).abs())
+        .unwrap_or(unit)
+}
+
 /// The candidate sizes of an `auto` space.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Auto {
@@ -342,6 +363,7 @@ impl Auto {
         let mut nest = self.nest_options(s);
         nest.extend(self.reduction_vector_options(s));
         nest.extend(self.conv_options(s));
+        nest.extend(self.padded_options(s));
         parts.push(choice(&nest));
         parts.push("{id, parallel @ outermost(isApplied(isMap))}".into());
         parts.push("defaultLowering".into());
@@ -507,6 +529,29 @@ impl Auto {
             options.push(option);
         }
         options
+    }
+
+    /// A matrix product (two maps around a reduction, `b` packable) whose sizes no
+    /// register tile's cache tiles divide: `microKernel(mc, nc, r, w)` for each register
+    /// tile of [`Auto::registers`], with the cache tiles that pad least
+    /// ([`padded_tile`]); the micro-kernel pads the product to them (`padNest`).
+    fn padded_options(&self, s: &Shape) -> Vec<String> {
+        let ([rows, columns], Some(_), true) = (s.maps.as_slice(), s.reduction, s.packable) else {
+            return Vec::new();
+        };
+        self.registers
+            .iter()
+            .map(|&(r, w)| {
+                (
+                    padded_tile(*rows, r, 64),
+                    padded_tile(*columns, w, 64),
+                    r,
+                    w,
+                )
+            })
+            .filter(|(mc, nc, _, _)| rows % mc != 0 || columns % nc != 0)
+            .map(|(mc, nc, r, w)| format!("microKernel({mc}, {nc}, {r}, {w})"))
+            .collect()
     }
 
     /// A nest of at least three maps around a reduction, read as a convolution's

@@ -7,7 +7,7 @@ mod fingerprint;
 pub mod model;
 pub mod trace;
 
-pub use auto::Auto;
+pub use auto::{padded_tile, Auto};
 pub use fingerprint::fingerprint;
 pub use model::{Machine, ModelCost};
 

@@ -76,6 +76,40 @@ fn par_is_a_point_of_the_matmul_s_space() {
 }
 
 #[test]
+fn a_product_no_tile_divides_has_padded_micro_kernels_as_points() {
+    // 196 rows: no tile of 4 to 64 rows a register tile of 4 or 8 fits divides them,
+    // so `auto` offers `microKernel` with cache tiles that pad least (200 rows by 4,
+    // 208 by 8), which pads the product (`padNest`) and computes what it computes.
+    let term = instance(MATMUL, &[("n", 196), ("m", 64), ("k", 32)]);
+    let start = auto().start(&term);
+    let options: Vec<String> = (0..start.options())
+        .map(|i| start.option_text(i).unwrap())
+        .collect();
+    let padded: Vec<&String> = options
+        .iter()
+        .filter(|o| o.contains("microKernel("))
+        .collect();
+    assert!(
+        padded.contains(&&"microKernel(40, 64, 4, 64)".to_string()),
+        "{options:?}"
+    );
+    let point = follow(
+        start,
+        &[&|o| o == "microKernel(40, 64, 4, 64)", &|o| o == "id"],
+    );
+    assert!(point.is_complete(), "{:?}", point.failure());
+    assert!(crate::print_term(point.program()).contains("padCst(0, 4,"));
+    let inputs = io::random_inputs(&io::signature(&term), &NatEnv::default(), 1).unwrap();
+    let run = |t: &Term| {
+        evaluate(t, &NatEnv::default(), &inputs)
+            .unwrap()
+            .to_json()
+            .unwrap()
+    };
+    assert!(io::approx_eq(&run(point.program()), &run(&term)));
+}
+
+#[test]
 fn a_register_tile_is_a_point_and_the_model_prefers_it_to_par() {
     let term = instance(MATMUL, &[("n", 1024), ("m", 1024), ("k", 1024)]);
     let point = follow(
