@@ -127,24 +127,50 @@ fn pad_end(p: i64, c: Term, xs: Term) -> Term {
 }
 
 /// The zero of a scalar, or an array of zeros (`generate(fun(i => zero))`), or a pair
-/// of zeros.
+/// of zeros. Built with an explicit stack: a type 100,000 levels deep has a zero as
+/// deep, without recursion.
 fn zero(ty: &Type, names: &mut NameSupply) -> Option<Term> {
-    Some(match ty.kind() {
-        TypeKind::Scalar(s) => Term::literal(match s {
-            Scalar::Bool => Literal::Bool(false),
-            Scalar::I32 => Literal::I32(0),
-            Scalar::I64 => Literal::I64(0),
-            Scalar::F32 => Literal::F32(0.0),
-            Scalar::F64 => Literal::F64(0.0),
-        }),
-        TypeKind::Array(n, elem) => {
-            n.as_const()?;
-            let i = Ident::supplied(names, "i");
-            call(Prim::Generate, &[], [Term::lambda(i, zero(elem, names)?)])
+    enum Task<'a> {
+        Visit(&'a Type),
+        Generate,
+        Pair,
+    }
+    let mut tasks = vec![Task::Visit(ty)];
+    let mut built: Vec<Term> = Vec::new();
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Visit(t) => match t.kind() {
+                TypeKind::Scalar(s) => built.push(Term::literal(match s {
+                    Scalar::Bool => Literal::Bool(false),
+                    Scalar::I32 => Literal::I32(0),
+                    Scalar::I64 => Literal::I64(0),
+                    Scalar::F32 => Literal::F32(0.0),
+                    Scalar::F64 => Literal::F64(0.0),
+                })),
+                TypeKind::Array(n, elem) => {
+                    n.as_const()?;
+                    tasks.push(Task::Generate);
+                    tasks.push(Task::Visit(elem));
+                }
+                TypeKind::Pair(a, b) => {
+                    tasks.push(Task::Pair);
+                    tasks.push(Task::Visit(b));
+                    tasks.push(Task::Visit(a));
+                }
+                _ => return None,
+            },
+            Task::Generate => {
+                let elem = built.pop()?;
+                let i = Ident::supplied(names, "i");
+                built.push(call(Prim::Generate, &[], [Term::lambda(i, elem)]));
+            }
+            Task::Pair => {
+                let (b, a) = (built.pop()?, built.pop()?);
+                built.push(call(Prim::MakePair, &[], [a, b]));
+            }
         }
-        TypeKind::Pair(a, b) => call(Prim::MakePair, &[], [zero(a, names)?, zero(b, names)?]),
-        _ => return None,
-    })
+    }
+    built.pop()
 }
 
 /// Whether `f` computes on zeros without failing: no integer division or remainder
@@ -255,6 +281,30 @@ mod tests {
             .apply(&t, &mut Context::default())
             .unwrap();
         assert!(!print_term(&columns).contains("take(5)"));
+    }
+
+    #[test]
+    fn zeros_of_deep_and_paired_types_are_built_without_recursion() {
+        let mut ty = Type::scalar(Scalar::F32);
+        for _ in 0..100_000 {
+            ty = Type::new(TypeKind::Array(Nat::cst(1), ty));
+        }
+        let deep = zero(&ty, &mut NameSupply::default()).unwrap();
+        // generate(fun(i => generate(fun(i2 => ... 0.0)))), one level per array.
+        let mut depth = 0;
+        let mut t = &deep;
+        while let Expr::App(_, f) = t.expr() {
+            let Expr::Lambda(_, _, body) = f.expr() else {
+                break;
+            };
+            t = body;
+            depth += 1;
+        }
+        assert_eq!(depth, 100_000);
+        assert!(matches!(t.expr(), Expr::Literal(Literal::F32(_))));
+        let pair = Type::pair(Type::scalar(Scalar::I32), Type::scalar(Scalar::F32));
+        let zero = zero(&pair, &mut NameSupply::default()).unwrap();
+        assert_eq!(print_term(&zero), "(0, 0.0)");
     }
 
     #[test]

@@ -75,10 +75,11 @@ const INNERMOST_REDUCTION: &str =
 /// use elevate_rise::search::padded_tile;
 /// assert_eq!(padded_tile(1024, 16, 64), 64);
 /// assert_eq!(padded_tile(196, 6, 64), 66); // 198 rows
+/// assert_eq!(padded_tile(1 << 40, 6, 64), 66); // sizes of 2^40 too
 /// ```
 pub fn padded_tile(n: i64, unit: i64, prefer: i64) -> i64 {
-    let padded = |t: i64| (n + t - 1) / t * t;
-    let tiles: Vec<i64> = (1..=16).map(|k| k * unit.max(1)).collect();
+    let padded = |t: i64| (n / t + i64::from(n % t != 0)).saturating_mul(t);
+    let tiles: Vec<i64> = (1..=16).map(|k| k * unit.clamp(1, i64::MAX / 16)).collect();
     let least = tiles.iter().map(|t| padded(*t)).min().unwrap_or(n);
     tiles
         .into_iter()
