@@ -16,20 +16,11 @@
 mod ops;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use elevate::bridge::jit::{Compiled, OpenMp};
+use elevate::bridge::jit::OpenMp;
 use elevate::bridge::measure::Measured;
-use elevate::bridge::Options;
 use elevate::rise::search::Machine;
-use elevate::rise::{registry, Term};
 use serde_json::json;
 use std::time::{Duration, Instant};
-
-/// `strategy` (text, then `defaultLowering`) on `term`, compiled.
-fn compiled(term: &Term, strategy: Option<&str>) -> Compiled {
-    let strategy = strategy.map(|s| registry().parse(s).expect("the library's strategy parses"));
-    elevate::bridge::compile_term("f", term, strategy.as_ref(), &Options::default())
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn suite(c: &mut Criterion) {
     if let Some(omp) = OpenMp::get() {
@@ -49,7 +40,7 @@ fn suite(c: &mut Criterion) {
             if version == "library" && strategy.is_none() {
                 continue;
             }
-            let f = compiled(&term, strategy);
+            let f = ops::compiled(&term, strategy).unwrap_or_else(|e| panic!("{e}"));
             if let Some(omp) = OpenMp::get() {
                 omp.set_threads(1);
             }

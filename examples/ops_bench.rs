@@ -42,28 +42,19 @@ mod roofs;
 mod tvm;
 
 use bridge::median_ms;
-use elevate::bridge::jit::{Compiled, OpenMp};
+use elevate::bridge::jit::OpenMp;
 use elevate::bridge::measure::{Measured, ModelMeasured};
-use elevate::bridge::{model_cost, Options};
+use elevate::bridge::model_cost;
 use elevate::rise::search::{Auto, Machine};
 use elevate::rise::{registry, Term};
 use elevate::strategies::search::{drivers, Search, SearchBudget, Space};
-use ops::suite;
+use ops::{compiled, suite};
 use roofs::{answered_blas_child, blas_best, copy_gb_per_s, fma_peak_gflops, triad_gb_per_s};
 use serde_json::json;
 use std::sync::Arc;
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
-}
-
-/// `strategy` (text, then `defaultLowering`) on `term`, compiled.
-fn compiled(term: &Term, strategy: Option<&str>) -> Result<Compiled, String> {
-    let strategy = strategy
-        .map(|s| registry().parse(s).map_err(|e| e.to_string()))
-        .transpose()?;
-    elevate::bridge::compile_term("f", term, strategy.as_ref(), &Options::default())
-        .map_err(|e| e.to_string())
 }
 
 /// The best point of `auto` for `term` (`model+measured`: the model ranks each round,

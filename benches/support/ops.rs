@@ -4,9 +4,11 @@
 
 #![allow(dead_code)]
 
+use elevate::bridge::jit::Compiled;
+use elevate::bridge::Options;
 use elevate::rise::nat::NatVar;
 use elevate::rise::search::padded_tile;
-use elevate::rise::{NatEnv, Program, Term};
+use elevate::rise::{registry, NatEnv, Program, Term};
 
 /// What an operator's speed is measured in.
 #[derive(Clone, Copy)]
@@ -227,4 +229,13 @@ impl Op {
         let program = Program::load(&source, None).expect("the suite type-checks");
         program.instantiate(&nats).expect("the sizes fit")
     }
+}
+
+/// `strategy` (text, then `defaultLowering`) on `term`, compiled, or why not.
+pub fn compiled(term: &Term, strategy: Option<&str>) -> Result<Compiled, String> {
+    let strategy = strategy
+        .map(|s| registry().parse(s).map_err(|e| e.to_string()))
+        .transpose()?;
+    elevate::bridge::compile_term("f", term, strategy.as_ref(), &Options::default())
+        .map_err(|e| e.to_string())
 }
