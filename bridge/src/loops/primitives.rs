@@ -8,6 +8,7 @@ use super::value::{
 use crate::boundary::{lanes, positive, size};
 use crate::error::Error;
 use crate::text::{lane_type, memref_type, mlir_scalar};
+use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
@@ -451,22 +452,60 @@ impl Gen {
         at: &Term,
     ) -> Result<Val, Error> {
         match &init {
-            Val::Scalar(..) | Val::Vector(..) => {
-                let (x0, s, lanes) = arith_of(&init, at)?;
-                let t = lane_type(s, lanes);
+            // Numbers, or pairs of them: one value the loop carries per number.
+            Val::Scalar(..) | Val::Vector(..) | Val::Pair(..) if numbers(&init).is_some() => {
+                let start = numbers(&init).unwrap_or_default();
+                let types: Vec<String> = start.iter().map(|(_, s, l)| lane_type(*s, *l)).collect();
+                let types = types.join(", ");
                 let (zero, end, one) = (self.index(0), self.index(xs.len), self.index(1));
-                let (i, acc) = (self.fresh(), self.fresh());
+                let i = self.fresh();
+                let accs: Vec<String> = start.iter().map(|_| self.fresh()).collect();
                 let result = self.fresh();
+                let carried: Vec<String> = accs
+                    .iter()
+                    .zip(&start)
+                    .map(|(acc, (x0, _, _))| format!("{acc} = {x0}"))
+                    .collect();
+                let results = match start.len() {
+                    1 => result.clone(),
+                    n => format!("{result}:{n}"),
+                };
                 self.emit(format!(
-                    "{result} = scf.for {i} = {zero} to {end} step {one} iter_args({acc} = {x0}) -> ({t}) {{"
+                    "{results} = scf.for {i} = {zero} to {end} step {one} iter_args({}) -> ({types}) {{",
+                    carried.join(", ")
                 ));
                 self.enter(xs.len, at)?;
                 let x = xs.at(self, &i)?;
-                let step = self.apply(op.clone(), lanes_value(acc.clone(), s, lanes), at)?;
+                let acc = rebuilt(
+                    &init,
+                    &mut accs
+                        .iter()
+                        .zip(&start)
+                        .map(|(a, (_, s, l))| lanes_value(a.clone(), *s, *l)),
+                );
+                let step = self.apply(op.clone(), acc, at)?;
                 let next = self.apply(step, x, at)?;
-                let (next, _, _) = arith_of(&next, at)?;
-                self.leave(Some(format!("scf.yield {next} : {t}")));
-                Ok(lanes_value(result, s, lanes))
+                let next = numbers(&next)
+                    .filter(|n| n.len() == start.len())
+                    .ok_or_else(|| {
+                        Error::unsupported(
+                            at,
+                            "a reduction step whose result is not shaped as its accumulator",
+                        )
+                    })?;
+                let yielded: Vec<String> = next.into_iter().map(|(x, _, _)| x).collect();
+                self.leave(Some(format!("scf.yield {} : {types}", yielded.join(", "))));
+                let outs: Vec<String> = match start.len() {
+                    1 => vec![result],
+                    n => (0..n).map(|k| format!("{result}#{k}")).collect(),
+                };
+                Ok(rebuilt(
+                    &init,
+                    &mut outs
+                        .into_iter()
+                        .zip(&start)
+                        .map(|(x, (_, s, l))| lanes_value(x, *s, *l)),
+                ))
             }
             Val::Array(_) => {
                 // The accumulator lives in a buffer: each step computes the next one
@@ -488,8 +527,38 @@ impl Gen {
             }
             _ => Err(Error::unsupported(
                 at,
-                "a reduction with a pair accumulator",
+                "a reduction with an accumulator of pairs holding arrays",
             )),
         }
     }
+}
+
+/// The numbers of a value of numbers and pairs of them, in order (`None` for anything
+/// else): what a loop carries for it.
+fn numbers(v: &Val) -> Option<Vec<(String, Scalar, Option<i64>)>> {
+    let mut out = Vec::new();
+    let mut pending = vec![v];
+    while let Some(v) = pending.pop() {
+        match v {
+            Val::Scalar(x, s) => out.push((x.clone(), *s, None)),
+            Val::Vector(x, s, n) => out.push((x.clone(), *s, Some(*n))),
+            Val::Pair(a, b) => {
+                pending.push(b);
+                pending.push(a);
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A value shaped as `like` (numbers and pairs of them) made of `numbers`, in order.
+fn rebuilt(like: &Val, numbers: &mut dyn Iterator<Item = Val>) -> Val {
+    guard(|| match like {
+        Val::Pair(a, b) => {
+            let a = rebuilt(a, numbers);
+            Val::Pair(Box::new(a), Box::new(rebuilt(b, numbers)))
+        }
+        other => numbers.next().unwrap_or_else(|| other.clone()),
+    })
 }
