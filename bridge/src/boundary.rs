@@ -55,6 +55,20 @@ pub fn leaf_types(ty: &Type) -> Vec<Type> {
     })
 }
 
+/// Whether `ty` is an array of data of known sizes (arrays, vectors, pairs of scalars):
+/// something a buffer can hold.
+pub(crate) fn is_array_data(ty: &Type) -> bool {
+    fn data(ty: &Type) -> bool {
+        guard(|| match ty.kind() {
+            TypeKind::Array(n, e) | TypeKind::Vector(e, n) => n.as_const().is_some() && data(e),
+            TypeKind::Pair(a, b) => data(a) && data(b),
+            TypeKind::Scalar(_) => true,
+            _ => false,
+        })
+    }
+    matches!(ty.kind(), TypeKind::Array(..)) && data(ty)
+}
+
 /// A constant size, or an error naming the term.
 pub(crate) fn size(n: &Nat, what: &Term) -> Result<i64, Error> {
     n.as_const().ok_or_else(|| {
@@ -191,11 +205,15 @@ pub(crate) fn signature<'t>(term: &'t Term, limits: &Limits) -> Result<Signature
 }
 
 /// A function naming each leaf's buffer: `(leaf number, dims, scalar)` to its name.
-type NameLeaf<'a> = dyn FnMut(usize, &[i64], Scalar) -> Result<String, Error> + 'a;
+pub(crate) type NameLeaf<'a> = dyn FnMut(usize, &[i64], Scalar) -> Result<String, Error> + 'a;
 
 /// The storage of a parameter or result of type `ty`: one memref argument per scalar
 /// leaf, named by `name`.
-fn boundary_storage(ty: &Type, what: &Term, name: &mut NameLeaf) -> Result<Storage, Error> {
+pub(crate) fn boundary_storage(
+    ty: &Type,
+    what: &Term,
+    name: &mut NameLeaf,
+) -> Result<Storage, Error> {
     fn walk(
         ty: &Type,
         dims: Vec<i64>,

@@ -7,8 +7,10 @@
 //! - [`payload()`](fn@payload) translates a typed RISE function with concrete sizes
 //!   into an MLIR module (pure Rust, no LLVM needed): `linalg` operations and a
 //!   Transform script carrying the program's schedule where the program is a sequence
-//!   of structured loop nests, explicit loops otherwise ([`payload_loops`], with
-//!   [`Payload::loops_because`] saying why);
+//!   of structured loop nests; where it is not, each array it stores at the top level
+//!   is translated on its own, as `linalg` where it can be and explicit loops where it
+//!   cannot ([`Payload::kernels`] says which and why; [`payload_loops`] gives a
+//!   program all as loops);
 //! - with the `mlir` feature, [`jit`] parses, verifies, applies the payload's
 //!   Transform-dialect script (if any), lowers and JIT-compiles it through melior, and
 //!   calls it on inputs.
@@ -22,6 +24,7 @@
 //! |---|---|
 //! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
 //! | [`payload`](mod@payload) | the payload, and the choice between the two translations |
+//! | `stages` | the program as stages: the arrays it stores at the top level, each a kernel of its own |
 //! | `structured` | the `linalg` + Transform translation |
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
@@ -41,6 +44,7 @@ mod loops;
 pub mod measure;
 pub mod payload;
 mod shared;
+mod stages;
 mod structured;
 mod text;
 
@@ -52,4 +56,4 @@ pub use loops::MAX_LOOP_DEPTH;
 pub use measure::{model_cost, translation};
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
-pub use payload::{payload, payload_loops, Check, Payload, TrapSite, TRAP_ARGUMENT};
+pub use payload::{payload, payload_loops, Check, KernelForm, Payload, TrapSite, TRAP_ARGUMENT};

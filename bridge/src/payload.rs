@@ -3,10 +3,10 @@
 //! is a sequence of structured loop nests ([`crate::structured`]), explicit loops
 //! otherwise ([`crate::loops`]).
 
-use crate::boundary::{signature, Signature};
+use crate::boundary::{signature, Signature, Storage};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
-use crate::text::module_text;
+use crate::text::{memref_type, module_text};
 use elevate_rise::limits::Limits;
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
@@ -31,8 +31,13 @@ pub struct Payload {
     /// the program's schedule to the payload's `linalg` operations, when the payload is
     /// made of them.
     pub transform: Option<String>,
-    /// Why the payload is explicit loops instead of `linalg` operations, if it is.
+    /// Why the payload is explicit loops instead of `linalg` operations, if it is
+    /// (all of it: see [`Payload::kernels`] for each kernel).
     pub loops_because: Option<String>,
+    /// How each kernel (an array the program writes) is computed, in order: a
+    /// structured payload's kernels are `linalg` operations, and where one array of the
+    /// program is not expressible as one, that array alone is explicit loops.
+    pub kernels: Vec<KernelForm>,
     /// The operations that may trap (integer divisions and remainders by divisors not
     /// known to be safe, numbers made indices). When there are any, the function takes
     /// one more argument, [`TRAP_ARGUMENT`], where it records `2 k + 1` when operation
@@ -44,6 +49,30 @@ pub struct Payload {
     pub traps: Vec<TrapSite>,
 }
 
+/// How the payload computes one of its kernels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelForm {
+    /// A `linalg` operation, which the Transform script schedules.
+    Structured,
+    /// Explicit loops (`scf`), and why.
+    Loops(String),
+}
+
+impl Payload {
+    /// Whether every kernel is a `linalg` operation.
+    pub fn all_structured(&self) -> bool {
+        self.kernels.iter().all(|k| *k == KernelForm::Structured)
+    }
+
+    /// The kernels computed by explicit loops, and why each is.
+    pub fn loop_kernels(&self) -> impl Iterator<Item = &str> {
+        self.kernels.iter().filter_map(|k| match k {
+            KernelForm::Loops(why) => Some(why.as_str()),
+            KernelForm::Structured => None,
+        })
+    }
+}
+
 /// Translates a closed, typed function `fun(x1: T1 => ... => body)` whose sizes are all
 /// constants into an MLIR function `@name(x1, ..., out)` that writes its result into
 /// `out`. Scalar parameters are values; any other data is one memref per scalar leaf of
@@ -52,7 +81,11 @@ pub struct Payload {
 ///
 /// Where the program is a sequence of structured loop nests, the payload is `linalg`
 /// operations and the schedule the program encodes is a Transform script
-/// ([`Payload::transform`]); otherwise it is explicit loops ([`payload_loops`]).
+/// ([`Payload::transform`]). Where it is not, each array the program materializes at
+/// the top level is translated on its own ([`crate::stages`]): those the structured
+/// translation expresses stay `linalg` with their schedule, the others become explicit
+/// loops ([`Payload::kernels`] says which and why); a program none of whose arrays is
+/// structured is explicit loops ([`payload_loops`]).
 pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
     match crate::structured::translate(&sig, limits) {
@@ -65,12 +98,165 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
             flops: p.flops,
             transform: Some(p.script),
             loops_because: None,
+            kernels: vec![KernelForm::Structured; p.kernels],
             traps: Vec::new(),
         }),
-        Err(why) => {
+        Err(why) => staged(name, term, sig, limits, why.0),
+    }
+}
+
+/// The payload of a program the structured translation does not express whole: stage
+/// by stage ([`crate::stages`]), each stage `linalg` where it can be and explicit loops
+/// where it cannot.
+fn staged(
+    name: &str,
+    term: &Term,
+    mut sig: Signature,
+    limits: &Limits,
+    why: String,
+) -> Result<Payload, Error> {
+    let split = crate::stages::split(sig.body);
+    let structured = match crate::structured::StageBuilder::new(&sig, limits) {
+        Ok(s) if !split.stages.is_empty() => s,
+        _ => {
             let mut p = loops(name, term, sig, limits)?;
-            p.loops_because = Some(why.0);
-            Ok(p)
+            p.kernels = vec![KernelForm::Loops(why.clone())];
+            p.loops_because = Some(why);
+            return Ok(p);
+        }
+    };
+    let mut translation = Stages {
+        structured,
+        loops: crate::loops::LoopStages::new(&sig, limits),
+        aliases: Default::default(),
+        parts: Vec::new(),
+        kernels: Vec::new(),
+    };
+    for (alias, of) in split.aliases {
+        translation.aliases.entry(of).or_default().push(alias);
+    }
+    for (id, _, _) in &sig.params {
+        translation.resolve_aliases(*id);
+    }
+    let mut buffers = Vec::new();
+    for (k, stage) in split.stages.iter().enumerate() {
+        let storage =
+            crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
+                crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
+                let buffer = format!("%stage{k}_{leaf}");
+                buffers.push(format!(
+                    "{buffer} = memref.alloc() {{alignment = 64 : i64}} : {}",
+                    memref_type(dims, s)
+                ));
+                Ok(buffer)
+            })?;
+        translation.stage(&stage.term, &storage)?;
+        translation.bind(stage.var.id, &storage, &stage.ty);
+    }
+    translation.stage(&split.result, &sig.out)?;
+    let Stages {
+        structured,
+        loops: loop_stages,
+        parts,
+        kernels,
+        ..
+    } = translation;
+    if !kernels.contains(&KernelForm::Structured) {
+        let mut p = loops(name, term, sig, limits)?;
+        p.kernels = kernels;
+        p.loops_because = Some(why);
+        return Ok(p);
+    }
+    let structured = structured.finish();
+    let (loop_flops, traps) = loop_stages.finish();
+    // The loops' lines are indented as the function body's; the rest are not yet.
+    let indented = |lines: Vec<String>| lines.into_iter().map(|l| format!("    {l}"));
+    let mut kernel_lines = structured.text.kernels.into_iter();
+    let mut lines: Vec<String> = indented(buffers.clone()).collect();
+    lines.extend(indented(structured.text.allocs));
+    for part in parts {
+        match part {
+            Part::Kernels(n) => {
+                lines.extend(indented(kernel_lines.by_ref().take(n).flatten().collect()))
+            }
+            Part::Loops(body) => lines.extend(body),
+        }
+    }
+    lines.extend(indented(structured.text.deallocs));
+    for alloc in buffers.iter().rev() {
+        let (buffer, ty) = alloc
+            .split_once(" = memref.alloc() {alignment = 64 : i64} : ")
+            .expect("written above");
+        lines.push(format!("    memref.dealloc {buffer} : {ty}"));
+    }
+    if !traps.is_empty() {
+        sig.text.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
+    }
+    Ok(Payload {
+        program: term.clone(),
+        mlir: module_text(name, &sig.text, &lines, ""),
+        name: name.to_string(),
+        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
+        result: sig.result,
+        flops: structured.text.flops.saturating_add(loop_flops),
+        transform: Some(structured.script),
+        loops_because: None,
+        kernels,
+        traps,
+    })
+}
+
+/// A stage's place in the function body: so many structured kernels, or loops.
+enum Part {
+    Kernels(usize),
+    Loops(Vec<String>),
+}
+
+/// The two translations of a program's stages, side by side.
+struct Stages {
+    structured: crate::structured::StageBuilder,
+    loops: crate::loops::LoopStages,
+    /// The aliases of each variable not bound yet.
+    aliases: std::collections::HashMap<u64, Vec<u64>>,
+    parts: Vec<Part>,
+    kernels: Vec<KernelForm>,
+}
+
+impl Stages {
+    /// Translates one stage, structured if it can be.
+    fn stage(&mut self, term: &Term, out: &Storage) -> Result<(), Error> {
+        match self.structured.stage(term, out) {
+            Ok(kernels) => {
+                self.kernels
+                    .extend(kernels.clone().map(|_| KernelForm::Structured));
+                self.parts.push(Part::Kernels(kernels.len()));
+            }
+            Err(why) => {
+                self.parts.push(Part::Loops(self.loops.stage(term, out)?));
+                self.kernels.push(KernelForm::Loops(why.0));
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds a stage's variable to its buffers in both translations.
+    fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) {
+        // A stage's array is plain data of known sizes, which the structured
+        // translation reads; were it not, a later stage reading it would be loops.
+        let _ = self.structured.bind(id, storage, ty);
+        self.loops.bind(id, storage, ty);
+        self.resolve_aliases(id);
+    }
+
+    /// Binds the aliases of `id` (and theirs) now that it is bound.
+    fn resolve_aliases(&mut self, id: u64) {
+        let mut ready = vec![id];
+        while let Some(of) = ready.pop() {
+            for alias in self.aliases.remove(&of).unwrap_or_default() {
+                self.structured.alias(alias, of);
+                self.loops.alias(alias, of);
+                ready.push(alias);
+            }
         }
     }
 }
@@ -95,6 +281,7 @@ fn loops(name: &str, term: &Term, mut sig: Signature, limits: &Limits) -> Result
         flops: body.flops,
         transform: None,
         loops_because: None,
+        kernels: vec![KernelForm::Loops("explicit loops".to_string())],
         traps: body.traps,
     })
 }

@@ -198,3 +198,63 @@ fn programs_100000_levels_deep_translate() {
     let p = payload("f", &term);
     assert_eq!(p.mlir.matches("arith.addf").count(), n);
 }
+
+#[test]
+fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
+    use elevate_bridge::KernelForm;
+    // A stored matrix product, then `padClamp` (not structured): the product stays a
+    // `linalg` operation with its Transform script, the clamped copy is a loop nest
+    // reading the product's buffer.
+    let p = translated(
+        "def f(a: 8.4.f32, b: 4.8.f32) : 12.8.f32 =
+          toMem(a |> map(fun(r => transpose(b) |> map(fun(c =>
+            zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) |> padClamp(2, 2)",
+    )
+    .unwrap();
+    assert_eq!(
+        p.kernels,
+        [
+            KernelForm::Structured,
+            KernelForm::Loops("`padClamp`".into())
+        ]
+    );
+    assert!(p.loops_because.is_none() && p.transform.is_some());
+    let (matmul, loops) = (
+        p.mlir.find("linalg.matmul").unwrap(),
+        p.mlir.find("scf.for").unwrap(),
+    );
+    assert!(
+        matmul < loops,
+        "the product is written before it is read: {}",
+        p.mlir
+    );
+    assert!(p.mlir.contains("memref.load %stage0_0"), "{}", p.mlir);
+    assert_eq!(p.mlir.matches("memref.dealloc %stage0_0").count(), 1);
+    // A program with no array of its own that is structured stays loops as a whole.
+    let p = translated("def f(a: 4.f32) : 8.f32 = a |> padClamp(2, 2)").unwrap();
+    assert!(p.transform.is_none() && p.loops_because.is_some());
+    assert_eq!(p.kernels, [KernelForm::Loops("`padClamp`".into())]);
+}
+
+#[test]
+fn a_chain_of_20000_stored_arrays_becomes_20000_kernels_in_linear_time() {
+    // Written low-level (`defaultLowering` of so many maps is not what is tested); a
+    // quadratic step would take minutes here.
+    let n = 20_000;
+    let source = format!(
+        "def f(x: 4.f32) : 6.f32 = padClamp(1, 1)({}x{})",
+        "toMem(mapSeq(fun(v => v + 1.0))(".repeat(n),
+        "))".repeat(n)
+    );
+    let program = Program::load(&source, None).unwrap_or_else(|e| panic!("{e}"));
+    let term = program.instantiate(&sizes(&[])).unwrap();
+    let p = elevate_bridge::payload("f", &term, &Limits::default()).unwrap();
+    assert_eq!(p.kernels.len(), n + 1);
+    assert!(p.kernels[..n]
+        .iter()
+        .all(|k| *k == elevate_bridge::KernelForm::Structured));
+    assert!(p
+        .transform
+        .unwrap()
+        .contains(&format!("elevate.kernel = {} ", n - 1)));
+}

@@ -108,8 +108,8 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
             "padding of a computed value",
         ),
         (
-            "def f(x: 8.f32) = x |> mapSeq(fun(v => makePair(v, v * 2.0)))",
-            "pairs",
+            "def f(x: 8.f32) = x |> mapSeq(fun(v => [v, v * 2.0] |> reduceSeq(add, 0.0)))",
+            "read element by element",
         ),
         (
             "def f(x: 4.0.f32) = x |> mapSeq(fun(r => r |> reduceSeq(add, 0.0)))",
@@ -122,6 +122,23 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
         let because = p.loops_because.unwrap_or_default();
         assert!(because.contains(why), "{source}: {because}");
     }
+}
+
+#[test]
+fn a_result_of_pairs_is_structured_a_kernel_per_component() {
+    let term = lowered(
+        "def f(x: 8.f32) = x |> mapSeq(fun(v => makePair(v, v * 2.0)))",
+        &sizes(&[]),
+        "id",
+    );
+    let p = payload("f", &term);
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.kernels.len(), 2);
+    assert!(
+        p.mlir.contains("outs(%out0") && p.mlir.contains("outs(%out1"),
+        "{}",
+        p.mlir
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod ops;
 mod random;
 mod register_tiles;
 mod scheduled;
+mod stages;
 mod strategies;
 mod transform;
 

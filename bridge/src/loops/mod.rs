@@ -27,7 +27,7 @@ mod primitives;
 mod value;
 
 use crate::boundary::TrapSite;
-use crate::boundary::{Param, Signature};
+use crate::boundary::{Param, Signature, Storage};
 use crate::env::bind;
 use crate::error::Error;
 use elevate_rise::limits::Limits;
@@ -64,4 +64,63 @@ pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Body, Error>
         flops: g.flops,
         traps: g.traps,
     })
+}
+
+/// Stages of a program ([`crate::stages`]) as explicit loops, among stages the
+/// structured translation gives `linalg`: one generator for all of them, so that their
+/// names and trap codes are the function's.
+pub(crate) struct LoopStages {
+    g: Gen,
+    env: Env,
+}
+
+impl LoopStages {
+    /// Stages reading the parameters of `sig`.
+    pub(crate) fn new(sig: &Signature, limits: &Limits) -> LoopStages {
+        let mut stages = LoopStages {
+            g: Gen::new(*limits),
+            env: Default::default(),
+        };
+        for (id, ty, param) in &sig.params {
+            let value = match param {
+                Param::Scalar(arg, s) => Val::Scalar(arg.clone(), *s),
+                Param::Data(storage) => stages.g.view(storage, ty, Vec::new()),
+            };
+            stages.env = bind(&stages.env, *id, value);
+        }
+        stages
+    }
+
+    /// Binds `id` to the array of type `ty` in `storage`.
+    pub(crate) fn bind(&mut self, id: u64, storage: &Storage, ty: &elevate_rise::types::Type) {
+        let value = self.g.view(storage, ty, Vec::new());
+        self.env = bind(&self.env, id, value);
+    }
+
+    /// Binds `alias` to what `of` is bound to.
+    pub(crate) fn alias(&mut self, alias: u64, of: u64) {
+        if let Some(value) = crate::env::lookup(&self.env, of) {
+            self.env = bind(&self.env, alias, value);
+        }
+    }
+
+    /// The lines that write `term`'s value into `out` (and free what they allocate).
+    pub(crate) fn stage(
+        &mut self,
+        term: &elevate_rise::Term,
+        out: &Storage,
+    ) -> Result<Vec<String>, Error> {
+        let value = self.g.expr(term, &self.env)?;
+        self.g.store(&value, out, &[], term)?;
+        self.g.free_region();
+        if let Some(region) = self.g.allocations.first_mut() {
+            region.clear();
+        }
+        Ok(std::mem::take(&mut self.g.lines))
+    }
+
+    /// The floating-point operations of the stages, and the operations that may trap.
+    pub(crate) fn finish(self) -> (u64, Vec<TrapSite>) {
+        (self.g.flops, self.g.traps)
+    }
 }

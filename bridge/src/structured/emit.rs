@@ -75,14 +75,29 @@ fn affine_map(rank: usize, map: &[DimExpr]) -> String {
     )
 }
 
-/// The payload function's body lines for the kernels, and the flop count.
+/// The payload function's body lines for the kernels: the allocations of the
+/// program's own buffers, each kernel's lines (in order), the deallocations; and the
+/// flop count.
 pub(crate) struct PayloadText {
-    pub(crate) lines: Vec<String>,
+    pub(crate) allocs: Vec<String>,
+    pub(crate) kernels: Vec<Vec<String>>,
+    pub(crate) deallocs: Vec<String>,
     pub(crate) flops: u64,
 }
 
+impl PayloadText {
+    /// All the lines, in order.
+    pub(crate) fn lines(self) -> Vec<String> {
+        let mut lines = self.allocs;
+        lines.extend(self.kernels.into_iter().flatten());
+        lines.extend(self.deallocs);
+        lines
+    }
+}
+
 pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize]) -> PayloadText {
-    let mut lines = Vec::new();
+    let mut allocs = Vec::new();
+    let mut kernel_lines = Vec::new();
     let mut flops = 0u64;
     let mut fresh = 0usize;
     let mut name = |prefix: &str| {
@@ -91,13 +106,15 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
     };
     for b in allocated {
         let buf = &bufs[*b];
-        lines.push(format!(
+        allocs.push(format!(
             "{} = memref.alloc() {{alignment = 64 : i64}} : {}",
             buf.name,
             memref_type(&buf.dims, buf.scalar)
         ));
     }
     for (n, k) in kernels.iter().enumerate() {
+        kernel_lines.push(Vec::new());
+        let lines = kernel_lines.last_mut().expect("pushed above");
         // Operands, reshaped where a buffer dimension is split into several.
         let mut view = |o: &Operand, lines: &mut Vec<String>| -> (String, String) {
             let buf = &bufs[o.buf];
@@ -121,13 +138,10 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
                 lines.push(format!("{start} = arith.addi {off}, {first} : index"));
                 let sizes: Vec<i64> = st.dims.iter().map(|(n, _)| *n).collect();
                 let strides: Vec<i64> = st.dims.iter().map(|(_, s)| *s).collect();
+                // (An element at a constant position is a view of rank 0.)
+                let shape: String = sizes.iter().map(|s| format!("{s}x")).collect();
                 let to = format!(
-                    "memref<{}x{}, strided<[{}], offset: ?>>",
-                    sizes
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect::<Vec<_>>()
-                        .join("x"),
+                    "memref<{shape}{}, strided<[{}], offset: ?>>",
                     mlir_scalar(buf.scalar),
                     list(&strides)
                 );
@@ -186,8 +200,8 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
             }
             (v, ty)
         };
-        let ins: Vec<(String, String)> = k.inputs.iter().map(|o| view(o, &mut lines)).collect();
-        let out = view(&k.out, &mut lines);
+        let ins: Vec<(String, String)> = k.inputs.iter().map(|o| view(o, lines)).collect();
+        let out = view(&k.out, lines);
         let out_scalar = bufs[k.out.buf].scalar;
         if let Some((_, init)) = k.reduction {
             let c = name("init");
@@ -275,15 +289,23 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
         ));
         lines.push("}".to_string());
     }
-    for b in allocated {
-        let buf = &bufs[*b];
-        lines.push(format!(
-            "memref.dealloc {} : {}",
-            buf.name,
-            memref_type(&buf.dims, buf.scalar)
-        ));
+    let deallocs = allocated
+        .iter()
+        .map(|b| {
+            let buf = &bufs[*b];
+            format!(
+                "memref.dealloc {} : {}",
+                buf.name,
+                memref_type(&buf.dims, buf.scalar)
+            )
+        })
+        .collect();
+    PayloadText {
+        allocs,
+        kernels: kernel_lines,
+        deallocs,
+        flops,
     }
-    PayloadText { lines, flops }
 }
 
 /// Floating-point operations per iteration of a kernel.
@@ -292,6 +314,7 @@ fn float_ops(k: &Kernel) -> usize {
         match e {
             SExpr::Bin(_, a, b) => usize::from(a.scalar().is_float()) + count(a) + count(b),
             SExpr::Un(_, a) => usize::from(a.scalar().is_float()) + count(a),
+            SExpr::Pick(c, a, b) => count(c) + count(a) + count(b),
             _ => 0,
         }
     }
@@ -344,6 +367,11 @@ impl Body {
                     (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),
                     _ => self.op(format!("math.absi {x} : {t}")),
                 }
+            }
+            SExpr::Pick(c, a, b) => {
+                let t = mlir_scalar(a.scalar());
+                let (c, x, y) = (self.expr(c), self.expr(a), self.expr(b));
+                self.op(format!("arith.select {c}, {x}, {y} : {t}"))
             }
             SExpr::Acc(..) | SExpr::Red { .. } | SExpr::Select { .. } => {
                 unreachable!("kernel bodies have no accumulators, reductions or guards")

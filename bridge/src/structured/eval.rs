@@ -112,6 +112,9 @@ pub(crate) enum SExpr {
         then: Box<SExpr>,
         other: Box<SExpr>,
     },
+    /// `select(cond, then, other)` on values: `then` where `cond` holds, `other`
+    /// elsewhere (`arith.select`).
+    Pick(Box<SExpr>, Box<SExpr>, Box<SExpr>),
     /// `init ⊕ Σ_{vars} body`
     Red {
         op: Prim,
@@ -155,7 +158,7 @@ impl SExpr {
             },
             SExpr::Un(_, a) => a.scalar(),
             SExpr::Red { init, .. } => init.scalar(),
-            SExpr::Select { then, .. } => then.scalar(),
+            SExpr::Select { then, .. } | SExpr::Pick(_, then, _) => then.scalar(),
         }
     }
 
@@ -193,6 +196,7 @@ impl SExpr {
             SExpr::Un(_, a) => vec![a],
             SExpr::Red { init, body, .. } => vec![init, body],
             SExpr::Select { then, other, .. } => vec![then, other],
+            SExpr::Pick(c, a, b) => vec![c, a, b],
             SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => Vec::new(),
         }
     }
@@ -227,6 +231,7 @@ impl SExpr {
                 then: Box::new(f(then)?),
                 other: Box::new(f(other)?),
             },
+            SExpr::Pick(c, a, b) => SExpr::Pick(Box::new(f(c)?), Box::new(f(a)?), Box::new(f(b)?)),
             SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => self.clone(),
         })
     }
@@ -261,6 +266,9 @@ type SGet = dyn Fn(&mut Ex, &Aff) -> R<SVal>;
 pub(crate) struct SArr {
     pub(crate) len: i64,
     pub(crate) get: Shared<SGet>,
+    /// For `concat(a, b)`: its two parts, written into the two parts of a buffer by
+    /// kernels of their own (an element read at a symbolic index is in neither part).
+    pub(crate) parts: Option<Rc<(SArr, SArr)>>,
 }
 
 impl SArr {
@@ -268,6 +276,18 @@ impl SArr {
         SArr {
             len,
             get: Shared::new(Rc::new(get)),
+            parts: None,
+        }
+    }
+
+    /// `concat(a, b)`: only ever written, part by part.
+    pub(crate) fn concat(a: SArr, b: SArr) -> SArr {
+        SArr {
+            len: a.len.saturating_add(b.len),
+            get: Shared::new(Rc::new(|_: &mut Ex, _: &Aff| {
+                no("a `concat` read element by element")
+            })),
+            parts: Some(Rc::new((a, b))),
         }
     }
 

@@ -165,6 +165,8 @@ pub(crate) struct Builder {
     pub(crate) limits: Limits,
     /// Reductions computed into buffers of their own, and the reads that replace them.
     pub(crate) reductions: Vec<(SExpr, SExpr)>,
+    /// The buffers of parameters, stages and the result, by name.
+    pub(crate) by_name: std::collections::HashMap<String, usize>,
 }
 
 impl Builder {
@@ -174,6 +176,7 @@ impl Builder {
             kernels: Vec::new(),
             limits,
             reductions: Vec::new(),
+            by_name: Default::default(),
         }
     }
 }
@@ -242,7 +245,23 @@ impl Builder {
         out: usize,
         natural: bool,
     ) -> R<Layout> {
-        let dims = self.bufs[out].dims.clone();
+        self.kernel_at(ex, value, out, natural, 0)
+    }
+
+    /// [`Builder::kernel`] for a value written from row `offset` of `out` on (a part
+    /// of a `concat`), as long as it is.
+    pub(crate) fn kernel_at(
+        &mut self,
+        ex: &mut Ex,
+        value: SVal,
+        out: usize,
+        natural: bool,
+        offset: i64,
+    ) -> R<Layout> {
+        let mut dims = self.bufs[out].dims.clone();
+        if let (Some(d), SVal::Array(a)) = (dims.first_mut(), &value) {
+            *d = a.len;
+        }
         if dims.contains(&0) {
             return no("an empty array");
         }
@@ -254,9 +273,33 @@ impl Builder {
         let SVal::Scalar(e) = v else {
             return no("an array whose elements are not scalars");
         };
-        let loops = std::mem::take(&mut ex.loops).into_iter().collect();
-        self.build(ex, loops, &positions, e, out, natural)
+        // A reduction whose result the value does not read (the other component of a
+        // pair, another part of a `concat`) is no loop of this kernel.
+        let reduced = reduction_vars(&e);
+        let loops = std::mem::take(&mut ex.loops)
+            .into_iter()
+            .filter(|(v, rec)| !rec.kind.is_reduction() || reduced.contains(v))
+            .collect();
+        let target = Target {
+            buf: out,
+            natural,
+            offset,
+        };
+        self.build(ex, loops, &positions, e, target)
     }
+}
+
+/// The loops the reductions inside `e` reduce over.
+fn reduction_vars(e: &SExpr) -> std::collections::BTreeSet<Var> {
+    let mut vars = std::collections::BTreeSet::new();
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        if let SExpr::Red { vars: vs, .. } = e {
+            vars.extend(vs.iter().copied());
+        }
+        pending.extend(e.children());
+    }
+    vars
 }
 
 /// A loop of the nest, in terms of output positions or a reduction.
@@ -265,16 +308,29 @@ struct Nested {
     rec: LoopRec,
 }
 
+/// Where a kernel writes: buffer `buf`, laid out as the kernel's loops nest
+/// (`natural`) or as its type reads, from row `offset` on (a part of a `concat`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target {
+    pub(crate) buf: usize,
+    pub(crate) natural: bool,
+    pub(crate) offset: i64,
+}
+
 /// `loops` are the loops recorded, outermost first.
 pub(crate) fn analyze(
     ex: &mut Ex,
     loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
     e: SExpr,
-    out: usize,
+    target: Target,
     builder: &mut Builder,
-    natural: bool,
 ) -> R<(Kernel, Layout)> {
+    let Target {
+        buf: out,
+        natural,
+        offset,
+    } = target;
     let bufs = &mut builder.bufs;
     let kinds: BTreeMap<Var, LoopKind> = loops.iter().map(|(v, r)| (*v, r.kind)).collect();
     // 1. Map loops that are digits of an output position (`(p / a) mod b`), and the
@@ -377,6 +433,9 @@ pub(crate) fn analyze(
         .is_none_or(|l| digit_of.get(&l.var) == Some(&(positions.len() - 1, 1)));
     let row_major = matches!(e, SExpr::Red { .. }) && innermost_is_last;
     let by_loops = natural && !row_major;
+    if by_loops && offset != 0 {
+        return no("a part of a buffer laid out as its loops nest");
+    }
     let mut layout = Vec::new();
     let out_index: Vec<Aff> = if by_loops {
         // One buffer dimension per loop that writes it, in the order they nest.
@@ -393,7 +452,17 @@ pub(crate) fn analyze(
     } else {
         let dims = &bufs[out].dims;
         layout = (0..positions.len()).map(|k| (k, 1, dims[k])).collect();
-        positions.iter().map(|p| in_loops(&Aff::var(*p))).collect()
+        positions
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let at = in_loops(&Aff::var(*p));
+                match k {
+                    0 => at.add(&Aff::cst(offset)),
+                    _ => at,
+                }
+            })
+            .collect()
     };
 
     // 3. The body: `init ⊕ Σ body` or a plain expression.
@@ -660,8 +729,9 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
 fn contains_reduction(e: &SExpr) -> bool {
     match e {
         SExpr::Red { .. } | SExpr::Acc(..) => true,
-        SExpr::Bin(_, a, b) => contains_reduction(a) || contains_reduction(b),
-        SExpr::Un(_, a) => contains_reduction(a),
+        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
+            e.children().into_iter().any(contains_reduction)
+        }
         _ => false,
     }
 }
@@ -670,11 +740,11 @@ fn contains_reduction(e: &SExpr) -> bool {
 fn collect_loads(e: &SExpr, out: &mut Vec<(usize, Vec<Aff>)>) {
     match e {
         SExpr::Load(b, idx, _) => out.push((*b, idx.clone())),
-        SExpr::Bin(_, a, b) => {
-            collect_loads(a, out);
-            collect_loads(b, out);
+        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
+            for c in e.children() {
+                collect_loads(c, out);
+            }
         }
-        SExpr::Un(_, a) => collect_loads(a, out),
         _ => {}
     }
 }
@@ -686,12 +756,7 @@ fn number_loads(e: &SExpr, k: &mut usize) -> SExpr {
             *k += 1;
             SExpr::Load(*k - 1, Vec::new(), *s)
         }
-        SExpr::Bin(p, a, b) => {
-            let a = number_loads(a, k);
-            let b = number_loads(b, k);
-            SExpr::Bin(*p, Box::new(a), Box::new(b))
-        }
-        SExpr::Un(p, a) => SExpr::Un(*p, Box::new(number_loads(a, k))),
+        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => e.map_each(&mut |c| number_loads(c, k)),
         other => other.clone(),
     }
 }

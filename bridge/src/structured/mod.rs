@@ -24,9 +24,15 @@
 //! an operand of the window's shape, as linalg's pooling operations have. An array
 //! computed once and read at several positions is computed where it is read.
 //!
-//! A program outside this fragment (`padClamp`, `concat`, `select`, array literals,
-//! pairs as results, indices computed from data, ...) is reported as
-//! [`NotStructured`] with the reason, and the bridge emits explicit loops.
+//! `select` on data is an `arith.select` in the kernel's body; a result of pairs (an
+//! array of pairs is a pair of buffers) is a kernel per component; `concat` is a
+//! kernel per part, each writing a subview of the buffer.
+//!
+//! A program outside this fragment (`padClamp`, array literals read at computed
+//! positions, pair accumulators, indices computed from data, ...) is reported as
+//! [`NotStructured`] with the reason; the bridge then translates it stage by stage
+//! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
+//! become explicit loops.
 
 mod emit;
 mod eval;
@@ -40,7 +46,7 @@ pub use eval::NotStructured;
 use crate::boundary::{Param, Signature, Storage};
 use elevate_rise::limits::Limits;
 use elevate_rise::types::Type;
-use eval::{no, Ex, SExpr, SVal, R};
+use eval::{no, Ex, SArr, SExpr, SVal, R};
 use index::Aff;
 use kernel::{Buf, Builder};
 use std::rc::Rc;
@@ -48,48 +54,182 @@ use std::rc::Rc;
 /// A structured function body: its lines, the Transform script, the flop count.
 pub(crate) struct Structured {
     pub(crate) lines: Vec<String>,
+    /// How many kernels it has.
+    pub(crate) kernels: usize,
     pub(crate) script: String,
     pub(crate) flops: u64,
 }
 
-/// The structured body of the entry point `sig`, or why it has none.
+/// The structured body of the entry point `sig`, or why it has none: the whole
+/// program as one stage.
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
-    let mut builder = Builder::new(*limits);
-    let mut ex = Ex::default();
-    let mut env: terms::Env = Default::default();
-    for (id, ty, param) in &sig.params {
-        let value = match param {
-            Param::Scalar(arg, s) => SVal::Scalar(SExpr::Param(arg.clone(), *s)),
-            Param::Data(storage) => data(&mut builder, storage, ty)?,
-        };
-        env = crate::env::bind(&env, *id, value);
-    }
-    let first_own = builder.bufs.len();
-    let value = ex.expr(sig.body, &env, &mut builder)?;
-    let Storage::Leaf {
-        buffer,
-        dims,
-        scalar,
-    } = &sig.out
-    else {
-        return no("a result of pairs");
-    };
-    let out = builder.bufs.len();
-    builder.bufs.push(Buf {
-        name: buffer.clone(),
-        dims: (**dims).clone(),
-        scalar: *scalar,
-    });
-    builder.kernel(&mut ex, value, out, false)?;
-    let own: Vec<usize> = (first_own..builder.bufs.len())
-        .filter(|b| *b != out)
-        .collect();
-    let text = emit::payload_lines(&builder.kernels, &builder.bufs, &own);
-    let script = emit::transform_script(&builder.kernels, &builder.bufs);
+    let mut stages = StageBuilder::new(sig, limits)?;
+    let kernels = stages.stage(sig.body, &sig.out)?.len();
+    let StagedText { text, script } = stages.finish();
     Ok(Structured {
-        lines: text.lines,
-        script,
+        kernels,
         flops: text.flops,
+        lines: text.lines(),
+        script,
+    })
+}
+
+/// The structured translation of a program one stage at a time
+/// ([`crate::stages`]): a stage it cannot express is rolled back and left to the
+/// explicit loops, and the other stages keep their kernels and schedule.
+pub(crate) struct StageBuilder {
+    builder: Builder,
+    env: terms::Env,
+    /// The buffers that are not the program's own: parameters, stages, the result.
+    external: std::collections::HashSet<String>,
+}
+
+/// The structured stages' text: the allocations of their own buffers, each kernel's
+/// lines, the deallocations, the flop count; and the Transform script.
+pub(crate) struct StagedText {
+    pub(crate) text: emit::PayloadText,
+    pub(crate) script: String,
+}
+
+impl StageBuilder {
+    /// A builder with the parameters of `sig` bound, or why its parameters are not
+    /// arrays the structured translation reads.
+    pub(crate) fn new(sig: &Signature, limits: &Limits) -> Result<StageBuilder, NotStructured> {
+        let mut stages = StageBuilder {
+            builder: Builder::new(*limits),
+            env: Default::default(),
+            external: Default::default(),
+        };
+        for (id, ty, param) in &sig.params {
+            match param {
+                Param::Scalar(arg, s) => {
+                    let value = SVal::Scalar(SExpr::Param(arg.clone(), *s));
+                    stages.env = crate::env::bind(&stages.env, *id, value);
+                }
+                Param::Data(storage) => stages.bind(*id, storage, ty)?,
+            }
+        }
+        Ok(stages)
+    }
+
+    /// Binds `id` to the array of type `ty` in `storage`.
+    pub(crate) fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) -> R<()> {
+        self.external.extend(leaf_names(storage));
+        let value = data(&mut self.builder, storage, ty)?;
+        self.env = crate::env::bind(&self.env, id, value);
+        Ok(())
+    }
+
+    /// Binds `alias` to what `of` is bound to.
+    pub(crate) fn alias(&mut self, alias: u64, of: u64) {
+        if let Some(value) = crate::env::lookup(&self.env, of) {
+            self.env = crate::env::bind(&self.env, alias, value);
+        }
+    }
+
+    /// The kernels that write `term`'s value into `out` (their numbers), or why there
+    /// are none: then nothing of the stage is kept.
+    pub(crate) fn stage(
+        &mut self,
+        term: &elevate_rise::Term,
+        out: &Storage,
+    ) -> Result<std::ops::Range<usize>, NotStructured> {
+        let b = &self.builder;
+        let (bufs, kernels, reductions) = (b.bufs.len(), b.kernels.len(), b.reductions.len());
+        match self.try_stage(term, out) {
+            Ok(()) => Ok(kernels..self.builder.kernels.len()),
+            Err(why) => {
+                self.builder.bufs.truncate(bufs);
+                self.builder.kernels.truncate(kernels);
+                self.builder.reductions.truncate(reductions);
+                Err(why)
+            }
+        }
+    }
+
+    fn try_stage(&mut self, term: &elevate_rise::Term, out: &Storage) -> R<()> {
+        self.external.extend(leaf_names(out));
+        let mut ex = Ex::default();
+        let value = ex.expr(term, &self.env, &mut self.builder)?;
+        self.write(&mut ex, value, out)
+    }
+
+    /// The kernels that write `value` into `out`: one per leaf of a value of pairs
+    /// (each computes its component; the loops recorded are each kernel's).
+    fn write(&mut self, ex: &mut Ex, value: SVal, out: &Storage) -> R<()> {
+        match out {
+            Storage::Leaf { .. } => {
+                let out = buffer_ids(&mut self.builder, out)[0].1;
+                self.write_part(ex, value, out, 0)
+            }
+            Storage::Pair(a, b) => {
+                let loops = ex.loops.clone();
+                self.write(ex, component(&value, true)?, a)?;
+                ex.loops = loops;
+                self.write(ex, component(&value, false)?, b)
+            }
+        }
+    }
+
+    /// The text of every stage kept, and the script that schedules them.
+    pub(crate) fn finish(self) -> StagedText {
+        let own: Vec<usize> = (0..self.builder.bufs.len())
+            .filter(|b| !self.external.contains(&self.builder.bufs[*b].name))
+            .collect();
+        StagedText {
+            text: emit::payload_lines(&self.builder.kernels, &self.builder.bufs, &own),
+            script: emit::transform_script(&self.builder.kernels, &self.builder.bufs),
+        }
+    }
+}
+
+impl StageBuilder {
+    /// The kernels that write `value` into buffer `out` from row `offset` on: a
+    /// `concat` part by part, each a kernel into its rows (the loops recorded are each
+    /// part's).
+    fn write_part(&mut self, ex: &mut Ex, value: SVal, out: usize, offset: i64) -> R<()> {
+        match &value {
+            SVal::Array(SArr {
+                parts: Some(parts), ..
+            }) => {
+                let (a, b) = (**parts).clone();
+                let loops = ex.loops.clone();
+                let after = offset.saturating_add(a.len);
+                self.write_part(ex, SVal::Array(a), out, offset)?;
+                ex.loops = loops;
+                self.write_part(ex, SVal::Array(b), out, after)
+            }
+            _ => {
+                self.builder.kernel_at(ex, value, out, false, offset)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The first or second component of a pair, or of each element of an array of pairs.
+fn component(value: &SVal, first: bool) -> R<SVal> {
+    match value {
+        SVal::Pair(a, b) => Ok(if first { (**a).clone() } else { (**b).clone() }),
+        SVal::Array(xs) => {
+            let xs = xs.clone();
+            Ok(SVal::Array(eval::SArr::new(xs.len, move |ex, i| {
+                component(&xs.at(ex, i)?, first)
+            })))
+        }
+        _ => no("a component of something other than pairs"),
+    }
+}
+
+/// The buffer names of a storage's leaves.
+fn leaf_names(storage: &Storage) -> Vec<String> {
+    elevate_core::stack::guard(|| match storage {
+        Storage::Leaf { buffer, .. } => vec![buffer.clone()],
+        Storage::Pair(a, b) => {
+            let mut names = leaf_names(a);
+            names.extend(leaf_names(b));
+            names
+        }
     })
 }
 
@@ -121,7 +261,14 @@ fn buffer_ids(builder: &mut Builder, storage: &Storage) -> Rc<Vec<(String, usize
                 dims,
                 scalar,
             } => {
-                let id = match builder.bufs.iter().position(|b| &b.name == buffer) {
+                // (An entry left by a stage that was rolled back names another buffer
+                // or none.)
+                let known = builder
+                    .by_name
+                    .get(buffer)
+                    .copied()
+                    .filter(|id| builder.bufs.get(*id).is_some_and(|b| &b.name == buffer));
+                let id = match known {
                     Some(id) => id,
                     None => {
                         builder.bufs.push(Buf {
@@ -129,7 +276,9 @@ fn buffer_ids(builder: &mut Builder, storage: &Storage) -> Rc<Vec<(String, usize
                             dims: (**dims).clone(),
                             scalar: *scalar,
                         });
-                        builder.bufs.len() - 1
+                        let id = builder.bufs.len() - 1;
+                        builder.by_name.insert(buffer.clone(), id);
+                        id
                     }
                 };
                 out.push((buffer.clone(), id));

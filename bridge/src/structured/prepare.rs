@@ -4,7 +4,7 @@
 
 use super::eval::{no, Ex, LoopRec, SExpr, R};
 use super::index::{Aff, Atom, Extents, Var};
-use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Layout, Operand};
+use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Layout, Operand, Target};
 use crate::text::scalar_bytes;
 use elevate_rise::limits::Limits;
 use elevate_rise::term::Literal;
@@ -220,14 +220,13 @@ impl Builder {
         loops: Vec<(Var, LoopRec)>,
         positions: &[Var],
         e: SExpr,
-        out: usize,
-        natural: bool,
+        target: Target,
     ) -> R<Layout> {
         let (loops, e) = delinearize(ex, loops, e);
         let loops = split_positions(ex, loops, positions, &e);
         let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
         let e = self.hoist_padding(ex, e)?;
-        let (kernel, layout) = super::kernel::analyze(ex, loops, positions, e, out, self, natural)?;
+        let (kernel, layout) = super::kernel::analyze(ex, loops, positions, e, target, self)?;
         self.kernels.push(kernel);
         Ok(layout)
     }
@@ -324,7 +323,12 @@ impl Builder {
         // Its kernel sees the reductions computed so far (the maximum a softmax's sum
         // reads is the one its quotient reads).
         self.reductions.append(done);
-        let built = self.build(ex, sub_loops, &sub_positions, e.clone(), buf, false);
+        let target = Target {
+            buf,
+            natural: false,
+            offset: 0,
+        };
+        let built = self.build(ex, sub_loops, &sub_positions, e.clone(), target);
         done.append(&mut self.reductions);
         built?;
         moved.extend(own);

@@ -73,6 +73,18 @@ impl Ex {
                 self.apply(&f, a)
             }
             Expr::Annotation(e, _) => self.expr(e, env, m),
+            Expr::Array(items) if (1..=MAX_LITERAL_ITEMS).contains(&items.len()) => {
+                // Each item a part of the array, as `concat` has: written into its row
+                // by a kernel of its own.
+                let parts = items
+                    .iter()
+                    .map(|item| {
+                        let value = self.expr(item, env, m)?;
+                        Ok(SArr::new(1, move |_, _| Ok(value.clone())))
+                    })
+                    .collect::<R<Vec<SArr>>>()?;
+                Ok(SVal::Array(balanced_concat(parts)))
+            }
             Expr::Prim(_) | Expr::NatApp(..) => self.primitive(t),
             _ => no(format!("`{t}`")),
         }
@@ -109,6 +121,28 @@ impl Ex {
         let ty = t.ty().cloned().ok_or_else(untyped)?;
         Ok(curried(*p, Rc::new(nats), ty, Vec::new()))
     }
+}
+
+/// The most items of an array literal written item by item (a kernel each).
+const MAX_LITERAL_ITEMS: usize = 256;
+
+/// The concatenation of `parts`, as a balanced tree (as deep as the logarithm of
+/// their number).
+fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
+    while parts.len() > 1 {
+        let mut pairs = Vec::with_capacity(parts.len().div_ceil(2));
+        let mut it = parts.into_iter();
+        while let Some(a) = it.next() {
+            pairs.push(match it.next() {
+                Some(b) => SArr::concat(a, b),
+                None => a,
+            });
+        }
+        parts = pairs;
+    }
+    parts
+        .pop()
+        .unwrap_or_else(|| SArr::new(0, |_, _| no("an empty array")))
 }
 
 /// `toMem(x)` or `let(x)(f)`, fully applied: the primitive and its value arguments.
@@ -154,6 +188,14 @@ impl Ex {
                     elem: SExpr::Un(p, Box::new(elem.clone())).bounded()?,
                 }),
                 _ => no("arithmetic on something other than numbers"),
+            },
+            Concat => Ok(SVal::Array(SArr::concat(
+                args[0].array()?,
+                args[1].array()?,
+            ))),
+            Select => match &args[0] {
+                SVal::Scalar(c) => self.pick(c, &args[1], &args[2]),
+                _ => no("`select` on a condition that is not a boolean"),
             },
             // Inside loops `toMem` only names a value; `let` binds it.
             ToMem => Ok(args[0].clone()),
@@ -401,6 +443,55 @@ impl Ex {
                 })
             }
             _ => no("arithmetic on something other than numbers"),
+        }
+    }
+}
+
+impl Ex {
+    /// `select(c, a, b)`, element by element: one `arith.select` per element.
+    fn pick(&mut self, c: &SExpr, a: &SVal, b: &SVal) -> R<SVal> {
+        let pick = |x: &SExpr, y: &SExpr| {
+            SExpr::Pick(
+                Box::new(c.clone()),
+                Box::new(x.clone()),
+                Box::new(y.clone()),
+            )
+            .bounded()
+        };
+        match (a, b) {
+            (SVal::Scalar(x), SVal::Scalar(y)) => Ok(SVal::Scalar(pick(x, y)?)),
+            (
+                SVal::Vector { lane, n, elem: x },
+                SVal::Vector {
+                    lane: lane2,
+                    elem: y,
+                    ..
+                },
+            ) => {
+                let y = if lane == lane2 {
+                    y.clone()
+                } else {
+                    self.read_lane(*lane2, &Aff::var(*lane))?;
+                    y.subst(*lane2, &Aff::var(*lane), self)
+                };
+                Ok(SVal::Vector {
+                    lane: *lane,
+                    n: *n,
+                    elem: pick(x, &y)?,
+                })
+            }
+            (SVal::Array(a), SVal::Array(b)) => {
+                let (c, a, b) = (c.clone(), a.clone(), b.clone());
+                Ok(SVal::Array(SArr::new(a.len, move |ex, j| {
+                    let (x, y) = (a.at(ex, j)?, b.at(ex, j)?);
+                    ex.pick(&c, &x, &y)
+                })))
+            }
+            (SVal::Pair(a, b), SVal::Pair(x, y)) => Ok(SVal::Pair(
+                Box::new(self.pick(c, a, x)?),
+                Box::new(self.pick(c, b, y)?),
+            )),
+            _ => no("`select` between values of other shapes"),
         }
     }
 }

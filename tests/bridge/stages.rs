@@ -1,0 +1,192 @@
+//! One translation for the whole program, kernel by kernel: an array the structured
+//! translation cannot express becomes explicit loops by itself, and the program's other
+//! arrays keep `linalg` and the schedule their strategy gave them.
+
+use super::{assert_same, lowered, payload};
+use elevate::bridge::{jit, Error, KernelForm};
+use elevate::rise::{io, NatEnv, Program};
+
+/// A matrix product stored, then clamped at its edges (`padClamp` is not structured).
+const PRODUCT_THEN_CLAMP: &str = "def f(a: 64.48.f32, b: 48.64.f32) : 80.64.f32 =
+  toMem(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
+    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) |> padClamp(8, 8)";
+
+/// `padClamp` first (loops), bound by `let`, then a matrix product reading it.
+const CLAMP_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32) : 64.64.f32 =
+  let ac = toMem(a |> padClamp(16, 16)) in ac |> map(fun(arow => transpose(b) |> map(fun(bcol =>
+    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
+
+fn forms(source: &str, strategy: &str) -> (elevate::bridge::Payload, elevate::rise::Term) {
+    let term = lowered(source, &NatEnv::default(), strategy);
+    (payload("f", &term), term)
+}
+
+#[test]
+fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule() {
+    let (p, term) = forms(PRODUCT_THEN_CLAMP, "microKernel(16, 32, 4, 8)");
+    assert!(
+        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("padClamp")),
+        "{:?}",
+        p.kernels
+    );
+    assert!(
+        p.kernels.contains(&KernelForm::Structured),
+        "{:?}",
+        p.kernels
+    );
+    assert!(!p.all_structured() && p.loops_because.is_none());
+    let script = p.transform.as_deref().unwrap();
+    // The register tile's schedule: vectorized, its rows unrolled.
+    assert!(
+        script.contains("transform.structured.vectorize"),
+        "{script}"
+    );
+    assert!(script.contains("transform.loop.unroll"), "{script}");
+    assert!(p.mlir.contains("linalg.generic") || p.mlir.contains("linalg.matmul"));
+    assert!(p.mlir.contains("scf.for"), "{}", p.mlir);
+    assert_same(&term, "product then padClamp");
+}
+
+#[test]
+fn a_structured_array_reads_what_loops_wrote_through_a_let() {
+    let (p, term) = forms(CLAMP_THEN_PRODUCT, "id");
+    assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
+    assert!(
+        matches!(p.kernels[0], KernelForm::Loops(_)),
+        "{:?}",
+        p.kernels
+    );
+    assert_eq!(p.kernels[1], KernelForm::Structured);
+    assert!(p.mlir.contains("linalg.matmul"), "{}", p.mlir);
+    assert_same(&term, "padClamp then product");
+    // And with the product scheduled (without the `let`, which the strategies do not
+    // look through).
+    let source = CLAMP_THEN_PRODUCT.replace(
+        "let ac = toMem(a |> padClamp(16, 16)) in ac",
+        "toMem(a |> padClamp(16, 16))",
+    );
+    let (p, term) = forms(&source, "microKernel(16, 32, 4, 8)");
+    assert_eq!(
+        p.kernels.last(),
+        Some(&KernelForm::Structured),
+        "{:?}",
+        p.kernels
+    );
+    assert!(p
+        .transform
+        .unwrap()
+        .contains("transform.structured.vectorize"));
+    assert_same(&term, "padClamp then tiled product");
+}
+
+#[test]
+fn a_division_that_traps_in_a_loop_kernel_is_reported_beside_structured_kernels() {
+    let source = "def f(x: 8.i32, d: 8.i32) : 16.i32 =
+      concat(toMem(zip(x, d) |> map(fun(p => fst(p) / snd(p)))), toMem(x |> map(fun(v => v + 1))))";
+    let program = Program::load(source, None).unwrap();
+    let term = lowered(source, &NatEnv::default(), "id");
+    let p = payload("f", &term);
+    assert!(!p.traps.is_empty(), "{}", p.mlir);
+    assert!(
+        p.kernels.contains(&KernelForm::Structured),
+        "{:?}",
+        p.kernels
+    );
+    let compiled = jit::compile(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
+    let sig = io::signature(&program.entry().term);
+    let inputs = |d: &str| {
+        let json: Vec<serde_json::Value> = ["[1,2,3,4,5,6,7,8]", d]
+            .iter()
+            .map(|t| serde_json::from_str(t).unwrap())
+            .collect();
+        io::bind_inputs(&sig, &json).unwrap().1
+    };
+    let ok = inputs("[1,1,1,1,2,2,2,2]");
+    assert_eq!(
+        compiled.run(&ok).unwrap().to_json().unwrap().to_string(),
+        "[1,2,3,4,2,3,3,4,2,3,4,5,6,7,8,9]"
+    );
+    let zero = inputs("[1,1,1,0,2,2,2,2]");
+    match compiled.run(&zero) {
+        Err(Error::Trap { span, .. }) => assert!(span.is_some(), "the trap is located"),
+        other => panic!("expected a trap, found {other:?}"),
+    }
+}
+
+#[test]
+fn select_is_an_arith_select_in_the_kernel_body() {
+    // On scalars, and on arrays (element by element), with a condition on data.
+    let source = "def f(x: 16.8.f32, y: 16.8.f32) : 16.8.f32 =
+      zip(x, y) |> map(fun(r => select(reduce(add, 0.0)(fst(r)) > 0.0, fst(r), zip(fst(r), snd(r)) |> map(fun(p =>
+        select(fst(p) > snd(p), fst(p) * 2.0, snd(p)))))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(p.mlir.contains("arith.select"), "{}", p.mlir);
+    assert_same(&term, "select");
+}
+
+#[test]
+fn a_result_of_pairs_is_a_kernel_per_component() {
+    // An array of pairs is stored as a pair of arrays: each component its kernel, with
+    // the loops (and the schedule) of the program.
+    let source = "def f(x: 32.16.f32, y: 16.24.f32) : 32.24.(f32, f32) =
+      x |> map(fun(r => transpose(y) |> map(fun(c =>
+        (zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0), r |> reduce(max, 0.0))))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(p.kernels.len() >= 2, "{:?}", p.kernels);
+    assert!(
+        p.mlir.contains("outs(%out0") && p.mlir.contains("outs(%out1"),
+        "{}",
+        p.mlir
+    );
+    assert_same(&term, "a result of pairs");
+}
+
+#[test]
+fn concat_is_two_kernels_into_the_two_parts_of_its_buffer() {
+    // concat(product, b): the product into the first 64 rows, b copied into the next
+    // 48, each a kernel writing a subview of the result.
+    let source = "def f(a: 64.48.f32, b: 48.64.f32) : 112.64.f32 =
+      concat(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
+        zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0))))), b)";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(
+        p.mlir.contains("memref.subview %out0[64, 0] [48, 64]"),
+        "{}",
+        p.mlir
+    );
+    assert_same(&term, "concat");
+    // Nested, with the product scheduled.
+    let nested = source
+        .replace("112.64.f32", "160.64.f32")
+        .replace(", b)", ", concat(b, b))");
+    let (p, term) = forms(&nested, "microKernel(16, 32, 4, 8)");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(
+        p.mlir.contains("memref.subview %out0[112, 0] [48, 64]"),
+        "{}",
+        p.mlir
+    );
+    assert_same(&term, "nested concat");
+}
+
+#[test]
+fn a_pair_accumulator_is_a_loop_carrying_both_values() {
+    // argmax of each row: the largest value and where it is. Not structured yet (a
+    // kernel would need two results combined by one body): explicit loops whose
+    // reduction carries the pair, beside the structured kernel that stores the rows.
+    let source = "def f(x: 8.16.f32, ids: 16.i32) : 8.(f32, i32) =
+      toMem(x |> map(fun(r => r |> map(fun(v => v * 2.0))))) |> map(fun(r =>
+        zip(r, ids) |> reduce(fun(acc, p => select(fst(p) > fst(acc), p, acc)), (-1000.0, 0))))";
+    let (p, term) = forms(source, "id");
+    assert_eq!(
+        p.kernels.first(),
+        Some(&KernelForm::Structured),
+        "{:?}",
+        p.kernels
+    );
+    assert!(p.mlir.contains(":2 = scf.for"), "{}", p.mlir);
+    assert_same(&term, "argmax");
+}
