@@ -117,6 +117,16 @@ fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
     format!("microKernel({mc}, {nc}, {r}, {w})")
 }
 
+/// `elementwise` for rows of `m` elements: vectors of the machine's width (or of the
+/// widest power of two that divides `m`).
+fn elementwise(m: i64, lanes: u32) -> String {
+    let mut w = i64::from(lanes).max(2);
+    while w > 2 && m % w != 0 {
+        w /= 2;
+    }
+    format!("elementwise({w})")
+}
+
 /// The suite at `1 / scale` of its size in each dimension, with library strategies
 /// for a machine with `lanes` f32 lanes per vector register.
 pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
@@ -177,13 +187,15 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             "add.rise",
             &[("n", n2), ("m", n2)],
             Work::Bytes(f32s(3 * n2 * n2)),
-        ),
+        )
+        .with(elementwise(n2, lanes)),
         op(
             "relu",
             "relu.rise",
             &[("n", n2), ("m", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
-        ),
+        )
+        .with(elementwise(n2, lanes)),
         op(
             "matmul_bias_relu",
             "matmul_bias_relu.rise",
@@ -196,7 +208,8 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             "softmax.rise",
             &[("b", s(1024)), ("n", s(4096))],
             Work::Bytes(f32s(2 * s(1024) * s(4096))),
-        ),
+        )
+        .with(elementwise(s(4096), lanes)),
         op(
             "jacobi2d",
             "jacobi2d.rise",

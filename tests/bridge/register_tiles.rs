@@ -178,3 +178,39 @@ fn contractions_that_reduce_several_elements_per_step_stay_outer_products() {
         "{tile}"
     );
 }
+
+#[test]
+fn a_micro_kernel_with_reduction_blocks_tiles_the_reduction_outside_its_register_tiles() {
+    // microKernel(32, 64, 4, 32, 16) on a 64 x 64 x 48 product: the reduction in three
+    // blocks of 16, the loop over blocks between the cache tile's loops and the register
+    // tiles', which accumulate into the cache tile's results (promoted to a buffer of
+    // their own); the loop within a block inside the register tiles' loops.
+    let source = example("matmul.rise");
+    let nats = sizes(&[("n", 64), ("k", 48), ("m", 64)]);
+    let term = lowered(&source, &nats, "microKernel(32, 64, 4, 32, 16)");
+    let p = payload("f", &term);
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    let script = p.transform.unwrap();
+    let product: Vec<&str> = script.lines().filter(|l| l.contains("%k1")).collect();
+    let product = product.join("\n");
+    let at = |what: &str| {
+        product
+            .find(what)
+            .unwrap_or_else(|| panic!("{what}: {product}"))
+    };
+    // The product's dimensions: rows, the reduction, blocks of columns, their lanes.
+    let blocks = at("tile_sizes [0, 16, 0, 0]");
+    let (tiles, steps) = (at("tile_sizes [4, 0, 0, 0]"), at("tile_sizes [0, 1, 0, 0]"));
+    assert!(
+        at("tile_using_forall %k1 tile_sizes [32, 0, 0, 0]") < blocks,
+        "{product}"
+    );
+    assert!(blocks < tiles && tiles < steps, "{product}");
+    assert!(
+        product.contains("transform.structured.promote"),
+        "{product}"
+    );
+    assert!(product.contains("vector_sizes [1, 1, 1, 32]"), "{product}");
+    assert!(script.contains("transform.loop.unroll") && script.contains("factor = 4"));
+    assert_same(&term, "microKernel(32, 64, 4, 32, 16)");
+}

@@ -223,7 +223,24 @@ pub fn par() -> Strategy<Term> {
 /// assert!(text.contains("asVector(32)") && text.contains("mapSeqUnroll"));
 /// ```
 pub fn micro_kernel(mc: i64, nc: i64, rows: i64, lanes: i64) -> Strategy<Term> {
-    let name = format!("microKernel({mc}, {nc}, {rows}, {lanes})");
+    micro_kernel_blocked(mc, nc, rows, lanes, None)
+}
+
+/// `microKernel(mc, nc, r, w, kc)`: [`micro_kernel`] with the reduction in blocks of
+/// `kc` ([`registerTile(r, w, kc)`](super::register_tile_blocked)), so that the slice
+/// of the packed `b` a register tile streams stays in the L1 cache. `kc` must divide
+/// the reduction's length (padding pads rows and columns, not the reduction).
+pub fn micro_kernel_blocked(
+    mc: i64,
+    nc: i64,
+    rows: i64,
+    lanes: i64,
+    kc: Option<i64>,
+) -> Strategy<Term> {
+    let name = match kc {
+        None => format!("microKernel({mc}, {nc}, {rows}, {lanes})"),
+        Some(kc) => format!("microKernel({mc}, {nc}, {rows}, {lanes}, {kc})"),
+    };
     for (what, small, large) in [("r", rows, mc), ("w", lanes, nc)] {
         if small <= 0 || large <= 0 || large % small != 0 {
             return super::catalogue::invalid(
@@ -232,17 +249,26 @@ pub fn micro_kernel(mc: i64, nc: i64, rows: i64, lanes: i64) -> Strategy<Term> {
             );
         }
     }
+    // The product's nest (a bias added after it is a nest too, without a reduction).
+    let product = || map_nest(2) >> reduction_nest(2);
+    let stored_product = || product() >> to_mem_after();
     named(
         name,
         dfnf()
             >> elevate_strategies::try_(top_down(fuse_reduce_map()))
-            >> elevate_strategies::try_(outermost(map_nest(2), pad_nest(mc, nc)))
+            >> elevate_strategies::try_(outermost(product(), pad_nest(mc, nc)))
+            // A product read by more (a bias, an activation) is stored first, so that
+            // what reads it reads it by position, not through its tiles.
+            >> elevate_strategies::try_(outermost(
+                is_applied(is_applied(is_map())),
+                argument(stored_product() | annotated(stored_product())),
+            ))
             >> dfnf()
             >> pack_b_width(lanes)
             >> dfnf()
-            >> outermost(map_nest(2), tile_nd_list(&[mc, nc]))
+            >> outermost(product(), tile_nd_list(&[mc, nc]))
             >> dfnf()
-            >> register_tile(rows, lanes)
+            >> super::register_tile_blocked(rows, lanes, kc)
             >> outermost(is_applied(is_map()), parallel()),
     )
 }
@@ -305,8 +331,8 @@ pub(super) fn register(r: &mut Registry<Term>) {
     }
     r.add(
         "microKernel",
-        "(mc, nc, r, w)",
-        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w) ; parallel @ outermost(isApplied(isMap)) (64, 64, 4, 64 if none is written)",
+        "(mc, nc, r, w, kc?)",
+        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w, kc?) ; parallel @ outermost(isApplied(isMap)) (64, 64, 4, 64 if none is written; with kc, the reduction in blocks of kc)",
         |a| match super::sizes(a, 0)?.as_slice() {
             [] => Ok(micro_kernel(64, 64, 4, 64)),
             [mc, nc, r, w] => {
@@ -320,9 +346,23 @@ pub(super) fn register(r: &mut Registry<Term>) {
                 }
                 Ok(micro_kernel(*mc, *nc, *r, *w))
             }
+            [mc, nc, r, w, kc] => {
+                for (index, small, large) in [(2, r, mc), (3, w, nc)] {
+                    if large % small != 0 {
+                        return Err(ArgError::invalid(
+                            index,
+                            format!("{small} must divide the tile's {large}"),
+                        ));
+                    }
+                }
+                Ok(micro_kernel_blocked(*mc, *nc, *r, *w, Some(*kc)))
+            }
             s => Err(ArgError::invalid(
                 None,
-                format!("expects 4 sizes (mc, nc, r, w), found {}", s.len()),
+                format!(
+                    "expects 4 or 5 sizes (mc, nc, r, w, kc), found {}",
+                    s.len()
+                ),
             )),
         },
     );

@@ -28,6 +28,7 @@
 //! | `tiling` | `tile`, `tileND`, `tileNDList`, `interchange`, `reorder`, `mapped`, `stage` |
 //! | `gemm`, `separable` | the seven TVM matmul strategies, `microKernel`; separable convolution |
 //! | `conv` | the direct convolution as a micro-kernel: `channelsInnermost`, `blockLanes`, `packWeights`, `convKernel` |
+//! | `elementwise` | `elementwise(w)`: an elementwise chain fused, vectorized, on threads |
 //! | `catalogue`, `equation` | the table of the rules; rules written as equations |
 
 mod algorithmic;
@@ -35,6 +36,7 @@ mod basic;
 mod bindings;
 pub mod catalogue;
 mod conv;
+mod elementwise;
 mod equation;
 mod gemm;
 mod layout;
@@ -56,6 +58,7 @@ pub use self::basic::*;
 pub use self::bindings::*;
 pub use self::catalogue::{ArgError, RuleDef};
 pub use self::conv::*;
+pub use self::elementwise::*;
 pub use self::equation::{Equation, Scope};
 pub use self::gemm::*;
 pub use self::layout::*;
@@ -161,6 +164,7 @@ pub fn register(r: &mut Registry<Term>) {
     gemm::register(r);
     padding::register(r);
     conv::register(r);
+    elementwise::register(r);
     lowering::register(r);
     separable::register(r);
 }
@@ -168,8 +172,13 @@ pub fn register(r: &mut Registry<Term>) {
 /// The RISE locations of [`traversal`](self::traversal).
 fn register_locations(r: &mut Registry<Term>) {
     type Location = fn(Strategy<Term>) -> Strategy<Term>;
-    let locations: [(&str, &str, Location); 3] = [
+    let locations: [(&str, &str, Location); 4] = [
         ("body", "s on the body of a lambda", body),
+        (
+            "annotated",
+            "s on the term of a type annotation e : T",
+            annotated,
+        ),
         (
             "function",
             "s on the function of an application f(a)",

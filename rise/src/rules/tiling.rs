@@ -12,7 +12,7 @@ use super::movement::{loop_interchange, split_before_map};
 use super::pattern::named;
 use super::predicates::{contains, dfnf, is_applied, is_lambda, is_map, rnf};
 use super::reduction::{fuse_reduce_map, lift_reduce, reduce_seq_init_fusion};
-use super::traversal::{argument, argument_of, body, fmap, function, innermost};
+use super::traversal::{argument, argument_of, body, fmap, function, innermost, outermost};
 use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::Term;
@@ -140,8 +140,26 @@ pub fn sub_tile(sizes: &[i64]) -> Strategy<Term> {
 /// columns, the reduction, the rows of a register tile, its columns). `r` must divide
 /// `c1` and `w` divide `c2`; `w` is at least 2.
 pub fn register_tile(rows: i64, lanes: i64) -> Strategy<Term> {
-    let name = format!("registerTile({rows}, {lanes})");
-    if let Err(why) = check_sizes(&[rows, lanes]) {
+    register_tile_blocked(rows, lanes, None)
+}
+
+/// `registerTile(r, w, kc)`: [`register_tile`] with the reduction in blocks of `kc`,
+/// the loop over blocks outside the register tiles (which accumulate into the cache
+/// tile's block of results) and the loop within a block between the register tiles'
+/// loops and their rows, so that the `kc x w` slice of `b` a register tile reads
+/// stays in the L1 cache while the tile's rows sweep it (BLIS's `kc`):
+///
+/// `registerTile(r, w, kc) = subTile([r, w]) ;; reduceMapFission @
+/// outermost(isApplied(isApplied(isApplied(isReduceSeq)))) ;; splitStrategy(kc) @
+/// innermost(isFullyAppliedReduce) ;; reorder([1, 2, 7, 3, 4, 8, 5, 6]) ;;
+/// vectorize(w) ... ;; function(mapSeqUnroll) ...` (as `registerTile(r, w)`). `kc`
+/// must divide the reduction's length.
+pub fn register_tile_blocked(rows: i64, lanes: i64, kc: Option<i64>) -> Strategy<Term> {
+    let name = match kc {
+        None => format!("registerTile({rows}, {lanes})"),
+        Some(kc) => format!("registerTile({rows}, {lanes}, {kc})"),
+    };
+    if let Err(why) = check_sizes(&[rows, lanes, kc.unwrap_or(1)]) {
         return super::catalogue::invalid(name, why);
     }
     if lanes < 2 {
@@ -152,8 +170,22 @@ pub fn register_tile(rows: i64, lanes: i64) -> Strategy<Term> {
     }
     let vector = Term::nat_app(Term::prim(Prim::AsVector), Nat::cst(lanes));
     let rows_of_vectors = is_applied(is_map()) >> argument(is_lambda()) >> contains(vector);
-    let steps = sub_tile(&[rows, lanes])
-        >> reorder(&[1, 2, 3, 4, 7, 5, 6])
+    let loops = match kc {
+        None => sub_tile(&[rows, lanes]) >> reorder(&[1, 2, 3, 4, 7, 5, 6]),
+        Some(kc) => {
+            sub_tile(&[rows, lanes])
+                >> dfnf()
+                >> outermost(
+                    is_applied(is_applied(is_applied(super::is_reduce_seq()))),
+                    super::reduce_map_fission(),
+                )
+                >> dfnf()
+                >> innermost(super::is_fully_applied_reduce(), super::split_strategy(kc))
+                >> dfnf()
+                >> reorder(&[1, 2, 7, 3, 4, 8, 5, 6])
+        }
+    };
+    let steps = loops
         >> dfnf()
         >> innermost(super::is_fully_applied_map(), vectorize(lanes))
         >> dfnf()
@@ -368,17 +400,18 @@ pub(super) fn register(r: &mut Registry<Term>) {
     );
     r.add(
         "registerTile",
-        "(r, w)",
-        "in a tiled 2-D nest with a reduction: r x w register tiles, the reduction outside them, w columns on vectors, r rows unrolled: subTile([r, w]) ;; reorder([1, 2, 3, 4, 7, 5, 6]) ;; vectorize(w) ;; mapSeqUnroll on the rows",
+        "(r, w, kc?)",
+        "in a tiled 2-D nest with a reduction: r x w register tiles, the reduction outside them, w columns on vectors, r rows unrolled: subTile([r, w]) ;; reorder([1, 2, 3, 4, 7, 5, 6]) ;; vectorize(w) ;; mapSeqUnroll on the rows; with kc, the reduction in blocks of kc, the loop over blocks outside the register tiles",
         |a| match super::sizes(a, 0)?.as_slice() {
             [_, 1] => Err(ArgError::invalid(
                 1,
                 "the vector width w must be at least 2, found 1",
             )),
             [r, w] => Ok(register_tile(*r, *w)),
+            [r, w, kc] => Ok(register_tile_blocked(*r, *w, Some(*kc))),
             s => Err(ArgError::invalid(
                 None,
-                format!("expects 2 sizes, found {}", s.len()),
+                format!("expects 2 or 3 sizes, found {}", s.len()),
             )),
         },
     );

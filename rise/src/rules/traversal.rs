@@ -10,6 +10,7 @@ enum Part {
     Body,
     Function,
     Argument,
+    Annotated,
 }
 
 struct Location {
@@ -26,6 +27,7 @@ impl Location {
             (Part::Function, _) => "function",
             (Part::Argument, None) => "argument",
             (Part::Argument, Some(_)) => "argumentOf",
+            (Part::Annotated, _) => "annotated",
         }
     }
 
@@ -41,6 +43,7 @@ impl Location {
                 Some(p) if is_prim(f, p) => Some(0),
                 Some(_) => None,
             },
+            (Part::Annotated, Expr::Annotation(..)) => Some(0),
             _ => None,
         }
     }
@@ -102,6 +105,16 @@ pub fn function(s: Strategy<Term>) -> Strategy<Term> {
 pub fn argument(s: Strategy<Term>) -> Strategy<Term> {
     Strategy::new(Location {
         part: Part::Argument,
+        of: None,
+        s,
+    })
+}
+
+/// `annotated(s)`: `s` on the term of a type annotation `e : T` (the annotation
+/// kept); fails elsewhere.
+pub fn annotated(s: Strategy<Term>) -> Strategy<Term> {
+    Strategy::new(Location {
+        part: Part::Annotated,
         of: None,
         s,
     })

@@ -207,7 +207,20 @@ fn bad_tile_arguments_are_errors_where_they_are_written() {
     for (text, at, why) in [
         ("id ; registerTile(8, 1)", "1)", "at least 2"),
         ("id ; registerTile(0, 32)", "0, 32)", "positive"),
-        ("id ; registerTile(8)", "registerTile(8)", "expects 2 sizes"),
+        (
+            "id ; registerTile(8)",
+            "registerTile(8)",
+            "expects 2 or 3 sizes",
+        ),
+        ("id ; registerTile(8, 16, 0)", "0)", "positive"),
+        ("id ; microKernel(48, 64, 6, 16, 0)", "0)", "positive"),
+        (
+            "id ; microKernel(48, 64, 5, 16, 64)",
+            "5, 16, 64)",
+            "must divide",
+        ),
+        ("id ; elementwise(1)", "1)", "at least 2"),
+        ("id ; elementwise(8, 8)", "elementwise(8, 8)", "one width"),
         ("id ; subTile([2, 0])", "[2, 0])", "must be positive"),
         ("id ; packB(1)", "1)", "at least 2"),
         ("id ; permuteB(0)", "0)", "at least 2"),
