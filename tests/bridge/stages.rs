@@ -190,3 +190,25 @@ fn a_pair_accumulator_is_a_loop_carrying_both_values() {
     assert!(p.mlir.contains(":2 = scf.for"), "{}", p.mlir);
     assert_same(&term, "argmax");
 }
+
+#[test]
+fn an_array_literal_read_at_a_known_position_is_that_item() {
+    // Inside a map (so not hoisted), read at a constant position: the item itself.
+    let source = "def f(x: 8.f32) : 8.f32 =
+      x |> map(fun(v => [v, v * 2.0, v + 1.0] |> idx(natAsIndex(3, 2i64))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    assert_same(&term, "a literal read at a known position");
+    // Read at every position (a reduction over it): a loop kernel, and says why.
+    let source = "def f(x: 8.f32) : 8.f32 =
+      x |> map(fun(v => [v, v * 2.0] |> reduce(add, 0.0)))";
+    let (p, term) = forms(source, "id");
+    assert!(
+        p.loop_kernels()
+            .any(|why| why.contains("element by element")),
+        "{:?}",
+        p.kernels
+    );
+    assert_same(&term, "a literal reduced");
+}

@@ -280,14 +280,22 @@ impl SArr {
         }
     }
 
-    /// `concat(a, b)`: only ever written, part by part.
+    /// `concat(a, b)`: written part by part; read only where the position is known
+    /// to be in one part (a constant, or a range within it).
     pub(crate) fn concat(a: SArr, b: SArr) -> SArr {
+        let parts = Rc::new((a, b));
+        let read = parts.clone();
         SArr {
-            len: a.len.saturating_add(b.len),
-            get: Shared::new(Rc::new(|_: &mut Ex, _: &Aff| {
-                no("a `concat` read element by element")
+            len: parts.0.len.saturating_add(parts.1.len),
+            get: Shared::new(Rc::new(move |ex: &mut Ex, i: &Aff| {
+                let (a, b) = &*read;
+                match i.range(ex) {
+                    (lo, hi) if lo >= 0 && hi < a.len => a.at(ex, i),
+                    (lo, _) if lo >= a.len => b.at(ex, &i.plus(-a.len)),
+                    _ => no("a `concat` read element by element"),
+                }
             })),
-            parts: Some(Rc::new((a, b))),
+            parts: Some(parts),
         }
     }
 
