@@ -138,16 +138,14 @@ fn staged(
     for (id, _, _) in &sig.params {
         translation.resolve_aliases(*id);
     }
-    let mut buffers = Vec::new();
+    // The stages' buffers: each name and its memref type.
+    let mut buffers: Vec<(String, String)> = Vec::new();
     for (k, stage) in split.stages.iter().enumerate() {
         let storage =
             crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
                 crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
                 let buffer = format!("%stage{k}_{leaf}");
-                buffers.push(format!(
-                    "{buffer} = memref.alloc() {{alignment = 64 : i64}} : {}",
-                    memref_type(dims, s)
-                ));
+                buffers.push((buffer.clone(), memref_type(dims, s)));
                 Ok(buffer)
             })?;
         translation.stage(&stage.term, &storage)?;
@@ -172,7 +170,12 @@ fn staged(
     // The loops' lines are indented as the function body's; the rest are not yet.
     let indented = |lines: Vec<String>| lines.into_iter().map(|l| format!("    {l}"));
     let mut kernel_lines = structured.text.kernels.into_iter();
-    let mut lines: Vec<String> = indented(buffers.clone()).collect();
+    let mut lines: Vec<String> = buffers
+        .iter()
+        .map(|(buffer, ty)| {
+            format!("    {buffer} = memref.alloc() {{alignment = 64 : i64}} : {ty}")
+        })
+        .collect();
     lines.extend(indented(structured.text.allocs));
     for part in parts {
         match part {
@@ -183,10 +186,7 @@ fn staged(
         }
     }
     lines.extend(indented(structured.text.deallocs));
-    for alloc in buffers.iter().rev() {
-        let (buffer, ty) = alloc
-            .split_once(" = memref.alloc() {alignment = 64 : i64} : ")
-            .expect("written above");
+    for (buffer, ty) in buffers.iter().rev() {
         lines.push(format!("    memref.dealloc {buffer} : {ty}"));
     }
     if !traps.is_empty() {

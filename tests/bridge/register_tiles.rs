@@ -93,8 +93,7 @@ fn the_micro_kernel_carries_its_register_tile_into_the_script_and_matches_the_in
     let script = p
         .transform
         .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
-    let product: Vec<&str> = script.lines().filter(|l| l.contains("%k1")).collect();
-    let product = product.join("\n");
+    let product = kernel_lines(&script, 1);
     assert!(
         product.contains("tile_using_forall %k1 tile_sizes [32, 0, 0, 0]"),
         "{product}"
@@ -191,8 +190,7 @@ fn a_micro_kernel_with_reduction_blocks_tiles_the_reduction_outside_its_register
     let p = payload("f", &term);
     assert!(p.all_structured(), "{:?}", p.kernels);
     let script = p.transform.unwrap();
-    let product: Vec<&str> = script.lines().filter(|l| l.contains("%k1")).collect();
-    let product = product.join("\n");
+    let product = kernel_lines(&script, 1);
     let at = |what: &str| {
         product
             .find(what)
@@ -213,4 +211,14 @@ fn a_micro_kernel_with_reduction_blocks_tiles_the_reduction_outside_its_register
     assert!(product.contains("vector_sizes [1, 1, 1, 32]"), "{product}");
     assert!(script.contains("transform.loop.unroll") && script.contains("factor = 4"));
     assert_same(&term, "microKernel(32, 64, 4, 32, 16)");
+}
+
+/// The lines of a Transform script that schedule kernel `n`.
+fn kernel_lines(script: &str, n: usize) -> String {
+    let handle = format!("%k{n}");
+    script
+        .lines()
+        .filter(|l| l.contains(&handle))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -45,24 +45,16 @@ pub(crate) struct Body {
     pub(crate) traps: Vec<TrapSite>,
 }
 
-/// The body of the entry point `sig` as explicit loops.
+/// The body of the entry point `sig` as explicit loops: the whole program as one
+/// stage.
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Body, Error> {
-    let mut g = Gen::new(*limits);
-    let mut env: Env = Default::default();
-    for (id, ty, param) in &sig.params {
-        let value = match param {
-            Param::Scalar(arg, s) => Val::Scalar(arg.clone(), *s),
-            Param::Data(storage) => g.view(storage, ty, Vec::new()),
-        };
-        env = bind(&env, *id, value);
-    }
-    let result = g.expr(sig.body, &env)?;
-    g.store(&result, &sig.out, &[], sig.body)?;
-    g.free_region();
+    let mut stages = LoopStages::new(sig, limits);
+    let lines = stages.stage(sig.body, &sig.out)?;
+    let (flops, traps) = stages.finish();
     Ok(Body {
-        lines: g.lines,
-        flops: g.flops,
-        traps: g.traps,
+        lines,
+        flops,
+        traps,
     })
 }
 

@@ -16,7 +16,7 @@ use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::{Scalar, Type};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::rc::Rc;
 
@@ -180,6 +180,19 @@ impl SExpr {
 
     pub(crate) fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SExpr {
         self.map_indices(&mut |a| a.subst(v, e, x))
+    }
+
+    /// The loops the reductions inside `self` (itself included) reduce over.
+    pub(crate) fn reduction_vars(&self) -> BTreeSet<Var> {
+        let mut vars = BTreeSet::new();
+        let mut pending = vec![self];
+        while let Some(e) = pending.pop() {
+            if let SExpr::Red { vars: vs, .. } = e {
+                vars.extend(vs.iter().copied());
+            }
+            pending.extend(e.children());
+        }
+        vars
     }
 
     fn mentions_acc(&self, id: u32) -> bool {

@@ -275,7 +275,7 @@ impl Builder {
         };
         // A reduction whose result the value does not read (the other component of a
         // pair, another part of a `concat`) is no loop of this kernel.
-        let reduced = reduction_vars(&e);
+        let reduced = e.reduction_vars();
         let loops = std::mem::take(&mut ex.loops)
             .into_iter()
             .filter(|(v, rec)| !rec.kind.is_reduction() || reduced.contains(v))
@@ -287,19 +287,6 @@ impl Builder {
         };
         self.build(ex, loops, &positions, e, target)
     }
-}
-
-/// The loops the reductions inside `e` reduce over.
-fn reduction_vars(e: &SExpr) -> std::collections::BTreeSet<Var> {
-    let mut vars = std::collections::BTreeSet::new();
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
-        if let SExpr::Red { vars: vs, .. } = e {
-            vars.extend(vs.iter().copied());
-        }
-        pending.extend(e.children());
-    }
-    vars
 }
 
 /// A loop of the nest, in terms of output positions or a reduction.

@@ -157,6 +157,10 @@ impl StageBuilder {
     /// The kernels that write `value` into `out`: one per leaf of a value of pairs
     /// (each computes its component; the loops recorded are each kernel's).
     fn write(&mut self, ex: &mut Ex, value: SVal, out: &Storage) -> R<()> {
+        elevate_core::stack::guard(|| self.write_leaves(ex, value, out))
+    }
+
+    fn write_leaves(&mut self, ex: &mut Ex, value: SVal, out: &Storage) -> R<()> {
         match out {
             Storage::Leaf { .. } => {
                 let out = buffer_ids(&mut self.builder, out)[0].1;
@@ -188,6 +192,11 @@ impl StageBuilder {
     /// `concat` part by part, each a kernel into its rows (the loops recorded are each
     /// part's).
     fn write_part(&mut self, ex: &mut Ex, value: SVal, out: usize, offset: i64) -> R<()> {
+        // As deep as the program nests its `concat`s.
+        elevate_core::stack::guard(|| self.write_part_at(ex, value, out, offset))
+    }
+
+    fn write_part_at(&mut self, ex: &mut Ex, value: SVal, out: usize, offset: i64) -> R<()> {
         match &value {
             SVal::Array(SArr {
                 parts: Some(parts), ..

@@ -201,16 +201,6 @@ fn variables(e: &SExpr) -> BTreeSet<Var> {
     out
 }
 
-/// The reduction variables of every `Red` in `e`.
-fn reduction_vars(e: &SExpr, out: &mut BTreeSet<Var>) {
-    if let SExpr::Red { vars, .. } = e {
-        out.extend(vars);
-    }
-    for c in e.children() {
-        reduction_vars(c, out);
-    }
-}
-
 impl Builder {
     /// The kernel that writes `out[positions] = e`, after the kernels it needs: its
     /// inner reductions' (each into a buffer of its own) and its padded operands'.
@@ -288,8 +278,7 @@ impl Builder {
         if !matches!(e, SExpr::Red { .. }) {
             return e.map_children(&mut |c| self.lift(ex, loops, positions, c, done, moved));
         }
-        let mut own = BTreeSet::new();
-        reduction_vars(e, &mut own);
+        let own = e.reduction_vars();
         if let Some((_, load)) = done.iter().find(|(r, _)| r == e) {
             moved.extend(own);
             return Ok(load.clone());

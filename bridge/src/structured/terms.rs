@@ -412,16 +412,31 @@ impl Ex {
 
     /// Arithmetic on scalars, or lane by lane on vectors (one lane loop for both).
     fn binary(&mut self, p: Prim, a: &SVal, b: &SVal) -> R<SVal> {
-        let op = |x: &SExpr, y: &SExpr| {
+        let op = |x: SExpr, y: SExpr| {
             // A division that may trap needs a guard and a trap record, which a kernel
             // body cannot hold: such programs are loops.
-            if can_trap(p, x.scalar()) && !constant_divisor(y).is_some_and(safe_divisor) {
+            if can_trap(p, x.scalar()) && !constant_divisor(&y).is_some_and(safe_divisor) {
                 return no("an integer division or remainder by a divisor that may be 0 or -1");
             }
-            SExpr::Bin(p, Box::new(x.clone()), Box::new(y.clone())).bounded()
+            SExpr::Bin(p, Box::new(x), Box::new(y)).bounded()
         };
-        match (a, b) {
-            (SVal::Scalar(x), SVal::Scalar(y)) => Ok(SVal::Scalar(op(x, y)?)),
+        match self.lanewise(a.clone(), b.clone(), &op)? {
+            Ok(v) => Ok(v),
+            Err(_) => no("arithmetic on something other than numbers"),
+        }
+    }
+
+    /// `f` of two numbers: of two scalars, or lane by lane of two vectors (read with
+    /// one lane loop); the values back where they are not numbers. (By value: a
+    /// guard of 100,000 paddings grows as it is passed on, and is never copied.)
+    fn lanewise(
+        &mut self,
+        a: SVal,
+        b: SVal,
+        f: &dyn Fn(SExpr, SExpr) -> R<SExpr>,
+    ) -> R<Result<SVal, (SVal, SVal)>> {
+        Ok(Ok(match (a, b) {
+            (SVal::Scalar(x), SVal::Scalar(y)) => SVal::Scalar(f(x, y)?),
             (
                 SVal::Vector { lane, n, elem: x },
                 SVal::Vector {
@@ -431,109 +446,71 @@ impl Ex {
                 },
             ) => {
                 let y = if lane == lane2 {
-                    y.clone()
+                    y
                 } else {
-                    self.read_lane(*lane2, &Aff::var(*lane))?;
-                    y.subst(*lane2, &Aff::var(*lane), self)
+                    self.read_lane(lane2, &Aff::var(lane))?;
+                    y.subst(lane2, &Aff::var(lane), self)
                 };
-                Ok(SVal::Vector {
-                    lane: *lane,
-                    n: *n,
-                    elem: op(x, &y)?,
-                })
+                SVal::Vector {
+                    lane,
+                    n,
+                    elem: f(x, y)?,
+                }
             }
-            _ => no("arithmetic on something other than numbers"),
+            (a, b) => return Ok(Err((a, b))),
+        }))
+    }
+
+    /// `f` of two values of one shape, number by number: [`Ex::lanewise`] on numbers,
+    /// element by element on arrays, component by component on pairs; `mismatch` is
+    /// the reason where the shapes differ.
+    fn zip_values(&mut self, a: SVal, b: SVal, f: Combine, mismatch: &'static str) -> R<SVal> {
+        match self.lanewise(a, b, &*f)? {
+            Ok(v) => Ok(v),
+            Err((SVal::Array(a), SVal::Array(b))) => {
+                Ok(SVal::Array(SArr::new(a.len, move |ex, j| {
+                    let (x, y) = (a.at(ex, j)?, b.at(ex, j)?);
+                    ex.zip_values(x, y, f.clone(), mismatch)
+                })))
+            }
+            Err((SVal::Pair(a, b), SVal::Pair(x, y))) => Ok(SVal::Pair(
+                Box::new(self.zip_values(*a, *x, f.clone(), mismatch)?),
+                Box::new(self.zip_values(*b, *y, f, mismatch)?),
+            )),
+            Err(_) => no(mismatch),
         }
+    }
+
+    /// `select(c, a, b)`, element by element: one `arith.select` per element.
+    fn pick(&mut self, c: &SExpr, a: &SVal, b: &SVal) -> R<SVal> {
+        let c = c.clone();
+        let pick = move |x: SExpr, y: SExpr| {
+            SExpr::Pick(Box::new(c.clone()), Box::new(x), Box::new(y)).bounded()
+        };
+        self.zip_values(
+            a.clone(),
+            b.clone(),
+            Rc::new(pick),
+            "`select` between values of other shapes",
+        )
     }
 }
 
-impl Ex {
-    /// `select(c, a, b)`, element by element: one `arith.select` per element.
-    fn pick(&mut self, c: &SExpr, a: &SVal, b: &SVal) -> R<SVal> {
-        let pick = |x: &SExpr, y: &SExpr| {
-            SExpr::Pick(
-                Box::new(c.clone()),
-                Box::new(x.clone()),
-                Box::new(y.clone()),
-            )
-            .bounded()
-        };
-        match (a, b) {
-            (SVal::Scalar(x), SVal::Scalar(y)) => Ok(SVal::Scalar(pick(x, y)?)),
-            (
-                SVal::Vector { lane, n, elem: x },
-                SVal::Vector {
-                    lane: lane2,
-                    elem: y,
-                    ..
-                },
-            ) => {
-                let y = if lane == lane2 {
-                    y.clone()
-                } else {
-                    self.read_lane(*lane2, &Aff::var(*lane))?;
-                    y.subst(*lane2, &Aff::var(*lane), self)
-                };
-                Ok(SVal::Vector {
-                    lane: *lane,
-                    n: *n,
-                    elem: pick(x, &y)?,
-                })
-            }
-            (SVal::Array(a), SVal::Array(b)) => {
-                let (c, a, b) = (c.clone(), a.clone(), b.clone());
-                Ok(SVal::Array(SArr::new(a.len, move |ex, j| {
-                    let (x, y) = (a.at(ex, j)?, b.at(ex, j)?);
-                    ex.pick(&c, &x, &y)
-                })))
-            }
-            (SVal::Pair(a, b), SVal::Pair(x, y)) => Ok(SVal::Pair(
-                Box::new(self.pick(c, a, x)?),
-                Box::new(self.pick(c, b, y)?),
-            )),
-            _ => no("`select` between values of other shapes"),
-        }
-    }
-}
+/// How two numbers' expressions combine into one (shared by the elements it is
+/// applied to).
+type Combine = Rc<dyn Fn(SExpr, SExpr) -> R<SExpr>>;
 
 /// `inside` where `cond` (`lo <= a < hi`) holds, `outside` elsewhere, element by
 /// element.
 fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> R<SVal> {
-    match (inside, outside) {
-        (SVal::Scalar(a), SVal::Scalar(b)) => Ok(SVal::Scalar(select(cond, a, b).bounded()?)),
-        (
-            SVal::Vector { lane, n, elem },
-            SVal::Vector {
-                lane: lane2,
-                elem: other,
-                ..
-            },
-        ) => {
-            let other = if lane == lane2 {
-                other
-            } else {
-                ex.read_lane(lane2, &Aff::var(lane))?;
-                other.subst(lane2, &Aff::var(lane), ex)
-            };
-            Ok(SVal::Vector {
-                lane,
-                n,
-                elem: select(cond, elem, other).bounded()?,
-            })
-        }
-        (SVal::Array(a), SVal::Array(b)) => {
-            let cond = cond.clone();
-            Ok(SVal::Array(SArr::new(a.len, move |ex, j| {
-                let (x, y) = (a.at(ex, j)?, b.at(ex, j)?);
-                guarded(ex, &cond, x, y)
-            })))
-        }
-        (SVal::Pair(a, b), SVal::Pair(c, d)) => Ok(SVal::Pair(
-            Box::new(guarded(ex, cond, *a, *c)?),
-            Box::new(guarded(ex, cond, *b, *d)?),
-        )),
-        _ => no("padding with a value of another shape"),
-    }
+    let cond = cond.clone();
+    let guard = move |x: SExpr, y: SExpr| select(&cond, x, y).bounded();
+    ex.zip_values(
+        inside,
+        outside,
+        Rc::new(guard),
+        "padding with a value of another shape",
+    )
 }
 
 /// `Select` of one more condition: nested paddings with one constant are one guard.

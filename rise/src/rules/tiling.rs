@@ -403,7 +403,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "(r, w, kc?)",
         "in a tiled 2-D nest with a reduction: r x w register tiles, the reduction outside them, w columns on vectors, r rows unrolled: subTile([r, w]) ;; reorder([1, 2, 3, 4, 7, 5, 6]) ;; vectorize(w) ;; mapSeqUnroll on the rows; with kc, the reduction in blocks of kc, the loop over blocks outside the register tiles",
         |a| match super::sizes(a, 0)?.as_slice() {
-            [_, 1] => Err(ArgError::invalid(
+            [_, 1] | [_, 1, _] => Err(ArgError::invalid(
                 1,
                 "the vector width w must be at least 2, found 1",
             )),

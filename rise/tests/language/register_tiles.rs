@@ -213,6 +213,7 @@ fn bad_tile_arguments_are_errors_where_they_are_written() {
             "expects 2 or 3 sizes",
         ),
         ("id ; registerTile(8, 16, 0)", "0)", "positive"),
+        ("id ; registerTile(8, 1, 16)", "1, 16)", "at least 2"),
         ("id ; microKernel(48, 64, 6, 16, 0)", "0)", "positive"),
         (
             "id ; microKernel(48, 64, 5, 16, 64)",
