@@ -38,6 +38,7 @@ pub mod boundary;
 mod driver;
 mod env;
 pub mod error;
+mod exp;
 #[cfg(feature = "mlir")]
 pub mod jit;
 mod loops;

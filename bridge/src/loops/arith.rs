@@ -62,6 +62,9 @@ impl Gen {
                 let one = self.splat(&one, s, lanes);
                 self.op(format!("arith.xori {x}, {one} : {t}"))
             }
+            (Prim::Exp, true) if s == Scalar::F32 => {
+                crate::exp::exp_f32(&mut |rhs| self.op(rhs), x, &t)
+            }
             (Prim::Exp, true) => self.op(format!("math.exp {x} : {t}")),
             (Prim::Sqrt, true) => self.op(format!("math.sqrt {x} : {t}")),
             (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),

@@ -362,6 +362,9 @@ impl Body {
                         let zero = self.op(format!("arith.constant 0 : {t}"));
                         self.op(format!("arith.subi {zero}, {x} : {t}"))
                     }
+                    (Prim::Exp, _) if s == Scalar::F32 => {
+                        crate::exp::exp_f32(&mut |rhs| self.op(rhs), &x, t)
+                    }
                     (Prim::Exp, _) => self.op(format!("math.exp {x} : {t}")),
                     (Prim::Sqrt, _) => self.op(format!("math.sqrt {x} : {t}")),
                     (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),
@@ -384,6 +387,19 @@ impl Body {
         let rhs = binary_text(p, x, y, s.is_float(), mlir_scalar(s))
             .unwrap_or_else(|| unreachable!("`{}` is not binary", p.name()));
         self.op(rhs)
+    }
+}
+
+/// The unrolling of the loops marked `mark`, each by its factor.
+fn unroll(lines: &mut Vec<String>, unrolls: &[(String, i64)]) {
+    let any = "!transform.any_op";
+    for (j, (mark, factor)) in unrolls.iter().enumerate() {
+        lines.push(format!(
+            "%u{j} = transform.structured.match attributes{{{mark}}} in %root : ({any}) -> {any}"
+        ));
+        lines.push(format!(
+            "transform.loop.unroll %u{j} {{ factor = {factor} }} : {any}"
+        ));
     }
 }
 
@@ -546,6 +562,10 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             "%f",
             &[contraction, "vector.lower_outerproduct", "canonicalization"],
         );
+        // Unrolled before the hoisting: a register tile's rows are then transfers at
+        // constant positions, which the hoisting keeps in registers across every
+        // reduction loop around them (a window's taps as well as a product's `k`).
+        unroll(&mut lines, &unrolls);
         lines.push(format!(
             "%f2 = transform.structured.hoist_redundant_vector_transfers %f : ({any}) -> {any}"
         ));
@@ -559,13 +579,8 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             ],
         );
     }
-    for (j, (mark, factor)) in unrolls.iter().enumerate() {
-        lines.push(format!(
-            "%u{j} = transform.structured.match attributes{{{mark}}} in %root : ({any}) -> {any}"
-        ));
-        lines.push(format!(
-            "transform.loop.unroll %u{j} {{ factor = {factor} }} : {any}"
-        ));
+    if !vectorized {
+        unroll(&mut lines, &unrolls);
     }
     for l in lines {
         let _ = writeln!(s, "    {l}");

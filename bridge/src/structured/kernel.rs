@@ -91,8 +91,15 @@ impl Operand {
 
     /// The operand as a [`Strided`] view, where an index combines several loops or
     /// scales one, every coefficient is positive and `extent` gives each loop's range:
-    /// its map becomes one loop per dimension, largest stride first.
-    fn into_strided(mut self, extent: impl Fn(usize) -> i64) -> Operand {
+    /// its map becomes one loop per dimension, largest stride first; of dimensions
+    /// with the same stride (a pixel and its window's tap), the one `depth` puts
+    /// innermost in the schedule last, so that vector lanes over it read contiguous
+    /// elements of the view's last dimension.
+    fn into_strided(
+        mut self,
+        extent: impl Fn(usize) -> i64,
+        depth: impl Fn(usize) -> usize,
+    ) -> Operand {
         let plain = self
             .map
             .iter()
@@ -118,7 +125,7 @@ impl Operand {
                 }
             }
         }
-        strides.sort_by_key(|(_, s)| std::cmp::Reverse(*s));
+        strides.sort_by_key(|(d, s)| (std::cmp::Reverse(*s), depth(*d)));
         self.map = strides
             .iter()
             .map(|(d, _)| DimExpr {
@@ -638,7 +645,10 @@ pub(crate) fn analyze(
         };
         Ok(match output {
             true => operand,
-            false => operand.into_strided(|d| dims[d].extent),
+            false => operand.into_strided(
+                |d| dims[d].extent,
+                |d| schedule.iter().rposition(|l| l.dim == d).unwrap_or(0),
+            ),
         })
     };
     let out_operand = operand(out, &out_lin, true)?;

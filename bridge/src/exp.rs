@@ -1,0 +1,100 @@
+//! `exp` on `f32` as arithmetic, on scalars and vectors alike: LLVM lowers a vector
+//! `math.exp` to one call of the C library's `expf` per lane, which made `exp` the
+//! slowest part of a softmax. This is the classic range reduction and polynomial
+//! (Cephes' `expf`): `x = n ln 2 + r` with `|r| <= ln 2 / 2`, `exp(r)` by a polynomial
+//! of degree 7, and `2^n` built from its exponent bits, in two factors so that every
+//! `n` from the smallest denormal result to the largest finite one is exact. It is
+//! within 2 ulp of the correctly rounded value; infinities and NaN are as `expf`
+//! gives them.
+
+/// `ln 2` in two parts, so that `x - n ln 2` loses nothing for the `n` in range.
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+
+/// Above this, `exp` overflows to infinity; below the other, it rounds to zero.
+const LARGEST: f32 = 88.722_84;
+const SMALLEST: f32 = -103.972_08;
+
+/// The polynomial's coefficients, highest degree first: `exp(r) = 1 + r + r^2 p(r)`.
+const POLY: [f32; 6] = [
+    1.987_569_1e-4,
+    1.398_2e-3,
+    8.333_452e-3,
+    4.166_579_6e-2,
+    0.166_666_65,
+    0.5,
+];
+
+/// The operations computing `exp(x)` for `x` of type `t` (`f32` or `vector<8xf32>`),
+/// each added by `op` (which names its result); the name of the result.
+pub(crate) fn exp_f32(op: &mut dyn FnMut(String) -> String, x: &str, t: &str) -> String {
+    let it = t.replace("f32", "i32");
+    let vector = t.starts_with("vector<");
+    let float = |op: &mut dyn FnMut(String) -> String, v: f32| {
+        let bits = format!("0x{:08X}", v.to_bits());
+        op(match vector {
+            true => format!("arith.constant dense<{bits}> : {t}"),
+            false => format!("arith.constant {bits} : {t}"),
+        })
+    };
+    let (lo, hi) = (float(op, SMALLEST), float(op, LARGEST));
+    let clamped = op(format!("arith.maximumf {x}, {lo} : {t}"));
+    let clamped = op(format!("arith.minimumf {clamped}, {hi} : {t}"));
+    // n = floor(x log2(e) + 1/2), r = x - n ln 2.
+    let (log2e, half) = (float(op, std::f32::consts::LOG2_E), float(op, 0.5));
+    let scaled = op(format!("arith.mulf {clamped}, {log2e} : {t}"));
+    let shifted = op(format!("arith.addf {scaled}, {half} : {t}"));
+    let n = op(format!("math.floor {shifted} : {t}"));
+    let (ln2_hi, ln2_lo) = (float(op, LN2_HI), float(op, LN2_LO));
+    let hi_part = op(format!("arith.mulf {n}, {ln2_hi} : {t}"));
+    let r = op(format!("arith.subf {clamped}, {hi_part} : {t}"));
+    let lo_part = op(format!("arith.mulf {n}, {ln2_lo} : {t}"));
+    let r = op(format!("arith.subf {r}, {lo_part} : {t}"));
+    // 1 + r + r^2 p(r), p by Horner's rule.
+    let mut p = float(op, POLY[0]);
+    for c in &POLY[1..] {
+        let c = float(op, *c);
+        let times = op(format!("arith.mulf {p}, {r} : {t}"));
+        p = op(format!("arith.addf {times}, {c} : {t}"));
+    }
+    let r2 = op(format!("arith.mulf {r}, {r} : {t}"));
+    let p = op(format!("arith.mulf {p}, {r2} : {t}"));
+    let p = op(format!("arith.addf {p}, {r} : {t}"));
+    let one = float(op, 1.0);
+    let y = op(format!("arith.addf {p}, {one} : {t}"));
+    // 2^n as 2^a 2^b with a = n >> 1 and b = n - a, each a normal float.
+    let int = |op: &mut dyn FnMut(String) -> String, v: i32| {
+        op(match vector {
+            true => format!("arith.constant dense<{v}> : {it}"),
+            false => format!("arith.constant {v} : {it}"),
+        })
+    };
+    let n = op(format!("arith.fptosi {n} : {t} to {it}"));
+    let one_i = int(op, 1);
+    let a = op(format!("arith.shrsi {n}, {one_i} : {it}"));
+    let b = op(format!("arith.subi {n}, {a} : {it}"));
+    let (bias, mantissa) = (int(op, 127), int(op, 23));
+    let mut y = y;
+    for e in [a, b] {
+        let biased = op(format!("arith.addi {e}, {bias} : {it}"));
+        let bits = op(format!("arith.shli {biased}, {mantissa} : {it}"));
+        let power = op(format!("arith.bitcast {bits} : {it} to {t}"));
+        y = op(format!("arith.mulf {y}, {power} : {t}"));
+    }
+    // Infinity above the range, zero below it, and NaN for NaN (which the clamps
+    // keep, but which the conversion to an integer does not).
+    let bools = bool_type(t);
+    let inf = float(op, f32::INFINITY);
+    let over = op(format!("arith.cmpf ogt, {x}, {hi} : {t}"));
+    let y = op(format!("arith.select {over}, {inf}, {y} : {bools}, {t}"));
+    let zero = float(op, 0.0);
+    let under = op(format!("arith.cmpf olt, {x}, {lo} : {t}"));
+    let y = op(format!("arith.select {under}, {zero}, {y} : {bools}, {t}"));
+    let nan = op(format!("arith.cmpf uno, {x}, {x} : {t}"));
+    op(format!("arith.select {nan}, {x}, {y} : {bools}, {t}"))
+}
+
+/// `i1` for `f32`, `vector<8xi1>` for `vector<8xf32>`.
+fn bool_type(t: &str) -> String {
+    t.replace("f32", "i1")
+}
