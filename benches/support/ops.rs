@@ -117,6 +117,33 @@ fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
     format!("microKernel({mc}, {nc}, {r}, {w})")
 }
 
+/// `reductionTiles` for nests of `rows x cols` (pixels, or a product's rows and
+/// columns) on a machine with `lanes` f32 lanes: register tiles of `r` rows by `w`
+/// lanes (two vectors where they divide the columns, else one, else the widest power
+/// of two that does), `r` a divisor of the rows up to 8 (4 with two vectors: 8
+/// accumulators either way), tiles of `mc` rows
+/// (up to 16) by as many columns as fit `nc_max`.
+fn reduction_tiles(rows: i64, cols: i64, nc_max: i64, lanes: u32) -> String {
+    let fit = |want: i64, n: i64| (1..=want).rev().find(|d| n % d == 0).unwrap_or(1);
+    let lanes = i64::from(lanes).max(2);
+    let w = std::iter::successors(Some(2 * lanes), |w| (*w > 2).then_some(w / 2))
+        .find(|w| cols % w == 0)
+        .unwrap_or(2);
+    let r_max = if w > lanes { 4 } else { 8 };
+    let r = fit(r_max, rows);
+    let mc = (1..=16 / r)
+        .rev()
+        .map(|k| k * r)
+        .find(|m| rows % m == 0)
+        .unwrap_or(r);
+    let nc = (1..=nc_max / w)
+        .rev()
+        .map(|k| k * w)
+        .find(|n| cols % n == 0)
+        .unwrap_or(w);
+    format!("reductionTiles({mc}, {nc}, {r}, {w})")
+}
+
 /// `elementwise` for rows of `m` elements: vectors of the machine's width (or of the
 /// widest power of two that divides `m`).
 fn elementwise(m: i64, lanes: u32) -> String {
@@ -153,7 +180,8 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             "batched_matmul.rise",
             &[("b", 8), ("n", s(256)), ("k", s(256)), ("m", s(256))],
             Work::Flops(2.0 * 8.0 * (s(256).pow(3)) as f64),
-        ),
+        )
+        .with(reduction_tiles(s(256), s(256), 256, lanes)),
         op(
             "conv2d 3x3 s1",
             "conv2d_nchw.rise",
@@ -173,7 +201,8 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             "depthwise_conv.rise",
             &[("c", s(128)), ("h", hw), ("w", hw)],
             Work::Flops(2.0 * (s(128) * 9 * hw * hw) as f64),
-        ),
+        )
+        .with(reduction_tiles(hw, hw, hw, lanes)),
         op(
             "maxpool 3x3 s2",
             "maxpool.rise",
@@ -181,7 +210,10 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             Work::Bytes(f32s(
                 pool_c * ((2 * pool_hw + 3).pow(2) + (pool_hw + 1).pow(2)),
             )),
-        ),
+        )
+        // Its windows' pixels are two elements apart: vectors of them are gathers,
+        // slower than scalar loops (measured), so the channels on threads alone.
+        .with("parallel @ outermost(isApplied(isMap))".into()),
         op(
             "add",
             "add.rise",
@@ -215,13 +247,15 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             "jacobi2d.rise",
             &[("h", n2), ("w", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
-        ),
+        )
+        .with("parallel @ outermost(isApplied(isMap))".into()),
         op(
             "blur_separable",
             "blur_separable.rise",
             &[("h", n2), ("w", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
-        ),
+        )
+        .with(reduction_tiles(n2, n2, 2048, lanes)),
     ]);
     ops
 }

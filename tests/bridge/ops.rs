@@ -64,29 +64,70 @@ fn every_operator_is_structured_and_matches_the_interpreter() {
 #[test]
 fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
     // At small sizes the tiles divide (the convolutions' `convKernel` is checked in
-    // `conv_kernels`, the padded micro-kernel in `register_tiles`).
+    // `conv_kernels`, the padded micro-kernel in `register_tiles`). Every library
+    // strategy but pooling's and the stencil's (threads alone) computes on vectors.
     let product: Sizes = &[("n", 16), ("k", 12), ("m", 32)];
     let matrix: Sizes = &[("n", 6), ("m", 8)];
-    let cases: [(&str, Sizes, &str); 6] = [
+    let threads = "parallel @ outermost(isApplied(isMap))";
+    let cases: [(&str, Sizes, &str); 11] = [
         ("matmul.rise", product, "microKernel(8, 16, 4, 8)"),
         ("matmul.rise", product, "microKernel(8, 16, 4, 8, 4)"),
         ("matmul_bias_relu.rise", product, "microKernel(8, 16, 4, 8)"),
         ("add.rise", matrix, "elementwise(4)"),
         ("relu.rise", matrix, "elementwise(4)"),
         ("softmax.rise", &[("b", 3), ("n", 8)], "elementwise(4)"),
+        (
+            "batched_matmul.rise",
+            &[("b", 2), ("n", 8), ("k", 5), ("m", 16)],
+            "reductionTiles(8, 16, 4, 8)",
+        ),
+        (
+            "depthwise_conv.rise",
+            &[("c", 2), ("h", 8), ("w", 16)],
+            "reductionTiles(4, 16, 2, 8)",
+        ),
+        (
+            "blur_separable.rise",
+            &[("h", 16), ("w", 16)],
+            "reductionTiles(8, 16, 4, 8)",
+        ),
+        ("maxpool.rise", OPS[5].1, threads),
+        ("jacobi2d.rise", OPS[10].1, threads),
     ];
     for (name, nats, strategy) in cases {
         let term = lowered(&op(name), &sizes(nats), strategy);
         let p = payload("f", &term);
         assert!(p.all_structured(), "{name}, {strategy}: {:?}", p.kernels);
         let script = p.transform.unwrap_or_default();
-        assert!(
+        assert_eq!(
             script.contains("transform.structured.vectorize"),
+            strategy != threads,
             "{name}, {strategy}: {script}"
         );
         assert!(script.contains("tile_using_forall"), "{name}, {strategy}");
         assert_same(&term, &format!("{name} with {strategy}"));
     }
+    // Both passes of the separable filter get register tiles: rows unrolled, columns
+    // on vectors, the taps outside them.
+    let blur = payload(
+        "f",
+        &lowered(
+            &op("blur_separable.rise"),
+            &sizes(&[("h", 16), ("w", 16)]),
+            "reductionTiles(8, 16, 4, 8)",
+        ),
+    );
+    let script = blur.transform.unwrap_or_default();
+    assert_eq!(
+        script.matches("vector_sizes [1, 8, 1]").count(),
+        2,
+        "{script}"
+    );
+    assert_eq!(
+        script.matches("transform.loop.unroll").count(),
+        2,
+        "{script}"
+    );
 }
 
 #[test]

@@ -374,7 +374,7 @@ impl Builder {
     }
 
     /// A copy of buffer `b` with `pad` (before, after) elements of `c` around each
-    /// dimension, filled and copied by two kernels.
+    /// dimension: a kernel filling each slab of the border, one copying the interior.
     fn padded_copy(&mut self, b: usize, pad: &[(i64, i64)], c: Literal) -> R<usize> {
         let src = self.bufs[b].clone();
         let dims: Vec<i64> = src
@@ -404,16 +404,32 @@ impl Builder {
                 })
                 .collect()
         };
+        // The border alone is filled (the interior is written once, by the copy): for
+        // each padded dimension, its slabs before and after the interior, over the
+        // interior of the dimensions before it and the whole of those after it.
         let zeros = vec![0; dims.len()];
-        self.kernels.push(Kernel {
-            dims: parallel(&dims),
-            inputs: Vec::new(),
-            out: identity(padded, &dims, &zeros, &dims),
-            body: SExpr::Lit(c),
-            reduction: None,
-            schedule: Vec::new(),
-        });
         let offsets: Vec<i64> = pad.iter().map(|(lo, _)| *lo).collect();
+        for (d, (lo, hi)) in pad.iter().enumerate() {
+            for (start, size) in [(0, *lo), (lo.saturating_add(src.dims[d]), *hi)] {
+                if size == 0 {
+                    continue;
+                }
+                let mut window_at: Vec<i64> = offsets[..d].to_vec();
+                let mut window: Vec<i64> = src.dims[..d].to_vec();
+                window_at.push(start);
+                window.push(size);
+                window_at.extend(&zeros[d + 1..]);
+                window.extend(&dims[d + 1..]);
+                self.kernels.push(Kernel {
+                    dims: parallel(&window),
+                    inputs: Vec::new(),
+                    out: identity(padded, &dims, &window_at, &window),
+                    body: SExpr::Lit(c),
+                    reduction: None,
+                    schedule: Vec::new(),
+                });
+            }
+        }
         self.kernels.push(Kernel {
             dims: parallel(&src.dims),
             inputs: vec![identity(b, &src.dims, &zeros, &src.dims)],

@@ -47,6 +47,7 @@ mod pairs;
 pub(crate) mod pattern;
 mod predicates;
 mod reduction;
+mod reduction_tiles;
 mod separable;
 mod tiling;
 mod traversal;
@@ -68,6 +69,7 @@ pub use self::padding::*;
 pub use self::pairs::*;
 pub use self::predicates::*;
 pub use self::reduction::*;
+pub use self::reduction_tiles::*;
 pub use self::separable::*;
 pub use self::tiling::*;
 pub use self::traversal::*;
@@ -165,6 +167,7 @@ pub fn register(r: &mut Registry<Term>) {
     padding::register(r);
     conv::register(r);
     elementwise::register(r);
+    reduction_tiles::register(r);
     lowering::register(r);
     separable::register(r);
 }

@@ -221,6 +221,13 @@ fn bad_tile_arguments_are_errors_where_they_are_written() {
             "must divide",
         ),
         ("id ; elementwise(1)", "1)", "at least 2"),
+        ("id ; reductionTiles(8, 16, 3, 8)", "3, 8)", "must divide"),
+        ("id ; reductionTiles(8, 16, 4, 1)", "1)", "at least 2"),
+        (
+            "id ; reductionTiles(8, 16, 4)",
+            "reductionTiles(8, 16, 4)",
+            "expects 4 sizes",
+        ),
         ("id ; elementwise(8, 8)", "elementwise(8, 8)", "one width"),
         ("id ; subTile([2, 0])", "[2, 0])", "must be positive"),
         ("id ; packB(1)", "1)", "at least 2"),
