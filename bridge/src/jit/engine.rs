@@ -7,7 +7,8 @@ use melior::ir::Module;
 use melior::StringRef;
 use mlir_sys::{
     mlirExecutionEngineCreate, mlirExecutionEngineDestroy, mlirExecutionEngineInvokePacked,
-    mlirExecutionEngineLookup, MlirExecutionEngine, MlirStringRef,
+    mlirExecutionEngineLookup, mlirExecutionEngineRegisterSymbol, MlirExecutionEngine,
+    MlirStringRef,
 };
 
 /// A module compiled to machine code, with the symbols it defines.
@@ -40,7 +41,19 @@ impl Engine {
                 false,
             )
         };
-        (!raw.ptr.is_null()).then_some(Engine(raw))
+        if raw.ptr.is_null() {
+            return None;
+        }
+        // The allocation functions the lowered module calls, resolved at the first
+        // lookup (symbols are linked lazily).
+        for (name, address) in super::alloc::SYMBOLS {
+            // SAFETY: the engine is live; the name is copied; the address is a
+            // function that lives as long as the process.
+            unsafe {
+                mlirExecutionEngineRegisterSymbol(raw, StringRef::new(name).to_raw(), address as _)
+            };
+        }
+        Some(Engine(raw))
     }
 
     /// The address of the symbol `name`, null where the module does not define it.

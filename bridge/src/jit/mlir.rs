@@ -6,8 +6,8 @@ use crate::error::{Error, Stage};
 use melior::dialect::DialectRegistry;
 use melior::ir::attribute::StringAttribute;
 use melior::ir::block::BlockLike;
-use melior::ir::operation::{OperationLike, OperationRef};
-use melior::ir::{Module, Operation};
+use melior::ir::operation::{OperationLike, OperationMutLike, OperationRef};
+use melior::ir::{Attribute, Module, Operation};
 use melior::pass::PassManager;
 use melior::utility::{
     parse_pass_pipeline, register_all_dialects, register_all_llvm_translations, register_all_passes,
@@ -25,9 +25,12 @@ use std::sync::{Arc, Mutex};
 /// Memrefs are lowered before the structured control flow, since the OpenMP
 /// conversion wraps loop bodies in `memref.alloca_scope`, which must keep one block;
 /// `lower-affine` runs again after `expand-strided-metadata`, which makes affine maps.
+/// Allocations call the JIT's own allocator (`super::alloc`), through MLIR's generic
+/// allocation functions.
 pub const LOWERING: &str = "builtin.module(canonicalize,scf-forall-to-parallel,\
 convert-linalg-to-loops,lower-affine,convert-scf-to-openmp,convert-vector-to-scf,\
-expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-scf-to-cf,\
+expand-strided-metadata,lower-affine,finalize-memref-to-llvm{use-generic-functions=true},\
+convert-scf-to-cf,\
 convert-vector-to-llvm,convert-ub-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,\
 convert-index-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,\
 reconcile-unrealized-casts)";
@@ -240,5 +243,49 @@ fn lower_module(context: &Context, module: &mut Module, messages: &Messages) -> 
         .map_err(|e| Error::mlir(Stage::Lower, e.to_string()))?;
     passes
         .run(module)
-        .map_err(|_| failure(Stage::Lower, "the lowering passes failed", messages))
+        .map_err(|_| failure(Stage::Lower, "the lowering passes failed", messages))?;
+    mark_allocations_noalias(context, module);
+    Ok(())
+}
+
+/// Declares what LLVM knows of `malloc` and `free` of the allocation functions: that
+/// the memory returned is new (nothing else points to it) and that freeing does not
+/// keep the pointer. Without it, a register tile's accumulators in a promoted buffer
+/// may alias what the tile reads, and stay in memory.
+fn mark_allocations_noalias(context: &Context, module: &mut Module) {
+    let declarations = [
+        (
+            "_mlir_memref_to_llvm_alloc",
+            "res_attrs",
+            "[{llvm.noalias}]",
+        ),
+        (
+            "_mlir_memref_to_llvm_aligned_alloc",
+            "res_attrs",
+            "[{llvm.noalias}]",
+        ),
+        (
+            "_mlir_memref_to_llvm_free",
+            "arg_attrs",
+            "[{llvm.nocapture}]",
+        ),
+    ];
+    let mut op = module.body().first_operation_mut();
+    while let Some(mut o) = op {
+        let name = o
+            .attribute("sym_name")
+            .ok()
+            .and_then(|a| StringAttribute::try_from(a).ok())
+            .map(|a| a.value().to_string());
+        let found = declarations
+            .iter()
+            .find(|(n, _, _)| name.as_deref() == Some(*n));
+        if let (Ok("llvm.func"), Some((_, key, text))) = (o.name().as_string_ref().as_str(), found)
+        {
+            if let Some(attribute) = Attribute::parse(context, text) {
+                o.set_attribute(key, attribute);
+            }
+        }
+        op = o.next_in_block_mut();
+    }
 }

@@ -9,7 +9,9 @@
 //! | `buffer` | the memrefs of a call, filled from values and read back |
 //! | `call` | calling the compiled function, and its trap record |
 //! | `openmp` | the thread count of parallel loops |
+//! | `alloc` | the allocator of compiled code: blocks kept per thread for the next call |
 
+mod alloc;
 mod buffer;
 mod call;
 mod compiled;

@@ -31,7 +31,11 @@
 //!    blocks as wide as the register tile); for a nest of three or more maps around a
 //!    reduction (a convolution's channels, rows and pixels), also the direct
 //!    convolution as a micro-kernel (`convKernel(mc, nc, r, w)` for each register tile
-//!    of [`Auto::conv_registers`] that fits);
+//!    of [`Auto::conv_registers`] that fits); for a nest of two or more maps around a
+//!    reduction, also register tiles of its two innermost maps in every such nest of
+//!    the program (`reductionTiles(mc, nc, r, w)`: a batched product, a depthwise
+//!    convolution, both passes of a separable filter); for an element-wise chain or
+//!    several nests (a softmax's row reductions), `elementwise(w)`;
 //! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
 //! 4. `defaultLowering`.
 //!
@@ -365,6 +369,8 @@ impl Auto {
         nest.extend(self.reduction_vector_options(s));
         nest.extend(self.conv_options(s));
         nest.extend(self.padded_options(s));
+        nest.extend(self.reduction_tile_options(s));
+        nest.extend(self.elementwise_options(s));
         parts.push(choice(&nest));
         parts.push("{id, parallel @ outermost(isApplied(isMap))}".into());
         parts.push("defaultLowering".into());
@@ -583,6 +589,50 @@ impl Auto {
             }
         }
         options
+    }
+
+    /// The two innermost maps of a nest around a reduction in register tiles, in every
+    /// such nest of the program (a batched product's matrices, a depthwise
+    /// convolution's or a separable filter's pixels): `reductionTiles(mc, nc, r, w)`
+    /// for each register tile of [`Auto::registers`] that divides them, with tiles of
+    /// up to 16 rows and 256 columns.
+    fn reduction_tile_options(&self, s: &Shape) -> Vec<String> {
+        let ([.., rows, cols], Some(_)) = (s.maps.as_slice(), s.reduction) else {
+            return Vec::new();
+        };
+        let largest = |unit: i64, most: i64, n: i64| {
+            (1..=(most / unit).max(1))
+                .rev()
+                .map(|k| k * unit)
+                .find(|t| n % t == 0)
+        };
+        self.registers
+            .iter()
+            .filter(|(r, w)| rows % r == 0 && cols % w == 0)
+            .filter_map(|&(r, w)| {
+                let mc = largest(r, 16.max(r), *rows)?;
+                let nc = largest(w, 256.max(w), *cols)?;
+                Some(format!("reductionTiles({mc}, {nc}, {r}, {w})"))
+            })
+            .collect()
+    }
+
+    /// An element-wise chain or row reductions (no nest around a reduction, or several
+    /// nests): `elementwise(w)` (every map fused into the next, maps and reductions on
+    /// vectors of `w` lanes, the outermost map on threads) for each width up to 16
+    /// that divides the innermost extent.
+    fn elementwise_options(&self, s: &Shape) -> Vec<String> {
+        if s.reduction.is_some() && s.nests < 2 {
+            return Vec::new();
+        }
+        let Some(inner) = s.reduction.or(s.maps.last().copied()) else {
+            return Vec::new();
+        };
+        self.widths
+            .iter()
+            .filter(|&&w| w <= 16 && inner % w == 0)
+            .map(|w| format!("elementwise({w})"))
+            .collect()
     }
 
     /// The reduction kept whole or split, each with its loop orders and unrolling.
