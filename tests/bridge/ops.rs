@@ -136,14 +136,23 @@ fn windows_padding_and_inner_reductions_become_kernels_of_their_own() {
         let p = payload("f", &lowered(&op(name), &sizes(nats), "id"));
         p.mlir.matches("linalg.generic").count() + p.mlir.matches("linalg.matmul").count()
     };
-    // A 2-D zero padding: its border filled (a slab above and below the rows, one on
-    // each side of the columns: the interior is written once), the interior copied,
-    // then the convolution.
+    // A 2-D zero padding: a fill, a copy into the interior, the convolution.
     let conv = payload(
         "f",
         &lowered(&op("conv2d_nchw.rise"), &sizes(OPS[2].1), "id"),
     );
-    assert_eq!(kernels("conv2d_nchw.rise", OPS[2].1), 6, "{}", conv.mlir);
+    assert_eq!(kernels("conv2d_nchw.rise", OPS[2].1), 3, "{}", conv.mlir);
+    // A large padded buffer has its border filled, not the whole (its interior is
+    // written once, by the copy): a slab above and below the rows, one on each side
+    // of the columns, the copy, the stencil.
+    let large: &[(&str, i64)] = &[("h", 2048), ("w", 2048)];
+    assert_eq!(kernels("jacobi2d.rise", large), 6);
+    let jacobi = payload("f", &lowered(&op("jacobi2d.rise"), &sizes(large), "id"));
+    assert!(
+        jacobi.mlir.contains("[1, 2050]") && jacobi.mlir.contains("[2048, 1]"),
+        "{}",
+        jacobi.mlir
+    );
     assert!(conv.mlir.contains("memref.subview"), "{}", conv.mlir);
     // Pooling reads its input at `2y + dy`: a view of it with one dimension per loop
     // (the window's overlapping the pixels'), so that the operation is a projected

@@ -15,6 +15,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// constant; the constant is keyed by its text, since floats have no order.
 type Pads = BTreeMap<(usize, String), (Literal, Vec<(i64, i64)>)>;
 
+/// Padded buffers with more elements than this have their border filled, not the
+/// whole buffer (4 MiB of `f32`).
+const BORDER_FILL_ELEMENTS: i64 = 1 << 20;
+
 /// Every index expression of `e`, conditions included.
 fn indices<'a>(e: &'a SExpr, out: &mut Vec<&'a Aff>) {
     let mut pending = vec![e];
@@ -404,12 +408,30 @@ impl Builder {
                 })
                 .collect()
         };
-        // The border alone is filled (the interior is written once, by the copy): for
-        // each padded dimension, its slabs before and after the interior, over the
-        // interior of the dimensions before it and the whole of those after it.
+        // In a large buffer the border alone is filled (the interior is written once,
+        // by the copy): for each padded dimension, its slabs before and after the
+        // interior, over the interior of the dimensions before it and the whole of
+        // those after it. A small one is filled whole: its slabs' loops, short and
+        // strided, are what LLVM unrolls into blocks so large that compiling them took
+        // a second (a 64-channel 56 x 56 convolution), for a fill that costs little.
         let zeros = vec![0; dims.len()];
         let offsets: Vec<i64> = pad.iter().map(|(lo, _)| *lo).collect();
-        for (d, (lo, hi)) in pad.iter().enumerate() {
+        let elements = dims.iter().fold(1i64, |n, d| n.saturating_mul(*d));
+        let slabs: Vec<(i64, i64)> = match elements > BORDER_FILL_ELEMENTS {
+            true => pad.to_vec(),
+            false => {
+                self.kernels.push(Kernel {
+                    dims: parallel(&dims),
+                    inputs: Vec::new(),
+                    out: identity(padded, &dims, &zeros, &dims),
+                    body: SExpr::Lit(c),
+                    reduction: None,
+                    schedule: Vec::new(),
+                });
+                Vec::new()
+            }
+        };
+        for (d, (lo, hi)) in slabs.iter().enumerate() {
             for (start, size) in [(0, *lo), (lo.saturating_add(src.dims[d]), *hi)] {
                 if size == 0 {
                     continue;
