@@ -83,6 +83,11 @@ impl Op {
             ..self
         }
     }
+
+    /// The operator with a library strategy, where there is one at its size.
+    fn with_any(self, library: Option<String>) -> Op {
+        Op { library, ..self }
+    }
 }
 
 /// `convKernel` for `width` output pixels per row and `k` output channels on a machine
@@ -122,13 +127,13 @@ fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
 /// lanes (two vectors where they divide the columns, else one, else the widest power
 /// of two that does), `r` a divisor of the rows up to 8 (4 with two vectors: 8
 /// accumulators either way), tiles of `mc` rows
-/// (up to 16) by as many columns as fit `nc_max`.
-fn reduction_tiles(rows: i64, cols: i64, nc_max: i64, lanes: u32) -> String {
+/// (up to 16) by as many columns as fit `nc_max`; none where no power of two from 2
+/// divides the columns.
+fn reduction_tiles(rows: i64, cols: i64, nc_max: i64, lanes: u32) -> Option<String> {
     let fit = |want: i64, n: i64| (1..=want).rev().find(|d| n % d == 0).unwrap_or(1);
     let lanes = i64::from(lanes).max(2);
     let w = std::iter::successors(Some(2 * lanes), |w| (*w > 2).then_some(w / 2))
-        .find(|w| cols % w == 0)
-        .unwrap_or(2);
+        .find(|w| cols % w == 0)?;
     let r_max = if w > lanes { 4 } else { 8 };
     let r = fit(r_max, rows);
     let mc = (1..=16 / r)
@@ -141,7 +146,7 @@ fn reduction_tiles(rows: i64, cols: i64, nc_max: i64, lanes: u32) -> String {
         .map(|k| k * w)
         .find(|n| cols % n == 0)
         .unwrap_or(w);
-    format!("reductionTiles({mc}, {nc}, {r}, {w})")
+    Some(format!("reductionTiles({mc}, {nc}, {r}, {w})"))
 }
 
 /// `elementwise` for rows of `m` elements: vectors of the machine's width (or of the
@@ -181,7 +186,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("b", 8), ("n", s(256)), ("k", s(256)), ("m", s(256))],
             Work::Flops(2.0 * 8.0 * (s(256).pow(3)) as f64),
         )
-        .with(reduction_tiles(s(256), s(256), 256, lanes)),
+        .with_any(reduction_tiles(s(256), s(256), 256, lanes)),
         op(
             "conv2d 3x3 s1",
             "conv2d_nchw.rise",
@@ -202,7 +207,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("c", s(128)), ("h", hw), ("w", hw)],
             Work::Flops(2.0 * (s(128) * 9 * hw * hw) as f64),
         )
-        .with(reduction_tiles(hw, hw, hw, lanes)),
+        .with_any(reduction_tiles(hw, hw, hw, lanes)),
         op(
             "maxpool 3x3 s2",
             "maxpool.rise",
@@ -255,7 +260,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("h", n2), ("w", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
         )
-        .with(reduction_tiles(n2, n2, 2048, lanes)),
+        .with_any(reduction_tiles(n2, n2, 2048, lanes)),
     ]);
     ops
 }
