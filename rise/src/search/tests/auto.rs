@@ -365,3 +365,55 @@ fn states_are_what_their_parts_give_applied_whole_and_the_same_decisions_reuse_t
     }
     assert!(complete > failed, "{complete} complete, {failed} failed");
 }
+
+#[test]
+fn batched_products_have_register_tiles_and_element_wise_chains_elementwise_as_points() {
+    let batched = "def bmm(a: b.n.k.f32, bb: b.k.m.f32) =
+      zip(a, bb) |> map(fun(ab => fst(ab) |> map(fun(arow =>
+        transpose(snd(ab)) |> map(fun(bcol =>
+          zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))))";
+    let chain = "def f(x: n.m.f32, y: n.m.f32) =
+      zip(x, y) |> map(fun(r => zip(fst(r), snd(r)) |> map(fun(p => fst(p) + snd(p)))))
+        |> map(map(fun(v => max(v, 0.0))))";
+    let cases: [(&str, &[(&str, i64)], &str); 2] = [
+        (
+            batched,
+            &[("b", 2), ("n", 16), ("k", 8), ("m", 32)],
+            "reductionTiles(16, 32, 4, 32)",
+        ),
+        (chain, &[("n", 4), ("m", 16)], "elementwise(8)"),
+    ];
+    for (source, nats, wanted) in cases {
+        let term = instance(source, nats);
+        // At each decision the point `wanted` where it is offered, else `id`.
+        let mut state = auto().start(&term);
+        let mut offered = false;
+        while !state.is_final() {
+            let options: Vec<String> = (0..state.options())
+                .map(|i| state.option_text(i).unwrap())
+                .collect();
+            let k = match options.iter().position(|o| o == wanted) {
+                Some(k) => {
+                    offered = true;
+                    k
+                }
+                None => options.iter().position(|o| o == "id").unwrap(),
+            };
+            state = state.choose(k).unwrap();
+        }
+        assert!(offered, "{wanted} is not a point");
+        let point = state;
+        assert!(point.is_complete(), "{wanted}: {:?}", point.failure());
+        let inputs = io::random_inputs(&io::signature(&term), &NatEnv::default(), 1).unwrap();
+        let run = |t: &Term| {
+            evaluate(t, &NatEnv::default(), &inputs)
+                .unwrap()
+                .to_json()
+                .unwrap()
+        };
+        assert!(
+            io::approx_eq(&run(point.program()), &run(&term)),
+            "{wanted}"
+        );
+    }
+}
