@@ -18,7 +18,8 @@ use std::cell::RefCell;
 /// the block aligned to 64 bytes (or to the alignment asked for, if more).
 const HEADER: usize = 64;
 
-/// At most this many blocks, and this many bytes, are kept per thread.
+/// At most this many blocks, and this many bytes, are kept per thread (the oldest
+/// released first).
 const KEPT_BLOCKS: usize = 64;
 const KEPT_BYTES: usize = 1 << 30;
 
@@ -109,16 +110,26 @@ unsafe fn free(block: *mut u8) {
             block.cast::<usize>().sub(1).read(),
         )
     };
+    if size > KEPT_BYTES {
+        // SAFETY: as the caller promises.
+        return unsafe { release(block, size, header) };
+    }
+    // The oldest blocks make room: a function called again frees what it will ask
+    // for next, while what an earlier function left is the least likely to be asked
+    // for.
     let kept = KEPT.try_with(|k| {
         let mut k = k.borrow_mut();
-        if k.blocks.len() >= KEPT_BLOCKS || k.bytes.saturating_add(size) > KEPT_BYTES {
-            return false;
+        while k.blocks.len() >= KEPT_BLOCKS || k.bytes + size > KEPT_BYTES {
+            let (s, h, b) = k.blocks.remove(0);
+            k.bytes -= s;
+            // SAFETY: a kept block came from `allocate` with this size and header.
+            unsafe { release(b, s, h) }
         }
         k.blocks.push((size, header, block));
         k.bytes += size;
-        true
     });
-    if kept != Ok(true) {
+    if kept.is_err() {
+        // The thread is exiting: its blocks are gone already.
         // SAFETY: as the caller promises.
         unsafe { release(block, size, header) }
     }
@@ -172,14 +183,17 @@ mod tests {
             generic_free(p);
         }
         generic_free(std::ptr::null_mut());
-        // More than a thread keeps: the rest go back to the system.
+        // More than a thread keeps: the oldest go back to the system, the newest stay.
         let many: Vec<*mut u8> = (0..2 * KEPT_BLOCKS)
             .map(|i| generic_alloc(64 + i))
             .collect();
-        for p in many {
-            generic_free(p);
+        for p in &many {
+            generic_free(*p);
         }
-        assert!(KEPT.with(|k| k.borrow().blocks.len()) <= KEPT_BLOCKS);
+        assert_eq!(KEPT.with(|k| k.borrow().blocks.len()), KEPT_BLOCKS);
+        let newest = generic_alloc(64 + 2 * KEPT_BLOCKS - 1);
+        assert_eq!(newest, many[2 * KEPT_BLOCKS - 1]);
+        generic_free(newest);
         // Sizes that overflow are null, not a crash.
         assert!(generic_alloc(usize::MAX - 8).is_null());
     }
