@@ -253,7 +253,8 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("h", n2), ("w", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
         )
-        .with("parallel @ outermost(isApplied(isMap))".into()),
+        // Its windows read at constant positions: vectors of neighbouring windows.
+        .with(elementwise(n2, lanes)),
         op(
             "blur_separable",
             "blur_separable.rise",

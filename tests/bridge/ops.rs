@@ -65,7 +65,7 @@ fn every_operator_is_structured_and_matches_the_interpreter() {
 fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
     // At small sizes the tiles divide (the convolutions' `convKernel` is checked in
     // `conv_kernels`, the padded micro-kernel in `register_tiles`). Every library
-    // strategy but pooling's and the stencil's (threads alone) computes on vectors.
+    // strategy but pooling's (threads alone) computes on vectors.
     let product: Sizes = &[("n", 16), ("k", 12), ("m", 32)];
     let matrix: Sizes = &[("n", 6), ("m", 8)];
     let threads = "parallel @ outermost(isApplied(isMap))";
@@ -92,7 +92,7 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
             "reductionTiles(8, 16, 4, 8)",
         ),
         ("maxpool.rise", OPS[5].1, threads),
-        ("jacobi2d.rise", OPS[10].1, threads),
+        ("jacobi2d.rise", &[("h", 6), ("w", 8)], "elementwise(4)"),
     ];
     for (name, nats, strategy) in cases {
         let term = lowered(&op(name), &sizes(nats), strategy);

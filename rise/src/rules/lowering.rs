@@ -298,10 +298,107 @@ pub(super) fn as_vectors(xs: Term, elem: &Type, n: i64) -> Term {
     }
 }
 
+/// The rank of an array of scalars (`3.3.f32`: 2), if `ty` is one.
+fn array_rank(ty: &Type) -> Option<usize> {
+    match ty.kind() {
+        TypeKind::Array(_, elem) if matches!(elem.kind(), TypeKind::Scalar(_)) => Some(1),
+        TypeKind::Array(_, elem) => Some(array_rank(elem)? + 1),
+        _ => None,
+    }
+}
+
+/// Whether `t` reads an element of `x` at positions that do not depend on it:
+/// `idx(i)(x)`, `idx(j)(idx(i)(x))`, ...
+fn is_read(t: &Term, x: &Ident) -> bool {
+    let Some((_, args)) = applied(t, Prim::Idx, 2) else {
+        return false;
+    };
+    !args[0].has_free(x.id)
+        && match args[1].expr() {
+            Expr::Var(v) => v.id == x.id,
+            _ => is_read(&args[1], x),
+        }
+}
+
+/// Whether `t`, the body of a function of a window `x` (an array of scalars), computes
+/// lane-wise on elements of `x` read at constant positions (a stencil's neighbours):
+/// as [`vectorizable`], with such reads as its leaves.
+fn vectorizable_reads(t: &Term, x: &Ident) -> bool {
+    if !t.has_free(x.id) {
+        return vectorizable(t, x);
+    }
+    if is_read(t, x) {
+        return t
+            .ty()
+            .is_some_and(|ty| matches!(ty.kind(), TypeKind::Scalar(_)));
+    }
+    match t.expr() {
+        Expr::App(f, a) => vectorizable_reads_function(f, x) && vectorizable_reads(a, x),
+        _ => false,
+    }
+}
+
+fn vectorizable_reads_function(f: &Term, x: &Ident) -> bool {
+    match f.expr() {
+        Expr::Prim(p) => lane_wise(*p),
+        Expr::App(g, a) => vectorizable_reads_function(g, x) && vectorizable_reads(a, x),
+        _ => false,
+    }
+}
+
+/// [`on_vectors`] for a window `x`: its reads stay reads (of a window of vectors).
+fn on_vectors_reads(t: &Term, x: &Ident) -> Term {
+    if !t.has_free(x.id) {
+        return call(Prim::VectorFromScalar, &[], [t.clone()]);
+    }
+    if let (true, Some((_, args))) = (is_read(t, x), applied(t, Prim::Idx, 2)) {
+        let array = match args[1].expr() {
+            Expr::Var(_) => Term::new(args[1].expr().clone()),
+            _ => on_vectors_reads(&args[1], x),
+        };
+        return call(Prim::Idx, &[], [args[0].clone(), array]);
+    }
+    match t.expr() {
+        Expr::App(f, a) => Term::app(function_on_vectors_reads(f, x), on_vectors_reads(a, x)),
+        e => Term::new(e.clone()),
+    }
+}
+
+fn function_on_vectors_reads(f: &Term, x: &Ident) -> Term {
+    match f.expr() {
+        Expr::App(g, a) => Term::app(function_on_vectors_reads(g, x), on_vectors_reads(a, x)),
+        e => Term::new(e.clone()),
+    }
+}
+
+/// `map(map(...(f)))`, `depth` maps deep.
+fn mapped(depth: usize, f: Term) -> Term {
+    (0..depth).fold(f, |f, _| Term::app(Term::prim(Prim::Map), f))
+}
+
+/// `xs : l.d1...dk.s`, windows of `rank` k, as `(l/n).d1...dk.<n>`: the windows of
+/// `n` consecutive elements side by side in vectors (the outer dimension moved
+/// innermost by transposes, `asVector(n)`, moved back out).
+fn window_vectors(xs: Term, rank: usize, n: i64) -> Term {
+    let transpose = || Term::prim(Prim::Transpose);
+    let mut t = xs;
+    for depth in 0..rank {
+        t = Term::app(mapped(depth, transpose()), t);
+    }
+    let as_vector = Term::nat_app(Term::prim(Prim::AsVector), Nat::cst(n));
+    t = Term::app(mapped(rank, as_vector), t);
+    for depth in (0..rank).rev() {
+        t = Term::app(mapped(depth, transpose()), t);
+    }
+    t
+}
+
 /// `vectorize(n)`: `map(f)(xs) -> asScalar(map(f')(V(xs)))` where `f` computes on
 /// scalars (or pairs of them) and returns a scalar, `V` turns `xs` into vectors of
 /// `n` (`asVector(n)`, through `unzip`/`zip` for pairs) and `f'` is `f` on vectors
-/// (literals as `vectorFromScalar`); `n` divides the length.
+/// (literals as `vectorFromScalar`); `n` divides the length. Where the elements are
+/// windows (arrays of scalars: a stencil's neighbourhoods) that `f` reads at constant
+/// positions, `V` puts `n` consecutive windows side by side, each position a vector.
 struct Vectorize(i64);
 
 impl Rule<Term> for Vectorize {
@@ -320,18 +417,34 @@ impl Rule<Term> for Vectorize {
         let TypeKind::Array(_, result) = t.ty()?.kind() else {
             return None;
         };
+        // A window (an array of scalars, read at constant positions) or scalars.
+        let window = match scalar_tree(elem) {
+            true => None,
+            false => Some(array_rank(elem)?),
+        };
+        let computes = match window {
+            Some(_) => vectorizable_reads(body, x),
+            None => vectorizable(body, x),
+        };
         if self.0 <= 1
             || len.as_const().is_some_and(|l| l % self.0 != 0)
-            || !scalar_tree(elem)
             || !matches!(result.kind(), TypeKind::Scalar(_))
             // A constant function has no vector width to infer from its argument.
             || !body.has_free(x.id)
-            || !vectorizable(body, x)
+            || !computes
         {
             return None;
         }
-        let f = Term::lambda(x.clone(), on_vectors(body, x));
-        let vectors = as_vectors(args[1].clone(), elem, self.0);
+        let (f, vectors) = match window {
+            Some(rank) => (
+                Term::lambda(x.clone(), on_vectors_reads(body, x)),
+                window_vectors(args[1].clone(), rank, self.0),
+            ),
+            None => (
+                Term::lambda(x.clone(), on_vectors(body, x)),
+                as_vectors(args[1].clone(), elem, self.0),
+            ),
+        };
         let mapped = call(Prim::Map, &[], [f, vectors]);
         super::typing::typed_result(t, call(Prim::AsScalar, &[], [mapped]))
     }

@@ -164,6 +164,30 @@ fn vectorize_and_store_in_memory() {
 }
 
 #[test]
+fn vectorize_puts_windows_read_at_constant_positions_side_by_side() {
+    // A 2-D stencil: each window's neighbours become vectors of 8 windows' neighbours.
+    let source = "def f(x: 6.18.f32) = x |> map(slide(3, 1)) |> slide(3, 1) |> map(transpose)
+      |> map(map(fun(nbh => 0.5 * (idx(natAsIndex(3, 0i64), idx(natAsIndex(3, 1i64), nbh))
+         + idx(natAsIndex(3, 2i64), idx(natAsIndex(3, 1i64), nbh))))))";
+    let (program, vectorized) = rewrite(
+        source,
+        "DFNF ; (vectorize(8) @ innermost(isFullyAppliedMap))",
+    );
+    let text = print_term(&vectorized);
+    assert!(
+        text.contains("asVector(8)") && text.contains("vectorFromScalar(0.5)"),
+        "{text}"
+    );
+    reloads_with_same_meaning(&program, &vectorized, &NatEnv::default());
+    // A window reduced (not read at constant positions) stays on scalars.
+    let source = "def f(x: 18.f32) = x |> slide(3, 1) |> map(fun(w => w |> reduce(add, 0.0)))";
+    let program = load(source);
+    assert!(strategy("vectorize(8) @ topDown")
+        .apply(&program.entry().term, &mut Context::default())
+        .is_err());
+}
+
+#[test]
 fn default_lowering_makes_every_example_low_level() {
     for name in ["dot.rise", "scal.rise", "matmul.rise", "conv2d.rise"] {
         let program = load(&example(name));
