@@ -375,7 +375,8 @@ fn batched_products_have_register_tiles_and_element_wise_chains_elementwise_as_p
     let chain = "def f(x: n.m.f32, y: n.m.f32) =
       zip(x, y) |> map(fun(r => zip(fst(r), snd(r)) |> map(fun(p => fst(p) + snd(p)))))
         |> map(map(fun(v => max(v, 0.0))))";
-    let cases: [(&str, &[(&str, i64)], &str); 2] = [
+    type Case<'a> = (&'a str, &'a [(&'a str, i64)], &'a str);
+    let cases: [Case; 2] = [
         (
             batched,
             &[("b", 2), ("n", 16), ("k", 8), ("m", 32)],
