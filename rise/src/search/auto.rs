@@ -53,11 +53,12 @@
 //! does not fit the nest, a vector width that does not divide): the search records it
 //! and moves on. The matmul's `par` is one point.
 //!
-//! What the library lacks for more: stencils on vectors (a map over `slide`'s windows
-//! whose small reduction is unrolled into arithmetic, so that the map over windows
-//! becomes lane-wise, reading each neighbour as a shifted vector); several vector
-//! accumulators interleaved for one reduction beyond what a wide vector gives (a
-//! vector of 64 lanes is four AVX-512 registers, four independent sums).
+//! What the library lacks for more: stencils whose windows are reduced on vectors
+//! without register tiles (a small reduction unrolled into arithmetic, so that the
+//! map over windows becomes lane-wise; windows read at constant positions are
+//! vectorized already, by `vectorize` and `elementwise`); several vector accumulators
+//! interleaved for one reduction beyond what a wide vector gives (a vector of 64
+//! lanes is four AVX-512 registers, four independent sums).
 
 use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
 use crate::rules::{default_lowering, PACKED_WIDTH};
