@@ -417,40 +417,31 @@ impl Builder {
         let zeros = vec![0; dims.len()];
         let offsets: Vec<i64> = pad.iter().map(|(lo, _)| *lo).collect();
         let elements = dims.iter().fold(1i64, |n, d| n.saturating_mul(*d));
-        let slabs: Vec<(i64, i64)> = match elements > BORDER_FILL_ELEMENTS {
-            true => pad.to_vec(),
-            false => {
-                self.kernels.push(Kernel {
-                    dims: parallel(&dims),
-                    inputs: Vec::new(),
-                    out: identity(padded, &dims, &zeros, &dims),
-                    body: SExpr::Lit(c),
-                    reduction: None,
-                    schedule: Vec::new(),
-                });
-                Vec::new()
-            }
-        };
-        for (d, (lo, hi)) in slabs.iter().enumerate() {
-            for (start, size) in [(0, *lo), (lo.saturating_add(src.dims[d]), *hi)] {
-                if size == 0 {
-                    continue;
+        // The windows filled: (where each starts, its size).
+        let mut fills: Vec<(Vec<i64>, Vec<i64>)> = Vec::new();
+        if elements <= BORDER_FILL_ELEMENTS {
+            fills.push((zeros.clone(), dims.clone()));
+        } else {
+            for (d, (lo, hi)) in pad.iter().enumerate() {
+                for (start, size) in [(0, *lo), (lo.saturating_add(src.dims[d]), *hi)] {
+                    if size == 0 {
+                        continue;
+                    }
+                    let at = [&offsets[..d], &[start], &zeros[d + 1..]].concat();
+                    let window = [&src.dims[..d], &[size], &dims[d + 1..]].concat();
+                    fills.push((at, window));
                 }
-                let mut window_at: Vec<i64> = offsets[..d].to_vec();
-                let mut window: Vec<i64> = src.dims[..d].to_vec();
-                window_at.push(start);
-                window.push(size);
-                window_at.extend(&zeros[d + 1..]);
-                window.extend(&dims[d + 1..]);
-                self.kernels.push(Kernel {
-                    dims: parallel(&window),
-                    inputs: Vec::new(),
-                    out: identity(padded, &dims, &window_at, &window),
-                    body: SExpr::Lit(c),
-                    reduction: None,
-                    schedule: Vec::new(),
-                });
             }
+        }
+        for (at, window) in fills {
+            self.kernels.push(Kernel {
+                dims: parallel(&window),
+                inputs: Vec::new(),
+                out: identity(padded, &dims, &at, &window),
+                body: SExpr::Lit(c),
+                reduction: None,
+                schedule: Vec::new(),
+            });
         }
         self.kernels.push(Kernel {
             dims: parallel(&src.dims),

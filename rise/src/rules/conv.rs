@@ -259,13 +259,11 @@ impl StrategyImpl<Term> for PackWeights {
 /// ```
 pub fn conv_kernel(mc: i64, nc: i64, rows: i64, lanes: i64) -> Strategy<Term> {
     let name = format!("convKernel({mc}, {nc}, {rows}, {lanes})");
-    for (what, small, large) in [("r", rows, mc), ("w", lanes, nc)] {
-        if small <= 0 || large <= 0 || large % small != 0 {
-            return super::catalogue::invalid(
-                name,
-                format!("{what} = {small} must divide the tile's {large}"),
-            );
-        }
+    if let Some((_, what, small, large)) = super::misfit_register_tile(mc, nc, rows, lanes) {
+        return super::catalogue::invalid(
+            name,
+            format!("{what} = {small} must divide the tile's {large}"),
+        );
     }
     if lanes < 2 {
         return super::catalogue::invalid(
@@ -328,14 +326,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
         |a| match super::sizes(a, 0)?.as_slice() {
             [] => Ok(conv_kernel(14, 64, 7, 32)),
             [mc, nc, r, w] => {
-                for (index, small, large) in [(2, r, mc), (3, w, nc)] {
-                    if large % small != 0 {
-                        return Err(ArgError::invalid(
-                            index,
-                            format!("{small} must divide the tile's {large}"),
-                        ));
-                    }
-                }
+                super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(conv_kernel(*mc, *nc, *r, *w))
             }
             s => Err(ArgError::invalid(

@@ -241,13 +241,11 @@ pub fn micro_kernel_blocked(
         None => format!("microKernel({mc}, {nc}, {rows}, {lanes})"),
         Some(kc) => format!("microKernel({mc}, {nc}, {rows}, {lanes}, {kc})"),
     };
-    for (what, small, large) in [("r", rows, mc), ("w", lanes, nc)] {
-        if small <= 0 || large <= 0 || large % small != 0 {
-            return super::catalogue::invalid(
-                name,
-                format!("{what} = {small} must divide the tile's {large}"),
-            );
-        }
+    if let Some((_, what, small, large)) = super::misfit_register_tile(mc, nc, rows, lanes) {
+        return super::catalogue::invalid(
+            name,
+            format!("{what} = {small} must divide the tile's {large}"),
+        );
     }
     // The product's nest (a bias added after it is a nest too, without a reduction).
     let product = || map_nest(2) >> reduction_nest(2);
@@ -336,25 +334,11 @@ pub(super) fn register(r: &mut Registry<Term>) {
         |a| match super::sizes(a, 0)?.as_slice() {
             [] => Ok(micro_kernel(64, 64, 4, 64)),
             [mc, nc, r, w] => {
-                for (index, small, large) in [(2, r, mc), (3, w, nc)] {
-                    if large % small != 0 {
-                        return Err(ArgError::invalid(
-                            index,
-                            format!("{small} must divide the tile's {large}"),
-                        ));
-                    }
-                }
+                super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(micro_kernel(*mc, *nc, *r, *w))
             }
             [mc, nc, r, w, kc] => {
-                for (index, small, large) in [(2, r, mc), (3, w, nc)] {
-                    if large % small != 0 {
-                        return Err(ArgError::invalid(
-                            index,
-                            format!("{small} must divide the tile's {large}"),
-                        ));
-                    }
-                }
+                super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(micro_kernel_blocked(*mc, *nc, *r, *w, Some(*kc)))
             }
             s => Err(ArgError::invalid(

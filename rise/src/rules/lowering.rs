@@ -230,27 +230,56 @@ fn lane_wise(p: Prim) -> bool {
     )
 }
 
+/// How the body of a function that is vectorized reads its argument `x`: whole (a
+/// scalar, or a pair of them), or by its elements at positions that do not depend on
+/// it (a window: a stencil's neighbours).
+#[derive(Clone, Copy, PartialEq)]
+enum Reads {
+    Whole,
+    Elements,
+}
+
+impl Reads {
+    /// Whether `t`, which mentions `x`, is a read of it: a leaf of the computation.
+    fn leaf(self, t: &Term, x: &Ident) -> bool {
+        match self {
+            Reads::Whole => matches!(t.expr(), Expr::Var(_)),
+            Reads::Elements => {
+                is_read(t, x)
+                    && t.ty()
+                        .is_some_and(|ty| matches!(ty.kind(), TypeKind::Scalar(_)))
+            }
+        }
+    }
+}
+
 /// Whether `t`, the body of a function of `x`, computes lane-wise: what depends on `x`
 /// is built with [`lane_wise`] primitives, what does not is a scalar (a literal or a
 /// typed scalar expression, which becomes a broadcast vector).
 pub(super) fn vectorizable(t: &Term, x: &Ident) -> bool {
+    computes_lane_wise(t, x, Reads::Whole)
+}
+
+fn computes_lane_wise(t: &Term, x: &Ident, reads: Reads) -> bool {
     if !t.has_free(x.id) {
         return match t.ty() {
             Some(ty) => matches!(ty.kind(), TypeKind::Scalar(_)),
             None => matches!(t.expr(), Expr::Literal(_)),
         };
     }
+    if reads.leaf(t, x) {
+        return true;
+    }
     match t.expr() {
-        Expr::Var(_) => true,
-        Expr::App(f, a) => vectorizable_function(f, x) && vectorizable(a, x),
+        Expr::App(f, a) => lane_wise_function(f, x, reads) && computes_lane_wise(a, x, reads),
         _ => false,
     }
 }
 
-fn vectorizable_function(f: &Term, x: &Ident) -> bool {
+fn lane_wise_function(f: &Term, x: &Ident, reads: Reads) -> bool {
     match f.expr() {
         Expr::Prim(p) => lane_wise(*p),
-        Expr::App(g, a) => vectorizable_function(g, x) && vectorizable(a, x),
+        Expr::App(g, a) => lane_wise_function(g, x, reads) && computes_lane_wise(a, x, reads),
         _ => false,
     }
 }
@@ -259,18 +288,37 @@ fn vectorizable_function(f: &Term, x: &Ident) -> bool {
 /// `vectorFromScalar(s)`; the rest is rebuilt untyped (inference gives the vector
 /// types).
 pub(super) fn on_vectors(t: &Term, x: &Ident) -> Term {
+    rebuilt_on_vectors(t, x, Reads::Whole)
+}
+
+/// [`on_vectors`], where a window's reads stay reads (of a window of vectors): their
+/// positions are not broadcast.
+fn rebuilt_on_vectors(t: &Term, x: &Ident, reads: Reads) -> Term {
     if !t.has_free(x.id) {
         return call(Prim::VectorFromScalar, &[], [t.clone()]);
     }
+    if let (Reads::Elements, Some((_, args))) = (reads, applied(t, Prim::Idx, 2)) {
+        let array = match args[1].expr() {
+            Expr::Var(_) => Term::new(args[1].expr().clone()),
+            _ => rebuilt_on_vectors(&args[1], x, reads),
+        };
+        return call(Prim::Idx, &[], [args[0].clone(), array]);
+    }
     match t.expr() {
-        Expr::App(f, a) => Term::app(function_on_vectors(f, x), on_vectors(a, x)),
+        Expr::App(f, a) => Term::app(
+            function_on_vectors(f, x, reads),
+            rebuilt_on_vectors(a, x, reads),
+        ),
         e => Term::new(e.clone()),
     }
 }
 
-fn function_on_vectors(f: &Term, x: &Ident) -> Term {
+fn function_on_vectors(f: &Term, x: &Ident, reads: Reads) -> Term {
     match f.expr() {
-        Expr::App(g, a) => Term::app(function_on_vectors(g, x), on_vectors(a, x)),
+        Expr::App(g, a) => Term::app(
+            function_on_vectors(g, x, reads),
+            rebuilt_on_vectors(a, x, reads),
+        ),
         e => Term::new(e.clone()),
     }
 }
@@ -300,75 +348,29 @@ pub(super) fn as_vectors(xs: Term, elem: &Type, n: i64) -> Term {
 
 /// The rank of an array of scalars (`3.3.f32`: 2), if `ty` is one.
 fn array_rank(ty: &Type) -> Option<usize> {
-    match ty.kind() {
-        TypeKind::Array(_, elem) if matches!(elem.kind(), TypeKind::Scalar(_)) => Some(1),
-        TypeKind::Array(_, elem) => Some(array_rank(elem)? + 1),
-        _ => None,
+    let mut rank = 0;
+    let mut ty = ty;
+    while let TypeKind::Array(_, elem) = ty.kind() {
+        rank += 1;
+        ty = elem;
     }
+    (rank > 0 && matches!(ty.kind(), TypeKind::Scalar(_))).then_some(rank)
 }
 
 /// Whether `t` reads an element of `x` at positions that do not depend on it:
 /// `idx(i)(x)`, `idx(j)(idx(i)(x))`, ...
 fn is_read(t: &Term, x: &Ident) -> bool {
-    let Some((_, args)) = applied(t, Prim::Idx, 2) else {
-        return false;
-    };
-    !args[0].has_free(x.id)
-        && match args[1].expr() {
-            Expr::Var(v) => v.id == x.id,
-            _ => is_read(&args[1], x),
+    // Terms are shared: a clone is a reference count.
+    let mut t = t.clone();
+    let mut reads = 0;
+    while let Some((_, mut args)) = applied(&t, Prim::Idx, 2) {
+        if args[0].has_free(x.id) {
+            return false;
         }
-}
-
-/// Whether `t`, the body of a function of a window `x` (an array of scalars), computes
-/// lane-wise on elements of `x` read at constant positions (a stencil's neighbours):
-/// as [`vectorizable`], with such reads as its leaves.
-fn vectorizable_reads(t: &Term, x: &Ident) -> bool {
-    if !t.has_free(x.id) {
-        return vectorizable(t, x);
+        reads += 1;
+        t = args.swap_remove(1);
     }
-    if is_read(t, x) {
-        return t
-            .ty()
-            .is_some_and(|ty| matches!(ty.kind(), TypeKind::Scalar(_)));
-    }
-    match t.expr() {
-        Expr::App(f, a) => vectorizable_reads_function(f, x) && vectorizable_reads(a, x),
-        _ => false,
-    }
-}
-
-fn vectorizable_reads_function(f: &Term, x: &Ident) -> bool {
-    match f.expr() {
-        Expr::Prim(p) => lane_wise(*p),
-        Expr::App(g, a) => vectorizable_reads_function(g, x) && vectorizable_reads(a, x),
-        _ => false,
-    }
-}
-
-/// [`on_vectors`] for a window `x`: its reads stay reads (of a window of vectors).
-fn on_vectors_reads(t: &Term, x: &Ident) -> Term {
-    if !t.has_free(x.id) {
-        return call(Prim::VectorFromScalar, &[], [t.clone()]);
-    }
-    if let (true, Some((_, args))) = (is_read(t, x), applied(t, Prim::Idx, 2)) {
-        let array = match args[1].expr() {
-            Expr::Var(_) => Term::new(args[1].expr().clone()),
-            _ => on_vectors_reads(&args[1], x),
-        };
-        return call(Prim::Idx, &[], [args[0].clone(), array]);
-    }
-    match t.expr() {
-        Expr::App(f, a) => Term::app(function_on_vectors_reads(f, x), on_vectors_reads(a, x)),
-        e => Term::new(e.clone()),
-    }
-}
-
-fn function_on_vectors_reads(f: &Term, x: &Ident) -> Term {
-    match f.expr() {
-        Expr::App(g, a) => Term::app(function_on_vectors_reads(g, x), on_vectors_reads(a, x)),
-        e => Term::new(e.clone()),
-    }
+    reads > 0 && matches!(t.expr(), Expr::Var(v) if v.id == x.id)
 }
 
 /// `map(map(...(f)))`, `depth` maps deep.
@@ -423,7 +425,7 @@ impl Rule<Term> for Vectorize {
             false => Some(array_rank(elem)?),
         };
         let computes = match window {
-            Some(_) => vectorizable_reads(body, x),
+            Some(_) => computes_lane_wise(body, x, Reads::Elements),
             None => vectorizable(body, x),
         };
         if self.0 <= 1
@@ -437,7 +439,7 @@ impl Rule<Term> for Vectorize {
         }
         let (f, vectors) = match window {
             Some(rank) => (
-                Term::lambda(x.clone(), on_vectors_reads(body, x)),
+                Term::lambda(x.clone(), rebuilt_on_vectors(body, x, Reads::Elements)),
                 window_vectors(args[1].clone(), rank, self.0),
             ),
             None => (

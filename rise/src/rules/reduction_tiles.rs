@@ -41,13 +41,11 @@ use elevate_strategies::{normalize, top_down, try_, try_all};
 /// ```
 pub fn reduction_tiles(mc: i64, nc: i64, rows: i64, lanes: i64) -> Strategy<Term> {
     let name = format!("reductionTiles({mc}, {nc}, {rows}, {lanes})");
-    for (what, small, large) in [("r", rows, mc), ("w", lanes, nc)] {
-        if small <= 0 || large <= 0 || large % small != 0 {
-            return super::catalogue::invalid(
-                name,
-                format!("{what} = {small} must divide the tile's {large}"),
-            );
-        }
+    if let Some((_, what, small, large)) = super::misfit_register_tile(mc, nc, rows, lanes) {
+        return super::catalogue::invalid(
+            name,
+            format!("{what} = {small} must divide the tile's {large}"),
+        );
     }
     if lanes < 2 {
         return super::catalogue::invalid(name, "the vector width w must be at least 2".into());
@@ -80,14 +78,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "every nest of two maps around a reduction (a batched product, a depthwise convolution, pooling, a separable filter's passes) in mc x nc tiles with r x w register tiles, the outermost map in parallel: DFNF ; try(normalize(fuseReduceMap)) ; DFNF ; topDown(t) ; DFNF ; tryAll(t) ;; parallel @ outermost(isApplied(isMap)), t = reductionNest(2) ; tileNDList([mc, nc]) ;; registerTile(r, w)",
         |a| match super::sizes(a, 0)?.as_slice() {
             [mc, nc, r, w] => {
-                for (index, small, large) in [(2, r, mc), (3, w, nc)] {
-                    if large % small != 0 {
-                        return Err(ArgError::invalid(
-                            index,
-                            format!("{small} must divide the tile's {large}"),
-                        ));
-                    }
-                }
+                super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 if *w < 2 {
                     return Err(ArgError::invalid(
                         3,

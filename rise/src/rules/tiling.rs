@@ -201,6 +201,36 @@ fn list(sizes: &[i64]) -> String {
         .join(", ")
 }
 
+/// The first size of a register tile `r x w` that does not divide its cache tile's
+/// `mc x nc` (or is not positive): its position among `(mc, nc, r, w)`, its name, the
+/// size and the cache tile's.
+pub(super) fn misfit_register_tile(
+    mc: i64,
+    nc: i64,
+    rows: i64,
+    lanes: i64,
+) -> Option<(usize, &'static str, i64, i64)> {
+    [(2, "r", rows, mc), (3, "w", lanes, nc)]
+        .into_iter()
+        .find(|(_, _, small, large)| *small <= 0 || *large <= 0 || large % small != 0)
+}
+
+/// [`misfit_register_tile`] as an error at the argument written.
+pub(super) fn check_register_tile_args(
+    mc: i64,
+    nc: i64,
+    rows: i64,
+    lanes: i64,
+) -> Result<(), ArgError> {
+    match misfit_register_tile(mc, nc, rows, lanes) {
+        Some((index, _, small, large)) => Err(ArgError::invalid(
+            index,
+            format!("{small} must divide the tile's {large}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Whether every tile size is positive.
 fn check_sizes(sizes: &[i64]) -> Result<(), String> {
     match sizes.iter().find(|&&n| n <= 0) {

@@ -19,6 +19,18 @@ fn instance(source: &str, nats: &[(&str, i64)]) -> Term {
     program.instantiate(&env).unwrap()
 }
 
+/// Whether `found` computes what `term` computes on random inputs.
+fn same_values(found: &Term, term: &Term) -> bool {
+    let inputs = io::random_inputs(&io::signature(term), &NatEnv::default(), 1).unwrap();
+    let run = |t: &Term| {
+        evaluate(t, &NatEnv::default(), &inputs)
+            .unwrap()
+            .to_json()
+            .unwrap()
+    };
+    io::approx_eq(&run(found), &run(term))
+}
+
 fn auto() -> Space<Term> {
     Space::parse_with_auto("auto", Arc::new(registry()), Auto::default()).unwrap()
 }
@@ -99,14 +111,7 @@ fn a_product_no_tile_divides_has_padded_micro_kernels_as_points() {
     );
     assert!(point.is_complete(), "{:?}", point.failure());
     assert!(crate::print_term(point.program()).contains("padCst(0, 4,"));
-    let inputs = io::random_inputs(&io::signature(&term), &NatEnv::default(), 1).unwrap();
-    let run = |t: &Term| {
-        evaluate(t, &NatEnv::default(), &inputs)
-            .unwrap()
-            .to_json()
-            .unwrap()
-    };
-    assert!(io::approx_eq(&run(point.program()), &run(&term)));
+    assert!(same_values(point.program(), &term));
 }
 
 #[test]
@@ -405,16 +410,6 @@ fn batched_products_have_register_tiles_and_element_wise_chains_elementwise_as_p
         assert!(offered, "{wanted} is not a point");
         let point = state;
         assert!(point.is_complete(), "{wanted}: {:?}", point.failure());
-        let inputs = io::random_inputs(&io::signature(&term), &NatEnv::default(), 1).unwrap();
-        let run = |t: &Term| {
-            evaluate(t, &NatEnv::default(), &inputs)
-                .unwrap()
-                .to_json()
-                .unwrap()
-        };
-        assert!(
-            io::approx_eq(&run(point.program()), &run(&term)),
-            "{wanted}"
-        );
+        assert!(same_values(point.program(), &term), "{wanted}");
     }
 }
