@@ -151,10 +151,7 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     match o.output {
         Some(file) => std::fs::write(file, text)
             .map_err(|e| Failure(format!("{}: cannot write: {e}", file.display()))),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => crate::output::print(&text),
     }
 }
 
@@ -232,9 +229,8 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
             times.sort_by(f64::total_cmp);
             let round = |x: f64| (x * 1000.0).round() / 1000.0;
             let median = times[times.len() / 2];
-            println!(
-                "{}",
-                serde_json::json!({
+            crate::output::println(
+                &serde_json::json!({
                     "median_ms": round(median),
                     "min_ms": round(times[0]),
                     "max_ms": round(times[times.len() - 1]),
@@ -243,9 +239,9 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
                     "threads": o.threads,
                     "gflops": round(compiled.payload().flops as f64 / median / 1e6),
                 })
-            );
+                .to_string(),
+            )
         }
-        None => println!("{result}"),
+        None => crate::output::println(&result.to_string()),
     }
-    Ok(())
 }

@@ -123,3 +123,38 @@ fn bridge_errors_are_compile_errors_with_a_location() {
         stderr(&o)
     );
 }
+
+#[test]
+fn run_and_compile_end_quietly_when_their_reader_stops_early() {
+    // A reader that closes standard output after a few bytes: no panic, nothing on
+    // standard error (the command ends as `strategies` and `search` do).
+    let path = example("scal.rise");
+    for args in [
+        vec!["run", path.as_str(), "--random", "1", "--nat", "n=200000"],
+        vec![
+            "compile",
+            path.as_str(),
+            "--nat",
+            "n=200000",
+            "--emit",
+            "llvm",
+        ],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_elevate"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 8];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{args:?}: {:?}",
+            o.status
+        );
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}
