@@ -173,22 +173,64 @@ fn concat_is_two_kernels_into_the_two_parts_of_its_buffer() {
 }
 
 #[test]
-fn a_pair_accumulator_is_a_loop_carrying_both_values() {
-    // argmax of each row: the largest value and where it is. Not structured yet (a
-    // kernel would need two results combined by one body): explicit loops whose
-    // reduction carries the pair, beside the structured kernel that stores the rows.
+fn a_pair_accumulator_is_one_kernel_with_an_output_per_component() {
+    // argmax of each row: the largest value and where it is. One `linalg.generic`
+    // whose reduction carries both (two outputs, each filled with its start value,
+    // the step an `arith.select` of each), beside the kernel that stores the rows.
     let source = "def f(x: 8.16.f32, ids: 16.i32) : 8.(f32, i32) =
       toMem(x |> map(fun(r => r |> map(fun(v => v * 2.0))))) |> map(fun(r =>
         zip(r, ids) |> reduce(fun(acc, p => select(fst(p) > fst(acc), p, acc)), (-1000.0, 0))))";
     let (p, term) = forms(source, "id");
-    assert_eq!(
-        p.kernels.first(),
-        Some(&KernelForm::Structured),
-        "{:?}",
-        p.kernels
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
+    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    assert!(
+        p.mlir
+            .contains("outs(%out0, %out1 : memref<8xf32>, memref<8xi32>)"),
+        "{}",
+        p.mlir
     );
-    assert!(p.mlir.contains(":2 = scf.for"), "{}", p.mlir);
+    assert_eq!(p.mlir.matches("linalg.fill").count(), 2, "{}", p.mlir);
     assert_same(&term, "argmax");
+    // Its components read by a computation after it: the same one kernel, its
+    // outputs in buffers of their own (one buffer each, none left over).
+    let read = source.replace(": 8.(f32, i32) =", ": 8.f32 =").replace(
+        ", (-1000.0, 0))))",
+        ", (-1000.0, 0)) |> fun(m => select(snd(m) > 3, fst(m), 0.0))))",
+    );
+    let (p, term) = forms(&read, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.mlir.matches("memref.alloc").count(), 3, "{}", p.mlir);
+    assert_same(&term, "argmax read");
+}
+
+#[test]
+fn a_softmax_in_one_pass_over_its_row_is_structured() {
+    // The running maximum and the sum rescaled to it: a pair accumulator whose step
+    // is no `acc ⊕ x`; then each element divided by the sum.
+    let source = "def f(x: 16.64.f32) : 16.64.f32 =
+      x |> map(fun(r =>
+        let ms = r |> reduceSeq(fun(acc, v =>
+          let m = max(fst(acc), v) in
+          (m, snd(acc) * exp(fst(acc) - m) + exp(v - m))), (-1000.0, 0.0)) in
+        r |> map(fun(v => exp(v - fst(ms)) / snd(ms)))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
+    assert!(
+        p.mlir
+            .contains("iterator_types = [\"parallel\", \"reduction\"]"),
+        "{}",
+        p.mlir
+    );
+    assert_same(&term, "online softmax");
+    // A scalar accumulator whose step is no `acc ⊕ x` (a discounted sum) is a fold
+    // too, its order kept.
+    let source = "def f(x: 16.64.f32) : 16.f32 =
+      x |> map(fun(r => r |> reduceSeq(fun(acc, v => acc * 0.5 + v), 0.0)))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_same(&term, "discounted sum");
 }
 
 #[test]

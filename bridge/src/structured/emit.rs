@@ -3,7 +3,7 @@
 //! program's schedule to them.
 
 use super::eval::{LoopKind, SExpr};
-use super::kernel::{Buf, DimExpr, Kernel, Operand};
+use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction};
 use crate::text::{binary_text, literal_text, memref_type, mlir_scalar, scalar_bytes};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
@@ -18,17 +18,19 @@ const PROMOTE_LIMIT_BYTES: i64 = 256 * 1024;
 pub(crate) fn matmul_dims(k: &Kernel) -> Option<[usize; 3]> {
     let simple =
         |e: &DimExpr| (e.c == 0 && e.terms.len() == 1 && e.terms[0].1 == 1).then(|| e.terms[0].0);
-    let (Some((Prim::Add, _)), 3, 2) = (k.reduction, k.dims.len(), k.inputs.len()) else {
+    let (Some(Reduction::Combine(Prim::Add, _)), 3, 2) =
+        (&k.reduction, k.dims.len(), k.inputs.len())
+    else {
         return None;
     };
     if k.inputs
         .iter()
-        .chain([&k.out])
+        .chain([k.out()])
         .any(|o| o.expanded() || o.map.len() != 2)
     {
         return None;
     }
-    let SExpr::Bin(Prim::Mul, a, b) = &k.body else {
+    let [SExpr::Bin(Prim::Mul, a, b)] = k.body.as_slice() else {
         return None;
     };
     let (SExpr::Load(0, _, s), SExpr::Load(1, _, s2)) = (&**a, &**b) else {
@@ -37,7 +39,7 @@ pub(crate) fn matmul_dims(k: &Kernel) -> Option<[usize; 3]> {
     if s != s2 || !s.is_float() {
         return None;
     }
-    let (i, j) = (simple(&k.out.map[0])?, simple(&k.out.map[1])?);
+    let (i, j) = (simple(&k.out().map[0])?, simple(&k.out().map[1])?);
     let (a0, a1) = (simple(&k.inputs[0].map[0])?, simple(&k.inputs[0].map[1])?);
     let (b0, b1) = (simple(&k.inputs[1].map[0])?, simple(&k.inputs[1].map[1])?);
     (a0 == i && b1 == j && a1 == b0 && k.dims[a1].reduction && i != j).then_some([i, j, a1])
@@ -201,11 +203,15 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
             (v, ty)
         };
         let ins: Vec<(String, String)> = k.inputs.iter().map(|o| view(o, lines)).collect();
-        let out = view(&k.out, lines);
-        let out_scalar = bufs[k.out.buf].scalar;
-        if let Some((_, init)) = k.reduction {
+        let outs: Vec<(String, String)> = k.outs.iter().map(|o| view(o, lines)).collect();
+        let inits: &[_] = match &k.reduction {
+            Some(Reduction::Combine(_, init)) => &[*init],
+            Some(Reduction::Fold(inits)) => inits,
+            None => &[],
+        };
+        for (init, out) in inits.iter().zip(&outs) {
             let c = name("init");
-            let (text, s) = literal_text(init);
+            let (text, s) = literal_text(*init);
             lines.push(format!("{c} = arith.constant {text} : {}", mlir_scalar(s)));
             lines.push(format!(
                 "linalg.fill ins({c} : {}) outs({} : {})",
@@ -226,8 +232,8 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
                 "linalg.matmul {{elevate.kernel = {n} : i64}} ins({} : {}) outs({} : {})",
                 names(&ins).join(", "),
                 types(&ins).join(", "),
-                out.0,
-                out.1
+                outs[0].0,
+                outs[0].1
             ));
             continue;
         }
@@ -235,7 +241,7 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
         let maps: Vec<String> = k
             .inputs
             .iter()
-            .chain([&k.out])
+            .chain(&k.outs)
             .map(|o| affine_map(rank, &o.map))
             .collect();
         let iterators: Vec<&str> = k
@@ -262,30 +268,43 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
             "linalg.generic {{elevate.kernel = {n} : i64, indexing_maps = [{}], iterator_types = [{}]}} {ins_text}outs({} : {}) {{",
             maps.join(", "),
             iterators.join(", "),
-            out.0,
-            out.1
+            names(&outs).join(", "),
+            types(&outs).join(", ")
         ));
+        let out_scalars: Vec<&str> = k
+            .outs
+            .iter()
+            .map(|o| mlir_scalar(bufs[o.buf].scalar))
+            .collect();
         let args: Vec<String> = k
             .inputs
             .iter()
             .enumerate()
             .map(|(i, o)| format!("%in{i}: {}", mlir_scalar(bufs[o.buf].scalar)))
-            .chain([format!("%acc: {}", mlir_scalar(out_scalar))])
+            .chain(
+                out_scalars
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| format!("%acc{j}: {t}")),
+            )
             .collect();
         lines.push(format!("^bb0({}):", args.join(", ")));
         let mut body = Body {
             lines: Vec::new(),
             next: 0,
         };
-        let value = body.expr(&k.body);
-        let result = match k.reduction {
-            Some((op, _)) => body.binary(op, "%acc", &value, out_scalar),
-            None => value,
+        let values: Vec<String> = k.body.iter().map(|b| body.expr(b)).collect();
+        let results = match &k.reduction {
+            Some(Reduction::Combine(op, _)) => {
+                vec![body.binary(*op, "%acc0", &values[0], bufs[k.out().buf].scalar)]
+            }
+            _ => values,
         };
         lines.extend(body.lines.into_iter().map(|l| format!("  {l}")));
         lines.push(format!(
-            "  linalg.yield {result} : {}",
-            mlir_scalar(out_scalar)
+            "  linalg.yield {} : {}",
+            results.join(", "),
+            out_scalars.join(", ")
         ));
         lines.push("}".to_string());
     }
@@ -319,10 +338,10 @@ fn float_ops(k: &Kernel) -> usize {
         }
     }
     let combine = match k.reduction {
-        Some(_) => usize::from(k.body.scalar().is_float()),
-        None => 0,
+        Some(Reduction::Combine(..)) => usize::from(k.body[0].scalar().is_float()),
+        _ => 0,
     };
-    count(&k.body) + combine
+    k.body.iter().map(count).sum::<usize>() + combine
 }
 
 /// A `linalg.generic` region's operations.
@@ -376,8 +395,10 @@ impl Body {
                 let (c, x, y) = (self.expr(c), self.expr(a), self.expr(b));
                 self.op(format!("arith.select {c}, {x}, {y} : {t}"))
             }
-            SExpr::Acc(..) | SExpr::Red { .. } | SExpr::Select { .. } => {
-                unreachable!("kernel bodies have no accumulators, reductions or guards")
+            // A fold's accumulator (numbered as its output).
+            SExpr::Acc(j, _, _) => format!("%acc{j}"),
+            SExpr::Red { .. } | SExpr::Fold { .. } | SExpr::Select { .. } => {
+                unreachable!("kernel bodies have no reductions or guards")
             }
         }
     }
@@ -440,7 +461,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         ));
         // The innermost loops that are vector lanes and unrolled reductions: one vector
         // operation (the contraction's lowering unrolls the reduction).
-        let plain = k.inputs.iter().chain([&k.out]).all(|o| {
+        let plain = k.inputs.iter().chain(&k.outs).all(|o| {
             o.map
                 .iter()
                 .all(|e| e.c == 0 && e.terms.len() <= 1 && e.terms.iter().all(|t| t.1 == 1))
@@ -450,7 +471,10 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             .iter()
             .rposition(|st| !matches!(st.kind, LoopKind::Lane | LoopKind::ReduceUnroll))
             .map_or(0, |i| i + 1);
+        // (A fold's step is no operation the vectorizer knows how to reduce.)
+        let fold = matches!(k.reduction, Some(Reduction::Fold(_)));
         let vector_tail = plain
+            && !fold
             && k.schedule[tail_start..]
                 .iter()
                 .any(|st| st.kind == LoopKind::Lane);
@@ -473,12 +497,12 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             }
             if st.array_acc && !promoted && output_tiled {
                 let bytes: i64 = k
-                    .out
+                    .out()
                     .map
                     .iter()
                     .flat_map(|e| e.terms.iter().map(|(d, _)| tile[*d]))
                     .fold(1i64, |n, t| n.saturating_mul(t))
-                    .saturating_mul(scalar_bytes(bufs[k.out.buf].scalar) as i64);
+                    .saturating_mul(scalar_bytes(bufs[k.out().buf].scalar) as i64);
                 if bytes <= PROMOTE_LIMIT_BYTES {
                     let p = format!("%k{n}p{j}");
                     lines.push(format!(

@@ -122,6 +122,18 @@ pub(crate) enum SExpr {
         vars: Vec<Var>,
         body: Box<SExpr>,
     },
+    /// A reduction whose step is any function of its accumulators, which are one or
+    /// more scalars (a pair: argmax's value and position, a softmax's running maximum
+    /// and sum): accumulator `k` (`Acc(id + k, [])` in the steps) starts at `inits[k]`
+    /// and becomes `steps[k]` at each position of `vars`, in order. Its value is
+    /// accumulator `component`.
+    Fold {
+        id: u32,
+        inits: Vec<SExpr>,
+        vars: Vec<Var>,
+        steps: Vec<SExpr>,
+        component: usize,
+    },
 }
 
 impl SExpr {
@@ -158,6 +170,9 @@ impl SExpr {
             },
             SExpr::Un(_, a) => a.scalar(),
             SExpr::Red { init, .. } => init.scalar(),
+            SExpr::Fold {
+                inits, component, ..
+            } => inits[*component].scalar(),
             SExpr::Select { then, .. } | SExpr::Pick(_, then, _) => then.scalar(),
         }
     }
@@ -187,7 +202,7 @@ impl SExpr {
         let mut vars = BTreeSet::new();
         let mut pending = vec![self];
         while let Some(e) = pending.pop() {
-            if let SExpr::Red { vars: vs, .. } = e {
+            if let SExpr::Red { vars: vs, .. } | SExpr::Fold { vars: vs, .. } = e {
                 vars.extend(vs.iter().copied());
             }
             pending.extend(e.children());
@@ -208,6 +223,7 @@ impl SExpr {
             SExpr::Bin(_, a, b) => vec![a, b],
             SExpr::Un(_, a) => vec![a],
             SExpr::Red { init, body, .. } => vec![init, body],
+            SExpr::Fold { inits, steps, .. } => inits.iter().chain(steps).collect(),
             SExpr::Select { then, other, .. } => vec![then, other],
             SExpr::Pick(c, a, b) => vec![c, a, b],
             SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => Vec::new(),
@@ -238,6 +254,19 @@ impl SExpr {
                 init: Box::new(f(init)?),
                 vars: vars.clone(),
                 body: Box::new(f(body)?),
+            },
+            SExpr::Fold {
+                id,
+                inits,
+                vars,
+                steps,
+                component,
+            } => SExpr::Fold {
+                id: *id,
+                inits: inits.iter().map(&mut *f).collect::<Result<_, E>>()?,
+                vars: vars.clone(),
+                steps: steps.iter().map(&mut *f).collect::<Result<_, E>>()?,
+                component: *component,
             },
             SExpr::Select { conds, then, other } => SExpr::Select {
                 conds: conds.clone(),
@@ -467,8 +496,66 @@ impl Ex {
         }
     }
 
-    /// `reduceSeq(f)(init)(xs)` in closed form, `init ⊕ Σ_r x(r)` element-wise.
+    /// `reduceSeq(f)(init)(xs)` in closed form, `init ⊕ Σ_r x(r)` element-wise; a
+    /// reduction of pairs, or of scalars whose step is no `acc ⊕ x`, as a fold.
     pub(crate) fn reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
+        if matches!(init, SVal::Pair(..)) {
+            return self.fold(kind, f, init, xs);
+        }
+        let scalar = matches!(init, SVal::Scalar(_));
+        match self.closed_reduction(kind, f, init.clone(), xs) {
+            Err(why) if scalar && why.0.starts_with("a reduction step") => {
+                self.fold(kind, f, init, xs)
+            }
+            result => result,
+        }
+    }
+
+    /// A reduction whose accumulator is scalars (one, or pairs of them) and whose
+    /// step is any function of it: an [`SExpr::Fold`] per scalar.
+    fn fold(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
+        let inits = scalar_leaves(&init)?;
+        let r = self.new_loop(xs.len, kind);
+        let id = self.next_acc;
+        self.next_acc = self.next_acc.saturating_add(inits.len() as u32);
+        let mut k = 0;
+        let acc = rebuild(&init, &mut |s: &SExpr| {
+            k += 1;
+            SExpr::Acc(id + k as u32 - 1, Vec::new(), s.scalar())
+        });
+        self.depth += 1;
+        let step = (|| {
+            let x = xs.at(self, &Aff::var(r))?;
+            let g = self.apply(f, acc)?;
+            self.apply(&g, x)
+        })();
+        self.depth -= 1;
+        let steps = scalar_leaves(&step?)?;
+        if steps.len() != inits.len()
+            || steps
+                .iter()
+                .zip(&inits)
+                .any(|(s, i)| s.scalar() != i.scalar())
+        {
+            return no("a reduction step that changes the accumulator's type");
+        }
+        if steps.iter().any(|s| !s.reduction_vars().is_empty()) {
+            return no("a reduction step of pairs that reduces");
+        }
+        let mut component = 0;
+        Ok(rebuild(&init, &mut |_| {
+            component += 1;
+            SExpr::Fold {
+                id,
+                inits: inits.clone(),
+                vars: vec![r],
+                steps: steps.clone(),
+                component: component - 1,
+            }
+        }))
+    }
+
+    fn closed_reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
         let r = self.new_loop(xs.len, kind);
         let id = self.next_acc;
         self.next_acc += 1;
@@ -484,6 +571,32 @@ impl Ex {
         })();
         self.depth -= 1;
         closed(self, id, r, init, step?, Vec::new())
+    }
+}
+
+/// The scalars of a value of scalars and pairs of them, in order.
+fn scalar_leaves(v: &SVal) -> R<Vec<SExpr>> {
+    let mut out = Vec::new();
+    let mut pending = vec![v];
+    while let Some(v) = pending.pop() {
+        match v {
+            SVal::Scalar(e) => out.push(e.clone()),
+            SVal::Pair(a, b) => pending.extend([&**b, &**a]),
+            _ => return no("a reduction of pairs of something other than scalars"),
+        }
+    }
+    Ok(out)
+}
+
+/// `v` (scalars and pairs of them) with each scalar, in order, replaced by `f` of it.
+fn rebuild(v: &SVal, f: &mut dyn FnMut(&SExpr) -> SExpr) -> SVal {
+    match v {
+        SVal::Pair(a, b) => {
+            let a = rebuild(a, f);
+            SVal::Pair(Box::new(a), Box::new(rebuild(b, f)))
+        }
+        SVal::Scalar(e) => SVal::Scalar(f(e)),
+        other => other.clone(),
     }
 }
 

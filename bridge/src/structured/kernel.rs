@@ -8,7 +8,7 @@ use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::{Scalar, Type, TypeKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// A buffer's layout by the loops that write it: digit `(position, a, b)` is
@@ -27,7 +27,7 @@ pub(crate) struct Buf {
 }
 
 /// An iteration dimension of a kernel.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Dim {
     pub(crate) extent: i64,
     pub(crate) reduction: bool,
@@ -42,7 +42,7 @@ pub(crate) struct DimExpr {
 
 /// A buffer as an operand: its dimensions possibly expanded (`memref.expand_shape`),
 /// and the index of each (expanded) dimension.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Operand {
     pub(crate) buf: usize,
     /// For each dimension of the buffer, the sizes it is expanded into.
@@ -142,7 +142,7 @@ impl Operand {
 }
 
 /// One loop of the schedule: it walks dimension `dim` in steps of `step`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ScheduledLoop {
     pub(crate) dim: usize,
     pub(crate) step: i64,
@@ -151,17 +151,36 @@ pub(crate) struct ScheduledLoop {
     pub(crate) array_acc: bool,
 }
 
-/// A kernel: `out[...] = init ⊕ Σ body` (or `out[...] = body`), its schedule.
-#[derive(Clone, Debug)]
+/// A kernel: `out[...] = init ⊕ Σ body` (or `out[...] = body`, or a fold's
+/// accumulators), its schedule.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Kernel {
     pub(crate) dims: Vec<Dim>,
     pub(crate) inputs: Vec<Operand>,
-    pub(crate) out: Operand,
-    /// The body; `SExpr::Load(k, [], _)` is input operand `k`.
-    pub(crate) body: SExpr,
-    /// The combining operation and start value of a reduction.
-    pub(crate) reduction: Option<(Prim, Literal)>,
+    /// What it writes: one buffer, or one per accumulator of a fold.
+    pub(crate) outs: Vec<Operand>,
+    /// Each output's value: `SExpr::Load(k, [], _)` is input operand `k`; in a fold,
+    /// `SExpr::Acc(j, [], _)` is accumulator `j` before the step.
+    pub(crate) body: Vec<SExpr>,
+    pub(crate) reduction: Option<Reduction>,
     pub(crate) schedule: Vec<ScheduledLoop>,
+}
+
+/// How a kernel's reduction combines its elements.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Reduction {
+    /// `out = init ⊕ Σ body`: the operation and the start value.
+    Combine(Prim, Literal),
+    /// Each output starts at its constant and becomes its body at each step, in the
+    /// order of the reduction loops (argmax's value and position).
+    Fold(Vec<Literal>),
+}
+
+impl Kernel {
+    /// The output of a kernel that is not a fold.
+    pub(crate) fn out(&self) -> &Operand {
+        &self.outs[0]
+    }
 }
 
 /// The program's buffers and kernels, as they are found.
@@ -174,6 +193,10 @@ pub(crate) struct Builder {
     pub(crate) reductions: Vec<(SExpr, SExpr)>,
     /// The buffers of parameters, stages and the result, by name.
     pub(crate) by_name: std::collections::HashMap<String, usize>,
+    /// Buffers a fold writes only because it carries them (an accumulator the
+    /// program has not read yet), and those of them no kernel writes any more.
+    pub(crate) scratch: BTreeSet<usize>,
+    pub(crate) unused: BTreeSet<usize>,
 }
 
 impl Builder {
@@ -184,6 +207,8 @@ impl Builder {
             limits,
             reductions: Vec::new(),
             by_name: Default::default(),
+            scratch: BTreeSet::new(),
+            unused: BTreeSet::new(),
         }
     }
 }
@@ -319,7 +344,7 @@ pub(crate) fn analyze(
     e: SExpr,
     target: Target,
     builder: &mut Builder,
-) -> R<(Kernel, Layout)> {
+) -> R<(Option<Kernel>, Layout)> {
     let Target {
         buf: out,
         natural,
@@ -425,7 +450,7 @@ pub(crate) fn analyze(
         .rev()
         .find(|l| !l.rec.kind.is_reduction())
         .is_none_or(|l| digit_of.get(&l.var) == Some(&(positions.len() - 1, 1)));
-    let row_major = matches!(e, SExpr::Red { .. }) && innermost_is_last;
+    let row_major = matches!(e, SExpr::Red { .. } | SExpr::Fold { .. }) && innermost_is_last;
     let by_loops = natural && !row_major;
     if by_loops && offset != 0 {
         return no("a part of a buffer laid out as its loops nest");
@@ -459,22 +484,43 @@ pub(crate) fn analyze(
             .collect()
     };
 
-    // 3. The body: `init ⊕ Σ body` or a plain expression.
-    let (reduction, body, reduced) = match e {
+    // 3. The body: `init ⊕ Σ body`, a fold's steps (which output this kernel is
+    //    for), or a plain expression.
+    let constant = |e: SExpr| match e {
+        SExpr::Lit(l) => Ok(l),
+        _ => no("a reduction that starts from something other than a constant"),
+    };
+    let (reduction, body, reduced, component) = match e {
         SExpr::Red {
             op,
             init,
             vars,
             body,
+        } => (
+            Some(Reduction::Combine(op, constant(*init)?)),
+            vec![*body],
+            vars,
+            0,
+        ),
+        SExpr::Fold {
+            id,
+            inits,
+            vars,
+            steps,
+            component,
         } => {
-            let SExpr::Lit(init) = *init else {
-                return no("a reduction that starts from something other than a constant");
-            };
-            (Some((op, init)), *body, vars)
+            let inits = inits.into_iter().map(constant).collect::<R<Vec<_>>>()?;
+            // Accumulator `id + j` is output `j`.
+            let steps = steps
+                .iter()
+                .map(|s| renumber_accs(s, id))
+                .collect::<R<_>>()?;
+            (Some(Reduction::Fold(inits)), steps, vars, component)
         }
-        e => (None, e, Vec::new()),
+        e => (None, vec![e], Vec::new(), 0),
     };
-    if contains_reduction(&body) {
+    let fold = matches!(reduction, Some(Reduction::Fold(_)));
+    if body.iter().any(|b| contains_reduction(b, fold)) {
         return no("a reduction inside another computation");
     }
     for l in &nest {
@@ -485,7 +531,9 @@ pub(crate) fn analyze(
 
     // 4. The accesses, affine in the loops.
     let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
-    collect_loads(&body, &mut loads);
+    for b in &body {
+        collect_loads(b, &mut loads);
+    }
     let linear = |idx: &[Aff]| -> R<Vec<Linear>> {
         idx.iter()
             .map(|a| match a.linear() {
@@ -688,18 +736,80 @@ pub(crate) fn analyze(
         });
     }
     let mut k = 0;
-    let body = number_loads(&body, &mut k);
-    Ok((
-        Kernel {
-            dims,
-            inputs,
-            out: out_operand,
-            body,
-            reduction,
-            schedule,
-        },
-        layout,
-    ))
+    let body: Vec<SExpr> = body.iter().map(|b| number_loads(b, &mut k)).collect();
+    let mut kernel = Kernel {
+        dims,
+        inputs,
+        outs: vec![out_operand],
+        body,
+        reduction,
+        schedule,
+    };
+    if let Some(Reduction::Fold(inits)) = &kernel.reduction {
+        // The same fold written for another of its accumulators before: that kernel
+        // writes this output too, instead of the buffer it carried it in.
+        let same = |other: &Kernel| {
+            (
+                &other.dims,
+                &other.inputs,
+                &other.body,
+                &other.reduction,
+                &other.schedule,
+            ) == (
+                &kernel.dims,
+                &kernel.inputs,
+                &kernel.body,
+                &kernel.reduction,
+                &kernel.schedule,
+            )
+        };
+        let out = kernel.outs[0].clone();
+        let carried = builder.kernels.iter_mut().rev().find(|k| {
+            same(k) && builder.scratch.contains(&k.outs[component].buf) && {
+                let carrier = &k.outs[component];
+                (&carrier.expand, &carrier.map, &carrier.window)
+                    == (&out.expand, &out.map, &out.window)
+                    && builder.bufs[carrier.buf].dims == builder.bufs[out.buf].dims
+            }
+        });
+        if let Some(k) = carried {
+            let freed = std::mem::replace(&mut k.outs[component], out);
+            builder.scratch.remove(&freed.buf);
+            builder.unused.insert(freed.buf);
+            return Ok((None, layout));
+        }
+        // The other accumulators in buffers of their own, shaped as this output.
+        let dims = builder.bufs[out.buf].dims.clone();
+        let mut outs = Vec::with_capacity(inits.len());
+        for (j, init) in inits.clone().iter().enumerate() {
+            if j == component {
+                outs.push(out.clone());
+                continue;
+            }
+            let buf = builder.own_buffer(dims.clone(), literal_scalar(*init))?;
+            builder.scratch.insert(buf);
+            outs.push(Operand { buf, ..out.clone() });
+        }
+        kernel.outs = outs;
+    }
+    Ok((Some(kernel), layout))
+}
+
+/// The scalar type of a constant.
+fn literal_scalar(l: Literal) -> Scalar {
+    SExpr::Lit(l).scalar()
+}
+
+/// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
+/// accumulator of another reduction is no part of this kernel.
+fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
+    match e {
+        SExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
+            Ok(SExpr::Acc(a - id, Vec::new(), *s))
+        }
+        SExpr::Acc(..) => no("a reduction inside another computation"),
+        e => e.map_children(&mut |c| renumber_accs(c, id)),
+    }
 }
 
 fn loops_kind(nest: &[Nested], v: Var) -> LoopKind {
@@ -722,13 +832,16 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
     })
 }
 
-/// Whether a reduction, or an accumulator left over from one, is inside `e`.
-fn contains_reduction(e: &SExpr) -> bool {
+/// Whether a reduction, or an accumulator left over from one (other than a fold's
+/// own, where `fold`), is inside `e`.
+fn contains_reduction(e: &SExpr, fold: bool) -> bool {
     match e {
-        SExpr::Red { .. } | SExpr::Acc(..) => true,
-        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
-            e.children().into_iter().any(contains_reduction)
-        }
+        SExpr::Acc(..) => !fold,
+        SExpr::Red { .. } | SExpr::Fold { .. } => true,
+        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => e
+            .children()
+            .into_iter()
+            .any(|c| contains_reduction(c, fold)),
         _ => false,
     }
 }

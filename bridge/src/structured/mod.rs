@@ -26,10 +26,15 @@
 //!
 //! `select` on data is an `arith.select` in the kernel's body; a result of pairs (an
 //! array of pairs is a pair of buffers) is a kernel per component; `concat` is a
-//! kernel per part, each writing a subview of the buffer.
+//! kernel per part, each writing a subview of the buffer. A reduction whose
+//! accumulator is a pair of scalars (argmax, a softmax's running maximum and sum), or
+//! whose step is no `acc ⊕ x`, is a fold: one `linalg.generic` with an output per
+//! scalar of the accumulator, each filled with its start value, the body computing
+//! each one's next value from all of them (the components are written by that one
+//! kernel, whichever of them the program reads).
 //!
 //! A program outside this fragment (`padClamp`, array literals read at computed
-//! positions, pair accumulators, indices computed from data, ...) is reported as
+//! positions, indices computed from data, ...) is reported as
 //! [`NotStructured`] with the reason; the bridge then translates it stage by stage
 //! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
 //! become explicit loops.
@@ -142,6 +147,8 @@ impl StageBuilder {
                 self.builder.bufs.truncate(bufs);
                 self.builder.kernels.truncate(kernels);
                 self.builder.reductions.truncate(reductions);
+                self.builder.scratch.retain(|b| *b < bufs);
+                self.builder.unused.retain(|b| *b < bufs);
                 Err(why)
             }
         }
@@ -179,6 +186,7 @@ impl StageBuilder {
     pub(crate) fn finish(self) -> StagedText {
         let own: Vec<usize> = (0..self.builder.bufs.len())
             .filter(|b| !self.external.contains(&self.builder.bufs[*b].name))
+            .filter(|b| !self.builder.unused.contains(b))
             .collect();
         StagedText {
             text: emit::payload_lines(&self.builder.kernels, &self.builder.bufs, &own),

@@ -174,14 +174,31 @@ fn rename_reduction(e: &SExpr, r: Var, vars: &[Var]) -> SExpr {
         } if vs.contains(&r) => SExpr::Red {
             op,
             init,
-            vars: vs
-                .iter()
-                .flat_map(|v| if *v == r { vars.to_vec() } else { vec![*v] })
-                .collect(),
+            vars: renamed(&vs, r, vars),
             body,
+        },
+        SExpr::Fold {
+            id,
+            inits,
+            vars: vs,
+            steps,
+            component,
+        } if vs.contains(&r) => SExpr::Fold {
+            id,
+            inits,
+            vars: renamed(&vs, r, vars),
+            steps,
+            component,
         },
         other => other,
     }
+}
+
+/// `vs` with `r` replaced by `vars`.
+fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
+    vs.iter()
+        .flat_map(|v| if *v == r { vars.to_vec() } else { vec![*v] })
+        .collect()
 }
 
 /// The variables `e` reads, in the order of first appearance.
@@ -221,7 +238,8 @@ impl Builder {
         let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
         let e = self.hoist_padding(ex, e)?;
         let (kernel, layout) = super::kernel::analyze(ex, loops, positions, e, target, self)?;
-        self.kernels.push(kernel);
+        // (None: a fold's accumulator written by the kernel of another.)
+        self.kernels.extend(kernel);
         Ok(layout)
     }
 
@@ -258,7 +276,7 @@ impl Builder {
         let mut lift = |c: &SExpr| self.lift(ex, &loops, positions, c, &mut done, &mut moved);
         // The kernel's own reduction stays; reductions inside it move.
         let e = match e {
-            SExpr::Red { .. } => e.map_children(&mut lift)?,
+            SExpr::Red { .. } | SExpr::Fold { .. } => e.map_children(&mut lift)?,
             e => lift(&e)?,
         };
         self.reductions.extend(done);
@@ -279,7 +297,7 @@ impl Builder {
         done: &mut Vec<(SExpr, SExpr)>,
         moved: &mut BTreeSet<Var>,
     ) -> R<SExpr> {
-        if !matches!(e, SExpr::Red { .. }) {
+        if !matches!(e, SExpr::Red { .. } | SExpr::Fold { .. }) {
             return e.map_children(&mut |c| self.lift(ex, loops, positions, c, done, moved));
         }
         let own = e.reduction_vars();
@@ -437,8 +455,8 @@ impl Builder {
             self.kernels.push(Kernel {
                 dims: parallel(&window),
                 inputs: Vec::new(),
-                out: identity(padded, &dims, &at, &window),
-                body: SExpr::Lit(c),
+                outs: vec![identity(padded, &dims, &at, &window)],
+                body: vec![SExpr::Lit(c)],
                 reduction: None,
                 schedule: Vec::new(),
             });
@@ -446,8 +464,8 @@ impl Builder {
         self.kernels.push(Kernel {
             dims: parallel(&src.dims),
             inputs: vec![identity(b, &src.dims, &zeros, &src.dims)],
-            out: identity(padded, &dims, &offsets, &src.dims),
-            body: SExpr::Load(0, Vec::new(), src.scalar),
+            outs: vec![identity(padded, &dims, &offsets, &src.dims)],
+            body: vec![SExpr::Load(0, Vec::new(), src.scalar)],
             reduction: None,
             schedule: Vec::new(),
         });
