@@ -149,6 +149,13 @@ fn reduction_tiles(rows: i64, cols: i64, nc_max: i64, lanes: u32) -> Option<Stri
     Some(format!("reductionTiles({mc}, {nc}, {r}, {w})"))
 }
 
+/// `strategy`, then its windows' taps unrolled: a reduction the program unrolls is
+/// computed in its kernel's body, so that each output is written once (no fill of it
+/// before, no read of it at every tap).
+fn taps_unrolled(strategy: String) -> String {
+    format!("{strategy} ; tryAll(unroll)")
+}
+
 /// `elementwise` for rows of `m` elements: vectors of the machine's width (or of the
 /// widest power of two that divides `m`).
 fn elementwise(m: i64, lanes: u32) -> String {
@@ -207,7 +214,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("c", s(128)), ("h", hw), ("w", hw)],
             Work::Flops(2.0 * (s(128) * 9 * hw * hw) as f64),
         )
-        .with_any(reduction_tiles(hw, hw, hw, lanes)),
+        .with_any(reduction_tiles(hw, hw, hw, lanes).map(taps_unrolled)),
         op(
             "maxpool 3x3 s2",
             "maxpool.rise",
@@ -217,8 +224,9 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             )),
         )
         // Its windows' pixels are two elements apart: vectors of them are gathers,
-        // slower than scalar loops (measured), so the channels on threads alone.
-        .with("parallel @ outermost(isApplied(isMap))".into()),
+        // slower than scalar loops (measured), so the channels on threads, and the
+        // taps unrolled (each output written once).
+        .with("parallel @ outermost(isApplied(isMap)) ; tryAll(reduceSeqUnroll)".into()),
         op(
             "add",
             "add.rise",
@@ -261,7 +269,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("h", n2), ("w", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
         )
-        .with_any(reduction_tiles(n2, n2, 2048, lanes)),
+        .with_any(reduction_tiles(n2, n2, 2048, lanes).map(taps_unrolled)),
     ]);
     ops
 }

@@ -68,7 +68,7 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
     // strategy but pooling's (threads alone) computes on vectors.
     let product: Sizes = &[("n", 16), ("k", 12), ("m", 32)];
     let matrix: Sizes = &[("n", 6), ("m", 8)];
-    let threads = "parallel @ outermost(isApplied(isMap))";
+    let threads = "parallel @ outermost(isApplied(isMap)) ; tryAll(reduceSeqUnroll)";
     let cases: [(&str, Sizes, &str); 11] = [
         ("matmul.rise", product, "microKernel(8, 16, 4, 8)"),
         ("matmul.rise", product, "microKernel(8, 16, 4, 8, 4)"),
@@ -84,12 +84,12 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
         (
             "depthwise_conv.rise",
             &[("c", 2), ("h", 8), ("w", 16)],
-            "reductionTiles(4, 16, 2, 8)",
+            "reductionTiles(4, 16, 2, 8) ; tryAll(unroll)",
         ),
         (
             "blur_separable.rise",
             &[("h", 16), ("w", 16)],
-            "reductionTiles(8, 16, 4, 8)",
+            "reductionTiles(8, 16, 4, 8) ; tryAll(unroll)",
         ),
         ("maxpool.rise", OPS[5].1, threads),
         ("jacobi2d.rise", &[("h", 6), ("w", 8)], "elementwise(4)"),
@@ -105,29 +105,47 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
             "{name}, {strategy}: {script}"
         );
         assert!(script.contains("tile_using_forall"), "{name}, {strategy}");
+        // Windows whose taps are unrolled: computed in the body, each output written
+        // once (no fill, no reduction dimension).
+        if strategy.contains("nroll") {
+            assert!(
+                !p.mlir.contains("\"reduction\""),
+                "{name}, {strategy}: {}",
+                p.mlir
+            );
+            assert!(
+                !p.mlir.contains("linalg.fill ins(%init"),
+                "{name}, {strategy}: {}",
+                p.mlir
+            );
+        }
         assert_same(&term, &format!("{name} with {strategy}"));
     }
     // Both passes of the separable filter get register tiles: rows unrolled, columns
-    // on vectors, the taps outside them.
-    let blur = payload(
-        "f",
-        &lowered(
-            &op("blur_separable.rise"),
-            &sizes(&[("h", 16), ("w", 16)]),
-            "reductionTiles(8, 16, 4, 8)",
+    // on vectors, the taps outside them (or, unrolled, in the body).
+    for (strategy, vectors) in [
+        ("reductionTiles(8, 16, 4, 8)", "vector_sizes [1, 8, 1]"),
+        (
+            "reductionTiles(8, 16, 4, 8) ; tryAll(unroll)",
+            "vector_sizes [1, 8]",
         ),
-    );
-    let script = blur.transform.unwrap_or_default();
-    assert_eq!(
-        script.matches("vector_sizes [1, 8, 1]").count(),
-        2,
-        "{script}"
-    );
-    assert_eq!(
-        script.matches("transform.loop.unroll").count(),
-        2,
-        "{script}"
-    );
+    ] {
+        let blur = payload(
+            "f",
+            &lowered(
+                &op("blur_separable.rise"),
+                &sizes(&[("h", 16), ("w", 16)]),
+                strategy,
+            ),
+        );
+        let script = blur.transform.unwrap_or_default();
+        assert_eq!(script.matches(vectors).count(), 2, "{strategy}: {script}");
+        assert_eq!(
+            script.matches("transform.loop.unroll").count(),
+            2,
+            "{strategy}: {script}"
+        );
+    }
 }
 
 #[test]

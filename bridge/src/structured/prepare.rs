@@ -94,6 +94,61 @@ pub(crate) fn delinearize(
     (out, e)
 }
 
+/// The most elements of an unrolled reduction computed in the kernel's body.
+const MAX_BODY_UNROLL: i64 = 64;
+
+/// A kernel's reduction that the program unrolls (`reduceSeqUnroll`: a window's few
+/// taps) is computed in its body, element after element, `((init ⊕ x0) ⊕ x1) ⊕ ...`:
+/// the kernel has no reduction dimension, so its output is written once, without a
+/// fill before it or a read of it at every step (a 3-tap filter over a large image
+/// is then one pass over it).
+fn unroll_into_body(
+    ex: &mut Ex,
+    loops: Vec<(Var, LoopRec)>,
+    e: SExpr,
+) -> R<(Vec<(Var, LoopRec)>, SExpr)> {
+    let SExpr::Red {
+        op,
+        init,
+        vars,
+        body,
+    } = &e
+    else {
+        return Ok((loops, e));
+    };
+    let unrolled = |v: &Var| {
+        loops
+            .iter()
+            .find(|(w, _)| w == v)
+            .is_some_and(|(_, rec)| rec.kind == super::eval::LoopKind::ReduceUnroll)
+    };
+    let count = vars
+        .iter()
+        .try_fold(1i64, |n, v| n.checked_mul(ex.extent(*v)))
+        .unwrap_or(i64::MAX);
+    if !vars.iter().all(unrolled) || count > MAX_BODY_UNROLL {
+        return Ok((loops, e));
+    }
+    let mut value = (**init).clone();
+    for k in 0..count {
+        // Element `k`: the variables' digits, the last innermost.
+        let mut x = (**body).clone();
+        let mut rest = k;
+        for v in vars.iter().rev() {
+            let n = ex.extent(*v);
+            x = x.subst(*v, &Aff::cst(rest % n), ex);
+            rest /= n;
+        }
+        value = SExpr::Bin(*op, Box::new(value), Box::new(x));
+    }
+    let value = value.bounded()?;
+    let loops = loops
+        .into_iter()
+        .filter(|(v, _)| !vars.contains(v))
+        .collect();
+    Ok((loops, value))
+}
+
 /// Output positions that no loop walks and that `e` reads only through digits (a
 /// packed or blocked buffer read back in the program's order: `(x / 7) mod 2`) get one
 /// loop per digit, outermost, so that each read is affine; the output is expanded
@@ -233,6 +288,7 @@ impl Builder {
         e: SExpr,
         target: Target,
     ) -> R<Layout> {
+        let (loops, e) = unroll_into_body(ex, loops, e)?;
         let (loops, e) = delinearize(ex, loops, e);
         let loops = split_positions(ex, loops, positions, &e);
         let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
