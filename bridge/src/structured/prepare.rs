@@ -97,8 +97,8 @@ pub(crate) fn delinearize(
 /// The most elements of an unrolled reduction computed in the kernel's body.
 const MAX_BODY_UNROLL: i64 = 64;
 
-/// A kernel's reduction that the program unrolls (`reduceSeqUnroll`: a window's few
-/// taps) is computed in its body, element after element, `((init ⊕ x0) ⊕ x1) ⊕ ...`:
+/// A kernel's innermost reduction that the program unrolls (`reduceSeqUnroll`: a
+/// window's few taps) is computed in its body, element after element, `((init ⊕ x0) ⊕ x1) ⊕ ...`:
 /// the kernel has no reduction dimension, so its output is written once, without a
 /// fill before it or a read of it at every step (a 3-tap filter over a large image
 /// is then one pass over it).
@@ -126,7 +126,10 @@ fn unroll_into_body(
         .iter()
         .try_fold(1i64, |n, v| n.checked_mul(ex.extent(*v)))
         .unwrap_or(i64::MAX);
-    if !vars.iter().all(unrolled) || count > MAX_BODY_UNROLL {
+    // (A reduction over the lanes of another's vector result stays one kernel with
+    // it: unrolled into the body it would be a kernel per lane.)
+    let innermost = body.reduction_vars().is_empty();
+    if !innermost || !vars.iter().all(unrolled) || count > MAX_BODY_UNROLL {
         return Ok((loops, e));
     }
     let mut value = (**init).clone();

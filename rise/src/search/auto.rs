@@ -34,7 +34,8 @@
 //!    of [`Auto::conv_registers`] that fits); for a nest of two or more maps around a
 //!    reduction, also register tiles of its two innermost maps in every such nest of
 //!    the program (`reductionTiles(mc, nc, r, w)`: a batched product, a depthwise
-//!    convolution, both passes of a separable filter); for an element-wise chain or
+//!    convolution, both passes of a separable filter; a short reduction also
+//!    unrolled, `; tryAll(unroll)`); for an element-wise chain or
 //!    several nests (a softmax's row reductions), `elementwise(w)`;
 //! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
 //! 4. `defaultLowering`.
@@ -596,11 +597,15 @@ impl Auto {
     /// such nest of the program (a batched product's matrices, a depthwise
     /// convolution's or a separable filter's pixels): `reductionTiles(mc, nc, r, w)`
     /// for each register tile of [`Auto::registers`] that divides them, with tiles of
-    /// up to 16 rows and 256 columns.
+    /// up to 16 rows and 256 columns; a reduction of at most [`Auto::max_unroll`]
+    /// elements (a window's taps) also unrolled (`; tryAll(unroll)`).
     fn reduction_tile_options(&self, s: &Shape) -> Vec<String> {
-        let ([.., rows, cols], Some(_)) = (s.maps.as_slice(), s.reduction) else {
+        let ([.., rows, cols], Some(taps)) = (s.maps.as_slice(), s.reduction) else {
             return Vec::new();
         };
+        // A short reduction (a window's taps) also unrolled: computed in the kernel's
+        // body, each output written once.
+        let unrolled = taps <= self.max_unroll;
         let largest = |unit: i64, most: i64, n: i64| {
             (1..=(most / unit).max(1))
                 .rev()
@@ -613,8 +618,13 @@ impl Auto {
             .filter_map(|&(r, w)| {
                 let mc = largest(r, 16.max(r), *rows)?;
                 let nc = largest(w, 256.max(w), *cols)?;
-                Some(format!("reductionTiles({mc}, {nc}, {r}, {w})"))
+                let tiles = format!("reductionTiles({mc}, {nc}, {r}, {w})");
+                Some(match unrolled {
+                    true => vec![format!("{tiles} ; tryAll(unroll)"), tiles],
+                    false => vec![tiles],
+                })
             })
+            .flatten()
             .collect()
     }
 

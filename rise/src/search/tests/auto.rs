@@ -381,11 +381,17 @@ fn batched_products_have_register_tiles_and_element_wise_chains_elementwise_as_p
       zip(x, y) |> map(fun(r => zip(fst(r), snd(r)) |> map(fun(p => fst(p) + snd(p)))))
         |> map(map(fun(v => max(v, 0.0))))";
     type Case<'a> = (&'a str, &'a [(&'a str, i64)], &'a str);
-    let cases: [Case; 2] = [
+    let cases: [Case; 3] = [
         (
             batched,
             &[("b", 2), ("n", 16), ("k", 8), ("m", 32)],
             "reductionTiles(16, 32, 4, 32)",
+        ),
+        // A short reduction is also offered unrolled (into the kernel's body).
+        (
+            batched,
+            &[("b", 2), ("n", 16), ("k", 8), ("m", 32)],
+            "reductionTiles(16, 32, 4, 32) ; tryAll(unroll)",
         ),
         (chain, &[("n", 4), ("m", 16)], "elementwise(8)"),
     ];
