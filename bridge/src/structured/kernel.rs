@@ -315,7 +315,7 @@ impl Builder {
         let target = Target {
             buf: out,
             natural,
-            offset,
+            offset: vec![offset],
         };
         self.build(ex, loops, &positions, e, target)
     }
@@ -328,12 +328,14 @@ struct Nested {
 }
 
 /// Where a kernel writes: buffer `buf`, laid out as the kernel's loops nest
-/// (`natural`) or as its type reads, from row `offset` on (a part of a `concat`).
-#[derive(Clone, Copy, Debug)]
+/// (`natural`) or as its type reads, its positions shifted by `offset` in each
+/// dimension (a part of a `concat`, a box of an output split at its padding; a
+/// dimension without an offset is not shifted).
+#[derive(Clone, Debug)]
 pub(crate) struct Target {
     pub(crate) buf: usize,
     pub(crate) natural: bool,
-    pub(crate) offset: i64,
+    pub(crate) offset: Vec<i64>,
 }
 
 /// `loops` are the loops recorded, outermost first.
@@ -452,7 +454,7 @@ pub(crate) fn analyze(
         .is_none_or(|l| digit_of.get(&l.var) == Some(&(positions.len() - 1, 1)));
     let row_major = matches!(e, SExpr::Red { .. } | SExpr::Fold { .. }) && innermost_is_last;
     let by_loops = natural && !row_major;
-    if by_loops && offset != 0 {
+    if by_loops && offset.iter().any(|o| *o != 0) {
         return no("a part of a buffer laid out as its loops nest");
     }
     let mut layout = Vec::new();
@@ -474,13 +476,7 @@ pub(crate) fn analyze(
         positions
             .iter()
             .enumerate()
-            .map(|(k, p)| {
-                let at = in_loops(&Aff::var(*p));
-                match k {
-                    0 => at.add(&Aff::cst(offset)),
-                    _ => at,
-                }
-            })
+            .map(|(k, p)| in_loops(&Aff::var(*p)).plus(offset.get(k).copied().unwrap_or(0)))
             .collect()
     };
 

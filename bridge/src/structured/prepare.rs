@@ -11,8 +11,9 @@ use elevate_rise::term::Literal;
 use elevate_rise::types::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The padding each (buffer, constant) needs, per dimension (before, after), and the
-/// constant; the constant is keyed by its text, since floats have no order.
+/// The region of each (buffer, constant) that padded reads read, per dimension (first
+/// and last index, maybe out of bounds), and the constant; the constant is keyed by
+/// its text, since floats have no order.
 type Pads = BTreeMap<(usize, String), (Literal, Vec<(i64, i64)>)>;
 
 /// Padded buffers with more elements than this have their border filled, not the
@@ -396,7 +397,7 @@ impl Builder {
         let target = Target {
             buf,
             natural: false,
-            offset: 0,
+            offset: Vec::new(),
         };
         let built = self.build(ex, sub_loops, &sub_positions, e.clone(), target);
         done.append(&mut self.reductions);
@@ -408,29 +409,30 @@ impl Builder {
     }
 
     /// Reads of a buffer guarded by its bounds (`padCst`) become reads of a padded copy
-    /// of it: a kernel fills the copy with the constant, another copies the buffer
-    /// into its interior.
+    /// of the part of it they read: a kernel fills the copy's border with the constant,
+    /// another copies the buffer's part into its interior.
     pub(crate) fn hoist_padding(&mut self, ex: &mut Ex, e: SExpr) -> R<SExpr> {
-        // The padding each (buffer, constant) needs, per dimension, for all its reads.
+        // The region each (buffer, constant) is read in, per dimension (first and last
+        // index, either maybe out of bounds), for all its reads.
         let mut pads: Pads = BTreeMap::new();
         let mut pending = vec![&e];
         while let Some(x) = pending.pop() {
             if let Some((b, idx, c)) = self.guarded_load(x)? {
                 let (_, entry) = pads
                     .entry((b, format!("{c:?}")))
-                    .or_insert_with(|| (c, vec![(0, 0); idx.len()]));
-                for ((lo, hi), (a, n)) in entry.iter_mut().zip(idx.iter().zip(&self.bufs[b].dims)) {
+                    .or_insert_with(|| (c, vec![(i64::MAX, i64::MIN); idx.len()]));
+                for ((first, last), a) in entry.iter_mut().zip(idx) {
                     let (min, max) = a.range(ex);
-                    *lo = (*lo).max(-min);
-                    *hi = (*hi).max(max - (n - 1));
+                    *first = (*first).min(min);
+                    *last = (*last).max(max);
                 }
             } else {
                 pending.extend(x.children());
             }
         }
         let mut copies: BTreeMap<(usize, String), usize> = BTreeMap::new();
-        for ((b, key), (c, pad)) in &pads {
-            let padded = self.padded_copy(*b, pad, *c)?;
+        for ((b, key), (c, region)) in &pads {
+            let padded = self.padded_copy(*b, region, *c)?;
             copies.insert((*b, key.clone()), padded);
         }
         self.replace_guarded(&e, &pads, &copies)
@@ -454,15 +456,23 @@ impl Builder {
         Ok(Some((*b, idx, *c)))
     }
 
-    /// A copy of buffer `b` with `pad` (before, after) elements of `c` around each
-    /// dimension: a kernel filling each slab of the border, one copying the interior.
-    fn padded_copy(&mut self, b: usize, pad: &[(i64, i64)], c: Literal) -> R<usize> {
+    /// A copy of the `region` (first and last index in each dimension, maybe out of
+    /// its bounds) of buffer `b`, `c` where it is out of bounds: kernels filling the
+    /// border, one copying the part in bounds.
+    fn padded_copy(&mut self, b: usize, region: &[(i64, i64)], c: Literal) -> R<usize> {
         let src = self.bufs[b].clone();
-        let dims: Vec<i64> = src
-            .dims
+        let dims: Vec<i64> = region
             .iter()
-            .zip(pad)
-            .map(|(n, (lo, hi))| n.saturating_add(*lo).saturating_add(*hi))
+            .map(|(first, last)| last.saturating_sub(*first).saturating_add(1).max(1))
+            .collect();
+        // The part in bounds: where it starts in the buffer and in the copy, its size.
+        let inside: Vec<(i64, i64, i64)> = region
+            .iter()
+            .zip(&src.dims)
+            .map(|((first, last), n)| {
+                let (from, to) = ((*first).max(0), (*last).min(n - 1));
+                (from, from - first, (to - from + 1).max(0))
+            })
             .collect();
         let padded = self.own_buffer(dims.clone(), src.scalar)?;
         let identity = |buf: usize, dims: &[i64], offsets: &[i64], sizes: &[i64]| Operand {
@@ -485,49 +495,55 @@ impl Builder {
                 })
                 .collect()
         };
-        // In a large buffer the border alone is filled (the interior is written once,
-        // by the copy): for each padded dimension, its slabs before and after the
-        // interior, over the interior of the dimensions before it and the whole of
-        // those after it. A small one is filled whole: its slabs' loops, short and
-        // strided, are what LLVM unrolls into blocks so large that compiling them took
-        // a second (a 64-channel 56 x 56 convolution), for a fill that costs little.
+        // In a large copy the border alone is filled (the interior is written once,
+        // by the copy): for each dimension, its slabs before and after the interior,
+        // over the interior of the dimensions before it and the whole of those after
+        // it. A small one is filled whole: its slabs' loops, short and strided, are
+        // what LLVM unrolls into blocks so large that compiling them took a second (a
+        // 64-channel 56 x 56 convolution), for a fill that costs little.
         let zeros = vec![0; dims.len()];
-        let offsets: Vec<i64> = pad.iter().map(|(lo, _)| *lo).collect();
+        let at: Vec<i64> = inside.iter().map(|(_, at, _)| *at).collect();
+        let sizes: Vec<i64> = inside.iter().map(|(_, _, size)| *size).collect();
+        let from: Vec<i64> = inside.iter().map(|(from, _, _)| *from).collect();
         let elements = dims.iter().fold(1i64, |n, d| n.saturating_mul(*d));
+        let empty = sizes.contains(&0);
         // The windows filled: (where each starts, its size).
         let mut fills: Vec<(Vec<i64>, Vec<i64>)> = Vec::new();
-        if elements <= BORDER_FILL_ELEMENTS {
+        if elements <= BORDER_FILL_ELEMENTS || empty {
             fills.push((zeros.clone(), dims.clone()));
         } else {
-            for (d, (lo, hi)) in pad.iter().enumerate() {
-                for (start, size) in [(0, *lo), (lo.saturating_add(src.dims[d]), *hi)] {
+            for d in 0..dims.len() {
+                let after = at[d] + sizes[d];
+                for (start, size) in [(0, at[d]), (after, dims[d] - after)] {
                     if size == 0 {
                         continue;
                     }
-                    let at = [&offsets[..d], &[start], &zeros[d + 1..]].concat();
-                    let window = [&src.dims[..d], &[size], &dims[d + 1..]].concat();
-                    fills.push((at, window));
+                    let corner = [&at[..d], &[start], &zeros[d + 1..]].concat();
+                    let window = [&sizes[..d], &[size], &dims[d + 1..]].concat();
+                    fills.push((corner, window));
                 }
             }
         }
-        for (at, window) in fills {
+        for (corner, window) in fills {
             self.kernels.push(Kernel {
                 dims: parallel(&window),
                 inputs: Vec::new(),
-                outs: vec![identity(padded, &dims, &at, &window)],
+                outs: vec![identity(padded, &dims, &corner, &window)],
                 body: vec![SExpr::Lit(c)],
                 reduction: None,
                 schedule: Vec::new(),
             });
         }
-        self.kernels.push(Kernel {
-            dims: parallel(&src.dims),
-            inputs: vec![identity(b, &src.dims, &zeros, &src.dims)],
-            outs: vec![identity(padded, &dims, &offsets, &src.dims)],
-            body: vec![SExpr::Load(0, Vec::new(), src.scalar)],
-            reduction: None,
-            schedule: Vec::new(),
-        });
+        if !empty {
+            self.kernels.push(Kernel {
+                dims: parallel(&sizes),
+                inputs: vec![identity(b, &src.dims, &from, &sizes)],
+                outs: vec![identity(padded, &dims, &at, &sizes)],
+                body: vec![SExpr::Load(0, Vec::new(), src.scalar)],
+                reduction: None,
+                schedule: Vec::new(),
+            });
+        }
         Ok(padded)
     }
 
@@ -542,7 +558,7 @@ impl Builder {
             let index = idx
                 .iter()
                 .zip(&pads[&key].1)
-                .map(|(a, (lo, _))| a.plus(*lo))
+                .map(|(a, (first, _))| a.plus(-first))
                 .collect();
             return Ok(SExpr::Load(copies[&key], index, self.bufs[b].scalar));
         }
