@@ -19,8 +19,12 @@
 //! is an affine index; a reduction inside another computation (a bias added to a dot
 //! product, a softmax's maximum and sum) is computed by a kernel of its own into a
 //! buffer indexed by what it depends on (once, however often it is read); a read
-//! guarded by its bounds (`padCst`) becomes a read of a padded copy, which a fill and
-//! a copy into a subview make. A window no operand is indexed by alone (pooling) gets
+//! guarded by its bounds (`padCst`) becomes a read of a padded copy of the region it
+//! reads, which a fill and a copy into a subview make; where that copy would be large,
+//! the kernel is split into boxes of its output first (the interior reading the array
+//! in place, slabs around it reading small padded copies, each box's sides multiples
+//! of its tiles, so that every box keeps the program's loops). A reduction the
+//! program unrolls (a window's taps) is computed in the kernel's body. A window no operand is indexed by alone (pooling) gets
 //! an operand of the window's shape, as linalg's pooling operations have. An array
 //! computed once and read at several positions is computed where it is read.
 //!
