@@ -13,7 +13,8 @@
 //! - **issue**: every instruction (arithmetic, loads, stores, and the bookkeeping of
 //!   each iteration of a loop that is not unrolled) through the core's issue width;
 //! - **loads and stores**: the load and store ports (a vector of contiguous lanes is
-//!   one access per cache line's worth, a broadcast one, a gather one per lane; a read
+//!   one access per cache line's worth, a broadcast one, a gather two per lane (a
+//!   load and an insert); a read
 //!   of an input that does not move with the innermost loops is hoisted out of them);
 //! - **memory traffic**: for each cache level, the lines each access brings in: the
 //!   distinct lines it touches in the largest loop nest around it whose one iteration's
@@ -560,7 +561,10 @@ impl<'a> Model<'a> {
             },
             (_, 0) => 1.0,
             (n, 1) => (n as f64 * bytes / vector_bytes).ceil(),
-            (n, _) => n as f64,
+            // A gather: a load and an insert into the vector per lane (what a strided
+            // vector read compiles to without gather instructions), slower than the
+            // scalar loads it replaces.
+            (n, _) => 2.0 * n as f64,
         }
     }
 

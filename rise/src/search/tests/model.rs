@@ -173,3 +173,24 @@ fn the_model_cost_lowers_first_and_rejects_what_it_cannot_read() {
     assert!(symbolic.reason.contains("concrete"), "{symbolic}");
     assert_eq!(ModelCost::default().name(), "model");
 }
+
+#[test]
+fn vectors_of_windows_two_elements_apart_cost_more_than_scalar_loads() {
+    // Max pooling at stride 2: vectors of neighbouring windows read each tap two
+    // elements apart, a gather (a load and an insert per lane), which measured slower
+    // than the scalar loops with the taps unrolled; the model ranks them so.
+    let pool = "def f(x: 16.113.113.f32) =
+      x |> map(fun(ch => ch |> map(slide(3, 2)) |> slide(3, 2) |> map(transpose)
+        |> map(map(fun(nbh => join(nbh) |> reduce(max, -1000.0))))))";
+    let scalar = ms(
+        pool,
+        &[],
+        "DFNF ; try(fuseReduceMap @ topDown) ; (unroll <+ reduceSeqUnroll) @ innermost(isReduceSeq <+ isReduce)",
+    );
+    let gathers = ms(
+        pool,
+        &[],
+        "DFNF ; try(fuseReduceMap @ topDown) ; tileNDList([4, 4, 8]) @ outermost(mapNest(3)) ;; reorder([1, 2, 3, 4, 5, 7, 6]) ;; (unroll <+ reduceSeqUnroll) @ innermost(isReduceSeq <+ isReduce) ;; vectorize(8) @ innermost(isFullyAppliedMap)",
+    );
+    assert!(scalar < gathers, "scalar {scalar} ms, gathers {gathers} ms");
+}
