@@ -7,11 +7,13 @@ use crate::nat::Nat;
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::{Type, TypeKind};
+use elevate_core::NodeId;
 use elevate_core::{
     Context, Failure, Name, NameSupply, RewriteResult, Rule, Strategy, StrategyImpl, Traversable,
 };
 use elevate_strategies::normalize;
 use elevate_strategies::text::{strategy_arg, Registry};
+use rustc_hash::FxHashSet;
 
 fn replace(from: Prim, to: Prim, nats: Vec<i64>) -> impl Fn(&Term) -> Option<Term> {
     move |t: &Term| match t.expr() {
@@ -260,28 +262,71 @@ pub(super) fn vectorizable(t: &Term, x: &Ident) -> bool {
     computes_lane_wise(t, x, Reads::Whole)
 }
 
-fn computes_lane_wise(t: &Term, x: &Ident, reads: Reads) -> bool {
-    if !t.has_free(x.id) {
-        return match t.ty() {
-            Some(ty) => matches!(ty.kind(), TypeKind::Scalar(_)),
-            None => matches!(t.expr(), Expr::Literal(_)),
-        };
+/// The nodes of `t` in which `x` occurs free, found in one walk (each shared node
+/// once, without recursion): asking each node again would be quadratic in a body
+/// 100,000 operations long.
+fn occurrences(t: &Term, x: &Ident) -> FxHashSet<NodeId> {
+    let mut occurs = FxHashSet::default();
+    let mut done = FxHashSet::default();
+    // (node, its children done)
+    let mut pending = vec![(t, false)];
+    while let Some((t, children_done)) = pending.pop() {
+        let Some(id) = t.node_id() else { continue };
+        if t.name_floor() <= x.id || (!children_done && done.contains(&id)) {
+            continue;
+        }
+        match t.expr() {
+            Expr::Var(v) if v.id == x.id => {
+                occurs.insert(id);
+            }
+            Expr::Lambda(v, _, _) if v.id == x.id => {}
+            _ if !children_done => {
+                pending.push((t, true));
+                pending.extend((0..t.arity()).map(|i| (t.child(i), false)));
+                continue;
+            }
+            _ => {
+                let child = |i| t.child(i).node_id().is_some_and(|c| occurs.contains(&c));
+                if (0..t.arity()).any(child) {
+                    occurs.insert(id);
+                }
+            }
+        }
+        done.insert(id);
     }
-    if reads.leaf(t, x) {
-        return true;
-    }
-    match t.expr() {
-        Expr::App(f, a) => lane_wise_function(f, x, reads) && computes_lane_wise(a, x, reads),
-        _ => false,
-    }
+    occurs
 }
 
-fn lane_wise_function(f: &Term, x: &Ident, reads: Reads) -> bool {
-    match f.expr() {
-        Expr::Prim(p) => lane_wise(*p),
-        Expr::App(g, a) => lane_wise_function(g, x, reads) && computes_lane_wise(a, x, reads),
-        _ => false,
+fn computes_lane_wise(t: &Term, x: &Ident, reads: Reads) -> bool {
+    let occurs = occurrences(t, x);
+    let mentions = |t: &Term| t.node_id().is_some_and(|id| occurs.contains(&id));
+    // Every computation must be lane-wise, every function a lane-wise primitive
+    // applied to such computations: (term, whether it is a function).
+    let mut pending = vec![(t, false)];
+    while let Some((t, function)) = pending.pop() {
+        let ok = match (function, t.expr()) {
+            (true, Expr::Prim(p)) => lane_wise(*p),
+            (true, Expr::App(g, a)) => {
+                pending.extend([(g, true), (a, false)]);
+                true
+            }
+            (true, _) => false,
+            (false, _) if !mentions(t) => match t.ty() {
+                Some(ty) => matches!(ty.kind(), TypeKind::Scalar(_)),
+                None => matches!(t.expr(), Expr::Literal(_)),
+            },
+            (false, _) if reads.leaf(t, x) => true,
+            (false, Expr::App(f, a)) => {
+                pending.extend([(f, true), (a, false)]);
+                true
+            }
+            (false, _) => false,
+        };
+        if !ok {
+            return false;
+        }
     }
+    true
 }
 
 /// The computation `t` of `x` on vectors: scalars that do not depend on `x` become
@@ -294,32 +339,42 @@ pub(super) fn on_vectors(t: &Term, x: &Ident) -> Term {
 /// [`on_vectors`], where a window's reads stay reads (of a window of vectors): their
 /// positions are not broadcast.
 fn rebuilt_on_vectors(t: &Term, x: &Ident, reads: Reads) -> Term {
-    if !t.has_free(x.id) {
-        return call(Prim::VectorFromScalar, &[], [t.clone()]);
-    }
-    if let (Reads::Elements, Some((_, args))) = (reads, applied(t, Prim::Idx, 2)) {
-        let array = match args[1].expr() {
-            Expr::Var(_) => Term::new(args[1].expr().clone()),
-            _ => rebuilt_on_vectors(&args[1], x, reads),
-        };
-        return call(Prim::Idx, &[], [args[0].clone(), array]);
-    }
-    match t.expr() {
-        Expr::App(f, a) => Term::app(
-            function_on_vectors(f, x, reads),
-            rebuilt_on_vectors(a, x, reads),
-        ),
-        e => Term::new(e.clone()),
-    }
+    let occurs = occurrences(t, x);
+    OnVectors { reads, occurs }.computation(t)
 }
 
-fn function_on_vectors(f: &Term, x: &Ident, reads: Reads) -> Term {
-    match f.expr() {
-        Expr::App(g, a) => Term::app(
-            function_on_vectors(g, x, reads),
-            rebuilt_on_vectors(a, x, reads),
-        ),
-        e => Term::new(e.clone()),
+/// Rebuilding a computation of `x` on vectors, knowing where `x` occurs.
+struct OnVectors {
+    reads: Reads,
+    occurs: FxHashSet<NodeId>,
+}
+
+impl OnVectors {
+    /// As deep as the computation is (on a fresh stack segment where needed).
+    fn computation(&self, t: &Term) -> Term {
+        elevate_core::stack::guard(|| {
+            if !t.node_id().is_some_and(|id| self.occurs.contains(&id)) {
+                return call(Prim::VectorFromScalar, &[], [t.clone()]);
+            }
+            if let (Reads::Elements, Some((_, args))) = (self.reads, applied(t, Prim::Idx, 2)) {
+                let array = match args[1].expr() {
+                    Expr::Var(_) => Term::new(args[1].expr().clone()),
+                    _ => self.computation(&args[1]),
+                };
+                return call(Prim::Idx, &[], [args[0].clone(), array]);
+            }
+            match t.expr() {
+                Expr::App(f, a) => Term::app(self.function(f), self.computation(a)),
+                e => Term::new(e.clone()),
+            }
+        })
+    }
+
+    fn function(&self, f: &Term) -> Term {
+        elevate_core::stack::guard(|| match f.expr() {
+            Expr::App(g, a) => Term::app(self.function(g), self.computation(a)),
+            e => Term::new(e.clone()),
+        })
     }
 }
 
@@ -482,23 +537,29 @@ struct StoreInMemory {
     how: Strategy<Term>,
 }
 
+/// The first subterm of `t` (pre-order) where `what` applies, as deep as `t` is.
 fn find_first(t: &Term, what: &Strategy<Term>, cx: &mut Context) -> Result<Option<Term>, Failure> {
-    if what.attempt(t, cx)?.is_some() {
-        return Ok(Some(t.clone()));
-    }
-    for i in 0..t.arity() {
-        if let Some(found) = find_first(t.child(i), what, cx)? {
-            return Ok(Some(found));
+    elevate_core::stack::guard(|| {
+        if what.attempt(t, cx)?.is_some() {
+            return Ok(Some(t.clone()));
         }
-    }
-    Ok(None)
+        for i in 0..t.arity() {
+            if let Some(found) = find_first(t.child(i), what, cx)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    })
 }
 
+/// `t` with every occurrence of `old` replaced by `new`, as deep as `t` is.
 fn replace_all(t: &Term, old: &Term, new: &Term) -> Term {
-    if t == old {
-        return new.clone();
-    }
-    t.map_children(|c| replace_all(c, old, new))
+    elevate_core::stack::guard(|| {
+        if t == old {
+            return new.clone();
+        }
+        t.map_children(|c| replace_all(c, old, new))
+    })
 }
 
 impl StrategyImpl<Term> for StoreInMemory {

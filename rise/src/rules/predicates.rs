@@ -173,9 +173,21 @@ pub fn infer_types() -> Strategy<Term> {
     elevate_core::rule("inferTypes", |t: &Term| crate::infer::infer(t).ok())
 }
 
-/// Whether some node of `t` has no type.
+/// Whether some node of `t` has no type: each shared node once, without recursion
+/// (a body 100,000 levels deep is a normal program).
 fn has_untyped(t: &Term) -> bool {
-    t.ty().is_none() || (0..t.arity()).any(|i| has_untyped(t.child(i)))
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut pending = vec![t];
+    while let Some(t) = pending.pop() {
+        if t.node_id().is_some_and(|id| !seen.insert(id)) {
+            continue;
+        }
+        if t.ty().is_none() {
+            return true;
+        }
+        pending.extend((0..t.arity()).map(|i| t.child(i)));
+    }
+    false
 }
 
 /// `inferTypes` where a node is untyped (rules type what they build, so after rules

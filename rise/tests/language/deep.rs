@@ -255,3 +255,32 @@ fn deep_input_is_lexed_and_parsed_whole() {
         .collect();
     assert_eq!(parse_program(&source).unwrap().len(), DEPTH);
 }
+
+#[test]
+fn library_strategies_take_a_map_whose_body_is_100000_operations_long() {
+    // DFNF, vectorization and the element-wise strategy walk the body without
+    // recursion (and in one pass where each node would otherwise be asked again);
+    // the micro-kernel, which finds no product in it, fails with a message.
+    let source = format!(
+        "def f(x: 8.f32) = x |> map(fun(v => v{}))",
+        " + v".repeat(DEPTH)
+    );
+    let program = Program::load(&source, None).unwrap_or_else(|e| panic!("{e}"));
+    let term = &program.entry().term;
+    let registry = elevate_rise::registry();
+    for strategy in ["DFNF", "elementwise(8)"] {
+        let s = registry.parse(strategy).unwrap();
+        let out = s
+            .apply(term, &mut elevate_core::Context::default())
+            .unwrap_or_else(|e| panic!("{strategy}: {e}"));
+        assert!(out.ty().is_some(), "{strategy}");
+        if strategy != "DFNF" {
+            let text = elevate_rise::print_term(&out);
+            assert!(text.contains("asVector(8)"), "{strategy}");
+        }
+    }
+    let kernel = registry.parse("microKernel(8, 8, 4, 8)").unwrap();
+    assert!(kernel
+        .apply(term, &mut elevate_core::Context::default())
+        .is_err());
+}
