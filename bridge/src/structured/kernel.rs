@@ -509,7 +509,7 @@ pub(crate) fn analyze(
             // Accumulator `id + j` is output `j`.
             let steps = steps
                 .iter()
-                .map(|s| renumber_accs(s, id))
+                .map(|s| super::fold::renumber_accs(s, id))
                 .collect::<R<_>>()?;
             (Some(Reduction::Fold(inits)), steps, vars, component)
         }
@@ -733,7 +733,7 @@ pub(crate) fn analyze(
     }
     let mut k = 0;
     let body: Vec<SExpr> = body.iter().map(|b| number_loads(b, &mut k)).collect();
-    let mut kernel = Kernel {
+    let kernel = Kernel {
         dims,
         inputs,
         outs: vec![out_operand],
@@ -741,71 +741,10 @@ pub(crate) fn analyze(
         reduction,
         schedule,
     };
-    if let Some(Reduction::Fold(inits)) = &kernel.reduction {
-        // The same fold written for another of its accumulators before: that kernel
-        // writes this output too, instead of the buffer it carried it in.
-        let same = |other: &Kernel| {
-            (
-                &other.dims,
-                &other.inputs,
-                &other.body,
-                &other.reduction,
-                &other.schedule,
-            ) == (
-                &kernel.dims,
-                &kernel.inputs,
-                &kernel.body,
-                &kernel.reduction,
-                &kernel.schedule,
-            )
-        };
-        let out = kernel.outs[0].clone();
-        let carried = builder.kernels.iter_mut().rev().find(|k| {
-            same(k) && builder.scratch.contains(&k.outs[component].buf) && {
-                let carrier = &k.outs[component];
-                (&carrier.expand, &carrier.map, &carrier.window)
-                    == (&out.expand, &out.map, &out.window)
-                    && builder.bufs[carrier.buf].dims == builder.bufs[out.buf].dims
-            }
-        });
-        if let Some(k) = carried {
-            let freed = std::mem::replace(&mut k.outs[component], out);
-            builder.scratch.remove(&freed.buf);
-            builder.unused.insert(freed.buf);
-            return Ok((None, layout));
-        }
-        // The other accumulators in buffers of their own, shaped as this output.
-        let dims = builder.bufs[out.buf].dims.clone();
-        let mut outs = Vec::with_capacity(inits.len());
-        for (j, init) in inits.clone().iter().enumerate() {
-            if j == component {
-                outs.push(out.clone());
-                continue;
-            }
-            let buf = builder.own_buffer(dims.clone(), literal_scalar(*init))?;
-            builder.scratch.insert(buf);
-            outs.push(Operand { buf, ..out.clone() });
-        }
-        kernel.outs = outs;
+    if matches!(kernel.reduction, Some(Reduction::Fold(_))) {
+        return Ok((super::fold::carried(builder, kernel, component)?, layout));
     }
     Ok((Some(kernel), layout))
-}
-
-/// The scalar type of a constant.
-fn literal_scalar(l: Literal) -> Scalar {
-    SExpr::Lit(l).scalar()
-}
-
-/// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
-/// accumulator of another reduction is no part of this kernel.
-fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
-    match e {
-        SExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
-            Ok(SExpr::Acc(a - id, Vec::new(), *s))
-        }
-        SExpr::Acc(..) => no("a reduction inside another computation"),
-        e => e.map_children(&mut |c| renumber_accs(c, id)),
-    }
 }
 
 fn loops_kind(nest: &[Nested], v: Var) -> LoopKind {

@@ -43,8 +43,10 @@
 //! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
 //! become explicit loops.
 
+mod boxes;
 mod emit;
 mod eval;
+mod fold;
 mod index;
 mod kernel;
 mod prepare;

@@ -1,0 +1,82 @@
+//! Folds: a reduction whose accumulator is several scalars is one kernel with an
+//! output per scalar, whichever of them the program writes or reads.
+
+use super::eval::{no, SExpr, R};
+use super::kernel::{Builder, Kernel, Operand, Reduction};
+use elevate_rise::term::Literal;
+use elevate_rise::types::Scalar;
+
+/// The kernel of a fold written for accumulator `component` (its only output so far):
+/// `None` where the same fold was written before for another accumulator, whose
+/// kernel then writes this output too instead of the buffer it carried it in;
+/// otherwise the kernel with the other accumulators in buffers of their own, shaped
+/// as this output.
+pub(crate) fn carried(
+    builder: &mut Builder,
+    mut kernel: Kernel,
+    component: usize,
+) -> R<Option<Kernel>> {
+    let Some(Reduction::Fold(inits)) = kernel.reduction.clone() else {
+        return Ok(Some(kernel));
+    };
+    let same = |other: &Kernel| {
+        (
+            &other.dims,
+            &other.inputs,
+            &other.body,
+            &other.reduction,
+            &other.schedule,
+        ) == (
+            &kernel.dims,
+            &kernel.inputs,
+            &kernel.body,
+            &kernel.reduction,
+            &kernel.schedule,
+        )
+    };
+    let out = kernel.outs[0].clone();
+    let carried = builder.kernels.iter_mut().rev().find(|k| {
+        same(k) && builder.scratch.contains(&k.outs[component].buf) && {
+            let carrier = &k.outs[component];
+            (&carrier.expand, &carrier.map, &carrier.window) == (&out.expand, &out.map, &out.window)
+                && builder.bufs[carrier.buf].dims == builder.bufs[out.buf].dims
+        }
+    });
+    if let Some(k) = carried {
+        let freed = std::mem::replace(&mut k.outs[component], out);
+        builder.scratch.remove(&freed.buf);
+        builder.unused.insert(freed.buf);
+        return Ok(None);
+    }
+    // The other accumulators in buffers of their own, shaped as this output.
+    let dims = builder.bufs[out.buf].dims.clone();
+    let mut outs = Vec::with_capacity(inits.len());
+    for (j, init) in inits.clone().iter().enumerate() {
+        if j == component {
+            outs.push(out.clone());
+            continue;
+        }
+        let buf = builder.own_buffer(dims.clone(), literal_scalar(*init))?;
+        builder.scratch.insert(buf);
+        outs.push(Operand { buf, ..out.clone() });
+    }
+    kernel.outs = outs;
+    Ok(Some(kernel))
+}
+
+/// The scalar type of a constant.
+fn literal_scalar(l: Literal) -> Scalar {
+    SExpr::Lit(l).scalar()
+}
+
+/// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
+/// accumulator of another reduction is no part of this kernel.
+pub(crate) fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
+    match e {
+        SExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
+            Ok(SExpr::Acc(a - id, Vec::new(), *s))
+        }
+        SExpr::Acc(..) => no("a reduction inside another computation"),
+        e => e.map_children(&mut |c| renumber_accs(c, id)),
+    }
+}
