@@ -1,7 +1,7 @@
 //! Folds: a reduction whose accumulator is several scalars is one kernel with an
 //! output per scalar, whichever of them the program writes or reads.
 
-use super::eval::{no, SExpr, R};
+use super::eval::{SExpr, R};
 use super::kernel::{Builder, Kernel, Operand, Reduction};
 use elevate_rise::term::Literal;
 use elevate_rise::types::Scalar;
@@ -67,16 +67,4 @@ pub(crate) fn carried(
 /// The scalar type of a constant.
 fn literal_scalar(l: Literal) -> Scalar {
     SExpr::Lit(l).scalar()
-}
-
-/// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
-/// accumulator of another reduction is no part of this kernel.
-pub(crate) fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
-    match e {
-        SExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
-            Ok(SExpr::Acc(a - id, Vec::new(), *s))
-        }
-        SExpr::Acc(..) => no("a reduction inside another computation"),
-        e => e.map_children(&mut |c| renumber_accs(c, id)),
-    }
 }

@@ -346,7 +346,7 @@ pub(crate) fn analyze(
     e: SExpr,
     target: Target,
     builder: &mut Builder,
-) -> R<(Option<Kernel>, Layout)> {
+) -> R<(Kernel, Layout, usize)> {
     let Target {
         buf: out,
         natural,
@@ -509,7 +509,7 @@ pub(crate) fn analyze(
             // Accumulator `id + j` is output `j`.
             let steps = steps
                 .iter()
-                .map(|s| super::fold::renumber_accs(s, id))
+                .map(|s| renumber_accs(s, id))
                 .collect::<R<_>>()?;
             (Some(Reduction::Fold(inits)), steps, vars, component)
         }
@@ -741,10 +741,7 @@ pub(crate) fn analyze(
         reduction,
         schedule,
     };
-    if matches!(kernel.reduction, Some(Reduction::Fold(_))) {
-        return Ok((super::fold::carried(builder, kernel, component)?, layout));
-    }
-    Ok((Some(kernel), layout))
+    Ok((kernel, layout, component))
 }
 
 fn loops_kind(nest: &[Nested], v: Var) -> LoopKind {
@@ -765,6 +762,18 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
         i128::from(*x) * i128::from(b[i]) == i128::from(*y) * i128::from(a[i])
             && (*x == 0) == (*y == 0)
     })
+}
+
+/// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
+/// accumulator of another reduction is no part of this kernel.
+fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
+    match e {
+        SExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
+            Ok(SExpr::Acc(a - id, Vec::new(), *s))
+        }
+        SExpr::Acc(..) => no("a reduction inside another computation"),
+        e => e.map_children(&mut |c| renumber_accs(c, id)),
+    }
 }
 
 /// Whether a reduction, or an accumulator left over from one (other than a fold's

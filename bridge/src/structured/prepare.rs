@@ -316,8 +316,10 @@ impl Builder {
         target: Target,
     ) -> R<Layout> {
         let e = self.hoist_padding(ex, e)?;
-        let (kernel, layout) = super::kernel::analyze(ex, loops, positions, e, target, self)?;
+        let (kernel, layout, component) =
+            super::kernel::analyze(ex, loops, positions, e, target, self)?;
         // (None: a fold's accumulator written by the kernel of another.)
+        let kernel = super::fold::carried(self, kernel, component)?;
         self.kernels.extend(kernel);
         Ok(layout)
     }
