@@ -25,8 +25,10 @@ impl Builder {
         if target.offset.iter().any(|o| *o != 0) {
             return None;
         }
-        // A buffer laid out as its loops nest is split only where that is the order
-        // its type reads (each box then writes it row-major): a packing stays whole.
+        // The digits of the positions the loops walk, outermost first: (position,
+        // minus the digit's divisor). A buffer laid out as its loops nest is split
+        // only where that is the order its type reads (each box then writes it
+        // row-major): a packing stays whole.
         let digits: Vec<(usize, i64)> = loops
             .iter()
             .filter(|(_, rec)| !rec.kind.is_reduction() && !rec.shared && rec.extent > 1)
@@ -73,18 +75,13 @@ impl Builder {
             *from = (*from).max(lo.saturating_sub(min));
             *to = (*to).min(hi.saturating_sub(max));
         }
-        // Aligned to each dimension's outermost step.
-        let step = |p: Var| {
-            loops
-                .iter()
-                .filter(|(_, rec)| !rec.kind.is_reduction() && !rec.shared && rec.extent > 1)
-                .filter_map(|(_, rec)| rec.subst.as_ref()?.as_digit())
-                .filter(|(q, _, _)| *q == p)
-                .map(|(_, a, _)| a)
-                .max()
-                .unwrap_or(1)
-        };
-        let steps: Vec<i64> = positions.iter().map(|p| step(*p)).collect();
+        // Aligned to each dimension's outermost step (its largest digit's divisor).
+        let steps: Vec<i64> = (0..positions.len())
+            .map(|k| {
+                let of_k = digits.iter().filter(|(q, _)| *q == k);
+                of_k.map(|(_, a)| -a).max().unwrap_or(1)
+            })
+            .collect();
         for ((from, to), t) in interior.iter_mut().zip(&steps) {
             *from = from
                 .div_euclid(*t)

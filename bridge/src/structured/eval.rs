@@ -497,40 +497,29 @@ impl Ex {
     }
 
     /// `reduceSeq(f)(init)(xs)` in closed form, `init ⊕ Σ_r x(r)` element-wise; a
-    /// reduction of pairs, or of scalars whose step is no `acc ⊕ x`, as a fold.
+    /// reduction of scalars whose step is no `acc ⊕ x`, or of pairs of scalars, as a
+    /// fold ([`SExpr::Fold`] per scalar).
     pub(crate) fn reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
-        if matches!(init, SVal::Pair(..)) {
-            return self.fold(kind, f, init, xs);
+        if !matches!(init, SVal::Scalar(_) | SVal::Pair(..)) {
+            return self.closed_reduction(kind, f, init, xs);
         }
-        let scalar = matches!(init, SVal::Scalar(_));
-        match self.closed_reduction(kind, f, init.clone(), xs) {
-            Err(why) if scalar && why.0.starts_with("a reduction step") => {
-                self.fold(kind, f, init, xs)
-            }
-            result => result,
-        }
-    }
-
-    /// A reduction whose accumulator is scalars (one, or pairs of them) and whose
-    /// step is any function of it: an [`SExpr::Fold`] per scalar.
-    fn fold(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
         let inits = scalar_leaves(&init)?;
         let r = self.new_loop(xs.len, kind);
         let id = self.next_acc;
         self.next_acc = self.next_acc.saturating_add(inits.len() as u32);
+        // Accumulator `k` is `Acc(id + k)` (a scalar's is what `placeholder` makes).
         let mut k = 0;
         let acc = rebuild(&init, &mut |s: &SExpr| {
             k += 1;
             SExpr::Acc(id + k as u32 - 1, Vec::new(), s.scalar())
         });
-        self.depth += 1;
-        let step = (|| {
-            let x = xs.at(self, &Aff::var(r))?;
-            let g = self.apply(f, acc)?;
-            self.apply(&g, x)
-        })();
-        self.depth -= 1;
-        let steps = scalar_leaves(&step?)?;
+        let step = self.step(f, acc, xs, r)?;
+        if let (SVal::Scalar(i0), SVal::Scalar(e)) = (&init, &step) {
+            if let Ok(closed) = fold(id, r, i0.clone(), e.clone(), &[]) {
+                return Ok(SVal::Scalar(closed));
+            }
+        }
+        let steps = scalar_leaves(&step)?;
         if steps.len() != inits.len()
             || steps
                 .iter()
@@ -555,6 +544,7 @@ impl Ex {
         }))
     }
 
+    /// A reduction of vectors or arrays: `init ⊕ Σ_r x(r)` element-wise.
     fn closed_reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
         let r = self.new_loop(xs.len, kind);
         let id = self.next_acc;
@@ -563,6 +553,12 @@ impl Ex {
             rec.array_acc = matches!(init, SVal::Array(_));
         }
         let acc = self.placeholder(id, &init, Vec::new())?;
+        let step = self.step(f, acc, xs, r)?;
+        closed(self, id, r, init, step, Vec::new())
+    }
+
+    /// A reduction's step, `f(acc)(x(r))`, inside its loop.
+    fn step(&mut self, f: &SVal, acc: SVal, xs: &SArr, r: Var) -> R<SVal> {
         self.depth += 1;
         let step = (|| {
             let x = xs.at(self, &Aff::var(r))?;
@@ -570,7 +566,7 @@ impl Ex {
             self.apply(&g, x)
         })();
         self.depth -= 1;
-        closed(self, id, r, init, step?, Vec::new())
+        step
     }
 }
 
@@ -582,7 +578,7 @@ fn scalar_leaves(v: &SVal) -> R<Vec<SExpr>> {
         match v {
             SVal::Scalar(e) => out.push(e.clone()),
             SVal::Pair(a, b) => pending.extend([&**b, &**a]),
-            _ => return no("a reduction of pairs of something other than scalars"),
+            _ => return no("a reduction whose accumulator mixes scalars with vectors or arrays"),
         }
     }
     Ok(out)
