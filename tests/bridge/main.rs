@@ -4,6 +4,7 @@
 mod auto_programs;
 mod conv_kernels;
 mod examples;
+mod guards;
 mod hardening;
 mod lowering;
 mod measure;

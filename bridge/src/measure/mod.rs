@@ -84,16 +84,21 @@ mod tests {
         // Structured: the tiled matmul with its 32x32 accumulator block.
         let blocking = lowered(MATMUL, "blocking");
         assert_eq!(translation(&blocking), Translation::Structured);
-        // Explicit loops: the same, reading rows through `padClamp` (not structured).
+        // Explicit loops: the same, reading each row's elements at an index computed
+        // from data (not structured).
         let clamped = lowered(
-            &MATMUL.replace("zip(arow,", "zip(arow |> padClamp(0, 0),"),
+            &MATMUL.replace(
+                "zip(arow,",
+                "zip(arow |> map(fun(x => [x] |> idx(natAsIndex(1, cast(x * 0.0) : i64)))),",
+            ),
             "blocking",
         );
         assert_eq!(translation(&clamped), Translation::Loops);
         let bridge = model_cost(Machine::default());
         let plain = ModelCost::default();
         // Where the bridge's translation is structured, both agree; where it is
-        // explicit loops, they copy the accumulator block at each step.
+        // explicit loops, they copy the accumulator block at each step (more than
+        // half the plain cost again, beside the elements' gathers both count).
         let (b, p) = (
             bridge.evaluate(&blocking).unwrap(),
             plain.evaluate(&blocking).unwrap(),
@@ -103,6 +108,6 @@ mod tests {
             bridge.evaluate(&clamped).unwrap(),
             plain.evaluate(&clamped).unwrap(),
         );
-        assert!(b.cost > 2.0 * p.cost, "{} {}", b.cost, p.cost);
+        assert!(b.cost > 1.5 * p.cost, "{} {}", b.cost, p.cost);
     }
 }

@@ -189,7 +189,7 @@ pub(crate) struct OutputBox {
 /// `a` with the digits of a position put back together (a position read through the
 /// digits its tiles split it into): `k*d*(x / d) + k*(x mod d)` is `k*x`, and
 /// `k*d*((x / d) mod b) + k*(x mod d)` is `k*(x mod (d*b))`.
-fn fold_digits(a: &Aff) -> Aff {
+pub(crate) fn fold_digits(a: &Aff) -> Aff {
     let mut a = a.clone();
     loop {
         // (the outer digit, its low part, what the two make)
@@ -222,7 +222,7 @@ fn fold_digits(a: &Aff) -> Aff {
 }
 
 /// `e` with each padding guard that always holds, or never, decided.
-fn drop_decided_guards(e: &SExpr, ex: &Ex) -> SExpr {
+pub(crate) fn drop_decided_guards(e: &SExpr, ex: &Ex) -> SExpr {
     let e = e.map_each(&mut |c| drop_decided_guards(c, ex));
     let SExpr::Select { conds, then, other } = e else {
         return e;

@@ -303,6 +303,9 @@ pub(crate) fn sfun(f: impl Fn(&mut Ex, SVal) -> R<SVal> + 'static) -> SVal {
 pub(crate) type SFun = dyn Fn(&mut Ex, SVal) -> R<SVal>;
 type SGet = dyn Fn(&mut Ex, &Aff) -> R<SVal>;
 
+/// How a `concat(a, b)` is read at a position that may be in either part.
+pub(crate) type Across = dyn Fn(&mut Ex, &Aff, &SArr, &SArr) -> R<SVal>;
+
 /// An array: its length and its elements as a function of a symbolic index.
 #[derive(Clone)]
 pub(crate) struct SArr {
@@ -322,9 +325,10 @@ impl SArr {
         }
     }
 
-    /// `concat(a, b)`: written part by part; read only where the position is known
-    /// to be in one part (a constant, or a range within it).
-    pub(crate) fn concat(a: SArr, b: SArr) -> SArr {
+    /// `concat(a, b)`: written part by part; read where the position is known to be
+    /// in one part as that part, elsewhere through `across` (`a`'s element where the
+    /// position is in it, `b`'s elsewhere).
+    pub(crate) fn concat(a: SArr, b: SArr, across: Rc<Across>) -> SArr {
         let parts = Rc::new((a, b));
         let read = parts.clone();
         SArr {
@@ -334,7 +338,7 @@ impl SArr {
                 match i.range(ex) {
                     (lo, hi) if lo >= 0 && hi < a.len => a.at(ex, i),
                     (lo, _) if lo >= a.len => b.at(ex, &i.plus(-a.len)),
-                    _ => no("a `concat` read element by element"),
+                    _ => across(ex, i, a, b),
                 }
             })),
             parts: Some(parts),

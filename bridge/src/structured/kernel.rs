@@ -417,16 +417,37 @@ pub(crate) fn analyze(
         ds.sort_by_key(|(a, _)| std::cmp::Reverse(*a));
         let mut sum = Aff::cst(0);
         let mut covered = 1;
-        for (a, v) in ds.iter().rev() {
-            digit_of.insert(*v, (k, *a));
-            if *a != covered {
-                return no("an output position not covered once by its loops");
+        // Digits no loop walks (the rows of a `join`ed `generate`): (step, count).
+        let mut gaps = Vec::new();
+        let digits = ds.iter().rev().map(|(a, v)| (*a, Some(*v)));
+        for (a, v) in digits.chain([(ex.extent(*p), None)]) {
+            if a != covered {
+                if a < covered || a % covered != 0 {
+                    return no("an output position not covered once by its loops");
+                }
+                gaps.push((covered, a / covered));
+                covered = a;
             }
-            covered = ex.extent(*v).saturating_mul(covered);
-            sum = sum.add(&Aff::var(*v).scale(*a));
+            let Some(v) = v else { break };
+            digit_of.insert(v, (k, a));
+            covered = ex.extent(v).saturating_mul(covered);
+            sum = sum.add(&Aff::var(v).scale(a));
         }
-        if covered != ex.extent(*p) {
-            return no("an output position not covered once by its loops");
+        // Each such digit gets a loop of its own (outermost).
+        for (a, n) in gaps {
+            let v = ex.var(n);
+            implicit.push(Nested {
+                var: v,
+                rec: LoopRec {
+                    extent: n,
+                    kind: LoopKind::Seq,
+                    subst: None,
+                    array_acc: false,
+                    shared: false,
+                },
+            });
+            digit_of.insert(v, (k, a));
+            sum = sum.add(&Aff::var(v).scale(a));
         }
         expansion.push((*p, sum));
     }

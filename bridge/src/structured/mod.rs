@@ -37,8 +37,12 @@
 //! each one's next value from all of them (the components are written by that one
 //! kernel, whichever of them the program reads).
 //!
-//! A program outside this fragment (`padClamp`, array literals read at computed
-//! positions, indices computed from data, ...) is reported as
+//! A guard between computed values (`padCst` of a computed array, `padClamp`, a
+//! `concat` or an array literal read across its parts) is read from a buffer of its
+//! own, written box by box so that each kernel computes one branch where it is
+//! defined ([`guards`]).
+//!
+//! A program outside this fragment (indices computed from data, ...) is reported as
 //! [`NotStructured`] with the reason; the bridge then translates it stage by stage
 //! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
 //! become explicit loops.
@@ -47,6 +51,7 @@ mod boxes;
 mod emit;
 mod eval;
 mod fold;
+mod guards;
 mod index;
 mod kernel;
 mod prepare;

@@ -433,12 +433,14 @@ impl Builder {
     /// of the part of it they read: a kernel fills the copy's border with the constant,
     /// another copies the buffer's part into its interior.
     pub(crate) fn hoist_padding(&mut self, ex: &mut Ex, e: SExpr) -> R<SExpr> {
+        // Guards between computed values first: each read from a buffer of its own.
+        let e = self.materialize_guards(ex, &e)?;
         // The region each (buffer, constant) is read in, per dimension (first and last
         // index, either maybe out of bounds), for all its reads.
         let mut pads: Pads = BTreeMap::new();
         let mut pending = vec![&e];
         while let Some(x) = pending.pop() {
-            if let Some((b, idx, c)) = self.guarded_load(x)? {
+            if let Some((b, idx, c)) = self.padding_of(x) {
                 let (_, entry) = pads
                     .entry((b, format!("{c:?}")))
                     .or_insert_with(|| (c, vec![(i64::MAX, i64::MIN); idx.len()]));
@@ -459,22 +461,21 @@ impl Builder {
         self.replace_guarded(&e, &pads, &copies)
     }
 
-    /// `Select(in bounds, buffer[idx], constant)`: the buffer, the index, the constant.
-    fn guarded_load<'a>(&self, e: &'a SExpr) -> R<Option<(usize, &'a [Aff], Literal)>> {
+    /// `Select(in bounds, buffer[idx], constant)`: the buffer, the index, the constant
+    /// (`None` for any other guard: one between computed values, or on part of a
+    /// buffer).
+    pub(crate) fn padding_of<'a>(&self, e: &'a SExpr) -> Option<(usize, &'a [Aff], Literal)> {
         let SExpr::Select { conds, then, other } = e else {
-            return Ok(None);
+            return None;
         };
         let (SExpr::Load(b, idx, _), SExpr::Lit(c)) = (&**then, &**other) else {
-            return no("padding of a computed value (materialize it first with toMem)");
+            return None;
         };
         let dims = &self.bufs[*b].dims;
         let bounds = conds.iter().all(|(a, lo, hi)| {
             (0..idx.len()).any(|k| idx[k].plus(*lo) == *a && hi - lo == dims[k])
         });
-        if !bounds {
-            return no("padding of part of an array");
-        }
-        Ok(Some((*b, idx, *c)))
+        bounds.then_some((*b, idx, *c))
     }
 
     /// A copy of the `region` (first and last index in each dimension, maybe out of
@@ -574,7 +575,7 @@ impl Builder {
         pads: &Pads,
         copies: &BTreeMap<(usize, String), usize>,
     ) -> R<SExpr> {
-        if let Some((b, idx, c)) = self.guarded_load(e)? {
+        if let Some((b, idx, c)) = self.padding_of(e) {
             let key = (b, format!("{c:?}"));
             let index = idx
                 .iter()

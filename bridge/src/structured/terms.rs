@@ -134,7 +134,7 @@ fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
         let mut it = parts.into_iter();
         while let Some(a) = it.next() {
             pairs.push(match it.next() {
-                Some(b) => SArr::concat(a, b),
+                Some(b) => concat(a, b),
                 None => a,
             });
         }
@@ -189,10 +189,7 @@ impl Ex {
                 }),
                 _ => no("arithmetic on something other than numbers"),
             },
-            Concat => Ok(SVal::Array(SArr::concat(
-                args[0].array()?,
-                args[1].array()?,
-            ))),
+            Concat => Ok(SVal::Array(concat(args[0].array()?, args[1].array()?))),
             Select => match &args[0] {
                 SVal::Scalar(c) => self.pick(c, &args[1], &args[2]),
                 _ => no("`select` on a condition that is not a boolean"),
@@ -233,6 +230,29 @@ impl Ex {
                     }
                     let inside = xs.at(ex, &i.plus(-l))?;
                     guarded(ex, &(i.clone(), l, l + n), inside, c.clone())
+                })))
+            }
+            PadClamp => {
+                let (l, r) = (nats[0], nats[1]);
+                let xs = args[0].array()?;
+                let n = xs.len;
+                if n == 0 {
+                    return no("`padClamp` of an empty array");
+                }
+                Ok(SVal::Array(SArr::new(l + n + r, move |ex, i| {
+                    let (lo, hi) = i.range(ex);
+                    if lo >= l && hi < l + n {
+                        return xs.at(ex, &i.plus(-l));
+                    }
+                    let (first, last) = (Aff::cst(0), Aff::cst(n - 1));
+                    if hi < l || lo >= l + n {
+                        return xs.at(ex, if hi < l { &first } else { &last });
+                    }
+                    // The first element left of the array, the last right of it.
+                    let inside = xs.at(ex, &i.plus(-l))?;
+                    let (first, last) = (xs.at(ex, &first)?, xs.at(ex, &last)?);
+                    let outside = guarded(ex, &(i.clone(), 0, l), first, last)?;
+                    guarded(ex, &(i.clone(), l, l + n), inside, outside)
                 })))
             }
             Take | Drop => {
@@ -499,6 +519,19 @@ impl Ex {
 /// How two numbers' expressions combine into one (shared by the elements it is
 /// applied to).
 type Combine = Rc<dyn Fn(SExpr, SExpr) -> R<SExpr>>;
+
+/// `concat(a, b)`, read at a position that may be in either part as a guard between
+/// them (which the kernel reads from a buffer the parts are written into).
+fn concat(a: SArr, b: SArr) -> SArr {
+    SArr::concat(
+        a,
+        b,
+        Rc::new(|ex: &mut Ex, i: &Aff, a: &SArr, b: &SArr| {
+            let (first, second) = (a.at(ex, i)?, b.at(ex, &i.plus(-a.len))?);
+            guarded(ex, &(i.clone(), 0, a.len), first, second)
+        }),
+    )
+}
 
 /// `inside` where `cond` (`lo <= a < hi`) holds, `outside` elsewhere, element by
 /// element.
