@@ -100,16 +100,12 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
 fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
     for (source, why) in [
         (
-            "def f(x: 8.f32) = x |> padClamp(1, 1) |> mapSeq(fun(v => v * 2.0))",
-            "padClamp",
+            "def f(x: 8.f32, ids: 8.i64) = ids |> mapSeq(fun(i => x |> idx(natAsIndex(8, (i % 8i64 + 8i64) % 8i64))))",
+            "from data",
         ),
         (
-            "def f(x: 8.f32) = x |> padCst(1, 1, 0.0) |> mapSeq(fun(v => v * 2.0)) |> padCst(1, 1, 0.0) |> mapSeq(fun(v => v + 1.0))",
-            "padding of a computed value",
-        ),
-        (
-            "def f(x: 8.f32) = x |> mapSeq(fun(v => [v, v * 2.0] |> reduceSeq(add, 0.0)))",
-            "read element by element",
+            "def f(x: 8.i32, d: 8.i32) = zip(x, d) |> mapSeq(fun(p => fst(p) / snd(p)))",
+            "may be 0",
         ),
         (
             "def f(x: 4.0.f32) = x |> mapSeq(fun(r => r |> reduceSeq(add, 0.0)))",
