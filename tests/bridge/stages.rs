@@ -245,3 +245,14 @@ fn an_array_literal_read_at_a_known_position_is_that_item() {
     assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
     assert_same(&term, "a literal read at a known position");
 }
+
+#[test]
+fn the_maps_of_a_pair_s_two_components_over_one_position_are_one_loop() {
+    // Each component's kernel records both maps over the row's position: one loop.
+    let source = "def f(x: 6.3.f32) : 6.3.(f32, f32) =
+      generate(fun(i => zip(idx(i, x) |> mapSeq(fun(v => v * 2.0)),
+                            idx(i, x) |> mapSeq(fun(v => v + 1.0))))) : 6.3.(f32, f32)";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_same(&term, "the maps of a pair");
+}

@@ -387,7 +387,12 @@ pub(crate) fn analyze(
         let Some((p, a, _)) = digit else {
             continue;
         };
-        digits.entry(p).or_default().push((a, *v));
+        // Two loops of one digit (the maps of a pair's two components) are one loop.
+        let ds = digits.entry(p).or_default();
+        if ds.iter().any(|(b, _)| *b == a) {
+            continue;
+        }
+        ds.push((a, *v));
         nest.push(Nested {
             var: *v,
             rec: rec.clone(),
