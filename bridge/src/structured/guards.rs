@@ -114,6 +114,8 @@ impl Builder {
     /// within its bounds, a constant outside) read from a buffer of its own, one per
     /// group of guards that differ by a shift.
     pub(crate) fn materialize_guards(&mut self, ex: &mut Ex, e: &SExpr) -> R<SExpr> {
+        // (A guard at a constant position, an unrolled reduction's, is decided.)
+        let e = &drop_decided_guards(e, ex);
         let mut found = Vec::new();
         let mut pending = vec![e];
         while let Some(x) = pending.pop() {

@@ -98,8 +98,13 @@ pub(crate) fn delinearize(
 /// The most elements of an unrolled reduction computed in the kernel's body.
 const MAX_BODY_UNROLL: i64 = 64;
 
+/// The most elements of a reduction computed in its kernel's body although the
+/// program does not unroll it (a 3-tap filter written with `reduceSeq`).
+const TINY_REDUCTION: i64 = 3;
+
 /// A kernel's innermost reduction that the program unrolls (`reduceSeqUnroll`: a
-/// window's few taps) is computed in its body, element after element, `((init ⊕ x0) ⊕ x1) ⊕ ...`:
+/// window's few taps), or that has at most [`TINY_REDUCTION`] elements, is computed in
+/// its body, element after element, `((init ⊕ x0) ⊕ x1) ⊕ ...`:
 /// the kernel has no reduction dimension, so its output is written once, without a
 /// fill before it or a read of it at every step (a 3-tap filter over a large image
 /// is then one pass over it).
@@ -130,7 +135,10 @@ fn unroll_into_body(
     // (A reduction over the lanes of another's vector result stays one kernel with
     // it: unrolled into the body it would be a kernel per lane.)
     let innermost = body.reduction_vars().is_empty();
-    if !innermost || !vars.iter().all(unrolled) || count > MAX_BODY_UNROLL {
+    // A reduction of a few elements is one too, unrolled or not: as a loop, its
+    // output tile would be filled, then read and written at each of its few steps.
+    let tiny = count <= TINY_REDUCTION;
+    if !innermost || !(tiny || vars.iter().all(unrolled)) || count > MAX_BODY_UNROLL {
         return Ok((loops, e));
     }
     let mut value = (**init).clone();
