@@ -62,7 +62,12 @@ impl Group {
                 _ => None,
             });
             let Some(v) = v else {
-                return no("a guard on a position shared with another guard");
+                let digits = a.terms.keys().any(|t| !matches!(t, Atom::Var(_)));
+                return no(match digits {
+                    // (a `join`ed `concat` read across its parts)
+                    true => "a guard on a position's digits (`p / d`, `p mod d`)",
+                    false => "a guard on a position shared with another guard",
+                });
             };
             let mut rest = a.clone();
             rest.terms.remove(&Atom::Var(v));
