@@ -9,6 +9,7 @@ use super::boxes::{drop_decided_guards, fold_digits};
 use super::eval::{no, Ex, SExpr, R};
 use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Builder, Target};
+use super::prepare::variables;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The most kernels one guarded value is written by: an array literal of more items,
@@ -196,7 +197,7 @@ impl Builder {
     /// range `a` takes).
     fn write_group(&mut self, ex: &mut Ex, g: &Group) -> R<Written> {
         let guarded: BTreeSet<Var> = match &g.first {
-            SExpr::Select { conds, .. } => conds.iter().flat_map(|(a, _, _)| vars(a)).collect(),
+            SExpr::Select { conds, .. } => conds.iter().flat_map(|(a, _, _)| a.vars()).collect(),
             _ => BTreeSet::new(),
         };
         let mut positions: Vec<Var> = g
@@ -209,7 +210,7 @@ impl Builder {
             let at = Aff::var(*p).plus(*min).add(&rest.scale(-1));
             body = body.subst(*v, &at, ex);
         }
-        let free: Vec<Var> = read_vars(&body)
+        let free: Vec<Var> = variables(&body)
             .into_iter()
             .filter(|v| !positions.contains(v))
             .collect();
@@ -386,33 +387,6 @@ fn normalized(e: &SExpr) -> SExpr {
         then,
         other,
     }
-}
-
-/// The variables of `a`, through its divisions.
-fn vars(a: &Aff) -> BTreeSet<Var> {
-    let mut out = BTreeSet::new();
-    let mut pending = vec![a];
-    while let Some(a) = pending.pop() {
-        for atom in a.terms.keys() {
-            match atom {
-                Atom::Var(v) => {
-                    out.insert(*v);
-                }
-                Atom::Div(inner, _) | Atom::Mod(inner, _) => pending.push(inner),
-            }
-        }
-    }
-    out
-}
-
-/// The variables the indices of `e` (its loads and its guards' conditions) read.
-fn read_vars(e: &SExpr) -> BTreeSet<Var> {
-    let mut out = BTreeSet::new();
-    e.map_indices(&mut |a| {
-        out.extend(vars(a));
-        a.clone()
-    });
-    out
 }
 
 fn mentions_accumulator(e: &SExpr) -> bool {

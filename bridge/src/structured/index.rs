@@ -2,7 +2,7 @@
 //! by constants, simplified with the variables' ranges (`(32*i + j) / 32 = i` when
 //! `j < 32`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A variable: a loop counter, a vector lane, or a position in a kernel's output.
 pub(crate) type Var = u32;
@@ -192,6 +192,23 @@ impl Aff {
                 Atom::Mod(inner, d) => inner.subst(v, e, x).rem(*d, x),
             };
             out = out.add(&term.scale(*k));
+        }
+        out
+    }
+
+    /// The variables it reads, through its divisions.
+    pub(crate) fn vars(&self) -> BTreeSet<Var> {
+        let mut out = BTreeSet::new();
+        let mut pending = vec![self];
+        while let Some(a) = pending.pop() {
+            for atom in a.terms.keys() {
+                match atom {
+                    Atom::Var(v) => {
+                        out.insert(*v);
+                    }
+                    Atom::Div(inner, _) | Atom::Mod(inner, _) => pending.push(inner),
+                }
+            }
         }
         out
     }

@@ -268,25 +268,11 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
         .collect()
 }
 
-/// The variables `e` reads, in the order of first appearance.
-fn variables(e: &SExpr) -> BTreeSet<Var> {
-    fn walk(a: &Aff, out: &mut BTreeSet<Var>) {
-        for atom in a.terms.keys() {
-            match atom {
-                Atom::Var(v) => {
-                    out.insert(*v);
-                }
-                Atom::Div(inner, _) | Atom::Mod(inner, _) => walk(inner, out),
-            }
-        }
-    }
+/// The variables `e`'s indices read (its loads' and its guards' conditions').
+pub(crate) fn variables(e: &SExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
     indices(e, &mut idx);
-    let mut out = BTreeSet::new();
-    for a in idx {
-        walk(a, &mut out);
-    }
-    out
+    idx.into_iter().flat_map(|a| a.vars()).collect()
 }
 
 impl Builder {
