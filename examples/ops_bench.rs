@@ -5,9 +5,10 @@
 //! - every operator at the suite's size, on one thread, with `defaultLowering` alone,
 //!   with its library strategy where it has one (`microKernel` for the matrix
 //!   products, `convKernel` for the convolutions), and with the best point of a
-//!   search of `auto` (`evolve`, `model+measured` with the model's best two of each
-//!   round timed, 300 evaluations, seed 1; the point found is then compiled and
-//!   timed again): its
+//!   search of `auto` on one thread (`evolve`, `model+measured` with the model's
+//!   best two of each round timed, 300 evaluations, seed 1; the search starts from the
+//!   library's schedules, each timed; the point found is then compiled and timed
+//!   again): its
 //!   time, GFLOPS (computing operators, against the FMA peak) or GB/s (moving ones:
 //!   the bytes read and written once, against the copy bandwidth), the fraction of
 //!   that roof, and the ratio to `defaultLowering` and, for the matrix products, to
@@ -57,13 +58,18 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The best point of `auto` for `term` (`model+measured`: the model ranks each round,
-/// its best two are compiled and timed), as strategy text without its final
-/// `defaultLowering`.
+/// The best point of `auto` for `term` on one thread, as the versions are compared
+/// (`model+measured`: the model, of a machine of one core, ranks each round, its best
+/// two are compiled and timed on one thread; the library's schedules are measured
+/// first), as strategy text without its final `defaultLowering`.
 fn auto_point(term: &Term) -> Option<String> {
     let space = Space::parse_with_auto("auto", Arc::new(registry()), Auto::host()).ok()?;
-    let measured = Measured::new(term).ok()?.runs(3);
-    let cost = ModelMeasured::new(model_cost(Machine::host()), measured, 2);
+    let measured = Measured::new(term).ok()?.runs(3).threads(1);
+    let one_core = Machine {
+        cores: 1,
+        ..Machine::host()
+    };
+    let cost = ModelMeasured::new(model_cost(one_core), measured, 2);
     let report = Search::new(space, drivers::evolve(32), cost)
         .budget(SearchBudget::default().evaluations(300))
         .seed(1)

@@ -7,7 +7,9 @@
 use elevate::bridge::jit::Compiled;
 use elevate::bridge::Options;
 use elevate::rise::nat::NatVar;
-use elevate::rise::search::padded_tile;
+use elevate::rise::search::library::{
+    conv_kernel, elementwise, micro_kernel, reduction_tiles, taps_unrolled, PARALLEL, POOLING,
+};
 use elevate::rise::{registry, NatEnv, Program, Term};
 
 /// What an operator's speed is measured in.
@@ -90,82 +92,6 @@ impl Op {
     }
 }
 
-/// `convKernel` for `width` output pixels per row and `k` output channels on a machine
-/// with `lanes` f32 lanes: `mc` pixels (or what of it divides `width`) by blocks of
-/// channels, and the first register tile of the machine's (pixels by channels) whose
-/// pixels divide the tile: 14 x 32 in blocks of 256 channels with AVX-512 (28 of its
-/// 32 registers), 4 x 16 or 14 x 8 in blocks of 64 with AVX2 (8 or 14 of its 16).
-fn conv_strategy(width: i64, k: i64, mc: i64, lanes: u32) -> String {
-    let fit = |want: i64, n: i64| (1..=want).rev().find(|d| n % d == 0).unwrap_or(1);
-    let (tiles, block): (&[(i64, i64)], i64) = if lanes >= 16 {
-        (&[(14, 32), (7, 32), (4, 32), (2, 32)], 256)
-    } else {
-        (&[(4, 16), (14, 8), (7, 8), (2, 16)], 64)
-    };
-    let mc = fit(mc, width);
-    let (r, w) = tiles
-        .iter()
-        .map(|&(r, w)| (r, fit(w, k).max(2)))
-        .find(|(r, _)| mc % r == 0)
-        .unwrap_or((1, fit(16, k).max(2)));
-    let nc = fit(block, k) / w * w;
-    format!("convKernel({mc}, {}, {r}, {w})", nc.max(w))
-}
-
-/// `microKernel` for an `m x n` product on a machine with `lanes` f32 lanes per
-/// vector register: its register tile (4 x 64 with AVX-512, 6 x 16 with AVX2), cache
-/// tiles of about 64 that pad the sizes least.
-fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
-    let (r, w) = if lanes >= 16 { (4, 64) } else { (6, 16) };
-    let mc = padded_tile(m, r, 64);
-    let nc = padded_tile(n, w, 64);
-    format!("microKernel({mc}, {nc}, {r}, {w})")
-}
-
-/// `reductionTiles` for nests of `rows x cols` (pixels, or a product's rows and
-/// columns) on a machine with `lanes` f32 lanes: register tiles of `r` rows by `w`
-/// lanes (two vectors where they divide the columns, else one, else the widest power
-/// of two that does), `r` a divisor of the rows up to 8 (4 with two vectors: 8
-/// accumulators either way), tiles of `mc` rows
-/// (up to 16) by as many columns as fit `nc_max`; none where no power of two from 2
-/// divides the columns.
-fn reduction_tiles(rows: i64, cols: i64, nc_max: i64, lanes: u32) -> Option<String> {
-    let fit = |want: i64, n: i64| (1..=want).rev().find(|d| n % d == 0).unwrap_or(1);
-    let lanes = i64::from(lanes).max(2);
-    let w = std::iter::successors(Some(2 * lanes), |w| (*w > 2).then_some(w / 2))
-        .find(|w| cols % w == 0)?;
-    let r_max = if w > lanes { 4 } else { 8 };
-    let r = fit(r_max, rows);
-    let mc = (1..=16 / r)
-        .rev()
-        .map(|k| k * r)
-        .find(|m| rows % m == 0)
-        .unwrap_or(r);
-    let nc = (1..=nc_max / w)
-        .rev()
-        .map(|k| k * w)
-        .find(|n| cols % n == 0)
-        .unwrap_or(w);
-    Some(format!("reductionTiles({mc}, {nc}, {r}, {w})"))
-}
-
-/// `strategy`, then its windows' taps unrolled: a reduction the program unrolls is
-/// computed in its kernel's body, so that each output is written once (no fill of it
-/// before, no read of it at every tap).
-fn taps_unrolled(strategy: String) -> String {
-    format!("{strategy} ; tryAll(unroll)")
-}
-
-/// `elementwise` for rows of `m` elements: vectors of the machine's width (or of the
-/// widest power of two that divides `m`).
-fn elementwise(m: i64, lanes: u32) -> String {
-    let mut w = i64::from(lanes).max(2);
-    while w > 2 && m % w != 0 {
-        w /= 2;
-    }
-    format!("elementwise({w})")
-}
-
 /// The suite at `1 / scale` of its size in each dimension, with library strategies
 /// for a machine with `lanes` f32 lanes per vector register.
 pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
@@ -193,28 +119,28 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("b", 8), ("n", s(256)), ("k", s(256)), ("m", s(256))],
             Work::Flops(2.0 * 8.0 * (s(256).pow(3)) as f64),
         )
-        .with_any(reduction_tiles(s(256), s(256), 256, lanes)),
+        .with_any(reduction_tiles(s(256), s(256), lanes)),
         op(
             "conv2d 3x3 s1",
             "conv2d_nchw.rise",
             &[("n", 1), ("c", c), ("h", hw), ("w", hw), ("k", k)],
             Work::Flops(2.0 * (k * c * 9 * hw * hw) as f64),
         )
-        .with(conv_strategy(hw, k, 28, lanes)),
+        .with(conv_kernel(hw, k, lanes)),
         op(
             "conv2d 3x3 s2",
             "conv2d_stride2.rise",
             &[("n", 1), ("c", c2), ("h", hw2), ("w", hw2), ("k", k2)],
             Work::Flops(2.0 * (k2 * c2 * 9 * (hw2 + 1) * (hw2 + 1)) as f64),
         )
-        .with(conv_strategy(hw2 + 1, k2, 14, lanes)),
+        .with(conv_kernel(hw2 + 1, k2, lanes)),
         op(
             "depthwise_conv",
             "depthwise_conv.rise",
             &[("c", s(128)), ("h", hw), ("w", hw)],
             Work::Flops(2.0 * (s(128) * 9 * hw * hw) as f64),
         )
-        .with_any(reduction_tiles(hw, hw, hw, lanes).map(taps_unrolled)),
+        .with_any(reduction_tiles(hw, hw, lanes).map(|t| taps_unrolled(&t))),
         op(
             "maxpool 3x3 s2",
             "maxpool.rise",
@@ -226,7 +152,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
         // Its windows' pixels are two elements apart: vectors of them are gathers,
         // slower than scalar loops (measured), so the channels on threads, and the
         // taps unrolled (each output written once).
-        .with("parallel @ outermost(isApplied(isMap)) ; tryAll(reduceSeqUnroll)".into()),
+        .with(format!("{POOLING} ; {PARALLEL}")),
         op(
             "add",
             "add.rise",
@@ -269,7 +195,7 @@ pub fn suite(scale: i64, lanes: u32) -> Vec<Op> {
             &[("h", n2), ("w", n2)],
             Work::Bytes(f32s(2 * n2 * n2)),
         )
-        .with_any(reduction_tiles(n2, n2, 2048, lanes).map(taps_unrolled)),
+        .with_any(reduction_tiles(n2, n2, lanes).map(|t| taps_unrolled(&t))),
     ]);
     ops
 }

@@ -40,6 +40,13 @@
 //! 3. `{id, parallel @ outermost(isApplied(isMap))}`: the outermost loop on threads;
 //! 4. `defaultLowering`.
 //!
+//! The nest's choice also holds the library's schedules for the machine
+//! ([`super::library`]: `microKernel`, `convKernel`, `reductionTiles`, the taps of a
+//! pooling unrolled, `elementwise`, each where the nest's shape calls for it), and
+//! these are the points a search starts from ([`Auto::starts`]): every driver that
+//! learns evaluates them first, so that a search of `auto` is at least as good as the
+//! library's schedules, and goes on from them.
+//!
 //! Where the main nest's reduction reads memory in a row and its innermost map does
 //! not (a dot product per row: a matrix-vector product), the nest may also keep the
 //! reduction innermost and put its elements in vector lanes (`vectorizeReduce(w)`,
@@ -61,6 +68,7 @@
 //! interleaved for one reduction beyond what a wide vector gives (a vector of 64
 //! lanes is four AVX-512 registers, four independent sums).
 
+use super::library::padded_tile;
 use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
 use crate::rules::{default_lowering, PACKED_WIDTH};
 use crate::term::Term;
@@ -71,28 +79,6 @@ use elevate_strategies::search::AutoSpace;
 /// it can vectorize.
 const INNERMOST_REDUCTION: &str =
     "innermost(isApplied(isApplied(isApplied(isReduceSeq <+ isReduce))))";
-
-/// The tile, a multiple of `unit` from `unit` to `16 * unit`, nearest `prefer` among
-/// those that pad `n` (to the next multiple of the tile) by at most 3% more than the
-/// least padding there is: a cache tile of `r` rows for `n` rows, say, where no
-/// multiple of `r` divides `n`.
-///
-/// ```
-/// use elevate_rise::search::padded_tile;
-/// assert_eq!(padded_tile(1024, 16, 64), 64);
-/// assert_eq!(padded_tile(196, 6, 64), 66); // 198 rows
-/// assert_eq!(padded_tile(1 << 40, 6, 64), 66); // sizes of 2^40 too
-/// ```
-pub fn padded_tile(n: i64, unit: i64, prefer: i64) -> i64 {
-    let padded = |t: i64| (n / t + i64::from(n % t != 0)).saturating_mul(t);
-    let tiles: Vec<i64> = (1..=16).map(|k| k * unit.clamp(1, i64::MAX / 16)).collect();
-    let least = tiles.iter().map(|t| padded(*t)).min().unwrap_or(n);
-    tiles
-        .into_iter()
-        .filter(|t| padded(*t).saturating_mul(100) <= least.saturating_mul(103))
-        .min_by_key(|t| (t - prefer).abs())
-        .unwrap_or(unit)
-}
 
 /// The candidate sizes of an `auto` space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +102,10 @@ pub struct Auto {
     pub registers: Vec<(i64, i64)>,
     /// Register tiles of a convolution (`convKernel`): `(pixels, channels)`.
     pub conv_registers: Vec<(i64, i64)>,
+    /// The machine's f32 lanes per vector register: the library's schedules for it
+    /// ([`super::library`]) are offered too, and searches start from them
+    /// ([`Auto::starts`]).
+    pub lanes: u32,
 }
 
 impl Default for Auto {
@@ -129,6 +119,7 @@ impl Default for Auto {
             max_tilings: 32,
             registers: vec![(8, 32), (4, 64), (4, 32)],
             conv_registers: vec![(14, 32), (7, 64), (8, 32), (7, 32), (4, 64)],
+            lanes: 16,
         }
     }
 }
@@ -151,6 +142,7 @@ impl Auto {
         Auto {
             registers: vec![(4, 16), (2, 32), (8, 8)],
             conv_registers: vec![(4, 16), (7, 16), (8, 8), (2, 32)],
+            lanes,
             ..Auto::default()
         }
     }
@@ -165,6 +157,10 @@ impl AutoSpace<Term> for Auto {
     fn space_for(&self, program: &Term) -> Result<String, String> {
         let shape = Shape::of(program)?;
         Ok(self.text(&shape))
+    }
+
+    fn starts(&self, program: &Term) -> Vec<String> {
+        Shape::of(program).map_or_else(|_| Vec::new(), |shape| self.starts(&shape))
     }
 }
 
@@ -373,10 +369,76 @@ impl Auto {
         nest.extend(self.padded_options(s));
         nest.extend(self.reduction_tile_options(s));
         nest.extend(self.elementwise_options(s));
+        for (library, _) in self.library_options(s) {
+            if !nest.contains(&library) {
+                nest.push(library);
+            }
+        }
         parts.push(choice(&nest));
-        parts.push("{id, parallel @ outermost(isApplied(isMap))}".into());
+        parts.push(format!("{{id, {}}}", super::library::PARALLEL));
         parts.push("defaultLowering".into());
         parts.join(" ;\n")
+    }
+
+    /// The library's schedules of the main nest for this machine
+    /// ([`super::library`]), each as an option of the nest and whether the outermost
+    /// loop goes on threads after it: `microKernel` for a product, `convKernel` for a
+    /// nest of three or more maps around a reduction, `reductionTiles` (a short
+    /// reduction's taps unrolled) for two or more, the taps of a short reduction
+    /// unrolled and the channels on threads (pooling), `elementwise` for a chain.
+    fn library_options(&self, s: &Shape) -> Vec<(String, bool)> {
+        use super::library::{self as lib, POOLING};
+        let mut options = Vec::new();
+        if let (&[rows, cols], Some(_), true) = (s.maps.as_slice(), s.reduction, s.packable) {
+            options.push((lib::micro_kernel(rows, cols, self.lanes), false));
+        }
+        if let (&[.., channels, _, pixels], Some(_)) = (s.maps.as_slice(), s.reduction) {
+            options.push((lib::conv_kernel(pixels, channels, self.lanes), false));
+        }
+        if let (&[.., rows, cols], Some(taps)) = (s.maps.as_slice(), s.reduction) {
+            if let Some(tiles) = lib::reduction_tiles(rows, cols, self.lanes) {
+                options.push(match taps <= self.max_unroll {
+                    true => (lib::taps_unrolled(&tiles), false),
+                    false => (tiles, false),
+                });
+            }
+        }
+        if s.reduction.is_some_and(|taps| taps <= self.max_unroll) && !s.maps.is_empty() {
+            options.push((POOLING.to_string(), true));
+        }
+        if !self.elementwise_options(s).is_empty() {
+            let inner = s.reduction.or(s.maps.last().copied()).unwrap_or(1);
+            options.push((lib::elementwise(inner, self.lanes), false));
+        }
+        options
+    }
+
+    /// The points to start a search of a program of shape `s` from: each of the
+    /// library's schedules ([`Auto::library_options`]) as a complete point of the
+    /// space, nothing else chosen (maps kept unfused, the outermost loop on threads
+    /// only where the library puts it there).
+    pub fn starts(&self, s: &Shape) -> Vec<String> {
+        if s.maps.is_empty() {
+            return Vec::new();
+        }
+        self.library_options(s)
+            .into_iter()
+            .map(|(nest, parallel)| {
+                let mut parts = vec!["DFNF"];
+                if s.nests > 1 {
+                    parts.push("id");
+                }
+                parts.push("try(fuseReduceMap @ topDown)");
+                parts.push(&nest);
+                parts.push(if parallel {
+                    super::library::PARALLEL
+                } else {
+                    "id"
+                });
+                parts.push("defaultLowering");
+                parts.join(" ;\n")
+            })
+            .collect()
     }
 
     /// A lone reduction: kept whole, or split in blocks whose partial results are a

@@ -4,11 +4,13 @@
 
 pub mod auto;
 mod fingerprint;
+pub mod library;
 pub mod model;
 pub mod trace;
 
-pub use auto::{padded_tile, Auto};
+pub use auto::Auto;
 pub use fingerprint::fingerprint;
+pub use library::padded_tile;
 pub use model::{Machine, ModelCost};
 
 #[cfg(test)]

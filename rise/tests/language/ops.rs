@@ -260,3 +260,74 @@ fn stencils_match_plain_loops() {
         },
     );
 }
+
+/// The library's schedule of each operator (`search::library`, what the benchmarks
+/// call the library strategy) is a point of its `auto` space, for AVX2's vector width
+/// and AVX-512's, and searches start from it: `Space::starts` finds it, complete,
+/// and its program is what its text gives.
+#[test]
+fn the_library_s_schedules_are_points_of_auto_where_searches_start() {
+    use elevate_core::{Budget, Context};
+    use elevate_rise::search::{library, Auto};
+    use elevate_strategies::search::Space;
+    use std::sync::Arc;
+    /// An operator, its sizes, and its library schedule for a number of lanes.
+    type Case = (
+        &'static str,
+        Vec<(&'static str, i64)>,
+        Box<dyn Fn(u32) -> String>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "matmul.rise",
+            vec![("n", 96), ("k", 32), ("m", 128)],
+            Box::new(|l| library::micro_kernel(96, 128, l)),
+        ),
+        (
+            "conv2d_nchw.rise",
+            vec![("n", 1), ("c", 4), ("h", 14), ("w", 14), ("k", 32)],
+            Box::new(|l| library::conv_kernel(14, 32, l)),
+        ),
+        (
+            "depthwise_conv.rise",
+            vec![("c", 4), ("h", 16), ("w", 16)],
+            Box::new(|l| {
+                library::taps_unrolled(&library::reduction_tiles(16, 16, l).expect("tiles"))
+            }),
+        ),
+        (
+            "maxpool.rise",
+            vec![("c", 4), ("h", 7), ("w", 7)],
+            Box::new(|_| library::POOLING.to_string()),
+        ),
+        (
+            "relu.rise",
+            vec![("n", 16), ("m", 64)],
+            Box::new(|l| library::elementwise(64, l)),
+        ),
+    ];
+    for lanes in [8, 16] {
+        let space = Space::parse_with_auto(
+            "auto",
+            Arc::new(elevate_rise::registry()),
+            Auto::for_lanes(lanes),
+        )
+        .expect("auto");
+        for (file, sizes, library) in &cases {
+            let term = load(&op(file)).instantiate(&nats(sizes)).expect("sizes");
+            let starts = space.starts(&term);
+            let nest = library(lanes);
+            let start = starts
+                .iter()
+                .find(|s| s.text().contains(&format!(" ; {nest} ; ")))
+                .unwrap_or_else(|| panic!("{file}, {lanes} lanes: no start with {nest}"));
+            assert!(start.is_complete(), "{file}: {}", start.text());
+            let replayed = elevate_rise::registry()
+                .parse(&start.text())
+                .expect("parses")
+                .apply(&term, &mut Context::new(Budget::unlimited()))
+                .expect("applies");
+            assert_eq!(*start.program(), replayed, "{file}: {}", start.text());
+        }
+    }
+}

@@ -83,6 +83,7 @@ pub struct Progress<'a> {
 /// A driver's view of the search (see the [`search`](crate::search) module).
 pub struct Explorer<'s, P> {
     root: State<P>,
+    starts: Vec<State<P>>,
     cost: &'s dyn Cost<P>,
     jobs: usize,
     rng: ChaCha8Rng,
@@ -95,6 +96,18 @@ pub struct Explorer<'s, P> {
     /// Fingerprints of the complete candidates logged so far.
     logged: rustc_hash::FxHashSet<u64>,
     observer: Option<&'s mut dyn FnMut(&Progress<'_>)>,
+}
+
+/// Whether a candidate measured `a` is a better best than one measured `b`: a
+/// measured time ranks before an estimate (a cost that measures some candidates
+/// only, `model+measured`, gives the others the model's scaled estimate, which guides
+/// a driver but is no time), then the lower cost.
+pub(crate) fn ranks_before(a: &Measure, b: &Measure) -> bool {
+    match (a.ms.is_some(), b.ms.is_some()) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => a.cost < b.cost,
+    }
 }
 
 /// Under a time budget, how many candidates per job are evaluated between two looks
@@ -112,6 +125,7 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
     ) -> Self {
         Explorer {
             root,
+            starts: Vec::new(),
             cost,
             jobs: jobs.max(1),
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -124,6 +138,20 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
             logged: rustc_hash::FxHashSet::default(),
             observer: None,
         }
+    }
+
+    /// The same explorer, with points to start from ([`Space::starts`]): the drivers
+    /// that learn from what they evaluate evaluate these first, each on its own.
+    ///
+    /// [`Space::starts`]: super::Space::starts
+    pub fn with_starts(mut self, starts: Vec<State<P>>) -> Self {
+        self.starts = starts;
+        self
+    }
+
+    /// The points to start from.
+    pub fn starts(&self) -> &[State<P>] {
+        &self.starts
     }
 
     /// Calls `observer` after every candidate.
@@ -234,14 +262,19 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
             }
         };
         let index = self.log.len();
-        let cost = measure.map(|m| m.cost);
-        let best_so_far = match (cost, self.best_cost()) {
-            (Some(c), Some(b)) if c >= b => Some(b),
-            (Some(c), _) => {
-                self.best = Some(index);
-                Some(c)
-            }
-            (None, b) => b,
+        let best = self.best.and_then(|b| self.log[b].measure);
+        let better = match (&measure, &best) {
+            (Some(m), Some(b)) => ranks_before(m, b),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if better {
+            self.best = Some(index);
+        }
+        let best_so_far = if better {
+            measure.map(|m| m.cost)
+        } else {
+            best.map(|b| b.cost)
         };
         self.log.push(Candidate {
             index,
@@ -266,7 +299,7 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
                     .map(|b| self.log[b].cost().unwrap_or(f64::INFINITY)),
             });
         }
-        cost
+        measure.map(|m| m.cost)
     }
 
     /// The state completed with uniformly random options.

@@ -2,7 +2,7 @@
 
 use super::cost::{Cost, Fingerprint, Measure, Rejection, Status};
 use super::drivers::Driver;
-use super::explorer::{Candidate, Explorer, Progress, SearchBudget};
+use super::explorer::{ranks_before, Candidate, Explorer, Progress, SearchBudget};
 use super::space::Space;
 use elevate_core::Traversable;
 use std::time::Duration;
@@ -74,7 +74,9 @@ impl<'o, P: Traversable + Fingerprint> Search<'o, P> {
         let started = std::time::Instant::now();
         let root = self.space.start(program);
         let space_size = root.size_estimate();
-        let mut explorer = Explorer::new(root, &*self.cost, self.budget, self.seed, self.jobs);
+        let starts = self.space.starts(program);
+        let mut explorer =
+            Explorer::new(root, &*self.cost, self.budget, self.seed, self.jobs).with_starts(starts);
         if let Some(observer) = self.observer.as_mut() {
             explorer.observe(&mut **observer);
         }
@@ -125,12 +127,21 @@ pub struct Report {
 }
 
 impl Report {
-    /// The best candidate (the first of the lowest cost).
+    /// The best candidate: the first of the lowest cost among those with a measured
+    /// time if there are any (a cost that measures some candidates only ranks the
+    /// others by an estimate), among all otherwise.
     pub fn best(&self) -> Option<&Candidate> {
-        self.log.last().and_then(|last| {
-            let best = last.best_so_far?;
-            self.log.iter().find(|c| c.cost() == Some(best))
-        })
+        let mut best: Option<&Candidate> = None;
+        for c in &self.log {
+            let Some(m) = &c.measure else { continue };
+            if best
+                .and_then(|b| b.measure.as_ref())
+                .is_none_or(|b| ranks_before(m, b))
+            {
+                best = Some(c);
+            }
+        }
+        best
     }
 
     /// Candidates per second.

@@ -15,6 +15,7 @@
 //! gave on a program is kept for the next time (see [`cache`]).
 
 mod cache;
+mod follow;
 mod locations;
 mod template;
 
@@ -38,6 +39,14 @@ pub const MAX_LOCATIONS: usize = 64;
 pub trait AutoSpace<P>: Send + Sync {
     /// Space text for `program` (without `auto`, `def`s or `<+` at the top level).
     fn space_for(&self, program: &P) -> Result<String, String>;
+
+    /// Points of that space to start a search from (the schedules a library would
+    /// pick by hand for `program`), as the strategy text of complete points; none by
+    /// default. A text that is no point of the space is left out
+    /// ([`Space::starts`]).
+    fn starts(&self, _program: &P) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A space of strategies for programs of type `P`: strategy text with choice points
@@ -170,6 +179,22 @@ impl<P: Traversable> Space<P> {
     /// The text the space was read from.
     pub fn text(&self) -> &str {
         &self.inner.text
+    }
+
+    /// The points of a space that is `auto` alone to start a search of `program`
+    /// from: those of [`AutoSpace::starts`] that are points of the space (found by
+    /// [`State::follow`]), in its order. Drivers evaluate them first, so that a
+    /// search is at least as good as the schedules a library picks by hand.
+    pub fn starts(&self, program: &P) -> Vec<State<P>> {
+        let (Some(auto), [Part::Auto { .. }]) = (&self.inner.auto, &*self.inner.parts.parts) else {
+            return Vec::new();
+        };
+        let texts = auto.starts(program);
+        if texts.is_empty() {
+            return Vec::new();
+        }
+        let root = self.start(program);
+        texts.iter().filter_map(|t| root.follow(t)).collect()
     }
 
     /// The state before any decision, for `program`.

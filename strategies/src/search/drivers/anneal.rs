@@ -1,12 +1,15 @@
 //! `anneal`: simulated annealing over decision vectors, with restarts.
 
-use super::{single_point, Driver, Evaluator, Outcome, Path};
+use super::{evaluate_starts, single_point, Driver, Evaluator, Outcome, Path};
 use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
+use crate::search::space::State;
 use elevate_core::Traversable;
 use rand::RngExt;
 
-/// Simulated annealing: from a random point, each step proposes
+/// Simulated annealing: from the best of the space's points to start from
+/// ([`Explorer::starts`], each evaluated on its own) or, without one, from a random
+/// point, each step proposes
 /// [`Anneal::PROPOSALS`] neighbours (one decision changed at a random depth, the later
 /// decisions kept where still legal and the rest completed at random), evaluates them
 /// together, and moves to the best of them by the Metropolis rule on the relative
@@ -84,10 +87,31 @@ impl<P: Traversable + Fingerprint> Driver<P> for Anneal {
         }
         let mut evaluator = Evaluator::default();
         let root = explorer.root().clone();
-        let mut current = Path::random(explorer, &root);
-        let mut cost = match evaluator.evaluate(explorer, &[current.end().clone()])[0] {
-            Outcome::Skipped => return,
-            outcome => outcome.value(),
+        // From the best point to start from, or a random one.
+        let best_start = evaluate_starts(explorer, &mut evaluator)
+            .into_iter()
+            .map(|(start, outcome)| (start, outcome.value()))
+            .filter(|(_, cost)| cost.is_finite())
+            .fold(
+                None,
+                |best: Option<(State<P>, f64)>, (start, cost)| match best {
+                    Some(b) if b.1 <= cost => Some(b),
+                    _ => Some((start, cost)),
+                },
+            );
+        let (mut current, mut cost) = match best_start {
+            Some((start, cost)) => {
+                let decisions: Vec<usize> = start.decisions().collect();
+                let path = Path::follow(explorer, std::slice::from_ref(&root), &decisions);
+                (path, cost)
+            }
+            None => {
+                let path = Path::random(explorer, &root);
+                match evaluator.evaluate(explorer, &[path.end().clone()])[0] {
+                    Outcome::Skipped => return,
+                    outcome => (path, outcome.value()),
+                }
+            }
         };
         let mut best = (current.clone(), cost);
         let mut run_best = cost;

@@ -1,7 +1,7 @@
 //! `beam(width)`: level by level over the decision tree, keeping the most promising
 //! partial points.
 
-use super::{single_point, Driver, Evaluator, Path, BATCH};
+use super::{evaluate_starts, single_point, Driver, Evaluator, Path, BATCH};
 use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
 use crate::search::space::State;
@@ -49,6 +49,9 @@ impl<P: Traversable + Fingerprint> Driver<P> for Beam {
             return;
         }
         let mut evaluator = Evaluator::default();
+        // The points to start from are evaluated first, each on its own: known to
+        // the search (and its best) from the start.
+        evaluate_starts(explorer, &mut evaluator);
         // The best cost below each prefix of decisions (looked up, never iterated).
         let mut below: FxHashMap<Vec<usize>, f64> = FxHashMap::default();
         let mut beam: Vec<State<P>> = vec![explorer.root().clone()];

@@ -1,12 +1,13 @@
 //! `evolve(population)`: evolutionary search over decision vectors, as Ansor's.
 
-use super::{single_point, Driver, Evaluator, Outcome, Path, BATCH};
+use super::{evaluate_starts, single_point, Driver, Evaluator, Outcome, Path, BATCH};
 use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
 use elevate_core::Traversable;
 use rand::RngExt;
 
-/// Evolutionary search: a population of points, first random. Each generation keeps
+/// Evolutionary search: a population of points, first the space's points to start
+/// from ([`Explorer::starts`], each evaluated on its own), then random ones. Each generation keeps
 /// the best eighth of the population (elitism, at least one) and breeds the rest:
 /// two parents picked by tournaments of [`Evolve::TOURNAMENT`], with probability
 /// [`Evolve::CROSSOVER`] crossed at one point of their decision vectors (the first
@@ -129,11 +130,23 @@ impl<P: Traversable + Fingerprint> Driver<P> for Evolve {
         }
         let mut evaluator = Evaluator::default();
         let root = explorer.root().clone();
+        // The first population: the points to start from, then random ones.
+        let mut members: Vec<Individual<P>> = evaluate_starts(explorer, &mut evaluator)
+            .into_iter()
+            .take(self.population)
+            .map(|(start, outcome)| {
+                let decisions: Vec<usize> = start.decisions().collect();
+                Individual {
+                    path: Path::follow(explorer, std::slice::from_ref(&root), &decisions),
+                    cost: outcome.value(),
+                }
+            })
+            .collect();
         let mut first: Vec<Path<P>> = Vec::with_capacity(self.population.min(BATCH));
-        while first.len() < self.population && !out_of_time(explorer, first.len()) {
+        while members.len() + first.len() < self.population && !out_of_time(explorer, first.len()) {
             first.push(Path::random(explorer, &root));
         }
-        let mut members = evaluate(explorer, &mut evaluator, first);
+        members.extend(evaluate(explorer, &mut evaluator, first));
         let elites = (self.population / 8).max(1);
         let mut stale = 0;
         while !explorer.exhausted() && stale < Self::STALE_GENERATIONS && !members.is_empty() {

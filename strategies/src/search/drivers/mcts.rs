@@ -1,6 +1,6 @@
 //! `mcts`: Monte-Carlo tree search over the decisions.
 
-use super::{single_point, Driver, Evaluator, Outcome, Path};
+use super::{evaluate_starts, single_point, Driver, Evaluator, Outcome, Path};
 use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
 use crate::search::space::State;
@@ -168,6 +168,9 @@ impl<P: Traversable + Fingerprint> Driver<P> for Mcts {
             return;
         }
         let mut evaluator = Evaluator::default();
+        // The points to start from are evaluated first, each on its own: known to
+        // the search (and its best) from the start.
+        evaluate_starts(explorer, &mut evaluator);
         let mut tree = Tree { nodes: Vec::new() };
         let root = explorer.root().clone();
         tree.add(explorer, root, None);

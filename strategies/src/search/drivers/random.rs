@@ -5,7 +5,8 @@ use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
 use elevate_core::Traversable;
 
-/// Uniformly random decisions from the root, until the budget is spent or the last
+/// The space's points to start from ([`Explorer::starts`]), then uniformly random
+/// decisions from the root, until the budget is spent or the last
 /// `BATCH * 8` points in a row were programs seen before (a small space is done).
 pub struct Random;
 
@@ -15,6 +16,11 @@ impl<P: Traversable + Fingerprint> Driver<P> for Random {
     }
 
     fn explore(&mut self, explorer: &mut Explorer<'_, P>) {
+        // The points to start from first, each on its own (a cost that measures the
+        // best few of a round measures each).
+        for start in explorer.starts().to_vec() {
+            explorer.evaluate(&[start]);
+        }
         let mut stale = 0;
         while !explorer.exhausted() && stale < BATCH * 8 {
             let root = explorer.root().clone();

@@ -3,6 +3,7 @@
 //! failing points only, and of `steps`.
 
 mod nest;
+mod starts;
 
 use crate::gen::{AnyTerm, Desc};
 use elevate_core::arith::Term;
