@@ -7,8 +7,10 @@
 //!   products, `convKernel` for the convolutions), and with the best point of a
 //!   search of `auto` on one thread (`evolve`, `model+measured` with the model's
 //!   best two of each round timed, 300 evaluations, seed 1; the search starts from the
-//!   library's schedules, each timed; the point found is then compiled and timed
-//!   again): its
+//!   library's schedules, each timed; its four fastest and its starts are timed
+//!   again, in turns, and the fastest is the point); the library strategy and
+//!   `auto`'s point are timed in turns too (each the fastest of seven medians of five
+//!   runs), so that the machine's slow moments fall on both alike: its
 //!   time, GFLOPS (computing operators, against the FMA peak) or GB/s (moving ones:
 //!   the bytes read and written once, against the copy bandwidth), the fraction of
 //!   that roof, and the ratio to `defaultLowering` and, for the matrix products, to
@@ -43,10 +45,11 @@ mod roofs;
 mod tvm;
 
 use bridge::median_ms;
-use elevate::bridge::jit::OpenMp;
+use elevate::bridge::jit::{Call, Compiled, OpenMp};
 use elevate::bridge::measure::{Measured, ModelMeasured};
 use elevate::bridge::model_cost;
 use elevate::rise::search::{Auto, Machine};
+use elevate::rise::Value;
 use elevate::rise::{registry, Term};
 use elevate::strategies::search::{drivers, Search, SearchBudget, Space};
 use ops::{compiled, suite};
@@ -60,10 +63,14 @@ fn round(x: f64) -> f64 {
 
 /// The best point of `auto` for `term` on one thread, as the versions are compared
 /// (`model+measured`: the model, of a machine of one core, ranks each round, its best
-/// two are compiled and timed on one thread; the library's schedules are measured
-/// first), as strategy text without its final `defaultLowering`.
-fn auto_point(term: &Term) -> Option<String> {
+/// two are compiled and timed on one thread; the library's schedules, where the
+/// search starts, are timed first), as strategy text without its final
+/// `defaultLowering`. A search times each candidate a few times on a noisy machine:
+/// its fastest few and the points it started from are timed again, in turns
+/// ([`in_turns`]), and the fastest of those is the point.
+fn auto_point(term: &Term, inputs: &[Value]) -> Option<String> {
     let space = Space::parse_with_auto("auto", Arc::new(registry()), Auto::host()).ok()?;
+    let starts: Vec<String> = space.starts(term).iter().map(|s| s.text()).collect();
     let measured = Measured::new(term).ok()?.runs(3).threads(1);
     let one_core = Machine {
         cores: 1,
@@ -75,12 +82,57 @@ fn auto_point(term: &Term) -> Option<String> {
         .seed(1)
         .jobs(1)
         .run(term);
-    let best = report.best()?.strategy.clone();
+    let mut timed: Vec<(bool, f64, u64, String)> = report
+        .log
+        .iter()
+        .filter_map(|c| {
+            let start = starts.contains(&c.strategy);
+            Some((!start, c.measure?.ms?, c.program_hash, c.strategy.clone()))
+        })
+        .collect();
+    // The starts first, then the fastest: each program once.
+    timed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut seen = std::collections::HashSet::new();
+    timed.retain(|c| seen.insert(c.2));
+    let finalists: Vec<String> = timed
+        .into_iter()
+        .enumerate()
+        .filter(|(i, c)| !c.0 || *i < starts.len() + CONFIRMED)
+        .map(|(_, c)| c.3)
+        .collect();
+    let compiled: Vec<Compiled> = finalists
+        .iter()
+        .map(|s| compiled(term, Some(s)))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let ms = in_turns(&compiled.iter().collect::<Vec<_>>(), inputs);
+    let fastest = (0..finalists.len()).min_by(|&a, &b| ms[a].total_cmp(&ms[b]))?;
+    let best = &finalists[fastest];
     Some(
         best.strip_suffix(" ; defaultLowering")
-            .unwrap_or(&best)
+            .unwrap_or(best)
             .to_string(),
     )
+}
+
+/// How many of a search's fastest candidates are timed again, besides its starts.
+const CONFIRMED: usize = 4;
+
+/// The time of each of `functions` on `inputs`, timed in turns (the median of 5 runs
+/// of each, seven turns; the fastest turn of each), so that a slow moment of the
+/// machine falls on all of them alike.
+fn in_turns(functions: &[&Compiled], inputs: &[Value]) -> Vec<f64> {
+    let mut calls: Vec<Call<'_>> = functions
+        .iter()
+        .map(|f| f.prepare(inputs).expect("the inputs fit"))
+        .collect();
+    let mut best = vec![f64::INFINITY; calls.len()];
+    for _ in 0..7 {
+        for (call, best) in calls.iter_mut().zip(&mut best) {
+            *best = best.min(median_ms(|| call.invoke().expect("it runs"), 5));
+        }
+    }
+    best
 }
 
 fn main() {
@@ -127,9 +179,12 @@ fn main() {
             versions.push(("library", Some(library.clone())));
         }
         if search {
-            versions.push(("auto", auto_point(&term)));
+            versions.push(("auto", auto_point(&term, &inputs)));
         }
-        let mut default_ms = None;
+        // `defaultLowering` alone, then the others at one thread in turns (and the
+        // first operator's library strategy on every core).
+        let mut runs: Vec<(&str, Option<String>, usize, Result<f64, String>)> = Vec::new();
+        let mut turns: Vec<(usize, Compiled)> = Vec::new();
         for (version, strategy) in versions {
             if version == "auto" && strategy.is_none() {
                 println!(
@@ -138,50 +193,70 @@ fn main() {
                 );
                 continue;
             }
-            let threads: &[usize] = if i == 0 && version == "library" {
-                &[1, all]
-            } else {
-                &[1]
-            };
-            for &t in threads {
-                let line = match compiled(&term, strategy.as_deref()) {
-                    Err(e) => {
-                        json!({"op": op.name, "version": version, "strategy": strategy, "error": e})
-                    }
-                    Ok(f) => {
-                        set_threads(t);
-                        let mut call = f.prepare(&inputs).expect("the inputs fit");
-                        // Slow versions (a naive 1024 matmul takes seconds) run fewer times.
-                        let once = std::time::Instant::now();
-                        call.invoke().expect("it runs");
-                        let slow = once.elapsed().as_secs_f64() > 0.5;
-                        let runs = if quick || slow { 3 } else { 10 };
-                        let ms = median_ms(|| call.invoke().expect("it runs"), runs);
-                        if version == "defaultLowering" {
-                            default_ms = Some(ms);
-                        }
-                        let (rate, roof, unit) = op.rate(ms, t, fma, copy);
-                        let t_blas = if t == 1 {
-                            blas.as_ref().map(|b| b.0)
-                        } else {
-                            op.gemm
-                                .and_then(|(m, n, k)| blas_best(m, n, k, t))
-                                .map(|b| b.0)
-                        };
-                        let tvm_ms = tvm_ms.filter(|_| t == 1);
-                        json!({
-                            "op": op.name, "version": version, "threads": t,
-                            "strategy": strategy, "ms": round(ms), unit: round(rate),
-                            "of_roof": roof.map(|r| round(rate / r)),
-                            "vs_default": default_ms.map(|d| round(d / ms)),
-                            "vs_openblas": t_blas.map(|b| round(b / ms)),
-                            "openblas_core_type": blas.as_ref().map(|b| b.1.clone()),
-                            "vs_tvm": tvm_ms.map(|p| round(p / ms)),
-                        })
-                    }
-                };
-                lines.emit(line);
+            match compiled(&term, strategy.as_deref()) {
+                Err(e) => runs.push((version, strategy, 1, Err(e))),
+                Ok(f) if version == "defaultLowering" => {
+                    set_threads(1);
+                    let mut call = f.prepare(&inputs).expect("the inputs fit");
+                    // A slow version (a naive 1024 matmul takes seconds) runs fewer times.
+                    let once = std::time::Instant::now();
+                    call.invoke().expect("it runs");
+                    let slow = once.elapsed().as_secs_f64() > 0.5;
+                    let n = if quick || slow { 3 } else { 10 };
+                    let ms = median_ms(|| call.invoke().expect("it runs"), n);
+                    runs.push((version, strategy, 1, Ok(ms)));
+                }
+                Ok(f) => {
+                    turns.push((runs.len(), f));
+                    runs.push((version, strategy, 1, Ok(f64::NAN)));
+                }
             }
+        }
+        set_threads(1);
+        let functions: Vec<&Compiled> = turns.iter().map(|(_, f)| f).collect();
+        for ((at, _), ms) in turns.iter().zip(in_turns(&functions, &inputs)) {
+            runs[*at].3 = Ok(ms);
+        }
+        if i == 0 {
+            let library = turns.iter().find(|(at, _)| runs[*at].0 == "library");
+            if let Some((_, f)) = library {
+                set_threads(all);
+                let mut call = f.prepare(&inputs).expect("the inputs fit");
+                let ms = median_ms(|| call.invoke().expect("it runs"), 10);
+                runs.push(("library", op.library.clone(), all, Ok(ms)));
+            }
+        }
+        let default_ms = runs
+            .iter()
+            .find(|r| r.0 == "defaultLowering")
+            .and_then(|r| r.3.clone().ok());
+        for (version, strategy, t, ms) in runs {
+            let line = match ms {
+                Err(e) => {
+                    json!({"op": op.name, "version": version, "strategy": strategy, "error": e})
+                }
+                Ok(ms) => {
+                    let (rate, roof, unit) = op.rate(ms, t, fma, copy);
+                    let t_blas = if t == 1 {
+                        blas.as_ref().map(|b| b.0)
+                    } else {
+                        op.gemm
+                            .and_then(|(m, n, k)| blas_best(m, n, k, t))
+                            .map(|b| b.0)
+                    };
+                    let tvm_ms = tvm_ms.filter(|_| t == 1);
+                    json!({
+                        "op": op.name, "version": version, "threads": t,
+                        "strategy": strategy, "ms": round(ms), unit: round(rate),
+                        "of_roof": roof.map(|r| round(rate / r)),
+                        "vs_default": default_ms.map(|d| round(d / ms)),
+                        "vs_openblas": t_blas.map(|b| round(b / ms)),
+                        "openblas_core_type": blas.as_ref().map(|b| b.1.clone()),
+                        "vs_tvm": tvm_ms.map(|p| round(p / ms)),
+                    })
+                }
+            };
+            lines.emit(line);
         }
         // The peers' own lines, against the same roofs.
         if let Some((ms, core_type)) = &blas {

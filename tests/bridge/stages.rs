@@ -193,6 +193,19 @@ fn a_pair_accumulator_is_one_kernel_with_an_output_per_component() {
         p.mlir
     );
     assert_eq!(p.mlir.matches("linalg.fill").count(), 2, "{}", p.mlir);
+    // The step reads each element's value twice and its position once: one operand
+    // each, however often the body reads it.
+    let argmax = p
+        .mlir
+        .lines()
+        .find(|l| l.contains("linalg.generic") && l.contains("outs(%out0, %out1"))
+        .expect("the argmax kernel");
+    let ins = argmax
+        .split("ins(")
+        .nth(1)
+        .and_then(|rest| rest.split(" : ").next())
+        .expect("operands");
+    assert_eq!(ins.matches('%').count(), 2, "{argmax}");
     assert_same(&term, "argmax");
     // Its components read by a computation after it: the same one kernel, its
     // outputs in buffers of their own (one buffer each, none left over).

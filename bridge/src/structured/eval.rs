@@ -137,6 +137,43 @@ pub(crate) enum SExpr {
 }
 
 impl SExpr {
+    /// The distinct loads of the expression, added to `out` in the order they first
+    /// occur: each is a kernel operand, however often the body reads it (argmax reads
+    /// its element three times).
+    pub(crate) fn collect_loads(&self, out: &mut Vec<(usize, Vec<Aff>)>) {
+        match self {
+            SExpr::Load(b, idx, _) => {
+                if !out.iter().any(|(c, jdx)| c == b && jdx == idx) {
+                    out.push((*b, idx.clone()));
+                }
+            }
+            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
+                for c in self.children() {
+                    c.collect_loads(out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The expression with each load replaced by its operand: its place in `loads`
+    /// ([`SExpr::collect_loads`]).
+    pub(crate) fn number_loads(&self, loads: &[(usize, Vec<Aff>)]) -> SExpr {
+        match self {
+            SExpr::Load(b, idx, s) => {
+                let k = loads
+                    .iter()
+                    .position(|(c, jdx)| c == b && jdx == idx)
+                    .unwrap_or_default();
+                SExpr::Load(k, Vec::new(), *s)
+            }
+            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
+                self.map_each(&mut |c| c.number_loads(loads))
+            }
+            other => other.clone(),
+        }
+    }
+
     /// `e`, if it has at most [`MAX_EXPRESSION_SIZE`] operations (counted without
     /// recursion, and no further than the limit).
     pub(crate) fn bounded(self) -> R<SExpr> {

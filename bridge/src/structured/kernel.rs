@@ -554,7 +554,7 @@ pub(crate) fn analyze(
     // 4. The accesses, affine in the loops.
     let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
     for b in &body {
-        collect_loads(b, &mut loads);
+        b.collect_loads(&mut loads);
     }
     let linear = |idx: &[Aff]| -> R<Vec<Linear>> {
         idx.iter()
@@ -757,8 +757,7 @@ pub(crate) fn analyze(
             strided: None,
         });
     }
-    let mut k = 0;
-    let body: Vec<SExpr> = body.iter().map(|b| number_loads(b, &mut k)).collect();
+    let body: Vec<SExpr> = body.iter().map(|b| b.number_loads(&loads)).collect();
     let kernel = Kernel {
         dims,
         inputs,
@@ -813,30 +812,5 @@ fn contains_reduction(e: &SExpr, fold: bool) -> bool {
             .into_iter()
             .any(|c| contains_reduction(c, fold)),
         _ => false,
-    }
-}
-
-/// The loads of `e`, in order (each occurrence is an operand).
-fn collect_loads(e: &SExpr, out: &mut Vec<(usize, Vec<Aff>)>) {
-    match e {
-        SExpr::Load(b, idx, _) => out.push((*b, idx.clone())),
-        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
-            for c in e.children() {
-                collect_loads(c, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `e` with its loads numbered as operands, in the order of [`collect_loads`].
-fn number_loads(e: &SExpr, k: &mut usize) -> SExpr {
-    match e {
-        SExpr::Load(_, _, s) => {
-            *k += 1;
-            SExpr::Load(*k - 1, Vec::new(), *s)
-        }
-        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => e.map_each(&mut |c| number_loads(c, k)),
-        other => other.clone(),
     }
 }

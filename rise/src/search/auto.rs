@@ -682,7 +682,7 @@ impl Auto {
                 let nc = largest(w, 256.max(w), *cols)?;
                 let tiles = format!("reductionTiles({mc}, {nc}, {r}, {w})");
                 Some(match unrolled {
-                    true => vec![format!("{tiles} ; tryAll(unroll)"), tiles],
+                    true => vec![super::library::taps_unrolled(&tiles), tiles],
                     false => vec![tiles],
                 })
             })
