@@ -115,6 +115,9 @@ fn auto_point(term: &Term, inputs: &[Value]) -> Option<String> {
     )
 }
 
+/// A version's timing: its name, strategy, threads, and time or why it has none.
+type Run = (&'static str, Option<String>, usize, Result<f64, String>);
+
 /// How many of a search's fastest candidates are timed again, besides its starts.
 const CONFIRMED: usize = 4;
 
@@ -183,7 +186,7 @@ fn main() {
         }
         // `defaultLowering` alone, then the others at one thread in turns (and the
         // first operator's library strategy on every core).
-        let mut runs: Vec<(&str, Option<String>, usize, Result<f64, String>)> = Vec::new();
+        let mut runs: Vec<Run> = Vec::new();
         let mut turns: Vec<(usize, Compiled)> = Vec::new();
         for (version, strategy) in versions {
             if version == "auto" && strategy.is_none() {

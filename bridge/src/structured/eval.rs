@@ -142,10 +142,8 @@ impl SExpr {
     /// its element three times).
     pub(crate) fn collect_loads(&self, out: &mut Vec<(usize, Vec<Aff>)>) {
         match self {
-            SExpr::Load(b, idx, _) => {
-                if !out.iter().any(|(c, jdx)| c == b && jdx == idx) {
-                    out.push((*b, idx.clone()));
-                }
+            SExpr::Load(b, idx, _) if !out.iter().any(|(c, jdx)| c == b && jdx == idx) => {
+                out.push((*b, idx.clone()));
             }
             SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
                 for c in self.children() {
