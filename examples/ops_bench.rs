@@ -8,7 +8,8 @@
 //!   search of `auto` on one thread (`evolve`, `model+measured` with the model's
 //!   best two of each round timed, 300 evaluations, seed 1; the search starts from the
 //!   library's schedules, each timed; its four fastest and its starts are timed
-//!   again, in turns, and the fastest is the point); the library strategy and
+//!   again, in turns, and the fastest is the point, a start unless another is faster
+//!   by more than 5%, the timings' noise); the library strategy and
 //!   `auto`'s point are timed in turns too (each the fastest of seven medians of five
 //!   runs), so that the machine's slow moments fall on both alike: its
 //!   time, GFLOPS (computing operators, against the FMA peak) or GB/s (moving ones:
@@ -106,8 +107,17 @@ fn auto_point(term: &Term, inputs: &[Value]) -> Option<String> {
         .collect::<Result<_, _>>()
         .ok()?;
     let ms = in_turns(&compiled.iter().collect::<Vec<_>>(), inputs);
-    let fastest = (0..finalists.len()).min_by(|&a, &b| ms[a].total_cmp(&ms[b]))?;
-    let best = &finalists[fastest];
+    let fastest = |among: &mut dyn Iterator<Item = usize>| {
+        among.min_by(|&a: &usize, &b: &usize| ms[a].total_cmp(&ms[b]))
+    };
+    let found = fastest(&mut (0..finalists.len()))?;
+    // A point the search found replaces the best start only where it is clearly
+    // faster: by more than the timing's noise (a few percent here).
+    let start = fastest(&mut (0..finalists.len()).filter(|i| starts.contains(&finalists[*i])));
+    let best = match start {
+        Some(s) if ms[found] > ms[s] * (1.0 - NOISE) => &finalists[s],
+        _ => &finalists[found],
+    };
     Some(
         best.strip_suffix(" ; defaultLowering")
             .unwrap_or(best)
@@ -117,6 +127,20 @@ fn auto_point(term: &Term, inputs: &[Value]) -> Option<String> {
 
 /// A version's timing: its name, strategy, threads, and time or why it has none.
 type Run = (&'static str, Option<String>, usize, Result<f64, String>);
+
+/// The program `strategy` makes of `term`, by its fingerprint (`None` where it fails).
+fn program_of(term: &Term, strategy: &str) -> Option<u64> {
+    let strategy = registry().parse(strategy).ok()?;
+    let mut cx = elevate::core::Context::default();
+    let program = strategy.apply(term, &mut cx).ok()?;
+    Some(elevate::rise::search::fingerprint(&program))
+}
+
+/// How much faster than the best start a point must be to be taken instead: the
+/// noise of timings in turns on this kind of machine (the same program, compiled
+/// twice and timed in turns on inputs of its own, differed by up to this much: where
+/// its buffers lie matters as much).
+const NOISE: f64 = 0.05;
 
 /// How many of a search's fastest candidates are timed again, besides its starts.
 const CONFIRMED: usize = 4;
@@ -178,11 +202,24 @@ fn main() {
         let blas = op.gemm.and_then(|(m, n, k)| blas_best(m, n, k, 1));
         let tvm_ms = tvm.get(&op.name).and_then(|line| line.get("ms")?.as_f64());
         let mut versions: Vec<(&str, Option<String>)> = vec![("defaultLowering", None)];
+        let mut library_found = false;
         if let Some(library) = &op.library {
             versions.push(("library", Some(library.clone())));
         }
         if search {
-            versions.push(("auto", auto_point(&term, &inputs)));
+            let point = auto_point(&term, &inputs);
+            // The library's own program, if that is what the search found: one
+            // program, timed once (two copies of it time a few percent apart).
+            let same = |a: Option<&String>, b: Option<&String>| {
+                a.zip(b)
+                    .is_some_and(|(a, b)| program_of(&term, a) == program_of(&term, b))
+            };
+            if same(point.as_ref(), op.library.as_ref()) {
+                versions.push(("auto", None));
+                library_found = true;
+            } else {
+                versions.push(("auto", point));
+            }
         }
         // `defaultLowering` alone, then the others at one thread in turns (and the
         // first operator's library strategy on every core).
@@ -190,10 +227,12 @@ fn main() {
         let mut turns: Vec<(usize, Compiled)> = Vec::new();
         for (version, strategy) in versions {
             if version == "auto" && strategy.is_none() {
-                println!(
-                    "{}",
-                    json!({"op": op.name, "version": version, "error": "no point found"})
-                );
+                if !library_found {
+                    println!(
+                        "{}",
+                        json!({"op": op.name, "version": version, "error": "no point found"})
+                    );
+                }
                 continue;
             }
             match compiled(&term, strategy.as_deref()) {
@@ -233,6 +272,12 @@ fn main() {
             .iter()
             .find(|r| r.0 == "defaultLowering")
             .and_then(|r| r.3.clone().ok());
+        if library_found {
+            let library = runs.iter().find(|r| r.0 == "library" && r.2 == 1).cloned();
+            if let Some((_, strategy, t, ms)) = library {
+                runs.push(("auto", strategy, t, ms));
+            }
+        }
         for (version, strategy, t, ms) in runs {
             let line = match ms {
                 Err(e) => {
@@ -259,6 +304,10 @@ fn main() {
                     })
                 }
             };
+            let mut line = line;
+            if version == "auto" && library_found {
+                line["same_program_as_library"] = json!(true);
+            }
             lines.emit(line);
         }
         // The peers' own lines, against the same roofs.
