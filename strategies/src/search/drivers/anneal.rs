@@ -3,7 +3,6 @@
 use super::{evaluate_starts, single_point, Driver, Evaluator, Outcome, Path};
 use crate::search::cost::Fingerprint;
 use crate::search::explorer::Explorer;
-use crate::search::space::State;
 use elevate_core::Traversable;
 use rand::RngExt;
 
@@ -92,13 +91,7 @@ impl<P: Traversable + Fingerprint> Driver<P> for Anneal {
             .into_iter()
             .map(|(start, outcome)| (start, outcome.value()))
             .filter(|(_, cost)| cost.is_finite())
-            .fold(
-                None,
-                |best: Option<(State<P>, f64)>, (start, cost)| match best {
-                    Some(b) if b.1 <= cost => Some(b),
-                    _ => Some((start, cost)),
-                },
-            );
+            .min_by(|a, b| a.1.total_cmp(&b.1));
         let (mut current, mut cost) = match best_start {
             Some((start, cost)) => {
                 let decisions: Vec<usize> = start.decisions().collect();

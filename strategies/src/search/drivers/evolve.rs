@@ -7,8 +7,9 @@ use elevate_core::Traversable;
 use rand::RngExt;
 
 /// Evolutionary search: a population of points, first the space's points to start
-/// from ([`Explorer::starts`], each evaluated on its own), then random ones. Each generation keeps
-/// the best eighth of the population (elitism, at least one) and breeds the rest:
+/// from ([`Explorer::starts`], each evaluated on its own), then random ones. Each
+/// generation keeps the best eighth of the population (elitism, at least one) and
+/// breeds the rest:
 /// two parents picked by tournaments of [`Evolve::TOURNAMENT`], with probability
 /// [`Evolve::CROSSOVER`] crossed at one point of their decision vectors (the first
 /// parent's decisions up to the cut, the second's after it, repaired where no longer
