@@ -62,22 +62,27 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The best point of `auto` for `term` on one thread, as the versions are compared
-/// (`model+measured`: the model, of a machine of one core, ranks each round, its best
-/// two are compiled and timed on one thread; the library's schedules, where the
-/// search starts, are timed first), as strategy text without its final
-/// `defaultLowering`. A search times each candidate a few times on a noisy machine:
-/// its fastest few and the points it started from are timed again, in turns
-/// ([`in_turns`]), and the fastest of those is the point.
-fn auto_point(term: &Term, inputs: &[Value]) -> Option<String> {
-    let space = Space::parse_with_auto("auto", Arc::new(registry()), Auto::host()).ok()?;
+/// The finalists of a search of `auto` for `term` on one thread, as the versions are
+/// compared (`model+measured`: the model, of a machine of one core, ranks each round,
+/// its best two are compiled and timed on one thread; the library's schedules, where
+/// the search starts, are timed first): the points it started from, then its
+/// [`CONFIRMED`] fastest, each program once, as strategy text without the final
+/// `defaultLowering`, each with whether it is a start. A search times each candidate
+/// a few times on a noisy machine: the finalists are timed again beside the library's
+/// strategy ([`in_turns`]), and the point is chosen from those timings.
+fn auto_finalists(term: &Term) -> Vec<(String, bool)> {
+    let Ok(space) = Space::parse_with_auto("auto", Arc::new(registry()), Auto::host()) else {
+        return Vec::new();
+    };
     let starts: Vec<String> = space.starts(term).iter().map(|s| s.text()).collect();
-    let measured = Measured::new(term).ok()?.runs(3).threads(1);
+    let Ok(measured) = Measured::new(term) else {
+        return Vec::new();
+    };
     let one_core = Machine {
         cores: 1,
         ..Machine::host()
     };
-    let cost = ModelMeasured::new(model_cost(one_core), measured, 2);
+    let cost = ModelMeasured::new(model_cost(one_core), measured.runs(3).threads(1), 2);
     let report = Search::new(space, drivers::evolve(32), cost)
         .budget(SearchBudget::default().evaluations(300))
         .seed(1)
@@ -95,34 +100,31 @@ fn auto_point(term: &Term, inputs: &[Value]) -> Option<String> {
     timed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let mut seen = std::collections::HashSet::new();
     timed.retain(|c| seen.insert(c.2));
-    let finalists: Vec<String> = timed
+    let starts_timed = timed.iter().filter(|c| !c.0).count();
+    timed
         .into_iter()
-        .enumerate()
-        .filter(|(i, c)| !c.0 || *i < starts.len() + CONFIRMED)
-        .map(|(_, c)| c.3)
-        .collect();
-    let compiled: Vec<Compiled> = finalists
-        .iter()
-        .map(|s| compiled(term, Some(s)))
-        .collect::<Result<_, _>>()
-        .ok()?;
-    let ms = in_turns(&compiled.iter().collect::<Vec<_>>(), inputs);
-    let fastest = |among: &mut dyn Iterator<Item = usize>| {
-        among.min_by(|&a: &usize, &b: &usize| ms[a].total_cmp(&ms[b]))
+        .take(starts_timed + CONFIRMED)
+        .map(|(found, _, _, text)| {
+            let text = text.strip_suffix(" ; defaultLowering").unwrap_or(&text);
+            (text.to_string(), !found)
+        })
+        .collect()
+}
+
+/// The point `auto` takes among timed `candidates` (`(time, is a start)`): the
+/// fastest, unless it is no start and the fastest start is within [`NOISE`] of it.
+fn chosen(candidates: &[(f64, bool)]) -> Option<usize> {
+    let fastest = |starts_only: bool| {
+        (0..candidates.len())
+            .filter(|&i| !starts_only || candidates[i].1)
+            .min_by(|&a, &b| candidates[a].0.total_cmp(&candidates[b].0))
     };
-    let found = fastest(&mut (0..finalists.len()))?;
-    // A point the search found replaces the best start only where it is clearly
-    // faster: by more than the timing's noise (a few percent here).
-    let start = fastest(&mut (0..finalists.len()).filter(|i| starts.contains(&finalists[*i])));
-    let best = match start {
-        Some(s) if ms[found] > ms[s] * (1.0 - NOISE) => &finalists[s],
-        _ => &finalists[found],
-    };
-    Some(
-        best.strip_suffix(" ; defaultLowering")
-            .unwrap_or(best)
-            .to_string(),
-    )
+    match (fastest(false), fastest(true)) {
+        (Some(found), Some(start)) if candidates[found].0 > candidates[start].0 * (1.0 - NOISE) => {
+            Some(start)
+        }
+        (found, _) => found,
+    }
 }
 
 /// A version's timing: its name, strategy, threads, and time or why it has none.
@@ -201,81 +203,74 @@ fn main() {
         let inputs = Measured::new(&term).expect("inputs").inputs().to_vec();
         let blas = op.gemm.and_then(|(m, n, k)| blas_best(m, n, k, 1));
         let tvm_ms = tvm.get(&op.name).and_then(|line| line.get("ms")?.as_f64());
-        let mut versions: Vec<(&str, Option<String>)> = vec![("defaultLowering", None)];
-        let mut library_found = false;
+        // `defaultLowering` alone; then the library's strategy and `auto`'s finalists
+        // at one thread, in turns (the library's own program once), `auto`'s point
+        // chosen from those timings; and the first operator's library strategy on
+        // every core.
+        let mut runs: Vec<Run> = Vec::new();
+        set_threads(1);
+        let default_ms = match compiled(&term, None) {
+            Err(e) => {
+                runs.push(("defaultLowering", None, 1, Err(e)));
+                None
+            }
+            Ok(f) => {
+                let mut call = f.prepare(&inputs).expect("the inputs fit");
+                // A slow version (a naive 1024 matmul takes seconds) runs fewer times.
+                let once = std::time::Instant::now();
+                call.invoke().expect("it runs");
+                let slow = once.elapsed().as_secs_f64() > 0.5;
+                let n = if quick || slow { 3 } else { 10 };
+                let ms = median_ms(|| call.invoke().expect("it runs"), n);
+                runs.push(("defaultLowering", None, 1, Ok(ms)));
+                Some(ms)
+            }
+        };
+        // (strategy, is a start of `auto`, is the library's), compiled.
+        let mut contenders: Vec<(String, bool, bool, Compiled)> = Vec::new();
         if let Some(library) = &op.library {
-            versions.push(("library", Some(library.clone())));
+            match compiled(&term, Some(library)) {
+                Ok(f) => contenders.push((library.clone(), true, true, f)),
+                Err(e) => runs.push(("library", Some(library.clone()), 1, Err(e))),
+            }
         }
         if search {
-            let point = auto_point(&term, &inputs);
-            // The library's own program, if that is what the search found: one
-            // program, timed once (two copies of it time a few percent apart).
-            let same = |a: Option<&String>, b: Option<&String>| {
-                a.zip(b)
-                    .is_some_and(|(a, b)| program_of(&term, a) == program_of(&term, b))
-            };
-            if same(point.as_ref(), op.library.as_ref()) {
-                versions.push(("auto", None));
-                library_found = true;
-            } else {
-                versions.push(("auto", point));
-            }
-        }
-        // `defaultLowering` alone, then the others at one thread in turns (and the
-        // first operator's library strategy on every core).
-        let mut runs: Vec<Run> = Vec::new();
-        let mut turns: Vec<(usize, Compiled)> = Vec::new();
-        for (version, strategy) in versions {
-            if version == "auto" && strategy.is_none() {
-                if !library_found {
-                    println!(
-                        "{}",
-                        json!({"op": op.name, "version": version, "error": "no point found"})
-                    );
+            let library = op.library.as_ref().and_then(|l| program_of(&term, l));
+            for (point, start) in auto_finalists(&term) {
+                if library.is_some() && program_of(&term, &point) == library {
+                    continue;
                 }
-                continue;
-            }
-            match compiled(&term, strategy.as_deref()) {
-                Err(e) => runs.push((version, strategy, 1, Err(e))),
-                Ok(f) if version == "defaultLowering" => {
-                    set_threads(1);
-                    let mut call = f.prepare(&inputs).expect("the inputs fit");
-                    // A slow version (a naive 1024 matmul takes seconds) runs fewer times.
-                    let once = std::time::Instant::now();
-                    call.invoke().expect("it runs");
-                    let slow = once.elapsed().as_secs_f64() > 0.5;
-                    let n = if quick || slow { 3 } else { 10 };
-                    let ms = median_ms(|| call.invoke().expect("it runs"), n);
-                    runs.push((version, strategy, 1, Ok(ms)));
-                }
-                Ok(f) => {
-                    turns.push((runs.len(), f));
-                    runs.push((version, strategy, 1, Ok(f64::NAN)));
+                if let Ok(f) = compiled(&term, Some(&point)) {
+                    contenders.push((point, start, false, f));
                 }
             }
         }
-        set_threads(1);
-        let functions: Vec<&Compiled> = turns.iter().map(|(_, f)| f).collect();
-        for ((at, _), ms) in turns.iter().zip(in_turns(&functions, &inputs)) {
-            runs[*at].3 = Ok(ms);
+        let functions: Vec<&Compiled> = contenders.iter().map(|c| &c.3).collect();
+        let ms = in_turns(&functions, &inputs);
+        if let Some(at) = contenders.iter().position(|c| c.2) {
+            runs.push(("library", Some(contenders[at].0.clone()), 1, Ok(ms[at])));
+        }
+        let mut auto_is_library = false;
+        if search {
+            let auto_candidates: Vec<(f64, bool)> = contenders
+                .iter()
+                .zip(&ms)
+                .map(|(c, ms)| (*ms, c.1))
+                .collect();
+            match chosen(&auto_candidates) {
+                Some(at) => {
+                    auto_is_library = contenders[at].2;
+                    runs.push(("auto", Some(contenders[at].0.clone()), 1, Ok(ms[at])));
+                }
+                None => runs.push(("auto", None, 1, Err("no point found".into()))),
+            }
         }
         if i == 0 {
-            let library = turns.iter().find(|(at, _)| runs[*at].0 == "library");
-            if let Some((_, f)) = library {
+            if let Some((strategy, _, _, f)) = contenders.iter().find(|c| c.2) {
                 set_threads(all);
                 let mut call = f.prepare(&inputs).expect("the inputs fit");
                 let ms = median_ms(|| call.invoke().expect("it runs"), 10);
-                runs.push(("library", op.library.clone(), all, Ok(ms)));
-            }
-        }
-        let default_ms = runs
-            .iter()
-            .find(|r| r.0 == "defaultLowering")
-            .and_then(|r| r.3.clone().ok());
-        if library_found {
-            let library = runs.iter().find(|r| r.0 == "library" && r.2 == 1).cloned();
-            if let Some((_, strategy, t, ms)) = library {
-                runs.push(("auto", strategy, t, ms));
+                runs.push(("library", Some(strategy.clone()), all, Ok(ms)));
             }
         }
         for (version, strategy, t, ms) in runs {
@@ -305,7 +300,7 @@ fn main() {
                 }
             };
             let mut line = line;
-            if version == "auto" && library_found {
+            if version == "auto" && auto_is_library {
                 line["same_program_as_library"] = json!(true);
             }
             lines.emit(line);
