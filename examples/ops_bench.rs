@@ -7,11 +7,10 @@
 //!   products, `convKernel` for the convolutions), and with the best point of a
 //!   search of `auto` on one thread (`evolve`, `model+measured` with the model's
 //!   best two of each round timed, 300 evaluations, seed 1; the search starts from the
-//!   library's schedules, each timed; its four fastest and its starts are timed
-//!   again, in turns, and the fastest is the point, a start unless another is faster
-//!   by more than 5%, the timings' noise); the library strategy and
-//!   `auto`'s point are timed in turns too (each the fastest of seven medians of five
-//!   runs), so that the machine's slow moments fall on both alike: its
+//!   library's schedules, each timed; its starts and its four fastest are then timed
+//!   in one session with the library strategy, in turns, each the fastest of seven
+//!   medians of five runs, and the point is the fastest, or the best start where that
+//!   is within 5%, the noise of a program timed against a copy of itself): its
 //!   time, GFLOPS (computing operators, against the FMA peak) or GB/s (moving ones:
 //!   the bytes read and written once, against the copy bandwidth), the fraction of
 //!   that roof, and the ratio to `defaultLowering` and, for the matrix products, to
