@@ -93,11 +93,7 @@ impl<P: Traversable + Fingerprint> Driver<P> for Anneal {
             .filter(|(_, cost)| cost.is_finite())
             .min_by(|a, b| a.1.total_cmp(&b.1));
         let (mut current, mut cost) = match best_start {
-            Some((start, cost)) => {
-                let decisions: Vec<usize> = start.decisions().collect();
-                let path = Path::follow(explorer, std::slice::from_ref(&root), &decisions);
-                (path, cost)
-            }
+            Some((path, cost)) => (path, cost),
             None => {
                 let path = Path::random(explorer, &root);
                 match evaluator.evaluate(explorer, &[path.end().clone()])[0] {

@@ -135,12 +135,9 @@ impl<P: Traversable + Fingerprint> Driver<P> for Evolve {
         let mut members: Vec<Individual<P>> = evaluate_starts(explorer, &mut evaluator)
             .into_iter()
             .take(self.population)
-            .map(|(start, outcome)| {
-                let decisions: Vec<usize> = start.decisions().collect();
-                Individual {
-                    path: Path::follow(explorer, std::slice::from_ref(&root), &decisions),
-                    cost: outcome.value(),
-                }
+            .map(|(path, outcome)| Individual {
+                path,
+                cost: outcome.value(),
             })
             .collect();
         let mut first: Vec<Path<P>> = Vec::with_capacity(self.population.min(BATCH));

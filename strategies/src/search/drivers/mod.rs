@@ -175,18 +175,21 @@ fn single_point<P: Traversable + Fingerprint>(explorer: &mut Explorer<'_, P>) ->
 }
 
 /// The explorer's points to start from ([`Explorer::starts`]), each evaluated on its
-/// own (a cost that measures only the best few of each round measures every one), with
-/// their outcomes; those the budget left out are dropped.
+/// own (a cost that measures only the best few of each round measures every one), as
+/// paths from the root with their outcomes; those the budget left out are dropped.
 fn evaluate_starts<P: Traversable + Fingerprint>(
     explorer: &mut Explorer<'_, P>,
     evaluator: &mut Evaluator,
-) -> Vec<(State<P>, Outcome)> {
+) -> Vec<(Path<P>, Outcome)> {
+    let root = explorer.root().clone();
     let starts = explorer.starts().to_vec();
     let mut evaluated = Vec::with_capacity(starts.len());
     for start in starts {
         let outcome = evaluator.evaluate(explorer, std::slice::from_ref(&start))[0];
         if outcome != Outcome::Skipped {
-            evaluated.push((start, outcome));
+            let decisions: Vec<usize> = start.decisions().collect();
+            let path = Path::follow(explorer, std::slice::from_ref(&root), &decisions);
+            evaluated.push((path, outcome));
         }
     }
     evaluated
