@@ -15,7 +15,9 @@
 //!   the bytes read and written once, against the copy bandwidth), the fraction of
 //!   that roof, and the ratio to `defaultLowering` and, for the matrix products, to
 //!   OpenBLAS's `sgemm` on its fastest core type (one thread);
-//! - the 1024 matmul's library strategy and OpenBLAS on every core as well;
+//! - the 1024 matmul's library strategy and OpenBLAS on every core as well, with
+//!   `vs_one_thread`: the library's program on one thread and on every core timed in
+//!   turns (each the fastest of seven medians of five), the second's speed-up;
 //! - the peers' lines (`"peer": "openblas"` and `"peer": "tvm"`: Apache TVM's TensorIR
 //!   schedules, `benches/peers/tvm_ops.py`, run first in its own virtual environment,
 //!   which `benches/peers/setup` makes), with the same roofs, and the ratio to TVM on
@@ -264,12 +266,21 @@ fn main() {
                 None => runs.push(("auto", None, 1, Err("no point found".into()))),
             }
         }
-        if i == 0 {
+        // How the library's program scales: one thread and every core in turns, as
+        // the machine's load changes from second to second.
+        let mut scaling = None;
+        if i == 0 && all > 1 {
             if let Some((strategy, _, _, f)) = contenders.iter().find(|c| c.2) {
-                set_threads(all);
                 let mut call = f.prepare(&inputs).expect("the inputs fit");
-                let ms = median_ms(|| call.invoke().expect("it runs"), 10);
-                runs.push(("library", Some(strategy.clone()), all, Ok(ms)));
+                let (mut one, mut every) = (f64::INFINITY, f64::INFINITY);
+                for _ in 0..7 {
+                    set_threads(1);
+                    one = one.min(median_ms(|| call.invoke().expect("it runs"), 5));
+                    set_threads(all);
+                    every = every.min(median_ms(|| call.invoke().expect("it runs"), 5));
+                }
+                scaling = Some(one / every);
+                runs.push(("library", Some(strategy.clone()), all, Ok(every)));
             }
         }
         for (version, strategy, t, ms) in runs {
@@ -301,6 +312,9 @@ fn main() {
             let mut line = line;
             if version == "auto" && auto_is_library {
                 line["same_program_as_library"] = json!(true);
+            }
+            if let (Some(x), true) = (scaling, t > 1) {
+                line["vs_one_thread"] = json!(round(x));
             }
             lines.emit(line);
         }

@@ -50,14 +50,22 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         let k = nats.iter().find(|(n, _)| *n == "k").unwrap().1;
         let packed = format!("memref<{}x{c}x3x3x{lanes}xf32>", k / lanes);
         assert!(p.mlir.contains(&packed), "{what}: no {packed}");
-        // Two vector operations: the packing's and the register tile's, each one
-        // vector of `lanes`.
+        // Vector operations of one wide dimension each: the packing's and the register
+        // tile's, each one vector of `lanes`, and the padded input's copy, which the
+        // bridge schedules itself (in vectors where they divide its rows).
         let vectors: Vec<&str> = script
             .lines()
             .filter_map(|l| l.split("vector_sizes [").nth(1))
             .filter_map(|rest| rest.split(']').next())
             .collect();
-        assert_eq!(vectors.len(), 2, "{what}: {script}");
+        let wide = |v: &str| -> Vec<String> {
+            v.split(", ")
+                .filter(|x| *x != "1")
+                .map(str::to_string)
+                .collect()
+        };
+        let of_lanes = vectors.iter().filter(|v| wide(v) == [lanes.to_string()]);
+        assert!(of_lanes.count() >= 2, "{what}: {script}");
         // The tile's contraction reduces one tap per step: a broadcast and an FMA per
         // vector of channels (as outer products, its lanes were unrolled one by one).
         assert!(
@@ -68,8 +76,7 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         let blocked = format!("x{rows}x{lanes}xf32>");
         assert!(p.mlir.contains(&blocked), "{what}: no {blocked}");
         for v in &vectors {
-            let wide: Vec<&str> = v.split(", ").filter(|x| *x != "1").collect();
-            assert_eq!(wide, [lanes.to_string()], "{what}: {v}");
+            assert_eq!(wide(v).len(), 1, "{what}: {v}");
         }
         // The register tile's pixels unrolled, inside the taps' three loops.
         assert!(

@@ -155,6 +155,57 @@ fn a_micro_kernel_whose_tiles_do_not_divide_the_sizes_pads_and_matches_the_inter
 }
 
 #[test]
+fn a_padded_product_stores_its_operand_once_and_runs_the_copies_it_adds_in_parallel() {
+    // 250 x 300 x 40 by microKernel(66, 64, 6, 16): `a`'s rows padded to 264, `b`'s
+    // columns to 320. The padded `a` is written once (its guard's buffer is the
+    // `toMem`'s: no second copy), and the passes over memory the bridge adds (the
+    // padded copies, the product's start values, its first rows and columns copied
+    // out) are vectorized, and run across threads where large, as the product is.
+    let source = example("matmul.rise");
+    let nats = sizes(&[("n", 250), ("k", 40), ("m", 300)]);
+    let strategy = "microKernel(66, 64, 6, 16)";
+    let term = lowered(&source, &nats, strategy);
+    let p = payload("f", &term);
+    let script = p
+        .transform
+        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    let allocs = |ty: &str| {
+        p.mlir
+            .matches(&format!("memref.alloc() {{alignment = 64 : i64}} : {ty}\n"))
+            .count()
+    };
+    assert_eq!(allocs("memref<264x40xf32>"), 1, "{}", p.mlir);
+    let kernels = p.mlir.matches("elevate.kernel = ").count();
+    for n in 0..kernels {
+        let lines = kernel_lines(&script, n);
+        assert!(lines.contains("vectorize"), "kernel {n}: {script}");
+    }
+    // The output's copy out (250 x 300) and the product's start values (264 x 320)
+    // are large: across threads. The packing and the product run so by the strategy.
+    let copy_out = kernel_lines(&script, kernels - 1);
+    assert!(copy_out.contains("tile_using_forall"), "{copy_out}");
+    let fill = script
+        .lines()
+        .filter(|l| l.contains("%fill"))
+        .collect::<Vec<_>>();
+    assert!(
+        fill.iter().any(|l| l.contains("tile_using_forall")),
+        "{script}"
+    );
+    assert_same(&term, "microKernel(66, 64, 6, 16) on 250 x 300 x 40");
+    // A program that runs nothing in parallel gets no parallel loop from the bridge.
+    let strategy = "padNest(66, 64) @ outermost(mapNest(2))";
+    let term = lowered(&source, &nats, strategy);
+    let p = payload("f", &term);
+    let script = p
+        .transform
+        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    assert!(script.contains("vectorize"), "{script}");
+    assert!(!script.contains("tile_using_forall"), "{script}");
+    assert_same(&term, strategy);
+}
+
+#[test]
 fn contractions_that_reduce_several_elements_per_step_stay_outer_products() {
     // `par` vectorizes 4 unrolled steps of the reduction at once: its contraction is
     // lowered as outer products; a register tile's (one step) as broadcasts and FMAs.

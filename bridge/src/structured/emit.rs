@@ -3,7 +3,7 @@
 //! program's schedule to them.
 
 use super::eval::{LoopKind, SExpr};
-use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction};
+use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use crate::text::{binary_text, literal_text, memref_type, mlir_scalar, scalar_bytes};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
@@ -12,6 +12,92 @@ use std::fmt::Write;
 /// Output tiles up to this size are promoted to a buffer of their own (one per tile:
 /// the accumulator block stays in the L1 cache, without the output's row stride).
 const PROMOTE_LIMIT_BYTES: i64 = 256 * 1024;
+
+/// A kernel the program does not schedule runs across threads from this many
+/// elements on (below, starting the threads costs more than the copy).
+const FREE_PARALLEL_ELEMENTS: i64 = 1 << 16;
+
+/// The bridge's schedule for a kernel no loop of the program writes (a copy or a
+/// fill it adds): its last dimension in vectors of up to 16 lanes where they divide
+/// it, and its first across threads where the program runs loops in parallel and the
+/// kernel is large enough to pay for it. Without these, a padded operand's copy and a
+/// result's rows are scalar and sequential: a pass over memory outside every parallel
+/// loop, which bounds how a product scales with threads.
+fn free_schedule(k: &Kernel, parallel: bool) -> Vec<ScheduledLoop> {
+    if k.reduction.is_some() || k.dims.iter().any(|d| d.reduction) {
+        return k.schedule.clone();
+    }
+    let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
+    copy_schedule(&extents, parallel)
+}
+
+/// The lines that schedule kernel `n`'s fill of its output (`extents`) as
+/// [`copy_schedule`] does a copy, across threads.
+fn fill_script(lines: &mut Vec<String>, n: usize, extents: &[i64]) {
+    let any = "!transform.any_op";
+    let mut h = format!("%fill{n}");
+    lines.push(format!(
+        "{h} = transform.structured.match ops{{[\"linalg.fill\"]}} attributes{{elevate.fill = {n} : i64}} in %root : ({any}) -> {any}"
+    ));
+    let mut tile = extents.to_vec();
+    for (j, st) in copy_schedule(extents, true).iter().enumerate() {
+        if st.kind == LoopKind::Lane || st.trips <= 1 {
+            continue;
+        }
+        let mut sizes = vec![0i64; extents.len()];
+        sizes[st.dim] = st.step;
+        let tiling = if st.kind == LoopKind::Par {
+            "tile_using_forall"
+        } else {
+            "tile_using_for"
+        };
+        let (t, l) = (format!("%fill{n}t{j}"), format!("%fill{n}l{j}"));
+        lines.push(format!(
+            "{t}, {l} = transform.structured.{tiling} {h} tile_sizes [{}] : ({any}) -> ({any}, {any})",
+            list(&sizes)
+        ));
+        tile[st.dim] = st.step;
+        h = t;
+    }
+    lines.push(format!(
+        "transform.structured.vectorize {h} vector_sizes [{}] : {any}",
+        list(&tile)
+    ));
+}
+
+/// [`free_schedule`] for an element-wise nest of `extents` (a copy or a fill).
+fn copy_schedule(extents: &[i64], parallel: bool) -> Vec<ScheduledLoop> {
+    let Some(last) = extents.len().checked_sub(1) else {
+        return Vec::new();
+    };
+    let elements = extents.iter().fold(1i64, |n, e| n.saturating_mul(*e));
+    let step = |dim, step, trips, kind| ScheduledLoop {
+        dim,
+        step,
+        trips,
+        kind,
+        array_acc: false,
+    };
+    let mut schedule = Vec::new();
+    for (d, &e) in extents.iter().enumerate().take(last) {
+        let threads = d == 0 && parallel && elements >= FREE_PARALLEL_ELEMENTS;
+        let kind = if threads {
+            LoopKind::Par
+        } else {
+            LoopKind::Seq
+        };
+        schedule.push(step(d, 1, e, kind));
+    }
+    let e = extents[last];
+    match [16, 8, 4].into_iter().find(|w| e % w == 0) {
+        Some(w) => {
+            schedule.push(step(last, w, e / w, LoopKind::Seq));
+            schedule.push(step(last, 1, w, LoopKind::Lane));
+        }
+        None => schedule.push(step(last, 1, e, LoopKind::Seq)),
+    }
+    schedule
+}
 
 /// The named operation a kernel is, if any: `linalg.matmul` with its dimensions
 /// `(m, n, k)`.
@@ -214,7 +300,7 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
             let (text, s) = literal_text(*init);
             lines.push(format!("{c} = arith.constant {text} : {}", mlir_scalar(s)));
             lines.push(format!(
-                "linalg.fill ins({c} : {}) outs({} : {})",
+                "linalg.fill {{elevate.fill = {n} : i64}} ins({c} : {}) outs({} : {})",
                 mlir_scalar(s),
                 out.0,
                 out.1
@@ -443,7 +529,17 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
     // Whether a vectorized operation reduces over more than one element per step.
     let mut wide_reduction = false;
     let any = "!transform.any_op";
+    let parallel = kernels
+        .iter()
+        .any(|k| k.schedule.iter().any(|st| st.kind == LoopKind::Par));
     for (n, k) in kernels.iter().enumerate() {
+        let own_schedule;
+        let schedule = if k.free {
+            own_schedule = free_schedule(k, parallel);
+            &own_schedule
+        } else {
+            &k.schedule
+        };
         let matmul = matmul_dims(k);
         let op = if matmul.is_some() {
             "linalg.matmul"
@@ -466,8 +562,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 .iter()
                 .all(|e| e.c == 0 && e.terms.len() <= 1 && e.terms.iter().all(|t| t.1 == 1))
         });
-        let tail_start = k
-            .schedule
+        let tail_start = schedule
             .iter()
             .rposition(|st| !matches!(st.kind, LoopKind::Lane | LoopKind::ReduceUnroll))
             .map_or(0, |i| i + 1);
@@ -475,13 +570,13 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
         let fold = matches!(k.reduction, Some(Reduction::Fold(_)));
         let vector_tail = plain
             && !fold
-            && k.schedule[tail_start..]
+            && schedule[tail_start..]
                 .iter()
                 .any(|st| st.kind == LoopKind::Lane);
         let tiled = if vector_tail {
-            &k.schedule[..tail_start]
+            &schedule[..tail_start]
         } else {
-            &k.schedule[..]
+            &schedule[..]
         };
         // The current tile's size in each dimension.
         let mut tile: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
@@ -549,6 +644,16 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                 .iter()
                 .zip(&k.dims)
                 .any(|(size, dim)| dim.reduction && *size > 1);
+        }
+        // A large reduction's start values, written before it runs, are a pass over
+        // its output: across threads too where the program runs loops in parallel.
+        if let (true, Some(Reduction::Combine(..)), [out]) = (parallel, &k.reduction, &k.outs[..]) {
+            let extents: Vec<i64> = out.window.iter().map(|(_, size)| *size).collect();
+            let elements = extents.iter().fold(1i64, |n, e| n.saturating_mul(*e));
+            if elements >= FREE_PARALLEL_ELEMENTS {
+                fill_script(&mut lines, n, &extents);
+                vectorized = true;
+            }
         }
     }
     if vectorized {

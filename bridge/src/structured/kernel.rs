@@ -2,14 +2,13 @@
 //! iteration dimensions, its operands' indexing, its body) and its schedule (the
 //! program's loops, outermost first, as tiles of those dimensions).
 
-use super::eval::{no, size, Ex, LoopKind, LoopRec, Materialize, SExpr, SVal, R};
+use super::eval::{no, size, Ex, LoopKind, LoopRec, SExpr, SVal, R};
 use super::index::{Aff, Extents, Var};
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
 
 /// A buffer's layout by the loops that write it: digit `(position, a, b)` is
 /// `(position / a) mod b`, outermost first.
@@ -164,6 +163,10 @@ pub(crate) struct Kernel {
     pub(crate) body: Vec<SExpr>,
     pub(crate) reduction: Option<Reduction>,
     pub(crate) schedule: Vec<ScheduledLoop>,
+    /// No loop of the program writes it (a copy or a fill the bridge adds: a padded
+    /// operand, a result's rows read from a larger buffer): its schedule is the
+    /// bridge's to choose.
+    pub(crate) free: bool,
 }
 
 /// How a kernel's reduction combines its elements.
@@ -211,42 +214,6 @@ impl Builder {
             unused: BTreeSet::new(),
         }
     }
-}
-
-impl Materialize for Builder {
-    /// A buffer of the program's own: laid out as the loops that write it nest (the
-    /// layout of a packed array is the packing), read back through its type's shape.
-    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal> {
-        let (dims, scalar) = shape(ty)?;
-        // Over the limits, the loops translation reports it, located.
-        let b = self.own_buffer(dims.clone(), scalar)?;
-        let layout = self.kernel(ex, value, b, true)?;
-        Ok(laid_out(b, Rc::new(layout), &dims, scalar, Vec::new()))
-    }
-}
-
-/// Element `position` of a buffer laid out as `layout`: digit `(p, a, b)` of the
-/// layout is `(position[p] / a) mod b`.
-fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec<Aff>) -> SVal {
-    let dims2 = dims.to_vec();
-    SVal::Array(super::eval::SArr::new(dims[prefix.len()], move |ex, i| {
-        let mut p = prefix.clone();
-        p.push(i.clone());
-        if p.len() < dims2.len() {
-            return Ok(laid_out(buf, layout.clone(), &dims2, s, p));
-        }
-        // A digit that is a whole position is the position: read out of range only
-        // where a guard (padding) discards the value, it stays affine.
-        let index = layout
-            .iter()
-            .map(|(k, a, b)| match (*a, a.saturating_mul(*b) == dims2[*k]) {
-                (1, true) => p[*k].clone(),
-                (_, true) => p[*k].div(*a, ex),
-                _ => p[*k].div(*a, ex).rem(*b, ex),
-            })
-            .collect();
-        Ok(SVal::Scalar(SExpr::Load(buf, index, s)))
-    }))
 }
 
 /// The dimensions and scalar of an array of scalars.
@@ -456,6 +423,7 @@ pub(crate) fn analyze(
         }
         expansion.push((*p, sum));
     }
+    let free = nest.is_empty();
     implicit.extend(nest);
     let nest = implicit;
     let in_loops = |e: &Aff| -> Aff {
@@ -765,6 +733,7 @@ pub(crate) fn analyze(
         body,
         reduction,
         schedule,
+        free,
     };
     Ok((kernel, layout, component))
 }

@@ -54,6 +54,7 @@ mod fold;
 mod guards;
 mod index;
 mod kernel;
+mod materialize;
 mod prepare;
 mod terms;
 

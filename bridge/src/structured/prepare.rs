@@ -548,6 +548,7 @@ impl Builder {
                 body: vec![SExpr::Lit(c)],
                 reduction: None,
                 schedule: Vec::new(),
+                free: true,
             });
         }
         if !empty {
@@ -558,6 +559,7 @@ impl Builder {
                 body: vec![SExpr::Load(0, Vec::new(), src.scalar)],
                 reduction: None,
                 schedule: Vec::new(),
+                free: true,
             });
         }
         Ok(padded)
