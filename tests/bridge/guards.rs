@@ -141,3 +141,16 @@ fn paddings_of_paddings_of_a_computed_array_are_one_guard_however_deep() {
         p.mlir.len()
     );
 }
+
+#[test]
+fn a_joined_concat_of_rows_is_written_over_its_rows_and_columns() {
+    // Rows of two constant blocks, joined: element `p` is row `p / 2`'s column
+    // `p mod 2`, guarded at both. The output is written over its rows and columns
+    // (12 as 6 x 2), where each guard is on one of them, box by box.
+    let source = "def f(x: 4.f32) : 12.f32 =
+      concat(generate(fun(i => [x |> idx(i), -4.0])) : 4.2.f32,
+             generate(fun(i => [0.0, 2.0])) : 2.2.f32) |> join";
+    let (p, term) = structured(source, "id");
+    assert!(p.mlir.contains("memref<6x2xf32>"), "{}", p.mlir);
+    assert_same(&term, "a joined concat of rows");
+}

@@ -162,15 +162,16 @@ fn unroll_into_body(
 }
 
 /// Output positions that no loop walks and that `e` reads only through digits (a
-/// packed or blocked buffer read back in the program's order: `(x / 7) mod 2`) get one
-/// loop per digit, outermost, so that each read is affine; the output is expanded
-/// into the digits.
+/// packed or blocked buffer read back in the program's order: `(x / 7) mod 2`; a
+/// `join`ed `concat` of rows, guarded at `p / 2` and `p mod 2`) get one loop per
+/// digit, outermost, and `e` reads the digits' loops, so that each read and each
+/// guard is affine; the output is expanded into the digits.
 pub(crate) fn split_positions(
     ex: &mut Ex,
     mut loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
-    e: &SExpr,
-) -> Vec<(Var, LoopRec)> {
+    mut e: SExpr,
+) -> (Vec<(Var, LoopRec)>, SExpr) {
     let walked = |p: Var, loops: &[(Var, LoopRec)]| {
         loops.iter().any(|(_, rec)| {
             !rec.kind.is_reduction()
@@ -186,12 +187,14 @@ pub(crate) fn split_positions(
         if walked(*p, &loops) {
             continue;
         }
-        let Some(cuts) = cuts(*p, ex.extent(*p), e) else {
+        let Some(cuts) = cuts(*p, ex.extent(*p), &e) else {
             continue;
         };
+        let mut sum = Aff::cst(0);
         for w in cuts.windows(2).rev() {
             let extent = w[1] / w[0];
             let v = ex.var(extent);
+            sum = sum.add(&Aff::var(v).scale(w[0]));
             let digit = Aff::var(*p).div(w[0], ex).rem(extent, ex);
             outer.push((
                 v,
@@ -204,9 +207,10 @@ pub(crate) fn split_positions(
                 },
             ));
         }
+        e = e.map_indices(&mut |a| a.subst(*p, &sum, ex));
     }
     outer.append(&mut loops);
-    outer
+    (outer, e)
 }
 
 /// The points at which reduction `r` of `extent` is cut into digits, from 1 to
@@ -288,7 +292,7 @@ impl Builder {
     ) -> R<Layout> {
         let (loops, e) = unroll_into_body(ex, loops, e)?;
         let (loops, e) = delinearize(ex, loops, e);
-        let loops = split_positions(ex, loops, positions, &e);
+        let (loops, e) = split_positions(ex, loops, positions, e);
         let (loops, e) = self.extract_reductions(ex, loops, positions, e)?;
         let Some(boxes) = self.split_at_padding(ex, &loops, positions, &e, &target) else {
             return self.padded_kernel(ex, loops, positions, e, target);
