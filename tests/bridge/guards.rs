@@ -154,3 +154,28 @@ fn a_joined_concat_of_rows_is_written_over_its_rows_and_columns() {
     assert!(p.mlir.contains("memref<6x2xf32>"), "{}", p.mlir);
     assert_same(&term, "a joined concat of rows");
 }
+
+#[test]
+fn windows_over_joined_and_split_joined_arrays_read_affinely() {
+    // A window over a joined buffer reads it through a strided view (rows of 4 at a
+    // stride of 4, windows overlapping); a mapped joined array is written over its
+    // rows and columns; an array split then joined is the array.
+    for (source, what) in [
+        (
+            "def f(x: 4.2.4.f32) : 7.2.4.f32 = x |> join |> slide(2, 1)",
+            "a window over a joined buffer",
+        ),
+        (
+            "def f(x: 3.6.f32) : 18.f32 = x |> join |> map(fun(v => abs(v)))",
+            "a joined array mapped",
+        ),
+        (
+            "def f(x: 6.f32) : 6.f32 =
+               zip(x |> split(3) |> join, x) |> map(fun(p => fst(p) * snd(p)))",
+            "an array split then joined",
+        ),
+    ] {
+        let (_, term) = structured(source, "id");
+        assert_same(&term, what);
+    }
+}

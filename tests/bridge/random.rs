@@ -15,7 +15,7 @@ fn random_programs_compile_and_match_the_interpreter() {
     let mut loops_because = std::collections::BTreeMap::<String, usize>::new();
     // Kernels (arrays the programs write), and the reasons those that are explicit loops are.
     let (mut kernels, mut loop_kernels) = (0, std::collections::BTreeMap::<String, usize>::new());
-    for seed in 0..60u64 {
+    for seed in 0..300u64 {
         let mut generator = Generator::new(seed + 90_000);
         let program = infer(&generator.program(8 + (seed % 16) as usize)).unwrap();
         let low = rules::default_lowering()
@@ -49,7 +49,7 @@ fn random_programs_compile_and_match_the_interpreter() {
     unsupported.dedup();
     let loops: usize = loops_because.values().sum();
     println!(
-        "compiled {compiled} of 60 random programs ({} structured: linalg + Transform; {loops} as loops: {loops_because:?}); unsupported: {unsupported:?}",
+        "compiled {compiled} of 300 random programs ({} structured: linalg + Transform; {loops} as loops: {loops_because:?}); unsupported: {unsupported:?}",
         compiled - loops
     );
     let loop_count: usize = loop_kernels.values().sum();
@@ -59,19 +59,21 @@ fn random_programs_compile_and_match_the_interpreter() {
     );
     assert!(kernels >= compiled, "every payload has a kernel");
     // Each array the programs write is a kernel of its own, structured unless it
-    // indexes by data (185 of 185 of them structured when this was written).
+    // indexes by data, or (2 of 1091 when this was written) its output is written
+    // at positions that are no permutation of its loops (a row of a map `drop`ped,
+    // then joined): 1089 of 1091 structured.
     assert!(
         loop_kernels
             .keys()
-            .all(|why| why.contains("computed from data")),
-        "kernels as loops without data-dependent indexing: {loop_kernels:?}"
+            .all(|why| why.contains("computed from data") || why.contains("not a permutation")),
+        "kernels as loops for another reason: {loop_kernels:?}"
     );
     assert!(
-        (kernels - loop_count) * 100 >= kernels * 95,
+        (kernels - loop_count) * 1000 >= kernels * 995,
         "too few kernels structured: {loop_kernels:?}"
     );
     assert!(
-        compiled - loops >= 10,
+        (compiled - loops) * 100 >= compiled * 99,
         "too few structured: {loops_because:?}"
     );
     // Every construct the generator makes is supported (scanSeq, iterate and the GPU

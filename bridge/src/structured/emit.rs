@@ -23,24 +23,30 @@ const FREE_PARALLEL_ELEMENTS: i64 = 1 << 16;
 /// kernel is large enough to pay for it. Without these, a padded operand's copy and a
 /// result's rows are scalar and sequential: a pass over memory outside every parallel
 /// loop, which bounds how a product scales with threads.
-fn free_schedule(k: &Kernel, parallel: bool) -> Vec<ScheduledLoop> {
+fn free_schedule(k: &Kernel, bufs: &[Buf], parallel: bool) -> Vec<ScheduledLoop> {
     if k.reduction.is_some() || k.dims.iter().any(|d| d.reduction) {
         return k.schedule.clone();
     }
+    // (As the program's own vectors are: of floats, whose operations all lower.)
+    let floats = k
+        .inputs
+        .iter()
+        .chain(&k.outs)
+        .all(|o| bufs[o.buf].scalar == Scalar::F32);
     let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
-    copy_schedule(&extents, parallel)
+    copy_schedule(&extents, parallel, floats)
 }
 
 /// The lines that schedule kernel `n`'s fill of its output (`extents`) as
 /// [`copy_schedule`] does a copy, across threads.
-fn fill_script(lines: &mut Vec<String>, n: usize, extents: &[i64]) {
+fn fill_script(lines: &mut Vec<String>, n: usize, extents: &[i64], floats: bool) {
     let any = "!transform.any_op";
     let mut h = format!("%fill{n}");
     lines.push(format!(
         "{h} = transform.structured.match ops{{[\"linalg.fill\"]}} attributes{{elevate.fill = {n} : i64}} in %root : ({any}) -> {any}"
     ));
     let mut tile = extents.to_vec();
-    for (j, st) in copy_schedule(extents, true).iter().enumerate() {
+    for (j, st) in copy_schedule(extents, true, floats).iter().enumerate() {
         if st.kind == LoopKind::Lane || st.trips <= 1 {
             continue;
         }
@@ -59,14 +65,17 @@ fn fill_script(lines: &mut Vec<String>, n: usize, extents: &[i64]) {
         tile[st.dim] = st.step;
         h = t;
     }
-    lines.push(format!(
-        "transform.structured.vectorize {h} vector_sizes [{}] : {any}",
-        list(&tile)
-    ));
+    if floats {
+        lines.push(format!(
+            "transform.structured.vectorize {h} vector_sizes [{}] : {any}",
+            list(&tile)
+        ));
+    }
 }
 
-/// [`free_schedule`] for an element-wise nest of `extents` (a copy or a fill).
-fn copy_schedule(extents: &[i64], parallel: bool) -> Vec<ScheduledLoop> {
+/// [`free_schedule`] for an element-wise nest of `extents` (a copy or a fill), in
+/// vectors where `vectors`.
+fn copy_schedule(extents: &[i64], parallel: bool, vectors: bool) -> Vec<ScheduledLoop> {
     let Some(last) = extents.len().checked_sub(1) else {
         return Vec::new();
     };
@@ -89,7 +98,7 @@ fn copy_schedule(extents: &[i64], parallel: bool) -> Vec<ScheduledLoop> {
         schedule.push(step(d, 1, e, kind));
     }
     let e = extents[last];
-    match [16, 8, 4].into_iter().find(|w| e % w == 0) {
+    match [16, 8, 4].into_iter().find(|w| vectors && e % w == 0) {
         Some(w) => {
             schedule.push(step(last, w, e / w, LoopKind::Seq));
             schedule.push(step(last, 1, w, LoopKind::Lane));
@@ -535,7 +544,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
     for (n, k) in kernels.iter().enumerate() {
         let own_schedule;
         let schedule = if k.free {
-            own_schedule = free_schedule(k, parallel);
+            own_schedule = free_schedule(k, bufs, parallel);
             &own_schedule
         } else {
             &k.schedule
@@ -651,8 +660,9 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             let extents: Vec<i64> = out.window.iter().map(|(_, size)| *size).collect();
             let elements = extents.iter().fold(1i64, |n, e| n.saturating_mul(*e));
             if elements >= FREE_PARALLEL_ELEMENTS {
-                fill_script(&mut lines, n, &extents);
-                vectorized = true;
+                let floats = bufs[out.buf].scalar == Scalar::F32;
+                fill_script(&mut lines, n, &extents, floats);
+                vectorized |= floats;
             }
         }
     }

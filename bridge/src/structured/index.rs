@@ -231,6 +231,49 @@ impl Aff {
             .collect()
     }
 
+    /// The index with each `c * a * (l / a) + c * (l mod a)` put back together as
+    /// `c * l` (an array `split` then `join`ed, read at one position).
+    pub(crate) fn recombined(&self) -> Aff {
+        let mut out = self.clone();
+        loop {
+            let pair = out.terms.iter().find_map(|(atom, k)| match atom {
+                Atom::Mod(l, a) => {
+                    let div = Atom::Div(l.clone(), *a);
+                    let whole = k.checked_mul(*a)?;
+                    (out.terms.get(&div) == Some(&whole))
+                        .then(|| (atom.clone(), div, (**l).clone(), *k))
+                }
+                _ => None,
+            });
+            let Some((rem, div, l, k)) = pair else {
+                return out;
+            };
+            out.terms.remove(&rem);
+            out.terms.remove(&div);
+            out = out.add(&l.scale(k));
+        }
+    }
+
+    /// As a digit of an affine index `l`: `(l / a) mod b` gives `(l, a, Some(b))`,
+    /// `l / a` gives `(l, a, None)`, `l mod b` gives `(l, 1, Some(b))`.
+    fn as_digit_of_linear(&self) -> Option<(Aff, i64, Option<i64>)> {
+        if self.c != 0 || self.terms.len() != 1 {
+            return None;
+        }
+        let (atom, 1) = self.terms.iter().next()? else {
+            return None;
+        };
+        match atom {
+            Atom::Div(l, d) if l.linear().is_some() => Some(((**l).clone(), *d, None)),
+            Atom::Mod(l, m) if l.linear().is_some() => Some(((**l).clone(), 1, Some(*m))),
+            Atom::Mod(inner, m) => match inner.as_digit_of_linear()? {
+                (l, d, None) => Some((l, d, Some(*m))),
+                _ => None,
+            },
+            Atom::Var(_) | Atom::Div(..) => None,
+        }
+    }
+
     /// As a digit of a variable: `(v / a) mod b` gives `(v, a, Some(b))`, `v / a` gives
     /// `(v, a, None)`, `v` gives `(v, 1, None)`.
     pub(crate) fn as_digit(&self) -> Option<(Var, i64, Option<i64>)> {
@@ -253,6 +296,52 @@ impl Aff {
             },
         }
     }
+}
+
+/// `idx` into a buffer of `dims`, each run of indices that are the digits of one
+/// affine index `l` over those dimensions (`l / 2`, `l mod 2` over dimensions of 4
+/// and 2: a `join`ed buffer read at a sum of loops, as a window over it reads) read
+/// instead as zeros then `l`: the same element in the buffer's row-major order, and
+/// affine, as a strided view reads it. Only where `l`'s coefficients are positive
+/// (as a strided view's strides are) and it stays within the run's elements; `None`
+/// where no index changes.
+pub(crate) fn flattened_digits(idx: &[Aff], dims: &[i64], x: &dyn Extents) -> Option<Vec<Aff>> {
+    let mut out = idx.to_vec();
+    let mut changed = false;
+    let mut k = 0;
+    while k < idx.len() {
+        let run = idx[k].as_digit_of_linear().and_then(|(l, a, b)| {
+            // The run's last index, where the elements of those after `k` make `a`.
+            let (mut last, mut below) = (k, 1i64);
+            while below < a && last + 1 < idx.len() {
+                last += 1;
+                below = below.saturating_mul(dims[last]);
+            }
+            let total = below.saturating_mul(dims[k]);
+            let (lo, hi) = l.range(x);
+            // (The zeros make the operand a strided view, which needs them.)
+            let positive = l.terms.values().all(|c| *c > 0);
+            let first = b.is_none_or(|b| b == dims[k]);
+            let digits = (k + 1..=last).all(|j| {
+                let a_j = dims[j + 1..=last].iter().product::<i64>();
+                idx[j].as_digit_of_linear() == Some((l.clone(), a_j, Some(dims[j])))
+            });
+            (below == a && last > k && first && digits && positive && lo >= 0 && hi < total)
+                .then_some((l, last))
+        });
+        match run {
+            Some((l, last)) => {
+                for z in &mut out[k..last] {
+                    *z = Aff::cst(0);
+                }
+                out[last] = l;
+                changed = true;
+                k = last + 1;
+            }
+            None => k += 1,
+        }
+    }
+    changed.then_some(out)
 }
 
 #[cfg(test)]
@@ -278,6 +367,46 @@ mod tests {
             };
             sum + k * atom
         })
+    }
+
+    /// `3 * (p / 3) + p mod 3` is `p` again (a `split` then `join` read at `p`), and
+    /// scaled pairs too; a pair of different divisors stays.
+    #[test]
+    fn digits_put_back_together_are_the_index() {
+        let x = Ranges(vec![12, 4]);
+        let p = Aff::var(0);
+        let split_joined = p.div(3, &x).scale(3).add(&p.rem(3, &x));
+        assert_eq!(split_joined.recombined(), p);
+        let scaled = split_joined.scale(2).add(&Aff::var(1)).plus(5);
+        assert_eq!(scaled.recombined(), p.scale(2).add(&Aff::var(1)).plus(5));
+        let other = p.div(3, &x).scale(3).add(&p.rem(4, &x));
+        assert_eq!(other.recombined(), other);
+    }
+
+    /// A window over a `join`ed buffer of 4 x 2 rows reads row `(i + j) / 2`, half
+    /// `(i + j) mod 2`: as zeros then `i + j` it reads the same element, affinely.
+    /// Indices that are no such digits, or could leave the buffer, stay.
+    #[test]
+    fn digits_of_a_sum_over_whole_dimensions_read_flat() {
+        let x = Ranges(vec![7, 2, 4]);
+        let (i, j, k) = (Aff::var(0), Aff::var(1), Aff::var(2));
+        let l = i.add(&j);
+        let idx = [l.div(2, &x), l.rem(2, &x), k.clone()];
+        let flat = flattened_digits(&idx, &[4, 2, 4], &x).unwrap();
+        assert_eq!(flat, [Aff::cst(0), l.clone(), k.clone()]);
+        for (iv, jv, kv) in [(0, 0, 0), (3, 1, 2), (6, 1, 3), (5, 0, 1)] {
+            let at = |e: &Aff| value(e, &[iv, jv, kv]);
+            let row_major = |ix: &[Aff]| (at(&ix[0]) * 2 + at(&ix[1])) * 4 + at(&ix[2]);
+            assert_eq!(row_major(&idx), row_major(&flat));
+        }
+        assert_eq!(
+            flattened_digits(&[i.clone(), j.clone(), k.clone()], &[7, 2, 4], &x),
+            None
+        );
+        // 8 rows of 2 would be read past 4 x 2.
+        let x = Ranges(vec![8, 2, 4]);
+        let idx = [l.div(2, &x), l.rem(2, &x), k];
+        assert_eq!(flattened_digits(&idx, &[4, 2, 4], &x), None);
     }
 
     /// The digits of a tile inside a tile, `(p mod 24) / 8` and `(p mod 24) mod 8` of a

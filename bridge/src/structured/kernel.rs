@@ -3,7 +3,7 @@
 //! program's loops, outermost first, as tiles of those dimensions).
 
 use super::eval::{no, size, Ex, LoopKind, LoopRec, SExpr, SVal, R};
-use super::index::{Aff, Extents, Var};
+use super::index::{flattened_digits, Aff, Extents, Var};
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
@@ -526,14 +526,24 @@ pub(crate) fn analyze(
     }
     let linear = |idx: &[Aff]| -> R<Vec<Linear>> {
         idx.iter()
-            .map(|a| match a.linear() {
-                Some(t) => Ok((t, a.c)),
-                None => no("an index that is not affine in the loops"),
+            .map(|a| {
+                let a = a.recombined();
+                match a.linear() {
+                    Some(t) => Ok((t, a.c)),
+                    None => no("an index that is not affine in the loops"),
+                }
             })
             .collect()
     };
     let out_lin = linear(&out_index)?;
-    let loads_lin: Vec<_> = loads.iter().map(|(_, idx)| linear(idx)).collect::<R<_>>()?;
+    // (A `join`ed buffer read at a sum of loops is read through a strided view.)
+    let loads_lin: Vec<_> = loads
+        .iter()
+        .map(|(b, idx)| match flattened_digits(idx, &bufs[*b].dims, ex) {
+            Some(flat) => linear(&flat),
+            None => linear(idx),
+        })
+        .collect::<R<_>>()?;
     let components: Vec<&(Vec<(Var, i64)>, i64)> =
         out_lin.iter().chain(loads_lin.iter().flatten()).collect();
 

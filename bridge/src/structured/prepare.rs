@@ -161,51 +161,75 @@ fn unroll_into_body(
     Ok((loops, value))
 }
 
-/// Output positions that no loop walks and that `e` reads only through digits (a
-/// packed or blocked buffer read back in the program's order: `(x / 7) mod 2`; a
-/// `join`ed `concat` of rows, guarded at `p / 2` and `p mod 2`) get one loop per
-/// digit, outermost, and `e` reads the digits' loops, so that each read and each
-/// guard is affine; the output is expanded into the digits.
+/// Output positions that `e` reads only through digits (a packed or blocked buffer
+/// read back in the program's order: `(x / 7) mod 2`; a `join`ed array mapped over,
+/// `x[p / 6][p mod 6]`; a `join`ed `concat` of rows, guarded at `p / 2` and
+/// `p mod 2`) get one loop per digit, and `e` reads the digits' loops, so that each
+/// read and each guard is affine; the output is expanded into the digits. A position
+/// no loop walks gets them outermost; one a single map walks whole gets them in its
+/// place, the outermost of its kind (`mapPar` stays parallel), the others sequential.
 pub(crate) fn split_positions(
     ex: &mut Ex,
     mut loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
     mut e: SExpr,
 ) -> (Vec<(Var, LoopRec)>, SExpr) {
-    let walked = |p: Var, loops: &[(Var, LoopRec)]| {
-        loops.iter().any(|(_, rec)| {
-            !rec.kind.is_reduction()
-                && rec
-                    .subst
-                    .as_ref()
-                    .and_then(|s| s.as_digit())
-                    .is_some_and(|(q, _, _)| q == p)
-        })
-    };
+    use super::eval::LoopKind;
     let mut outer = Vec::new();
     for p in positions {
-        if walked(*p, &loops) {
-            continue;
-        }
+        let walking: Vec<usize> = (0..loops.len())
+            .filter(|i| {
+                let rec = &loops[*i].1;
+                !rec.kind.is_reduction()
+                    && rec
+                        .subst
+                        .as_ref()
+                        .and_then(|s| s.as_digit())
+                        .is_some_and(|(q, _, _)| q == *p)
+            })
+            .collect();
+        // The loop that walks the position whole, if one does alone.
+        let whole = match walking.as_slice() {
+            [] => None,
+            [i] if loops[*i].1.subst.as_ref().and_then(|s| s.as_digit()) == Some((*p, 1, None))
+                && matches!(loops[*i].1.kind, LoopKind::Seq | LoopKind::Par) =>
+            {
+                Some(*i)
+            }
+            _ => continue,
+        };
         let Some(cuts) = cuts(*p, ex.extent(*p), &e) else {
             continue;
         };
+        let kind = whole.map_or(LoopKind::Seq, |i| loops[i].1.kind);
         let mut sum = Aff::cst(0);
+        let mut digits = Vec::new();
         for w in cuts.windows(2).rev() {
             let extent = w[1] / w[0];
             let v = ex.var(extent);
             sum = sum.add(&Aff::var(v).scale(w[0]));
             let digit = Aff::var(*p).div(w[0], ex).rem(extent, ex);
-            outer.push((
+            let kind = if digits.is_empty() {
+                kind
+            } else {
+                LoopKind::Seq
+            };
+            digits.push((
                 v,
                 LoopRec {
                     extent,
-                    kind: super::eval::LoopKind::Seq,
+                    kind,
                     subst: Some(digit),
                     array_acc: false,
                     shared: false,
                 },
             ));
+        }
+        match whole {
+            Some(i) => {
+                loops.splice(i..=i, digits);
+            }
+            None => outer.extend(digits),
         }
         e = e.map_indices(&mut |a| a.subst(*p, &sum, ex));
     }
