@@ -19,22 +19,43 @@ const FREE_PARALLEL_ELEMENTS: i64 = 1 << 16;
 
 /// The bridge's schedule for a kernel no loop of the program writes (a copy or a
 /// fill it adds): its last dimension in vectors of up to 16 lanes where they divide
-/// it, and its first across threads where the program runs loops in parallel and the
-/// kernel is large enough to pay for it. Without these, a padded operand's copy and a
-/// result's rows are scalar and sequential: a pass over memory outside every parallel
-/// loop, which bounds how a product scales with threads.
+/// it and every operand reads it contiguously (a copy out of a blocked layout would
+/// gather), and its first across threads where the program runs loops in parallel
+/// and the kernel is large enough to pay for it. Without these, a padded operand's
+/// copy and a result's rows are scalar and sequential: a pass over memory outside
+/// every parallel loop, which bounds how a product scales with threads.
 fn free_schedule(k: &Kernel, bufs: &[Buf], parallel: bool) -> Vec<ScheduledLoop> {
     if k.reduction.is_some() || k.dims.iter().any(|d| d.reduction) {
         return k.schedule.clone();
     }
+    let Some(last) = k.dims.len().checked_sub(1) else {
+        return k.schedule.clone();
+    };
     // (As the program's own vectors are: of floats, whose operations all lower.)
     let floats = k
         .inputs
         .iter()
         .chain(&k.outs)
         .all(|o| bufs[o.buf].scalar == Scalar::F32);
+    let contiguous = k
+        .inputs
+        .iter()
+        .chain(&k.outs)
+        .all(|o| reads_contiguously(o, last));
     let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
-    copy_schedule(&extents, parallel, floats)
+    copy_schedule(&extents, parallel, floats && contiguous)
+}
+
+/// Whether consecutive values of dimension `d` are consecutive elements of operand
+/// `o` (or `o` does not depend on `d`).
+fn reads_contiguously(o: &Operand, d: usize) -> bool {
+    let mentions = |e: &DimExpr| e.terms.iter().any(|(x, _)| *x == d);
+    let innermost = o.map.last().is_some_and(|e| e.terms == [(d, 1)]);
+    match &o.strided {
+        _ if !o.map.iter().any(mentions) => true,
+        Some(view) => innermost && view.dims.last().is_some_and(|(_, stride)| *stride == 1),
+        None => innermost && o.map[..o.map.len() - 1].iter().all(|e| !mentions(e)),
+    }
 }
 
 /// The lines that schedule kernel `n`'s fill of its output (`extents`) as
