@@ -107,6 +107,12 @@ fn the_micro_kernel_carries_its_register_tile_into_the_script_and_matches_the_in
         .expect("the rows one by one");
     assert!(reduction < rows, "{product}");
     assert!(product.contains("vector_sizes [1, 1, 1, 32]"), "{product}");
+    // Its accumulators (4 x 32 floats) promoted onto the stack, not the heap: they
+    // are promoted once per step of the loops around the reduction.
+    assert!(
+        product.contains("operands_to_promote = [2], use_alloca"),
+        "{product}"
+    );
     // The unrolled rows of the register tile, each a broadcast and an FMA per step.
     assert!(script.contains("transform.loop.unroll") && script.contains("factor = 4"));
     assert!(script.contains("lowering_strategy = \"parallelarith\""));

@@ -13,6 +13,12 @@ use std::fmt::Write;
 /// the accumulator block stays in the L1 cache, without the output's row stride).
 const PROMOTE_LIMIT_BYTES: i64 = 256 * 1024;
 
+/// Promoted tiles up to this size are on the stack: a register tile's accumulators
+/// (384 bytes for 6 x 16) are promoted once per step of its loops, thousands of times
+/// a call, and the stack costs nothing to allocate (an OpenMP thread's stack is
+/// megabytes).
+const ALLOCA_LIMIT_BYTES: i64 = 16 * 1024;
+
 /// A kernel the program does not schedule runs across threads from this many
 /// elements on (below, starting the threads costs more than the copy).
 const FREE_PARALLEL_ELEMENTS: i64 = 1 << 16;
@@ -630,8 +636,13 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
                     .saturating_mul(scalar_bytes(bufs[k.out().buf].scalar) as i64);
                 if bytes <= PROMOTE_LIMIT_BYTES {
                     let p = format!("%k{n}p{j}");
+                    let stack = if bytes <= ALLOCA_LIMIT_BYTES {
+                        ", use_alloca"
+                    } else {
+                        ""
+                    };
                     lines.push(format!(
-                        "{p} = transform.structured.promote {h} {{ operands_to_promote = [{}] }} : ({any}) -> {any}",
+                        "{p} = transform.structured.promote {h} {{ operands_to_promote = [{}]{stack} }} : ({any}) -> {any}",
                         k.inputs.len()
                     ));
                     h = p;
