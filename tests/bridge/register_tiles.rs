@@ -5,6 +5,8 @@
 //! what the interpreter computes.
 
 use super::{assert_same, example, lowered, payload, sizes};
+use elevate::bridge::Payload;
+use elevate::rise::Term;
 
 #[test]
 fn register_tiles_inside_tiles_compile_to_their_schedule_and_match_the_interpreter() {
@@ -89,10 +91,7 @@ fn the_micro_kernel_carries_its_register_tile_into_the_script_and_matches_the_in
     let source = example("matmul.rise");
     let nats = sizes(&[("n", 64), ("k", 48), ("m", 64)]);
     let term = lowered(&source, &nats, "microKernel(32, 64, 4, 32)");
-    let p = payload("f", &term);
-    let script = p
-        .transform
-        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    let (_, script) = scheduled(&term);
     let product = kernel_lines(&script, 1);
     assert!(
         product.contains("tile_using_forall %k1 tile_sizes [32, 0, 0, 0]"),
@@ -143,10 +142,7 @@ fn a_micro_kernel_whose_tiles_do_not_divide_the_sizes_pads_and_matches_the_inter
         text.contains("toMem |> transpose |> take(70) |> transpose |> take(50)"),
         "{text}"
     );
-    let p = payload("f", &term);
-    let script = p
-        .transform
-        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    let (p, script) = scheduled(&term);
     assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
     assert!(p.mlir.contains("memref<64x96xf32>"), "{}", p.mlir);
     assert!(script.contains("vector_sizes [1, 1, 1, 16]"), "{script}");
@@ -172,10 +168,7 @@ fn a_padded_product_stores_its_operand_once_and_runs_the_copies_it_adds_in_paral
     let nats = sizes(&[("n", 250), ("k", 40), ("m", 300)]);
     let strategy = "microKernel(66, 64, 6, 16)";
     let term = lowered(&source, &nats, strategy);
-    let p = payload("f", &term);
-    let script = p
-        .transform
-        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    let (p, script) = scheduled(&term);
     let allocs = |ty: &str| {
         p.mlir
             .matches(&format!("memref.alloc() {{alignment = 64 : i64}} : {ty}\n"))
@@ -215,10 +208,7 @@ fn a_padded_product_stores_its_operand_once_and_runs_the_copies_it_adds_in_paral
     // A program that runs nothing in parallel gets no parallel loop from the bridge.
     let strategy = "padNest(66, 64) @ outermost(mapNest(2))";
     let term = lowered(&source, &nats, strategy);
-    let p = payload("f", &term);
-    let script = p
-        .transform
-        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    let (_, script) = scheduled(&term);
     assert!(script.contains("vectorize"), "{script}");
     assert!(!script.contains("tile_using_forall"), "{script}");
     assert_same(&term, strategy);
@@ -281,6 +271,17 @@ fn a_micro_kernel_with_reduction_blocks_tiles_the_reduction_outside_its_register
     assert!(product.contains("vector_sizes [1, 1, 1, 32]"), "{product}");
     assert!(script.contains("transform.loop.unroll") && script.contains("factor = 4"));
     assert_same(&term, "microKernel(32, 64, 4, 32, 16)");
+}
+
+/// The payload of `term` and its Transform script (which it must have: no kernel
+/// as explicit loops).
+fn scheduled(term: &Term) -> (Payload, String) {
+    let p = payload("f", term);
+    let script = p
+        .transform
+        .clone()
+        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+    (p, script)
 }
 
 /// The lines of a Transform script that schedule kernel `n`.

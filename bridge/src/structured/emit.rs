@@ -79,16 +79,8 @@ fn fill_script(lines: &mut Vec<String>, n: usize, extents: &[i64], floats: bool)
         }
         let mut sizes = vec![0i64; extents.len()];
         sizes[st.dim] = st.step;
-        let tiling = if st.kind == LoopKind::Par {
-            "tile_using_forall"
-        } else {
-            "tile_using_for"
-        };
         let (t, l) = (format!("%fill{n}t{j}"), format!("%fill{n}l{j}"));
-        lines.push(format!(
-            "{t}, {l} = transform.structured.{tiling} {h} tile_sizes [{}] : ({any}) -> ({any}, {any})",
-            list(&sizes)
-        ));
+        lines.push(tiling_line(&t, &l, &h, st.kind, &sizes));
         tile[st.dim] = st.step;
         h = t;
     }
@@ -98,6 +90,21 @@ fn fill_script(lines: &mut Vec<String>, n: usize, extents: &[i64], floats: bool)
             list(&tile)
         ));
     }
+}
+
+/// The line that tiles `h` by `sizes` into `t` and its loop `l`: across threads for a
+/// parallel loop (`scf.forall`), a sequential loop otherwise.
+fn tiling_line(t: &str, l: &str, h: &str, kind: LoopKind, sizes: &[i64]) -> String {
+    let any = "!transform.any_op";
+    let tiling = if kind == LoopKind::Par {
+        "tile_using_forall"
+    } else {
+        "tile_using_for"
+    };
+    format!(
+        "{t}, {l} = transform.structured.{tiling} {h} tile_sizes [{}] : ({any}) -> ({any}, {any})",
+        list(sizes)
+    )
 }
 
 /// [`free_schedule`] for an element-wise nest of `extents` (a copy or a fill), in
@@ -651,17 +658,8 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             }
             let mut sizes = vec![0i64; k.dims.len()];
             sizes[position(st.dim)] = st.step;
-            let sizes: Vec<String> = sizes.iter().map(|x| x.to_string()).collect();
             let (t, l) = (format!("%k{n}t{j}"), format!("%k{n}l{j}"));
-            let tiling = if st.kind == LoopKind::Par {
-                "tile_using_forall"
-            } else {
-                "tile_using_for"
-            };
-            lines.push(format!(
-                "{t}, {l} = transform.structured.{tiling} {h} tile_sizes [{}] : ({any}) -> ({any}, {any})",
-                sizes.join(", ")
-            ));
+            lines.push(tiling_line(&t, &l, &h, st.kind, &sizes));
             if matches!(st.kind, LoopKind::Unroll | LoopKind::ReduceUnroll) {
                 let mark = format!("elevate.unroll_{n}_{j}");
                 lines.push(format!("transform.annotate {l} \"{mark}\" : {any}"));
