@@ -179,3 +179,43 @@ fn windows_over_joined_and_split_joined_arrays_read_affinely() {
         assert_same(&term, what);
     }
 }
+
+#[test]
+fn a_concat_inside_mapped_rows_joined_or_dropped_is_written_into_strided_parts() {
+    // Each row is a joined row of `x` then two constants; the rows are joined (or the
+    // first dropped first). Each part of the `concat` is written at a mixed-radix
+    // position of the output (`2 * a + b`, 4 of each row's 6), through a strided view.
+    for (source, what) in [
+        (
+            "def f(x: 2.2.2.f32) : 12.f32 =
+               x |> map(fun(r => concat(r |> join, generate(fun(i => 0.5)) : 2.f32)
+                 |> map(fun(v => 3.0 + v)))) |> join",
+            "a concat in mapped rows, joined",
+        ),
+        (
+            "def f(x: 2.2.2.f32) : 6.f32 =
+               x |> map(fun(r => concat(r |> join, generate(fun(i => 0.5)) : 2.f32)
+                 |> map(fun(v => 3.0 + v)))) |> drop(1) |> join",
+            "a concat in mapped rows, one dropped, joined",
+        ),
+    ] {
+        let (p, term) = structured(source, "id");
+        assert!(p.mlir.contains("memref.reinterpret_cast"), "{}", p.mlir);
+        assert_same(&term, what);
+    }
+}
+
+#[test]
+fn a_reduction_read_inside_a_guard_is_computed_only_where_the_guard_reads_it() {
+    // The clamped rows read a reduction of the padded rows at `j - 2` only where
+    // `j >= 2`: it is computed over those 2 positions, not over all 4 (where it would
+    // read before the array's start).
+    let source = "def f(x: 4.2.2.f32) : 4.4.2.f32 =
+      x |> drop(2) |> padCst(2, 0, generate(fun(i => [0.0, 3.0])) : 2.2.f32)
+        |> map(fun(r => r
+          |> map(map(fun(v => generate(fun(i => v)) : 2.f32 |> reduce(add, 0.0))))
+          |> padClamp(2, 0)))";
+    let (p, term) = structured(source, "id");
+    assert!(!p.mlir.contains("[2, -2"), "{}", p.mlir);
+    assert_same(&term, "a reduction read inside a clamp");
+}

@@ -658,15 +658,14 @@ pub(crate) fn analyze(
             // A mixed-radix combination of dimensions covering the buffer dimension.
             let mut ts = de.terms.clone();
             ts.sort_by_key(|(_, k)| std::cmp::Reverse(*k));
-            let mut covered = 1;
-            let radix = de.c == 0
-                && !ts.is_empty()
+            let mut covered = 1i64;
+            let chained = !ts.is_empty()
                 && ts.iter().rev().all(|(d, k)| {
                     let ok = *k == covered;
                     covered = dims[*d].extent.saturating_mul(covered);
                     ok
-                })
-                && covered == size;
+                });
+            let radix = chained && de.c == 0 && covered == size;
             if radix {
                 expand.push(ts.iter().map(|(d, _)| dims[*d].extent).collect());
                 for (d, _) in &ts {
@@ -676,9 +675,12 @@ pub(crate) fn analyze(
                     });
                     window.push((0, dims[*d].extent));
                 }
-            } else if output {
+            } else if output && !(chained && de.c >= 0 && de.c.saturating_add(covered) <= size) {
                 return no("an output index that is not a permutation of the loops");
             } else {
+                // (An output written at a mixed-radix combination of dimensions that
+                // covers part of the buffer dimension, a part of a `concat` of a
+                // `join`ed array: a strided view, each element once.)
                 expand.push(vec![size]);
                 map.push(de);
                 window.push((0, size));
@@ -691,13 +693,10 @@ pub(crate) fn analyze(
             window,
             strided: None,
         };
-        Ok(match output {
-            true => operand,
-            false => operand.into_strided(
-                |d| dims[d].extent,
-                |d| schedule.iter().rposition(|l| l.dim == d).unwrap_or(0),
-            ),
-        })
+        Ok(operand.into_strided(
+            |d| dims[d].extent,
+            |d| schedule.iter().rposition(|l| l.dim == d).unwrap_or(0),
+        ))
     };
     let out_operand = operand(out, &out_lin, true)?;
     let mut inputs = Vec::new();

@@ -20,12 +20,12 @@ type Pads = BTreeMap<(usize, String), (Literal, Vec<(i64, i64)>)>;
 /// whole buffer (4 MiB of `f32`).
 pub(crate) const BORDER_FILL_ELEMENTS: i64 = 1 << 20;
 
-/// Every index expression of `e`, conditions included.
-fn indices<'a>(e: &'a SExpr, out: &mut Vec<&'a Aff>) {
+/// Every index expression of `e`, conditions included (only those where `guards_only`).
+fn indices<'a>(e: &'a SExpr, out: &mut Vec<&'a Aff>, guards_only: bool) {
     let mut pending = vec![e];
     while let Some(e) = pending.pop() {
         match e {
-            SExpr::Load(_, idx, _) | SExpr::Acc(_, idx, _) => out.extend(idx),
+            SExpr::Load(_, idx, _) | SExpr::Acc(_, idx, _) if !guards_only => out.extend(idx),
             SExpr::Select { conds, .. } => out.extend(conds.iter().map(|(a, _, _)| a)),
             _ => {}
         }
@@ -71,7 +71,7 @@ pub(crate) fn delinearize(
         let split = rec
             .kind
             .is_reduction()
-            .then(|| cuts(r, rec.extent, &e))
+            .then(|| cuts(r, rec.extent, &e, false))
             .flatten();
         let Some(cuts) = split else {
             out.push((r, rec));
@@ -166,8 +166,10 @@ fn unroll_into_body(
 /// `x[p / 6][p mod 6]`; a `join`ed `concat` of rows, guarded at `p / 2` and
 /// `p mod 2`) get one loop per digit, and `e` reads the digits' loops, so that each
 /// read and each guard is affine; the output is expanded into the digits. A position
-/// no loop walks gets them outermost; one a single map walks whole gets them in its
-/// place, the outermost of its kind (`mapPar` stays parallel), the others sequential.
+/// no loop walks gets them outermost; where maps walk it as digits that cover it (a
+/// map of rows `join`ed: `p / 6` and `p mod 6`), each map's digit is cut into the
+/// finer digits in its place, the outermost of its kind (`mapPar` stays parallel),
+/// the others sequential.
 pub(crate) fn split_positions(
     ex: &mut Ex,
     mut loops: Vec<(Var, LoopRec)>,
@@ -177,71 +179,102 @@ pub(crate) fn split_positions(
     use super::eval::LoopKind;
     let mut outer = Vec::new();
     for p in positions {
-        let walking: Vec<usize> = (0..loops.len())
-            .filter(|i| {
-                let rec = &loops[*i].1;
-                !rec.kind.is_reduction()
-                    && rec
-                        .subst
-                        .as_ref()
-                        .and_then(|s| s.as_digit())
-                        .is_some_and(|(q, _, _)| q == *p)
-            })
-            .collect();
-        // The loop that walks the position whole, if one does alone.
-        let whole = match walking.as_slice() {
-            [] => None,
-            [i] if loops[*i].1.subst.as_ref().and_then(|s| s.as_digit()) == Some((*p, 1, None))
-                && matches!(loops[*i].1.kind, LoopKind::Seq | LoopKind::Par) =>
-            {
-                Some(*i)
+        let extent = ex.extent(*p);
+        // The maps walking a digit of `p`: (index in `loops`, step, its digit's size).
+        let mut walking = Vec::new();
+        for (i, (_, rec)) in loops.iter().enumerate() {
+            let digit = rec.subst.as_ref().and_then(|s| s.as_digit());
+            if let Some((q, a, b)) = digit.filter(|(q, _, _)| q == p) {
+                let plain = matches!(rec.kind, LoopKind::Seq | LoopKind::Par);
+                let size = b.unwrap_or(extent / a.max(1));
+                walking.push((i, a, size, plain && size == rec.extent && q == *p));
             }
-            _ => continue,
-        };
-        let Some(cuts) = cuts(*p, ex.extent(*p), &e) else {
+        }
+        // They must be maps that together walk the position once, digit by digit.
+        walking.sort_by_key(|(_, a, _, _)| *a);
+        let mut covered = 1i64;
+        let chained = walking.iter().all(|(_, a, size, plain)| {
+            let ok = *plain && *a == covered;
+            covered = covered.saturating_mul(*size);
+            ok
+        });
+        if !chained || (!walking.is_empty() && covered != extent) {
+            continue;
+        }
+        // Where maps walk it, only its guards need cutting: reads through the maps'
+        // digits are affine already, or read flat (`flattened_digits`).
+        let Some(cuts) = cuts(*p, extent, &e, !walking.is_empty()) else {
             continue;
         };
-        let kind = whole.map_or(LoopKind::Seq, |i| loops[i].1.kind);
+        let bounds: Vec<i64> = walking.iter().map(|(_, a, _, _)| *a).collect();
+        if bounds.iter().any(|a| !cuts.contains(a)) {
+            continue;
+        }
+        if walking.is_empty() {
+            bounds_to_loops(ex, *p, &cuts, LoopKind::Seq, &mut outer);
+        }
+        // Innermost digit first, so that the indices of the maps still to replace hold.
+        let mut by_place = walking.clone();
+        by_place.sort_by_key(|(i, _, _, _)| std::cmp::Reverse(*i));
+        for (i, a, size, _) in by_place {
+            let mine: Vec<i64> = cuts
+                .iter()
+                .copied()
+                .filter(|c| *c >= a && *c <= a.saturating_mul(size))
+                .collect();
+            let mut digits = Vec::new();
+            bounds_to_loops(ex, *p, &mine, loops[i].1.kind, &mut digits);
+            loops.splice(i..=i, digits);
+        }
         let mut sum = Aff::cst(0);
-        let mut digits = Vec::new();
-        for w in cuts.windows(2).rev() {
-            let extent = w[1] / w[0];
-            let v = ex.var(extent);
-            sum = sum.add(&Aff::var(v).scale(w[0]));
-            let digit = Aff::var(*p).div(w[0], ex).rem(extent, ex);
-            let kind = if digits.is_empty() {
-                kind
-            } else {
-                LoopKind::Seq
-            };
-            digits.push((
-                v,
-                LoopRec {
-                    extent,
-                    kind,
-                    subst: Some(digit),
-                    array_acc: false,
-                    shared: false,
-                },
-            ));
-        }
-        match whole {
-            Some(i) => {
-                loops.splice(i..=i, digits);
+        for (v, rec) in outer.iter().chain(&loops) {
+            if let Some((q, a, _)) = rec.subst.as_ref().and_then(|s| s.as_digit()) {
+                if q == *p {
+                    sum = sum.add(&Aff::var(*v).scale(a));
+                }
             }
-            None => outer.extend(digits),
         }
-        e = e.map_indices(&mut |a| a.subst(*p, &sum, ex));
+        e = e.map_indices(&mut |x| x.subst(*p, &sum, ex));
     }
     outer.append(&mut loops);
     (outer, e)
 }
 
+/// One loop per digit of position `p` between consecutive `cuts`, outermost first,
+/// each reading its digit of `p`; the outermost is of `kind`, the others sequential.
+fn bounds_to_loops(
+    ex: &mut Ex,
+    p: Var,
+    cuts: &[i64],
+    kind: super::eval::LoopKind,
+    out: &mut Vec<(Var, LoopRec)>,
+) {
+    for (k, w) in cuts.windows(2).rev().enumerate() {
+        let extent = w[1] / w[0];
+        let v = ex.var(extent);
+        out.push((
+            v,
+            LoopRec {
+                extent,
+                kind: if k == 0 {
+                    kind
+                } else {
+                    super::eval::LoopKind::Seq
+                },
+                subst: Some(Aff::var(p).div(w[0], ex).rem(extent, ex)),
+                array_acc: false,
+                shared: false,
+            },
+        ));
+    }
+}
+
 /// The points at which reduction `r` of `extent` is cut into digits, from 1 to
 /// `extent`, each dividing the next; `None` where it is read whole or not in digits.
-fn cuts(r: Var, extent: i64, e: &SExpr) -> Option<Vec<i64>> {
+/// Only the indices of guards where `guards_only`.
+fn cuts(r: Var, extent: i64, e: &SExpr, guards_only: bool) -> Option<Vec<i64>> {
     let mut idx = Vec::new();
-    indices(e, &mut idx);
+    indices(e, &mut idx, guards_only);
     let mut digits = BTreeSet::new();
     for a in idx {
         digits_of(r, a, &mut digits)?;
@@ -299,7 +332,7 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
 /// The variables `e`'s indices read (its loads' and its guards' conditions').
 pub(crate) fn variables(e: &SExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
-    indices(e, &mut idx);
+    indices(e, &mut idx, false);
     idx.into_iter().flat_map(|a| a.vars()).collect()
 }
 
@@ -376,7 +409,9 @@ impl Builder {
     ) -> R<(Vec<(Var, LoopRec)>, SExpr)> {
         let mut done = std::mem::take(&mut self.reductions);
         let mut moved = BTreeSet::new();
-        let mut lift = |c: &SExpr| self.lift(ex, &loops, positions, c, &mut done, &mut moved);
+        let ranges = BTreeMap::new();
+        let mut lift =
+            |c: &SExpr| self.lift(ex, &loops, positions, c, &ranges, &mut done, &mut moved);
         // The kernel's own reduction stays; reductions inside it move.
         let e = match e {
             SExpr::Red { .. } | SExpr::Fold { .. } => e.map_children(&mut lift)?,
@@ -391,17 +426,40 @@ impl Builder {
     }
 
     /// `e` with its reductions read from buffers (`done` remembers those computed).
+    /// `ranges` narrows variables where `e` is read only inside guards (the first
+    /// elements of a `padClamp` read a reduction at `p - 2` only where `p >= 2`): a
+    /// reduction is computed only there, where its reads are in bounds.
+    #[allow(clippy::too_many_arguments)]
     fn lift(
         &mut self,
         ex: &mut Ex,
         loops: &[(Var, LoopRec)],
         positions: &[Var],
         e: &SExpr,
+        ranges: &BTreeMap<Var, (i64, i64)>,
         done: &mut Vec<(SExpr, SExpr)>,
         moved: &mut BTreeSet<Var>,
     ) -> R<SExpr> {
+        if let SExpr::Select { conds, then, other } = e {
+            let mut inner = ranges.clone();
+            for (a, lo, hi) in conds {
+                let mut v = a.clone();
+                v.c = 0;
+                let Some(v) = v.as_var() else { continue };
+                let (from, to) = inner.get(&v).copied().unwrap_or((0, ex.extent(v)));
+                inner.insert(v, (from.max(lo - a.c), to.min(hi - a.c)));
+            }
+            let then = self.lift(ex, loops, positions, then, &inner, done, moved)?;
+            let other = self.lift(ex, loops, positions, other, ranges, done, moved)?;
+            return Ok(SExpr::Select {
+                conds: conds.clone(),
+                then: Box::new(then),
+                other: Box::new(other),
+            });
+        }
         if !matches!(e, SExpr::Red { .. } | SExpr::Fold { .. }) {
-            return e.map_children(&mut |c| self.lift(ex, loops, positions, c, done, moved));
+            return e
+                .map_children(&mut |c| self.lift(ex, loops, positions, c, ranges, done, moved));
         }
         let own = e.reduction_vars();
         if let Some((_, load)) = done.iter().find(|(r, _)| r == e) {
@@ -420,7 +478,39 @@ impl Builder {
             used.iter()
                 .filter(|v| !own.contains(v) && !positions.contains(v)),
         );
-        let index: Vec<Aff> = free.iter().map(|v| Aff::var(*v)).collect();
+        let mut index: Vec<Aff> = free.iter().map(|v| Aff::var(*v)).collect();
+        let mut sub_loops: Vec<(Var, LoopRec)> = loops
+            .iter()
+            .filter(|(v, r)| !r.kind.is_reduction() || own.contains(v))
+            .cloned()
+            .collect();
+        // A variable the guards around it narrow to `from..to` is a new one over that
+        // range, `v = q + from` (and the map that walks `v` walks `q`).
+        let mut computed = e.clone();
+        let mut narrowed = false;
+        for (k, v) in free.iter_mut().enumerate() {
+            let Some(&(from, to)) = ranges.get(v) else {
+                continue;
+            };
+            if from <= 0 && to >= ex.extent(*v) {
+                continue;
+            }
+            if from >= to {
+                return no("a reduction read nowhere");
+            }
+            let q = ex.var(to - from);
+            let shifted = Aff::var(q).plus(from);
+            computed = computed.subst(*v, &shifted, ex);
+            for (_, rec) in &mut sub_loops {
+                if rec.subst.as_ref().and_then(|s| s.as_var()) == Some(*v) {
+                    rec.extent = to - from;
+                    rec.subst = Some(Aff::var(q));
+                }
+            }
+            index[k] = Aff::var(*v).plus(-from);
+            *v = q;
+            narrowed = true;
+        }
         let (dims, index, sub_positions) = if free.is_empty() {
             (vec![1], vec![Aff::cst(0)], vec![ex.var(1)])
         } else {
@@ -429,11 +519,6 @@ impl Builder {
         };
         let scalar = e.scalar();
         let buf = self.own_buffer(dims, scalar)?;
-        let sub_loops: Vec<(Var, LoopRec)> = loops
-            .iter()
-            .filter(|(v, r)| !r.kind.is_reduction() || own.contains(v))
-            .cloned()
-            .collect();
         // Its kernel sees the reductions computed so far (the maximum a softmax's sum
         // reads is the one its quotient reads).
         self.reductions.append(done);
@@ -442,12 +527,15 @@ impl Builder {
             natural: false,
             offset: Vec::new(),
         };
-        let built = self.build(ex, sub_loops, &sub_positions, e.clone(), target);
+        let built = self.build(ex, sub_loops, &sub_positions, computed, target);
         done.append(&mut self.reductions);
         built?;
         moved.extend(own);
         let load = SExpr::Load(buf, index, scalar);
-        done.push((e.clone(), load.clone()));
+        // (Computed in part, it is no value for reads elsewhere.)
+        if !narrowed {
+            done.push((e.clone(), load.clone()));
+        }
         Ok(load)
     }
 
