@@ -91,7 +91,7 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
     match crate::structured::translate(&sig, limits) {
         Ok(p) => Ok(Payload {
             program: term.clone(),
-            mlir: module_text(name, &sig.text, &p.lines, "    "),
+            mlir: module_text(name, &with_trap(sig.text, &p.traps), &p.lines, "    "),
             name: name.to_string(),
             params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
             result: sig.result,
@@ -99,7 +99,7 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
             transform: Some(p.script),
             loops_because: None,
             kernels: vec![KernelForm::Structured; p.kernels],
-            traps: Vec::new(),
+            traps: p.traps,
         }),
         Err(why) => staged(name, term, sig, limits, why.0),
     }
@@ -165,8 +165,10 @@ fn staged(
         p.loops_because = Some(why);
         return Ok(p);
     }
-    let structured = structured.finish();
-    let (loop_flops, traps) = loop_stages.finish();
+    let (loop_flops, mut traps) = loop_stages.finish();
+    // (The structured kernels' traps after the loops'.)
+    let structured = structured.finish(traps.len());
+    traps.extend(structured.text.traps.iter().cloned());
     // The loops' lines are indented as the function body's; the rest are not yet.
     let indented = |lines: Vec<String>| lines.into_iter().map(|l| format!("    {l}"));
     let mut kernel_lines = structured.text.kernels.into_iter();
@@ -204,6 +206,14 @@ fn staged(
         kernels,
         traps,
     })
+}
+
+/// The function's arguments, with the trap record where an operation may trap.
+fn with_trap(mut args: Vec<String>, traps: &[TrapSite]) -> Vec<String> {
+    if !traps.is_empty() {
+        args.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
+    }
+    args
 }
 
 /// A stage's place in the function body: so many structured kernels, or loops.

@@ -100,10 +100,6 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
 fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
     for (source, why) in [
         (
-            "def f(x: 8.f32, ids: 8.i64) = ids |> mapSeq(fun(i => x |> idx(natAsIndex(8, (i % 8i64 + 8i64) % 8i64))))",
-            "from data",
-        ),
-        (
             "def f(x: 8.i32, d: 8.i32) = zip(x, d) |> mapSeq(fun(p => fst(p) / snd(p)))",
             "may be 0",
         ),

@@ -61,7 +61,9 @@ fn random_programs_compile_and_match_the_interpreter() {
     // Each array the programs write is a kernel of its own, structured unless it
     // indexes by data (which the generator does not make): all of them.
     assert!(
-        loop_kernels.keys().all(|why| why.contains("computed from data")),
+        loop_kernels
+            .keys()
+            .all(|why| why.contains("computed from data")),
         "kernels as loops for another reason: {loop_kernels:?}"
     );
     assert!(loops_because.is_empty(), "as loops: {loops_because:?}");

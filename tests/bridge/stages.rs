@@ -1,21 +1,27 @@
 //! One translation for the whole program, kernel by kernel: an array the structured
-//! translation cannot express becomes explicit loops by itself, and the program's other
+//! translation cannot express (a division that may trap) becomes explicit loops by itself, and the program's other
 //! arrays keep `linalg` and the schedule their strategy gave them.
 
 use super::{assert_same, lowered, payload};
 use elevate::bridge::{jit, Error, KernelForm};
 use elevate::rise::{io, NatEnv, Program};
 
-/// A matrix product stored, then its rows gathered at positions read from data (an
-/// index computed from data is no structured operation).
+/// A matrix product stored, then its rows gathered at positions read from data.
 const PRODUCT_THEN_GATHER: &str = "def f(a: 64.48.f32, b: 48.64.f32, ids: 80.i64) : 80.64.f32 =
   let c = toMem(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
   ids |> map(fun(i => c |> idx(natAsIndex(64, (i % 64i64 + 64i64) % 64i64))))";
 
-/// Rows gathered first (loops), bound by `let`, then a matrix product reading them.
-const GATHER_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32, ids: 64.i64) : 64.64.f32 =
-  let ac = toMem(ids |> map(fun(i => a |> idx(natAsIndex(32, (i % 32i64 + 32i64) % 32i64))))) in
+/// A matrix product stored, then scaled by quotients of numbers read from data (an
+/// integer division by a divisor that may be 0 is no structured operation).
+const PRODUCT_THEN_DIVIDE: &str = "def f(a: 64.48.f32, b: 48.64.f32, d: 64.i32) : 64.64.f32 =
+  let c = toMem(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
+    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
+  c |> map(fun(r => zip(r, d) |> map(fun(p => fst(p) * cast(7 / (abs(snd(p)) % 4 + 1)) : f32))))";
+
+/// Rows scaled first (loops), bound by `let`, then a matrix product reading them.
+const DIVIDE_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32, d: 32.i32) : 32.64.f32 =
+  let ac = toMem(zip(a, d) |> map(fun(p => fst(p) |> map(fun(v => v * cast(7 / (abs(snd(p)) % 4 + 1)) : f32))))) in
   ac |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
 
@@ -26,9 +32,9 @@ fn forms(source: &str, strategy: &str) -> (elevate::bridge::Payload, elevate::ri
 
 #[test]
 fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule() {
-    let (p, term) = forms(PRODUCT_THEN_GATHER, "microKernel(16, 32, 4, 8)");
+    let (p, term) = forms(PRODUCT_THEN_DIVIDE, "microKernel(16, 32, 4, 8)");
     assert!(
-        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("from data")),
+        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("may be 0")),
         "{:?}",
         p.kernels
     );
@@ -47,12 +53,62 @@ fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule(
     assert!(script.contains("transform.loop.unroll"), "{script}");
     assert!(p.mlir.contains("linalg.generic") || p.mlir.contains("linalg.matmul"));
     assert!(p.mlir.contains("scf.for"), "{}", p.mlir);
+    assert_same(&term, "product then division");
+}
+
+#[test]
+fn a_gather_at_indices_read_from_data_is_a_kernel_beside_the_scheduled_product() {
+    // The gather is a `linalg.generic` whose body checks the number and reads the
+    // product's buffer where it lies; the product keeps its register tile.
+    let (p, term) = forms(PRODUCT_THEN_GATHER, "microKernel(16, 32, 4, 8)");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    let gather = &p.mlir[p.mlir.rfind("linalg.generic").unwrap()..];
+    for op in [
+        "arith.index_cast",
+        "memref.atomic_rmw",
+        "memref.load %buf",
+        "linalg.index",
+    ] {
+        assert!(gather.contains(op), "{op}: {gather}");
+    }
+    assert!(!p.traps.is_empty());
+    let script = p.transform.as_deref().unwrap();
+    assert!(script.contains("transform.loop.unroll"), "{script}");
     assert_same(&term, "product then gather");
+    // A number outside the rows is a located trap, as the interpreter reports it.
+    let source = "def f(x: 4.3.f32, ids: 5.i64) : 5.3.f32 =
+      ids |> map(fun(i => x |> idx(natAsIndex(4, i)) |> map(fun(v => v * 2.0))))";
+    let program = Program::load(source, None).unwrap();
+    let (p, _) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    let compiled = jit::compile(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
+    let sig = io::signature(&program.entry().term);
+    let inputs = |ids: &str| {
+        let json: Vec<serde_json::Value> = ["[[1,2,3],[4,5,6],[7,8,9],[10,11,12]]", ids]
+            .iter()
+            .map(|t| serde_json::from_str(t).unwrap())
+            .collect();
+        io::bind_inputs(&sig, &json).unwrap().1
+    };
+    assert_eq!(
+        compiled
+            .run(&inputs("[3,0,1,0,2]"))
+            .unwrap()
+            .to_json()
+            .unwrap()
+            .to_string(),
+        "[[20.0,22.0,24.0],[2.0,4.0,6.0],[8.0,10.0,12.0],[2.0,4.0,6.0],[14.0,16.0,18.0]]"
+    );
+    match compiled.run(&inputs("[3,0,4,0,2]")) {
+        Err(Error::Trap { span, .. }) => assert!(span.is_some(), "the trap is located"),
+        other => panic!("expected a trap, found {other:?}"),
+    }
 }
 
 #[test]
 fn a_structured_array_reads_what_loops_wrote_through_a_let() {
-    let (p, term) = forms(GATHER_THEN_PRODUCT, "id");
+    let (p, term) = forms(DIVIDE_THEN_PRODUCT, "id");
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert!(
         matches!(p.kernels[0], KernelForm::Loops(_)),
@@ -61,10 +117,10 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
     );
     assert_eq!(p.kernels[1], KernelForm::Structured);
     assert!(p.mlir.contains("linalg.matmul"), "{}", p.mlir);
-    assert_same(&term, "gather then product");
+    assert_same(&term, "division then product");
     // And with the product scheduled (without the `let`, which the strategies do not
     // look through).
-    let source = GATHER_THEN_PRODUCT
+    let source = DIVIDE_THEN_PRODUCT
         .replace("let ac = toMem(", "toMem(")
         .replace("))))) in\n  ac |>", "))))) |>");
     let (p, term) = forms(&source, "microKernel(16, 32, 4, 8)");
@@ -78,7 +134,7 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
         .transform
         .unwrap()
         .contains("transform.structured.vectorize"));
-    assert_same(&term, "gather then tiled product");
+    assert_same(&term, "division then tiled product");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use super::eval::{LoopKind, SExpr};
 use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
+use crate::boundary::TrapSite;
 use crate::text::{binary_text, literal_text, memref_type, mlir_scalar, scalar_bytes};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
@@ -49,7 +50,7 @@ fn free_schedule(k: &Kernel, bufs: &[Buf], parallel: bool) -> Vec<ScheduledLoop>
         .chain(&k.outs)
         .all(|o| reads_contiguously(o, last));
     let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
-    copy_schedule(&extents, parallel, floats && contiguous)
+    copy_schedule(&extents, parallel, floats && contiguous && !k.gathers())
 }
 
 /// Whether consecutive values of dimension `d` are consecutive elements of operand
@@ -214,6 +215,9 @@ pub(crate) struct PayloadText {
     pub(crate) kernels: Vec<Vec<String>>,
     pub(crate) deallocs: Vec<String>,
     pub(crate) flops: u64,
+    /// The operations that may trap (numbered after the function's first
+    /// `trap_base`).
+    pub(crate) traps: Vec<TrapSite>,
 }
 
 impl PayloadText {
@@ -226,7 +230,13 @@ impl PayloadText {
     }
 }
 
-pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize]) -> PayloadText {
+pub(crate) fn payload_lines(
+    kernels: &[Kernel],
+    bufs: &[Buf],
+    allocated: &[usize],
+    trap_base: usize,
+) -> PayloadText {
+    let mut traps = Vec::new();
     let mut allocs = Vec::new();
     let mut kernel_lines = Vec::new();
     let mut flops = 0u64;
@@ -421,6 +431,10 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
         let mut body = Body {
             lines: Vec::new(),
             next: 0,
+            kernel: k,
+            bufs,
+            traps: &mut traps,
+            trap_base,
         };
         let values: Vec<String> = k.body.iter().map(|b| body.expr(b)).collect();
         let results = match &k.reduction {
@@ -453,6 +467,7 @@ pub(crate) fn payload_lines(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize
         kernels: kernel_lines,
         deallocs,
         flops,
+        traps,
     }
 }
 
@@ -474,20 +489,36 @@ fn float_ops(k: &Kernel) -> usize {
 }
 
 /// A `linalg.generic` region's operations.
-struct Body {
+pub(super) struct Body<'a> {
     lines: Vec<String>,
     next: usize,
+    pub(super) kernel: &'a Kernel,
+    pub(super) bufs: &'a [Buf],
+    /// The operations that may trap, found so far, after the first `trap_base` of the
+    /// function's.
+    pub(super) traps: &'a mut Vec<TrapSite>,
+    pub(super) trap_base: usize,
 }
 
-impl Body {
-    fn op(&mut self, rhs: String) -> String {
+impl Body<'_> {
+    /// A line without a result.
+    pub(super) fn push(&mut self, line: String) {
+        self.lines.push(line);
+    }
+
+    /// A new value's name.
+    pub(super) fn fresh(&mut self) -> String {
         self.next += 1;
-        let x = format!("%b{}", self.next);
+        format!("%b{}", self.next)
+    }
+
+    pub(super) fn op(&mut self, rhs: String) -> String {
+        let x = self.fresh();
         self.lines.push(format!("{x} = {rhs}"));
         x
     }
 
-    fn expr(&mut self, e: &SExpr) -> String {
+    pub(super) fn expr(&mut self, e: &SExpr) -> String {
         match e {
             SExpr::Lit(l) => {
                 let (text, s) = literal_text(*l);
@@ -495,6 +526,7 @@ impl Body {
             }
             SExpr::Param(name, _) => name.clone(),
             SExpr::Load(k, _, _) => format!("%in{k}"),
+            SExpr::Gather(g) => self.gather(g),
             SExpr::Bin(p, a, b) => {
                 let s = a.scalar();
                 let (x, y) = (self.expr(a), self.expr(b));
@@ -611,8 +643,10 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             .map_or(0, |i| i + 1);
         // (A fold's step is no operation the vectorizer knows how to reduce.)
         let fold = matches!(k.reduction, Some(Reduction::Fold(_)));
+        // (Nor is a read at an index computed from data: the body reads it.)
         let vector_tail = plain
             && !fold
+            && !k.gathers()
             && schedule[tail_start..]
                 .iter()
                 .any(|st| st.kind == LoopKind::Lane);

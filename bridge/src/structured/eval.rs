@@ -115,6 +115,8 @@ pub(crate) enum SExpr {
     /// `select(cond, then, other)` on values: `then` where `cond` holds, `other`
     /// elsewhere (`arith.select`).
     Pick(Box<SExpr>, Box<SExpr>, Box<SExpr>),
+    /// An element of a buffer at an index computed from data ([`Gathered`]).
+    Gather(Box<Gathered>),
     /// `init ⊕ Σ_{vars} body`
     Red {
         op: Prim,
@@ -136,6 +138,27 @@ pub(crate) enum SExpr {
     },
 }
 
+/// A read of buffer `buf` at `idx`, where some variables of the index are numbers
+/// computed from data (`natAsIndex`): the kernel's body reads the buffer where it
+/// lies (`memref.load`), its other variables being the kernel's loops.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Gathered {
+    pub(crate) buf: usize,
+    pub(crate) idx: Vec<Aff>,
+    pub(crate) data: Vec<DataIndex>,
+    pub(crate) scalar: Scalar,
+}
+
+/// Variable `var` of an index stands for `value` (an `i64` computed from data), which
+/// must lie in `0..bound`: outside, the code records a trap for `span` and reads 0.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DataIndex {
+    pub(crate) var: Var,
+    pub(crate) value: SExpr,
+    pub(crate) bound: i64,
+    pub(crate) span: Option<elevate_rise::Span>,
+}
+
 impl SExpr {
     /// The distinct loads of the expression, added to `out` in the order they first
     /// occur: each is a kernel operand, however often the body reads it (argmax reads
@@ -145,7 +168,7 @@ impl SExpr {
             SExpr::Load(b, idx, _) if !out.iter().any(|(c, jdx)| c == b && jdx == idx) => {
                 out.push((*b, idx.clone()));
             }
-            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
+            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) | SExpr::Gather(..) => {
                 for c in self.children() {
                     c.collect_loads(out);
                 }
@@ -165,7 +188,7 @@ impl SExpr {
                     .unwrap_or_default();
                 SExpr::Load(k, Vec::new(), *s)
             }
-            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => {
+            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) | SExpr::Gather(..) => {
                 self.map_each(&mut |c| c.number_loads(loads))
             }
             other => other.clone(),
@@ -199,6 +222,7 @@ impl SExpr {
                 Literal::F64(_) => Scalar::F64,
             },
             SExpr::Param(_, s) | SExpr::Load(_, _, s) | SExpr::Acc(_, _, s) => *s,
+            SExpr::Gather(g) => g.scalar,
             SExpr::Bin(p, a, _) => match p {
                 Prim::Lt | Prim::Gt | Prim::Equal => Scalar::Bool,
                 _ => a.scalar(),
@@ -216,6 +240,14 @@ impl SExpr {
         let mapped = match self {
             SExpr::Load(b, idx, s) => SExpr::Load(*b, idx.iter().map(&mut *f).collect(), *s),
             SExpr::Acc(a, idx, s) => SExpr::Acc(*a, idx.iter().map(&mut *f).collect(), *s),
+            SExpr::Gather(g) => {
+                let mut g = (**g).clone();
+                g.idx = g.idx.iter().map(&mut *f).collect();
+                for d in &mut g.data {
+                    d.value = d.value.map_indices(f);
+                }
+                SExpr::Gather(Box::new(g))
+            }
             _ => self.map_each(&mut |c| c.map_indices(f)),
         };
         match mapped {
@@ -261,6 +293,7 @@ impl SExpr {
             SExpr::Fold { inits, steps, .. } => inits.iter().chain(steps).collect(),
             SExpr::Select { then, other, .. } => vec![then, other],
             SExpr::Pick(c, a, b) => vec![c, a, b],
+            SExpr::Gather(g) => g.data.iter().map(|d| &d.value).collect(),
             SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => Vec::new(),
         }
     }
@@ -309,6 +342,13 @@ impl SExpr {
                 other: Box::new(f(other)?),
             },
             SExpr::Pick(c, a, b) => SExpr::Pick(Box::new(f(c)?), Box::new(f(a)?), Box::new(f(b)?)),
+            SExpr::Gather(g) => {
+                let mut g = (**g).clone();
+                for d in &mut g.data {
+                    d.value = f(&d.value)?;
+                }
+                SExpr::Gather(Box::new(g))
+            }
             SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => self.clone(),
         })
     }
@@ -432,6 +472,8 @@ pub(crate) struct Ex {
     /// materializes a buffer).
     pub(crate) depth: usize,
     next_acc: u32,
+    /// The variables that stand for numbers computed from data (`natAsIndex`).
+    pub(crate) data: BTreeMap<Var, DataIndex>,
 }
 
 impl Extents for Ex {
@@ -441,6 +483,73 @@ impl Extents for Ex {
 }
 
 impl Ex {
+    /// Element `idx` of buffer `buf`: a load, or where the index reads numbers from
+    /// data, a gather.
+    pub(crate) fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> SExpr {
+        let data: Vec<DataIndex> = self
+            .data
+            .values()
+            .filter(|d| idx.iter().any(|a| a.mentions(d.var)))
+            .cloned()
+            .collect();
+        if data.is_empty() {
+            return SExpr::Load(buf, idx, scalar);
+        }
+        SExpr::Gather(Box::new(Gathered {
+            buf,
+            idx,
+            data,
+            scalar,
+        }))
+    }
+
+    /// `e` with every load whose index reads numbers from data a gather (a map's
+    /// counter replaced by such a number after the load was made), or why not.
+    pub(crate) fn with_gathers(&self, e: &SExpr) -> R<SExpr> {
+        if self.data.is_empty() {
+            return Ok(e.clone());
+        }
+        let e = match e {
+            SExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
+            SExpr::Gather(g) => match self.load(g.buf, g.idx.clone(), g.scalar) {
+                SExpr::Gather(mut h) => {
+                    for d in &mut h.data {
+                        d.value = self.with_gathers(&d.value)?;
+                    }
+                    return Ok(SExpr::Gather(h));
+                }
+                other => other,
+            },
+            SExpr::Select { conds, .. }
+                if conds
+                    .iter()
+                    .any(|(a, _, _)| self.data.keys().any(|v| a.mentions(*v))) =>
+            {
+                return no("a guard on an index computed from data");
+            }
+            e => e.clone(),
+        };
+        e.map_children(&mut |c| self.with_gathers(c))
+    }
+
+    /// A variable for the number `value` computed from data, an index below `bound`.
+    pub(crate) fn data_index(
+        &mut self,
+        value: SExpr,
+        bound: i64,
+        span: Option<elevate_rise::Span>,
+    ) -> Var {
+        let var = self.var(bound);
+        let index = DataIndex {
+            var,
+            value,
+            bound,
+            span,
+        };
+        self.data.insert(var, index);
+        var
+    }
+
     pub(crate) fn var(&mut self, extent: i64) -> Var {
         self.extents.push(extent.max(1));
         (self.extents.len() - 1) as Var

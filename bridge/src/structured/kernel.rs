@@ -167,6 +167,31 @@ pub(crate) struct Kernel {
     /// operand, a result's rows read from a larger buffer): its schedule is the
     /// bridge's to choose.
     pub(crate) free: bool,
+    /// Where the body reads at indices computed from data ([`SExpr::Gather`]): each
+    /// loop's dimension, step and trip count (its counter is `(index(d) / step) mod
+    /// trips`); empty elsewhere.
+    pub(crate) counters: BTreeMap<Var, (usize, i64, i64)>,
+}
+
+impl Kernel {
+    /// Whether the body reads at indices computed from data.
+    pub(crate) fn gathers(&self) -> bool {
+        !self.counters.is_empty() || self.body.iter().any(has_gather)
+    }
+}
+
+fn has_gather(e: &SExpr) -> bool {
+    matches!(e, SExpr::Gather(_)) || e.children().into_iter().any(has_gather)
+}
+
+/// The indices of the gathers in `e` ([`SExpr::Gather`]), in their data's too.
+fn gathers(e: &SExpr, out: &mut Vec<Vec<Aff>>) {
+    if let SExpr::Gather(g) = e {
+        out.push(g.idx.clone());
+    }
+    for c in e.children() {
+        gathers(c, out);
+    }
 }
 
 /// How a kernel's reduction combines its elements.
@@ -544,8 +569,18 @@ pub(crate) fn analyze(
             None => linear(idx),
         })
         .collect::<R<_>>()?;
-    let components: Vec<&(Vec<(Var, i64)>, i64)> =
-        out_lin.iter().chain(loads_lin.iter().flatten()).collect();
+    // Reads at indices computed from data: affine in the loops besides, which
+    // they group into dimensions as operands do.
+    let mut gathered = Vec::new();
+    for b in &body {
+        gathers(b, &mut gathered);
+    }
+    let gathers_lin: Vec<Vec<Linear>> = gathered.iter().map(|idx| linear(idx)).collect::<R<_>>()?;
+    let components: Vec<&(Vec<(Var, i64)>, i64)> = out_lin
+        .iter()
+        .chain(loads_lin.iter().flatten())
+        .chain(gathers_lin.iter().flatten())
+        .collect();
 
     // 5. Dimensions: loops that appear only together, as the digits of one index.
     let coef = |v: Var, c: &(Vec<(Var, i64)>, i64)| {
@@ -735,6 +770,14 @@ pub(crate) fn analyze(
         });
     }
     let body: Vec<SExpr> = body.iter().map(|b| b.number_loads(&loads)).collect();
+    // Where the body gathers, each loop's place, for the body to compute its counter.
+    let counters = match gathered.is_empty() {
+        true => BTreeMap::new(),
+        false => place
+            .iter()
+            .map(|(v, (d, step))| (*v, (*d, *step, ex.extent(*v))))
+            .collect(),
+    };
     let kernel = Kernel {
         dims,
         inputs,
@@ -743,6 +786,7 @@ pub(crate) fn analyze(
         reduction,
         schedule,
         free,
+        counters,
     };
     Ok((kernel, layout, component))
 }
@@ -785,7 +829,7 @@ fn contains_reduction(e: &SExpr, fold: bool) -> bool {
     match e {
         SExpr::Acc(..) => !fold,
         SExpr::Red { .. } | SExpr::Fold { .. } => true,
-        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) => e
+        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) | SExpr::Gather(..) => e
             .children()
             .into_iter()
             .any(|c| contains_reduction(c, fold)),

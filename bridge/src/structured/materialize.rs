@@ -80,6 +80,6 @@ fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec
                 _ => p[*k].div(*a, ex).rem(*b, ex),
             })
             .collect();
-        Ok(SVal::Scalar(SExpr::Load(buf, index, s)))
+        Ok(SVal::Scalar(ex.load(buf, index, s)))
     }))
 }

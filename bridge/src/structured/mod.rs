@@ -42,7 +42,10 @@
 //! own, written box by box so that each kernel computes one branch where it is
 //! defined ([`guards`]).
 //!
-//! A program outside this fragment (indices computed from data, ...) is reported as
+//! A read at an index computed from data (`natAsIndex`) is a gather in the kernel's
+//! body ([`gather`]): the kernel stays structured, and is not vectorized.
+//!
+//! A program outside this fragment (a division that may trap, ...) is reported as
 //! [`NotStructured`] with the reason; the bridge then translates it stage by stage
 //! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
 //! become explicit loops.
@@ -51,6 +54,7 @@ mod boxes;
 mod emit;
 mod eval;
 mod fold;
+mod gather;
 mod guards;
 mod index;
 mod kernel;
@@ -75,6 +79,8 @@ pub(crate) struct Structured {
     pub(crate) kernels: usize,
     pub(crate) script: String,
     pub(crate) flops: u64,
+    /// The operations that may trap.
+    pub(crate) traps: Vec<crate::boundary::TrapSite>,
 }
 
 /// The structured body of the entry point `sig`, or why it has none: the whole
@@ -82,10 +88,11 @@ pub(crate) struct Structured {
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
     let mut stages = StageBuilder::new(sig, limits)?;
     let kernels = stages.stage(sig.body, &sig.out)?.len();
-    let StagedText { text, script } = stages.finish();
+    let StagedText { text, script } = stages.finish(0);
     Ok(Structured {
         kernels,
         flops: text.flops,
+        traps: text.traps.clone(),
         lines: text.lines(),
         script,
     })
@@ -194,14 +201,15 @@ impl StageBuilder {
         }
     }
 
-    /// The text of every stage kept, and the script that schedules them.
-    pub(crate) fn finish(self) -> StagedText {
+    /// The text of every stage kept, and the script that schedules them; the
+    /// operations that may trap are numbered after the function's first `trap_base`.
+    pub(crate) fn finish(self, trap_base: usize) -> StagedText {
         let own: Vec<usize> = (0..self.builder.bufs.len())
             .filter(|b| !self.external.contains(&self.builder.bufs[*b].name))
             .filter(|b| !self.builder.unused.contains(b))
             .collect();
         StagedText {
-            text: emit::payload_lines(&self.builder.kernels, &self.builder.bufs, &own),
+            text: emit::payload_lines(&self.builder.kernels, &self.builder.bufs, &own, trap_base),
             script: emit::transform_script(&self.builder.kernels, &self.builder.bufs),
         }
     }
@@ -277,7 +285,7 @@ fn data(builder: &mut Builder, storage: &Storage, ty: &Type) -> R<SVal> {
         return no(format!("a parameter of type {ty}"));
     }
     let bufs = buffer_ids(builder, storage);
-    Ok(read(&bufs, storage, ty, Vec::new()))
+    Ok(read(&Ex::default(), &bufs, storage, ty, Vec::new()))
 }
 
 /// The buffer numbers of a storage's leaves, registering them once.
@@ -323,28 +331,34 @@ fn buffer_ids(builder: &mut Builder, storage: &Storage) -> Rc<Vec<(String, usize
 }
 
 /// The value of type `ty` in `storage` at `prefix`.
-fn read(bufs: &Rc<Vec<(String, usize)>>, storage: &Storage, ty: &Type, prefix: Vec<Aff>) -> SVal {
+fn read(
+    ex: &Ex,
+    bufs: &Rc<Vec<(String, usize)>>,
+    storage: &Storage,
+    ty: &Type,
+    prefix: Vec<Aff>,
+) -> SVal {
     use elevate_rise::types::TypeKind;
     match (ty.kind(), storage) {
         (TypeKind::Array(n, e), _) => {
             let (bufs, storage, e) = (bufs.clone(), storage.clone(), e.clone());
             let n = n.as_const().unwrap_or(0);
-            SVal::Array(eval::SArr::new(n, move |_, i| {
+            SVal::Array(eval::SArr::new(n, move |ex, i| {
                 let mut p = prefix.clone();
                 p.push(i.clone());
-                Ok(read(&bufs, &storage, &e, p))
+                Ok(read(ex, &bufs, &storage, &e, p))
             }))
         }
         (TypeKind::Pair(a, b), Storage::Pair(sa, sb)) => SVal::Pair(
-            Box::new(read(bufs, sa, a, prefix.clone())),
-            Box::new(read(bufs, sb, b, prefix)),
+            Box::new(read(ex, bufs, sa, a, prefix.clone())),
+            Box::new(read(ex, bufs, sb, b, prefix)),
         ),
         (_, Storage::Leaf { buffer, scalar, .. }) => {
             let id = bufs
                 .iter()
                 .find(|(b, _)| b == buffer)
                 .map_or(0, |(_, id)| *id);
-            SVal::Scalar(SExpr::Load(id, prefix, *scalar))
+            SVal::Scalar(ex.load(id, prefix, *scalar))
         }
         _ => unreachable!("storage made for this type"),
     }

@@ -330,10 +330,22 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
 }
 
 /// The variables `e`'s indices read (its loads' and its guards' conditions').
+/// Numbers from data stand for the variables their values read ([`SExpr::Gather`]).
 pub(crate) fn variables(e: &SExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
     indices(e, &mut idx, false);
-    idx.into_iter().flat_map(|a| a.vars()).collect()
+    let mut vars: BTreeSet<Var> = idx.into_iter().flat_map(|a| a.vars()).collect();
+    let mut pending = vec![e];
+    while let Some(e) = pending.pop() {
+        if let SExpr::Gather(g) = e {
+            vars.extend(g.idx.iter().flat_map(|a| a.vars()));
+            for d in &g.data {
+                vars.remove(&d.var);
+            }
+        }
+        pending.extend(e.children());
+    }
+    vars
 }
 
 impl Builder {
@@ -347,6 +359,7 @@ impl Builder {
         e: SExpr,
         target: Target,
     ) -> R<Layout> {
+        let e = ex.with_gathers(&e)?;
         let (loops, e) = unroll_into_body(ex, loops, e)?;
         let (loops, e) = delinearize(ex, loops, e);
         let (loops, e) = split_positions(ex, loops, positions, e);
@@ -658,6 +671,7 @@ impl Builder {
         }
         for (corner, window) in fills {
             self.kernels.push(Kernel {
+                counters: Default::default(),
                 dims: parallel(&window),
                 inputs: Vec::new(),
                 outs: vec![identity(padded, &dims, &corner, &window)],
@@ -669,6 +683,7 @@ impl Builder {
         }
         if !empty {
             self.kernels.push(Kernel {
+                counters: Default::default(),
                 dims: parallel(&sizes),
                 inputs: vec![identity(b, &src.dims, &from, &sizes)],
                 outs: vec![identity(padded, &dims, &at, &sizes)],

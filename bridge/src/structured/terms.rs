@@ -11,7 +11,8 @@ use crate::text::{can_trap, safe_divisor};
 use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};
-use elevate_rise::types::{Type, TypeKind};
+use elevate_rise::types::{Scalar, Type, TypeKind};
+use elevate_rise::Span;
 use std::rc::Rc;
 
 pub(crate) type Env = crate::env::Env<SVal>;
@@ -119,7 +120,7 @@ impl Ex {
             return no("a nat argument of something other than a primitive");
         };
         let ty = t.ty().cloned().ok_or_else(untyped)?;
-        Ok(curried(*p, Rc::new(nats), ty, Vec::new()))
+        Ok(curried(*p, Rc::new(nats), ty, t.span(), Vec::new()))
     }
 }
 
@@ -156,7 +157,8 @@ fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
     Some((p, args.into_iter().cloned().collect()))
 }
 
-fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<SVal>) -> SVal {
+/// `at`: where the primitive is in the program (the trap site of a `natAsIndex`).
+fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, at: Option<Span>, args: Vec<SVal>) -> SVal {
     sfun(move |ex, arg| {
         let mut args = args.clone();
         args.push(arg);
@@ -165,15 +167,22 @@ fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, args: Vec<SVal>) -> SVal {
             _ => return no("untyped primitive"),
         };
         if args.len() == p.value_arity() {
-            ex.apply_primitive(p, &nats, args, &rest)
+            ex.apply_primitive(p, &nats, args, &rest, at)
         } else {
-            Ok(curried(p, nats.clone(), rest, args))
+            Ok(curried(p, nats.clone(), rest, at, args))
         }
     })
 }
 
 impl Ex {
-    fn apply_primitive(&mut self, p: Prim, nats: &[i64], args: Vec<SVal>, ty: &Type) -> R<SVal> {
+    fn apply_primitive(
+        &mut self,
+        p: Prim,
+        nats: &[i64],
+        args: Vec<SVal>,
+        ty: &Type,
+        at: Option<Span>,
+    ) -> R<SVal> {
         use Prim::*;
         match p {
             Id => Ok(args[0].clone()),
@@ -213,6 +222,12 @@ impl Ex {
             NatAsIndex => match &args[0] {
                 SVal::Scalar(SExpr::Lit(Literal::I64(c))) if (0..nats[0]).contains(c) => {
                     Ok(SVal::Index(Aff::cst(*c)))
+                }
+                // A number from data: a variable of the indices it reaches, which the
+                // kernel reads it for (checked there, as the interpreter checks it).
+                SVal::Scalar(x) if x.scalar() == Scalar::I64 && nats[0] > 0 => {
+                    let v = self.data_index(x.clone(), nats[0], at);
+                    Ok(SVal::Index(Aff::var(v)))
                 }
                 _ => no("an index computed from data"),
             },
@@ -536,6 +551,9 @@ fn concat(a: SArr, b: SArr) -> SArr {
 /// `inside` where `cond` (`lo <= a < hi`) holds, `outside` elsewhere, element by
 /// element.
 fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> R<SVal> {
+    if ex.data.keys().any(|v| cond.0.mentions(*v)) {
+        return no("a guard on an index computed from data");
+    }
     let cond = cond.clone();
     let guard = move |x: SExpr, y: SExpr| select(&cond, x, y).bounded();
     ex.zip_values(
