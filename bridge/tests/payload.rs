@@ -99,8 +99,9 @@ fn the_payload_counts_its_floating_point_operations() {
 
 #[test]
 fn integer_divisions_that_may_trap_guard_their_divisor_and_record_the_trap() {
+    // Checked in the kernel's body, which stays structured.
     let p = translated("def f(x: i64, y: i64) = x / y + x % y").unwrap();
-    assert!(p.transform.is_none());
+    assert!(p.transform.is_some(), "{}", p.mlir);
     let ops: Vec<Prim> = p.traps.iter().map(|t| t.op).collect();
     assert_eq!(ops, [Prim::Div, Prim::Mod]);
     assert!(p.traps.iter().all(|t| t.span.is_some()));
@@ -113,14 +114,18 @@ fn integer_divisions_that_may_trap_guard_their_divisor_and_record_the_trap() {
     assert_eq!(text.matches("arith.select").count(), 4, "{text}");
     assert!(text.contains("-9223372036854775808 : i64"), "{text}");
     assert_eq!(text.matches("memref.atomic_rmw maxs").count(), 2, "{text}");
-    // Constants other than 0 and -1 never trap: no guard, and the program stays
-    // structured. A computed divisor makes it loops.
+    // Constants other than 0 and -1 never trap: no guard. A computed divisor is
+    // checked, and its kernel is not vectorized.
     let p = translated("def f(x: 8.i32) = x |> mapSeq(fun(v => v / 3 + v % 7))").unwrap();
     assert!(p.traps.is_empty() && p.transform.is_some(), "{}", p.mlir);
-    let p = translated("def f(x: 8.i32) = x |> mapSeq(fun(v => 5 / v))").unwrap();
-    let why = p.loops_because.unwrap_or_default();
-    assert!(why.contains("integer division"), "{why}");
+    let p = translated(
+        "def f(x: 64.i32) = x |> asVectorAligned(8) |> mapSeq(fun(v => v / v)) |> asScalar",
+    )
+    .unwrap();
+    assert!(p.all_structured(), "{:?}", p.kernels);
     assert_eq!(p.traps.len(), 1);
+    let script = p.transform.unwrap_or_default();
+    assert!(!script.contains("vectorize"), "{script}");
     // Floats never trap.
     let p = translated("def f(x: f32, y: f32) = x / y").unwrap();
     assert!(p.traps.is_empty());
@@ -208,20 +213,21 @@ fn programs_100000_levels_deep_translate() {
 #[test]
 fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
     use elevate_bridge::KernelForm;
-    // A stored matrix product, then its elements divided by numbers read from data
-    // (which may trap: not structured): the product stays a `linalg` operation with
-    // its Transform script, the division is a loop nest reading the product's buffer.
+    // A stored matrix product, then its rows summed from a parameter (a reduction
+    // that starts from no constant: not structured): the product stays a `linalg`
+    // operation with its Transform script, the sums are a loop nest reading the
+    // product's buffer.
     let p = translated(
-        "def f(a: 8.4.i32, b: 4.8.i32, d: 8.i32) : 8.8.i32 =
+        "def f(a: 8.4.f32, b: 4.8.f32, s: f32) : 8.f32 =
           let c = toMem(a |> map(fun(r => transpose(b) |> map(fun(c =>
-            zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0)))))) in
-          c |> map(fun(r => zip(r, d) |> map(fun(p => fst(p) / snd(p)))))",
+            zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
+          c |> map(fun(r => r |> reduce(add, s)))",
     )
     .unwrap();
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert_eq!(p.kernels[0], KernelForm::Structured);
     assert!(
-        matches!(&p.kernels[1], KernelForm::Loops(why) if why.contains("may be 0")),
+        matches!(&p.kernels[1], KernelForm::Loops(why) if why.contains("other than a constant")),
         "{:?}",
         p.kernels
     );
@@ -238,13 +244,12 @@ fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
     assert!(p.mlir.contains("memref.load %stage0_0"), "{}", p.mlir);
     assert_eq!(p.mlir.matches("memref.dealloc %stage0_0").count(), 1);
     // A program with no array of its own that is structured stays loops as a whole.
-    let p = translated(
-        "def f(x: 8.i32, d: 8.i32) : 8.i32 = zip(x, d) |> map(fun(p => fst(p) / snd(p)))",
-    )
-    .unwrap();
+    let p =
+        translated("def f(x: 8.16.f32, s: f32) : 8.f32 = x |> map(fun(r => r |> reduce(add, s)))")
+            .unwrap();
     assert!(p.transform.is_none() && p.loops_because.is_some());
     assert!(
-        matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("may be 0")),
+        matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("other than a constant")),
         "{:?}",
         p.kernels
     );

@@ -1,5 +1,5 @@
 //! One translation for the whole program, kernel by kernel: an array the structured
-//! translation cannot express (a division that may trap) becomes explicit loops by itself, and the program's other
+//! translation cannot express (a reduction from a parameter) becomes explicit loops by itself, and the program's other
 //! arrays keep `linalg` and the schedule their strategy gave them.
 
 use super::{assert_same, lowered, payload};
@@ -12,16 +12,17 @@ const PRODUCT_THEN_GATHER: &str = "def f(a: 64.48.f32, b: 48.64.f32, ids: 80.i64
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
   ids |> map(fun(i => c |> idx(natAsIndex(64, (i % 64i64 + 64i64) % 64i64))))";
 
-/// A matrix product stored, then scaled by quotients of numbers read from data (an
-/// integer division by a divisor that may be 0 is no structured operation).
-const PRODUCT_THEN_DIVIDE: &str = "def f(a: 64.48.f32, b: 48.64.f32, d: 64.i32) : 64.64.f32 =
+/// A matrix product stored, then its rows summed from a parameter (a reduction that
+/// starts from no constant is no structured operation).
+const PRODUCT_THEN_SUM: &str = "def f(a: 64.48.f32, b: 48.64.f32, s: f32) : 64.f32 =
   let c = toMem(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
-  c |> map(fun(r => zip(r, d) |> map(fun(p => fst(p) * cast(7 / (abs(snd(p)) % 4 + 1)) : f32))))";
+  c |> map(fun(r => r |> reduce(add, s)))";
 
-/// Rows scaled first (loops), bound by `let`, then a matrix product reading them.
-const DIVIDE_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32, d: 32.i32) : 32.64.f32 =
-  let ac = toMem(zip(a, d) |> map(fun(p => fst(p) |> map(fun(v => v * cast(7 / (abs(snd(p)) % 4 + 1)) : f32))))) in
+/// Rows scaled by their largest element from a parameter on (loops), bound by `let`,
+/// then a matrix product reading them.
+const SCALE_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32, s: f32) : 32.64.f32 =
+  let ac = toMem(a |> map(fun(r => r |> map(fun(v => v * (r |> reduce(max, s))))))) in
   ac |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
 
@@ -32,9 +33,9 @@ fn forms(source: &str, strategy: &str) -> (elevate::bridge::Payload, elevate::ri
 
 #[test]
 fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule() {
-    let (p, term) = forms(PRODUCT_THEN_DIVIDE, "microKernel(16, 32, 4, 8)");
+    let (p, term) = forms(PRODUCT_THEN_SUM, "microKernel(16, 32, 4, 8)");
     assert!(
-        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("may be 0")),
+        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("other than a constant")),
         "{:?}",
         p.kernels
     );
@@ -53,7 +54,7 @@ fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule(
     assert!(script.contains("transform.loop.unroll"), "{script}");
     assert!(p.mlir.contains("linalg.generic") || p.mlir.contains("linalg.matmul"));
     assert!(p.mlir.contains("scf.for"), "{}", p.mlir);
-    assert_same(&term, "product then division");
+    assert_same(&term, "product then sums");
 }
 
 #[test]
@@ -108,7 +109,7 @@ fn a_gather_at_indices_read_from_data_is_a_kernel_beside_the_scheduled_product()
 
 #[test]
 fn a_structured_array_reads_what_loops_wrote_through_a_let() {
-    let (p, term) = forms(DIVIDE_THEN_PRODUCT, "id");
+    let (p, term) = forms(SCALE_THEN_PRODUCT, "id");
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert!(
         matches!(p.kernels[0], KernelForm::Loops(_)),
@@ -117,10 +118,10 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
     );
     assert_eq!(p.kernels[1], KernelForm::Structured);
     assert!(p.mlir.contains("linalg.matmul"), "{}", p.mlir);
-    assert_same(&term, "division then product");
+    assert_same(&term, "scaling then product");
     // And with the product scheduled (without the `let`, which the strategies do not
     // look through).
-    let source = DIVIDE_THEN_PRODUCT
+    let source = SCALE_THEN_PRODUCT
         .replace("let ac = toMem(", "toMem(")
         .replace("))))) in\n  ac |>", "))))) |>");
     let (p, term) = forms(&source, "microKernel(16, 32, 4, 8)");
@@ -134,26 +135,39 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
         .transform
         .unwrap()
         .contains("transform.structured.vectorize"));
-    assert_same(&term, "division then tiled product");
+    assert_same(&term, "scaling then tiled product");
 }
 
 #[test]
-fn a_division_that_traps_in_a_loop_kernel_is_reported_beside_structured_kernels() {
-    let source = "def f(x: 8.i32, d: 8.i32) : 16.i32 =
-      concat(toMem(zip(x, d) |> map(fun(p => fst(p) / snd(p)))), toMem(x |> map(fun(v => v + 1))))";
+fn a_division_that_may_trap_is_checked_in_its_kernel_beside_one_in_loops() {
+    // The first part divides in a structured kernel (checked in its body), the
+    // second in loops (its sums start from a parameter): each trap has its own code,
+    // reported at its own division.
+    let source = "def f(x: 8.i32, d: 8.i32, y: 8.16.i32, s: i32) : 16.i32 =
+      concat(toMem(zip(x, d) |> map(fun(p => fst(p) / snd(p)))),
+             toMem(zip(y, d) |> map(fun(p => (fst(p) |> reduce(add, s)) / snd(p)))))";
     let program = Program::load(source, None).unwrap();
     let term = lowered(source, &NatEnv::default(), "id");
     let p = payload("f", &term);
-    assert!(!p.traps.is_empty(), "{}", p.mlir);
+    assert_eq!(p.traps.len(), 2, "{}", p.mlir);
     assert!(
-        p.kernels.contains(&KernelForm::Structured),
+        p.kernels.contains(&KernelForm::Structured)
+            && matches!(p.loop_kernels().collect::<Vec<_>>()[..], [why] if why.contains("constant")),
         "{:?}",
         p.kernels
+    );
+    // A check in the structured kernel's body, one in the loops.
+    assert_eq!(
+        p.mlir.matches("memref.atomic_rmw maxs").count(),
+        2,
+        "{}",
+        p.mlir
     );
     let compiled = jit::compile(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
     let sig = io::signature(&program.entry().term);
     let inputs = |d: &str| {
-        let json: Vec<serde_json::Value> = ["[1,2,3,4,5,6,7,8]", d]
+        let rows = format!("[{}]", ["[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]"; 8].join(","));
+        let json: Vec<serde_json::Value> = ["[1,2,3,4,5,6,7,8]", d, &rows, "0"]
             .iter()
             .map(|t| serde_json::from_str(t).unwrap())
             .collect();
@@ -162,13 +176,23 @@ fn a_division_that_traps_in_a_loop_kernel_is_reported_beside_structured_kernels(
     let ok = inputs("[1,1,1,1,2,2,2,2]");
     assert_eq!(
         compiled.run(&ok).unwrap().to_json().unwrap().to_string(),
-        "[1,2,3,4,2,3,3,4,2,3,4,5,6,7,8,9]"
+        "[1,2,3,4,2,3,3,4,16,16,16,16,8,8,8,8]"
     );
     let zero = inputs("[1,1,1,0,2,2,2,2]");
-    match compiled.run(&zero) {
-        Err(Error::Trap { span, .. }) => assert!(span.is_some(), "the trap is located"),
-        other => panic!("expected a trap, found {other:?}"),
-    }
+    let Err(Error::Trap {
+        span: Some(span), ..
+    }) = compiled.run(&zero)
+    else {
+        panic!("expected a located trap");
+    };
+    // At one of the two divisions (the largest code recorded is the one reported).
+    let at = span.start as usize..span.end as usize;
+    assert!(
+        source.match_indices(" / ").any(|(i, _)| at.contains(&i)),
+        "{span:?}"
+    );
+    let expected = elevate::rise::evaluate(&program.entry().term, &NatEnv::default(), &zero);
+    assert!(expected.is_err(), "the interpreter reports it too");
 }
 
 #[test]

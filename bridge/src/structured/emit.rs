@@ -50,7 +50,7 @@ fn free_schedule(k: &Kernel, bufs: &[Buf], parallel: bool) -> Vec<ScheduledLoop>
         .chain(&k.outs)
         .all(|o| reads_contiguously(o, last));
     let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
-    copy_schedule(&extents, parallel, floats && contiguous && !k.gathers())
+    copy_schedule(&extents, parallel, floats && contiguous && !k.checks())
 }
 
 /// Whether consecutive values of dimension `d` are consecutive elements of operand
@@ -527,6 +527,11 @@ impl Body<'_> {
             SExpr::Param(name, _) => name.clone(),
             SExpr::Load(k, _, _) => format!("%in{k}"),
             SExpr::Gather(g) => self.gather(g),
+            SExpr::Checked { op, x, y, span } => {
+                let s = x.scalar();
+                let (x, y) = (self.expr(x), self.expr(y));
+                self.checked_division(*op, &x, &y, s, *span)
+            }
             SExpr::Bin(p, a, b) => {
                 let s = a.scalar();
                 let (x, y) = (self.expr(a), self.expr(b));
@@ -643,10 +648,10 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> String {
             .map_or(0, |i| i + 1);
         // (A fold's step is no operation the vectorizer knows how to reduce.)
         let fold = matches!(k.reduction, Some(Reduction::Fold(_)));
-        // (Nor is a read at an index computed from data: the body reads it.)
+        // (Nor is a read at an index computed from data, or a checked division.)
         let vector_tail = plain
             && !fold
-            && !k.gathers()
+            && !k.checks()
             && schedule[tail_start..]
                 .iter()
                 .any(|st| st.kind == LoopKind::Lane);

@@ -115,6 +115,15 @@ pub(crate) enum SExpr {
     /// `select(cond, then, other)` on values: `then` where `cond` holds, `other`
     /// elsewhere (`arith.select`).
     Pick(Box<SExpr>, Box<SExpr>, Box<SExpr>),
+    /// An integer division or remainder (`op`) whose divisor may be 0 (or -1, of the
+    /// smallest dividend): checked in the kernel's body, where a trap is recorded for
+    /// `span` and 1 divides instead.
+    Checked {
+        op: Prim,
+        x: Box<SExpr>,
+        y: Box<SExpr>,
+        span: Option<elevate_rise::Span>,
+    },
     /// An element of a buffer at an index computed from data ([`Gathered`]).
     Gather(Box<Gathered>),
     /// `init ⊕ Σ_{vars} body`
@@ -168,7 +177,11 @@ impl SExpr {
             SExpr::Load(b, idx, _) if !out.iter().any(|(c, jdx)| c == b && jdx == idx) => {
                 out.push((*b, idx.clone()));
             }
-            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) | SExpr::Gather(..) => {
+            SExpr::Bin(..)
+            | SExpr::Un(..)
+            | SExpr::Pick(..)
+            | SExpr::Gather(..)
+            | SExpr::Checked { .. } => {
                 for c in self.children() {
                     c.collect_loads(out);
                 }
@@ -188,9 +201,11 @@ impl SExpr {
                     .unwrap_or_default();
                 SExpr::Load(k, Vec::new(), *s)
             }
-            SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) | SExpr::Gather(..) => {
-                self.map_each(&mut |c| c.number_loads(loads))
-            }
+            SExpr::Bin(..)
+            | SExpr::Un(..)
+            | SExpr::Pick(..)
+            | SExpr::Gather(..)
+            | SExpr::Checked { .. } => self.map_each(&mut |c| c.number_loads(loads)),
             other => other.clone(),
         }
     }
@@ -227,7 +242,7 @@ impl SExpr {
                 Prim::Lt | Prim::Gt | Prim::Equal => Scalar::Bool,
                 _ => a.scalar(),
             },
-            SExpr::Un(_, a) => a.scalar(),
+            SExpr::Un(_, a) | SExpr::Checked { x: a, .. } => a.scalar(),
             SExpr::Red { init, .. } => init.scalar(),
             SExpr::Fold {
                 inits, component, ..
@@ -287,7 +302,7 @@ impl SExpr {
     /// The expressions directly inside `self`.
     pub(crate) fn children(&self) -> Vec<&SExpr> {
         match self {
-            SExpr::Bin(_, a, b) => vec![a, b],
+            SExpr::Bin(_, a, b) | SExpr::Checked { x: a, y: b, .. } => vec![a, b],
             SExpr::Un(_, a) => vec![a],
             SExpr::Red { init, body, .. } => vec![init, body],
             SExpr::Fold { inits, steps, .. } => inits.iter().chain(steps).collect(),
@@ -312,6 +327,12 @@ impl SExpr {
         Ok(match self {
             SExpr::Bin(p, a, b) => SExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
             SExpr::Un(p, a) => SExpr::Un(*p, Box::new(f(a)?)),
+            SExpr::Checked { op, x, y, span } => SExpr::Checked {
+                op: *op,
+                x: Box::new(f(x)?),
+                y: Box::new(f(y)?),
+                span: *span,
+            },
             SExpr::Red {
                 op,
                 init,
@@ -483,73 +504,6 @@ impl Extents for Ex {
 }
 
 impl Ex {
-    /// Element `idx` of buffer `buf`: a load, or where the index reads numbers from
-    /// data, a gather.
-    pub(crate) fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> SExpr {
-        let data: Vec<DataIndex> = self
-            .data
-            .values()
-            .filter(|d| idx.iter().any(|a| a.mentions(d.var)))
-            .cloned()
-            .collect();
-        if data.is_empty() {
-            return SExpr::Load(buf, idx, scalar);
-        }
-        SExpr::Gather(Box::new(Gathered {
-            buf,
-            idx,
-            data,
-            scalar,
-        }))
-    }
-
-    /// `e` with every load whose index reads numbers from data a gather (a map's
-    /// counter replaced by such a number after the load was made), or why not.
-    pub(crate) fn with_gathers(&self, e: &SExpr) -> R<SExpr> {
-        if self.data.is_empty() {
-            return Ok(e.clone());
-        }
-        let e = match e {
-            SExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
-            SExpr::Gather(g) => match self.load(g.buf, g.idx.clone(), g.scalar) {
-                SExpr::Gather(mut h) => {
-                    for d in &mut h.data {
-                        d.value = self.with_gathers(&d.value)?;
-                    }
-                    return Ok(SExpr::Gather(h));
-                }
-                other => other,
-            },
-            SExpr::Select { conds, .. }
-                if conds
-                    .iter()
-                    .any(|(a, _, _)| self.data.keys().any(|v| a.mentions(*v))) =>
-            {
-                return no("a guard on an index computed from data");
-            }
-            e => e.clone(),
-        };
-        e.map_children(&mut |c| self.with_gathers(c))
-    }
-
-    /// A variable for the number `value` computed from data, an index below `bound`.
-    pub(crate) fn data_index(
-        &mut self,
-        value: SExpr,
-        bound: i64,
-        span: Option<elevate_rise::Span>,
-    ) -> Var {
-        let var = self.var(bound);
-        let index = DataIndex {
-            var,
-            value,
-            bound,
-            span,
-        };
-        self.data.insert(var, index);
-        var
-    }
-
     pub(crate) fn var(&mut self, extent: i64) -> Var {
         self.extents.push(extent.max(1));
         (self.extents.len() - 1) as Var

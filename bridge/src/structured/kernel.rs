@@ -174,14 +174,15 @@ pub(crate) struct Kernel {
 }
 
 impl Kernel {
-    /// Whether the body reads at indices computed from data.
-    pub(crate) fn gathers(&self) -> bool {
-        !self.counters.is_empty() || self.body.iter().any(has_gather)
+    /// Whether the body reads at indices computed from data or checks a division:
+    /// operations the vectorizer does not take.
+    pub(crate) fn checks(&self) -> bool {
+        !self.counters.is_empty() || self.body.iter().any(checks)
     }
 }
 
-fn has_gather(e: &SExpr) -> bool {
-    matches!(e, SExpr::Gather(_)) || e.children().into_iter().any(has_gather)
+fn checks(e: &SExpr) -> bool {
+    matches!(e, SExpr::Gather(_) | SExpr::Checked { .. }) || e.children().into_iter().any(checks)
 }
 
 /// The indices of the gathers in `e` ([`SExpr::Gather`]), in their data's too.
@@ -829,7 +830,11 @@ fn contains_reduction(e: &SExpr, fold: bool) -> bool {
     match e {
         SExpr::Acc(..) => !fold,
         SExpr::Red { .. } | SExpr::Fold { .. } => true,
-        SExpr::Bin(..) | SExpr::Un(..) | SExpr::Pick(..) | SExpr::Gather(..) => e
+        SExpr::Bin(..)
+        | SExpr::Un(..)
+        | SExpr::Pick(..)
+        | SExpr::Gather(..)
+        | SExpr::Checked { .. } => e
             .children()
             .into_iter()
             .any(|c| contains_reduction(c, fold)),

@@ -42,19 +42,22 @@
 //! own, written box by box so that each kernel computes one branch where it is
 //! defined ([`guards`]).
 //!
-//! A read at an index computed from data (`natAsIndex`) is a gather in the kernel's
-//! body ([`gather`]): the kernel stays structured, and is not vectorized.
+//! A read at an index computed from data (`natAsIndex`), and an integer division
+//! whose divisor may be 0, are checked in the kernel's body ([`checked`]): the kernel
+//! stays structured, and is not vectorized.
 //!
-//! A program outside this fragment (a division that may trap, ...) is reported as
+//! A program outside this fragment (a vector of more lanes than a kernel takes, ...)
+//! is reported as
 //! [`NotStructured`] with the reason; the bridge then translates it stage by stage
 //! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
 //! become explicit loops.
 
 mod boxes;
+mod checked;
 mod emit;
 mod eval;
 mod fold;
-mod gather;
+mod from_data;
 mod guards;
 mod index;
 mod kernel;

@@ -187,7 +187,7 @@ impl Ex {
         match p {
             Id => Ok(args[0].clone()),
             Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
-                self.binary(p, &args[0], &args[1])
+                self.binary(p, &args[0], &args[1], at)
             }
             Neg | Exp | Sqrt | Abs => match &args[0] {
                 SVal::Scalar(x) => Ok(SVal::Scalar(SExpr::Un(p, Box::new(x.clone())).bounded()?)),
@@ -446,12 +446,17 @@ impl Ex {
     }
 
     /// Arithmetic on scalars, or lane by lane on vectors (one lane loop for both).
-    fn binary(&mut self, p: Prim, a: &SVal, b: &SVal) -> R<SVal> {
-        let op = |x: SExpr, y: SExpr| {
-            // A division that may trap needs a guard and a trap record, which a kernel
-            // body cannot hold: such programs are loops.
+    fn binary(&mut self, p: Prim, a: &SVal, b: &SVal, at: Option<Span>) -> R<SVal> {
+        let op = move |x: SExpr, y: SExpr| {
+            // A division that may trap is checked in the kernel's body.
             if can_trap(p, x.scalar()) && !constant_divisor(&y).is_some_and(safe_divisor) {
-                return no("an integer division or remainder by a divisor that may be 0 or -1");
+                return SExpr::Checked {
+                    op: p,
+                    x: Box::new(x),
+                    y: Box::new(y),
+                    span: at,
+                }
+                .bounded();
             }
             SExpr::Bin(p, Box::new(x), Box::new(y)).bounded()
         };

@@ -1,0 +1,76 @@
+//! Numbers computed from data used as indices (`natAsIndex`): each is a variable of
+//! the indices it reaches, standing for its value; a load whose index reads one is a
+//! gather, which the kernel's body computes ([`super::checked`]).
+
+use super::eval::{no, DataIndex, Ex, Gathered, SExpr, R};
+use super::index::{Aff, Var};
+use elevate_rise::types::Scalar;
+
+impl Ex {
+    /// Element `idx` of buffer `buf`: a load, or where the index reads numbers from
+    /// data, a gather.
+    pub(crate) fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> SExpr {
+        let data: Vec<DataIndex> = self
+            .data
+            .values()
+            .filter(|d| idx.iter().any(|a| a.mentions(d.var)))
+            .cloned()
+            .collect();
+        if data.is_empty() {
+            return SExpr::Load(buf, idx, scalar);
+        }
+        SExpr::Gather(Box::new(Gathered {
+            buf,
+            idx,
+            data,
+            scalar,
+        }))
+    }
+
+    /// `e` with every load whose index reads numbers from data a gather (a map's
+    /// counter replaced by such a number after the load was made), or why not.
+    pub(crate) fn with_gathers(&self, e: &SExpr) -> R<SExpr> {
+        if self.data.is_empty() {
+            return Ok(e.clone());
+        }
+        let e = match e {
+            SExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
+            SExpr::Gather(g) => match self.load(g.buf, g.idx.clone(), g.scalar) {
+                SExpr::Gather(mut h) => {
+                    for d in &mut h.data {
+                        d.value = self.with_gathers(&d.value)?;
+                    }
+                    return Ok(SExpr::Gather(h));
+                }
+                other => other,
+            },
+            SExpr::Select { conds, .. }
+                if conds
+                    .iter()
+                    .any(|(a, _, _)| self.data.keys().any(|v| a.mentions(*v))) =>
+            {
+                return no("a guard on an index computed from data");
+            }
+            e => e.clone(),
+        };
+        e.map_children(&mut |c| self.with_gathers(c))
+    }
+
+    /// A variable for the number `value` computed from data, an index below `bound`.
+    pub(crate) fn data_index(
+        &mut self,
+        value: SExpr,
+        bound: i64,
+        span: Option<elevate_rise::Span>,
+    ) -> Var {
+        let var = self.var(bound);
+        let index = DataIndex {
+            var,
+            value,
+            bound,
+            span,
+        };
+        self.data.insert(var, index);
+        var
+    }
+}
