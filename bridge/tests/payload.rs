@@ -213,21 +213,20 @@ fn programs_100000_levels_deep_translate() {
 #[test]
 fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
     use elevate_bridge::KernelForm;
-    // A stored matrix product, then its rows summed from a parameter (a reduction
-    // that starts from no constant: not structured): the product stays a `linalg`
-    // operation with its Transform script, the sums are a loop nest reading the
-    // product's buffer.
+    // A stored matrix product, then its elements doubled by a map unrolled 2048
+    // times (not structured): the product stays a `linalg` operation with its
+    // Transform script, the map is a loop reading the product's buffer.
     let p = translated(
-        "def f(a: 8.4.f32, b: 4.8.f32, s: f32) : 8.f32 =
+        "def f(a: 32.4.f32, b: 4.64.f32) : 2048.f32 =
           let c = toMem(a |> map(fun(r => transpose(b) |> map(fun(c =>
             zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
-          c |> map(fun(r => r |> reduce(add, s)))",
+          c |> join |> mapSeqUnroll(fun(v => v * 2.0))",
     )
     .unwrap();
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert_eq!(p.kernels[0], KernelForm::Structured);
     assert!(
-        matches!(&p.kernels[1], KernelForm::Loops(why) if why.contains("other than a constant")),
+        matches!(&p.kernels[1], KernelForm::Loops(why) if why.contains("unrolling")),
         "{:?}",
         p.kernels
     );
@@ -245,11 +244,10 @@ fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
     assert_eq!(p.mlir.matches("memref.dealloc %stage0_0").count(), 1);
     // A program with no array of its own that is structured stays loops as a whole.
     let p =
-        translated("def f(x: 8.16.f32, s: f32) : 8.f32 = x |> map(fun(r => r |> reduce(add, s)))")
-            .unwrap();
+        translated("def f(x: 2048.f32) : 2048.f32 = x |> mapSeqUnroll(fun(v => v * 2.0))").unwrap();
     assert!(p.transform.is_none() && p.loops_because.is_some());
     assert!(
-        matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("other than a constant")),
+        matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("unrolling")),
         "{:?}",
         p.kernels
     );

@@ -100,8 +100,8 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
 fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
     for (source, why) in [
         (
-            "def f(x: 8.16.f32, s: f32) = x |> mapSeq(fun(r => r |> reduceSeq(add, s)))",
-            "other than a constant",
+            "def f(x: 2048.f32) = x |> mapSeqUnroll(fun(v => v * 2.0))",
+            "unrolling 2048 iterations",
         ),
         (
             "def f(x: 4.0.f32) = x |> mapSeq(fun(r => r |> reduceSeq(add, 0.0)))",

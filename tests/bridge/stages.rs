@@ -1,5 +1,5 @@
 //! One translation for the whole program, kernel by kernel: an array the structured
-//! translation cannot express (a reduction from a parameter) becomes explicit loops by itself, and the program's other
+//! translation cannot express (a map unrolled more than it unrolls) becomes explicit loops by itself, and the program's other
 //! arrays keep `linalg` and the schedule their strategy gave them.
 
 use super::{assert_same, lowered, payload};
@@ -12,17 +12,17 @@ const PRODUCT_THEN_GATHER: &str = "def f(a: 64.48.f32, b: 48.64.f32, ids: 80.i64
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
   ids |> map(fun(i => c |> idx(natAsIndex(64, (i % 64i64 + 64i64) % 64i64))))";
 
-/// A matrix product stored, then its rows summed from a parameter (a reduction that
-/// starts from no constant is no structured operation).
-const PRODUCT_THEN_SUM: &str = "def f(a: 64.48.f32, b: 48.64.f32, s: f32) : 64.f32 =
+/// A matrix product stored, then its elements doubled by a map unrolled 4096 times
+/// (more than the structured translation unrolls).
+const PRODUCT_THEN_UNROLLED: &str = "def f(a: 64.48.f32, b: 48.64.f32) : 4096.f32 =
   let c = toMem(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
-  c |> map(fun(r => r |> reduce(add, s)))";
+  c |> join |> mapSeqUnroll(fun(v => v * 2.0))";
 
-/// Rows scaled by their largest element from a parameter on (loops), bound by `let`,
-/// then a matrix product reading them.
-const SCALE_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32, s: f32) : 32.64.f32 =
-  let ac = toMem(a |> map(fun(r => r |> map(fun(v => v * (r |> reduce(max, s))))))) in
+/// Elements doubled by a map unrolled 1536 times (loops), bound by `let`, then a
+/// matrix product reading them.
+const UNROLLED_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32) : 32.64.f32 =
+  let ac = toMem(a |> join |> mapSeqUnroll(fun(v => v * 2.0)) |> split(48)) in
   ac |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
 
@@ -33,9 +33,9 @@ fn forms(source: &str, strategy: &str) -> (elevate::bridge::Payload, elevate::ri
 
 #[test]
 fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule() {
-    let (p, term) = forms(PRODUCT_THEN_SUM, "microKernel(16, 32, 4, 8)");
+    let (p, term) = forms(PRODUCT_THEN_UNROLLED, "microKernel(16, 32, 4, 8)");
     assert!(
-        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("other than a constant")),
+        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("unrolling")),
         "{:?}",
         p.kernels
     );
@@ -54,7 +54,7 @@ fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule(
     assert!(script.contains("transform.loop.unroll"), "{script}");
     assert!(p.mlir.contains("linalg.generic") || p.mlir.contains("linalg.matmul"));
     assert!(p.mlir.contains("scf.for"), "{}", p.mlir);
-    assert_same(&term, "product then sums");
+    assert_same(&term, "product then unrolled map");
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn a_gather_at_indices_read_from_data_is_a_kernel_beside_the_scheduled_product()
 
 #[test]
 fn a_structured_array_reads_what_loops_wrote_through_a_let() {
-    let (p, term) = forms(SCALE_THEN_PRODUCT, "id");
+    let (p, term) = forms(UNROLLED_THEN_PRODUCT, "id");
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert!(
         matches!(p.kernels[0], KernelForm::Loops(_)),
@@ -118,12 +118,12 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
     );
     assert_eq!(p.kernels[1], KernelForm::Structured);
     assert!(p.mlir.contains("linalg.matmul"), "{}", p.mlir);
-    assert_same(&term, "scaling then product");
+    assert_same(&term, "unrolled map then product");
     // And with the product scheduled (without the `let`, which the strategies do not
     // look through).
-    let source = SCALE_THEN_PRODUCT
+    let source = UNROLLED_THEN_PRODUCT
         .replace("let ac = toMem(", "toMem(")
-        .replace("))))) in\n  ac |>", "))))) |>");
+        .replace(") in\n  ac |>", ") |>");
     let (p, term) = forms(&source, "microKernel(16, 32, 4, 8)");
     assert_eq!(
         p.kernels.last(),
@@ -135,24 +135,24 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
         .transform
         .unwrap()
         .contains("transform.structured.vectorize"));
-    assert_same(&term, "scaling then tiled product");
+    assert_same(&term, "unrolled map then tiled product");
 }
 
 #[test]
 fn a_division_that_may_trap_is_checked_in_its_kernel_beside_one_in_loops() {
     // The first part divides in a structured kernel (checked in its body), the
-    // second in loops (its sums start from a parameter): each trap has its own code,
+    // second in loops (a map unrolled 1032 times): each trap has its own code,
     // reported at its own division.
-    let source = "def f(x: 8.i32, d: 8.i32, y: 8.16.i32, s: i32) : 16.i32 =
+    let source = "def f(x: 8.i32, d: 8.i32, y: 1032.i32) : 16.i32 =
       concat(toMem(zip(x, d) |> map(fun(p => fst(p) / snd(p)))),
-             toMem(zip(y, d) |> map(fun(p => (fst(p) |> reduce(add, s)) / snd(p)))))";
+             toMem(y |> mapSeqUnroll(fun(v => 16 / v)) |> split(129) |> map(fun(r => r |> reduce(add, 0)))))";
     let program = Program::load(source, None).unwrap();
     let term = lowered(source, &NatEnv::default(), "id");
     let p = payload("f", &term);
     assert_eq!(p.traps.len(), 2, "{}", p.mlir);
     assert!(
         p.kernels.contains(&KernelForm::Structured)
-            && matches!(p.loop_kernels().collect::<Vec<_>>()[..], [why] if why.contains("constant")),
+            && matches!(p.loop_kernels().collect::<Vec<_>>()[..], [why] if why.contains("unrolling")),
         "{:?}",
         p.kernels
     );
@@ -165,34 +165,41 @@ fn a_division_that_may_trap_is_checked_in_its_kernel_beside_one_in_loops() {
     );
     let compiled = jit::compile(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
     let sig = io::signature(&program.entry().term);
-    let inputs = |d: &str| {
-        let rows = format!("[{}]", ["[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]"; 8].join(","));
-        let json: Vec<serde_json::Value> = ["[1,2,3,4,5,6,7,8]", d, &rows, "0"]
+    let inputs = |d: &str, zero_at: Option<usize>| {
+        let mut y = vec!["1"; 1032];
+        if let Some(i) = zero_at {
+            y[i] = "0";
+        }
+        let y = format!("[{}]", y.join(","));
+        let json: Vec<serde_json::Value> = ["[1,2,3,4,5,6,7,8]", d, &y]
             .iter()
             .map(|t| serde_json::from_str(t).unwrap())
             .collect();
         io::bind_inputs(&sig, &json).unwrap().1
     };
-    let ok = inputs("[1,1,1,1,2,2,2,2]");
+    let ok = inputs("[1,1,1,1,2,2,2,2]", None);
     assert_eq!(
         compiled.run(&ok).unwrap().to_json().unwrap().to_string(),
-        "[1,2,3,4,2,3,3,4,16,16,16,16,8,8,8,8]"
+        "[1,2,3,4,2,3,3,4,2064,2064,2064,2064,2064,2064,2064,2064]"
     );
-    let zero = inputs("[1,1,1,0,2,2,2,2]");
-    let Err(Error::Trap {
-        span: Some(span), ..
-    }) = compiled.run(&zero)
-    else {
-        panic!("expected a located trap");
-    };
-    // At one of the two divisions (the largest code recorded is the one reported).
-    let at = span.start as usize..span.end as usize;
-    assert!(
-        source.match_indices(" / ").any(|(i, _)| at.contains(&i)),
-        "{span:?}"
-    );
-    let expected = elevate::rise::evaluate(&program.entry().term, &NatEnv::default(), &zero);
-    assert!(expected.is_err(), "the interpreter reports it too");
+    let divisions: Vec<usize> = source.match_indices(" / ").map(|(i, _)| i).collect();
+    for (zero, division) in [
+        (inputs("[1,1,1,0,2,2,2,2]", None), divisions[0]),
+        (inputs("[1,1,1,1,2,2,2,2]", Some(5)), divisions[1]),
+    ] {
+        let Err(Error::Trap {
+            span: Some(span), ..
+        }) = compiled.run(&zero)
+        else {
+            panic!("expected a located trap");
+        };
+        assert!(
+            (span.start as usize..span.end as usize).contains(&division),
+            "{span:?} {division}"
+        );
+        let expected = elevate::rise::evaluate(&program.entry().term, &NatEnv::default(), &zero);
+        assert!(expected.is_err(), "the interpreter reports it too");
+    }
 }
 
 #[test]
@@ -348,4 +355,33 @@ fn the_maps_of_a_pair_s_two_components_over_one_position_are_one_loop() {
     let (p, term) = forms(source, "id");
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert_same(&term, "the maps of a pair");
+}
+
+#[test]
+fn a_reduction_from_a_value_that_is_no_constant_is_structured() {
+    // A dot product from its bias, a row's maximum from a value of the row, a
+    // product from a parameter: each reduction starts from its operation's identity
+    // in a kernel of its own, and the value is combined where it is read.
+    for (source, what) in [
+        (
+            "def f(a: 32.48.f32, w: 48.64.f32, b: 64.f32) : 32.64.f32 =
+               a |> map(fun(r => zip(transpose(w), b) |> map(fun(cb =>
+                 zip(r, fst(cb)) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, snd(cb))))))",
+            "a dense layer summed from its bias",
+        ),
+        (
+            "def f(x: 8.16.f32) : 8.f32 =
+               x |> map(fun(r => r |> reduce(min, idx(natAsIndex(16, 3i64), r))))",
+            "a minimum from a value of the row",
+        ),
+        (
+            "def f(x: 8.16.i32, s: i32) : 8.i32 = x |> map(fun(r => r |> reduce(mul, s)))",
+            "a product from a parameter",
+        ),
+    ] {
+        let (p, term) = forms(source, "id");
+        assert!(p.all_structured(), "{what}: {:?}", p.kernels);
+        assert!(p.mlir.contains("linalg.fill"), "{what}: {}", p.mlir);
+        assert_same(&term, what);
+    }
 }

@@ -296,18 +296,18 @@ fn compile_and_run_go_through_mlir() {
             && script.contains("tile_using_for"),
         "{script}"
     );
-    // A payload without a Transform script (sums that start from a parameter are
-    // explicit loops): a comment saying why and a valid script that does nothing.
+    // A payload without a Transform script (a map unrolled 2048 times is explicit
+    // loops): a comment saying why and a valid script that does nothing.
     let stencil = temp(
-        "summed.rise",
-        "def f(x: 8.16.f32, s: f32) = x |> map(fun(r => r |> reduce(add, s)))",
+        "unrolled.rise",
+        "def f(x: 2048.f32) = x |> mapSeqUnroll(fun(v => v * 2.0))",
     );
     let o = elevate(&["compile", &stencil, "--emit", "transform"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let script = stdout(&o);
     assert!(
         script.starts_with("// no transform script")
-            && script.contains("other than a constant")
+            && script.contains("unrolling 2048 iterations")
             && script.contains("transform.named_sequence @__transform_main(")
             && script.contains("transform.yield"),
         "{script}"

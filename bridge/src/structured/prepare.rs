@@ -7,6 +7,7 @@ use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Layout, Operand, Target};
 use crate::text::scalar_bytes;
 use elevate_rise::limits::Limits;
+use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
@@ -330,6 +331,60 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
 }
 
 /// The variables `e`'s indices read (its loads' and its guards' conditions').
+/// `e` with each reduction that starts from a value other than a constant (a sum
+/// from a bias, a maximum from a parameter) that value combined with the reduction
+/// from the operation's identity: the reduction is then a kernel of its own that
+/// starts from a constant, and the value is combined where it is read. (Exact for
+/// maxima, minima and integers; a sum of floats is reassociated, as a vectorized
+/// reduction is.)
+fn from_identity(e: &SExpr) -> SExpr {
+    let e = e.map_each(&mut from_identity);
+    let SExpr::Red {
+        op,
+        init,
+        vars,
+        body,
+    } = &e
+    else {
+        return e;
+    };
+    let Some(identity) = identity(*op, init.scalar()).filter(|_| !matches!(**init, SExpr::Lit(_)))
+    else {
+        return e;
+    };
+    let reduction = SExpr::Red {
+        op: *op,
+        init: Box::new(SExpr::Lit(identity)),
+        vars: vars.clone(),
+        body: body.clone(),
+    };
+    SExpr::Bin(*op, init.clone(), Box::new(reduction))
+}
+
+/// The value `x` for which `x op y = y` for every `y` of type `s`, where there is one.
+fn identity(op: Prim, s: Scalar) -> Option<Literal> {
+    use Literal::{F32, F64, I32, I64};
+    Some(match (op, s) {
+        (Prim::Add, Scalar::F32) => F32(0.0),
+        (Prim::Add, Scalar::F64) => F64(0.0),
+        (Prim::Add, Scalar::I32) => I32(0),
+        (Prim::Add, Scalar::I64) => I64(0),
+        (Prim::Mul, Scalar::F32) => F32(1.0),
+        (Prim::Mul, Scalar::F64) => F64(1.0),
+        (Prim::Mul, Scalar::I32) => I32(1),
+        (Prim::Mul, Scalar::I64) => I64(1),
+        (Prim::Max, Scalar::F32) => F32(f32::NEG_INFINITY),
+        (Prim::Max, Scalar::F64) => F64(f64::NEG_INFINITY),
+        (Prim::Max, Scalar::I32) => I32(i32::MIN),
+        (Prim::Max, Scalar::I64) => I64(i64::MIN),
+        (Prim::Min, Scalar::F32) => F32(f32::INFINITY),
+        (Prim::Min, Scalar::F64) => F64(f64::INFINITY),
+        (Prim::Min, Scalar::I32) => I32(i32::MAX),
+        (Prim::Min, Scalar::I64) => I64(i64::MAX),
+        _ => return None,
+    })
+}
+
 /// Numbers from data stand for the variables their values read ([`SExpr::Gather`]).
 pub(crate) fn variables(e: &SExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
@@ -359,7 +414,7 @@ impl Builder {
         e: SExpr,
         target: Target,
     ) -> R<Layout> {
-        let e = ex.with_gathers(&e)?;
+        let e = from_identity(&ex.with_gathers(&e)?);
         let (loops, e) = unroll_into_body(ex, loops, e)?;
         let (loops, e) = delinearize(ex, loops, e);
         let (loops, e) = split_positions(ex, loops, positions, e);
