@@ -167,8 +167,8 @@ fn staged(
     }
     let (loop_flops, mut traps) = loop_stages.finish();
     // (The structured kernels' traps after the loops'.)
-    let structured = structured.finish(traps.len());
-    traps.extend(structured.text.traps.iter().cloned());
+    let mut structured = structured.finish(traps.len());
+    traps.append(&mut structured.text.traps);
     // The loops' lines are indented as the function body's; the rest are not yet.
     let indented = |lines: Vec<String>| lines.into_iter().map(|l| format!("    {l}"));
     let mut kernel_lines = structured.text.kernels.into_iter();

@@ -35,15 +35,21 @@ impl Ex {
         }
         let e = match e {
             SExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
-            SExpr::Gather(g) => match self.load(g.buf, g.idx.clone(), g.scalar) {
-                SExpr::Gather(mut h) => {
-                    for d in &mut h.data {
-                        d.value = self.with_gathers(&d.value)?;
+            // (Its numbers as the kernel's substitutions left them, and any its
+            // index reads now.)
+            SExpr::Gather(g) => {
+                let mut g = (**g).clone();
+                for d in self.data.values() {
+                    let read = g.idx.iter().any(|a| a.mentions(d.var));
+                    if read && !g.data.iter().any(|e| e.var == d.var) {
+                        g.data.push(d.clone());
                     }
-                    return Ok(SExpr::Gather(h));
                 }
-                other => other,
-            },
+                for d in &mut g.data {
+                    d.value = self.with_gathers(&d.value)?;
+                }
+                return Ok(SExpr::Gather(Box::new(g)));
+            }
             SExpr::Select { conds, .. }
                 if conds
                     .iter()

@@ -91,11 +91,11 @@ pub(crate) struct Structured {
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
     let mut stages = StageBuilder::new(sig, limits)?;
     let kernels = stages.stage(sig.body, &sig.out)?.len();
-    let StagedText { text, script } = stages.finish(0);
+    let StagedText { mut text, script } = stages.finish(0);
     Ok(Structured {
         kernels,
         flops: text.flops,
-        traps: text.traps.clone(),
+        traps: std::mem::take(&mut text.traps),
         lines: text.lines(),
         script,
     })

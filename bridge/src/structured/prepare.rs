@@ -330,7 +330,6 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
         .collect()
 }
 
-/// The variables `e`'s indices read (its loads' and its guards' conditions').
 /// `e` with each reduction that starts from a value other than a constant (a sum
 /// from a bias, a maximum from a parameter) that value combined with the reduction
 /// from the operation's identity: the reduction is then a kernel of its own that
@@ -385,6 +384,7 @@ fn identity(op: Prim, s: Scalar) -> Option<Literal> {
     })
 }
 
+/// The variables `e`'s indices read (its loads' and its guards' conditions').
 /// Numbers from data stand for the variables their values read ([`SExpr::Gather`]).
 pub(crate) fn variables(e: &SExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
