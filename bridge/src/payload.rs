@@ -88,20 +88,30 @@ impl Payload {
 /// structured is explicit loops ([`payload_loops`]).
 pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
-    match crate::structured::translate(&sig, limits) {
-        Ok(p) => Ok(Payload {
-            program: term.clone(),
-            mlir: module_text(name, &with_trap(sig.text, &p.traps), &p.lines, "    "),
-            name: name.to_string(),
-            params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
-            result: sig.result,
-            flops: p.flops,
-            transform: Some(p.script),
-            loops_because: None,
-            kernels: vec![KernelForm::Structured; p.kernels],
-            traps: p.traps,
-        }),
+    match crate::structured::translate(&sig, limits, false) {
+        Ok(p) => Ok(structured_payload(name, term, sig, p)),
         Err(why) => staged(name, term, sig, limits, why.0),
+    }
+}
+
+/// The payload of a program structured as a whole.
+fn structured_payload(
+    name: &str,
+    term: &Term,
+    sig: Signature,
+    p: crate::structured::Structured,
+) -> Payload {
+    Payload {
+        program: term.clone(),
+        mlir: module_text(name, &with_trap(sig.text, &p.traps), &p.lines, "    "),
+        name: name.to_string(),
+        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
+        result: sig.result,
+        flops: p.flops,
+        transform: Some(p.script),
+        loops_because: None,
+        kernels: vec![KernelForm::Structured; p.kernels],
+        traps: p.traps,
     }
 }
 
@@ -119,6 +129,10 @@ fn staged(
     let structured = match crate::structured::StageBuilder::new(&sig, limits) {
         Ok(s) if !split.stages.is_empty() => s,
         _ => {
+            let why = match crate::structured::translate(&sig, limits, true) {
+                Ok(p) => return Ok(structured_payload(name, term, sig, p)),
+                Err(why) => why.0,
+            };
             let mut p = loops(name, term, sig, limits)?;
             p.kernels = vec![KernelForm::Loops(why.clone())];
             p.loops_because = Some(why);
@@ -235,7 +249,11 @@ struct Stages {
 impl Stages {
     /// Translates one stage, structured if it can be.
     fn stage(&mut self, term: &Term, out: &Storage) -> Result<(), Error> {
-        match self.structured.stage(term, out) {
+        let structured = self
+            .structured
+            .stage(term, out, false)
+            .or_else(|_| self.structured.stage(term, out, true));
+        match structured {
             Ok(kernels) => {
                 self.kernels
                     .extend(kernels.clone().map(|_| KernelForm::Structured));

@@ -213,20 +213,21 @@ fn programs_100000_levels_deep_translate() {
 #[test]
 fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
     use elevate_bridge::KernelForm;
-    // A stored matrix product, then its elements doubled by a map unrolled 2048
-    // times (not structured): the product stays a `linalg` operation with its
+    // A stored matrix product, then its elements doubled by a body of more operations
+    // than a structured kernel takes: the product stays a `linalg` operation with its
     // Transform script, the map is a loop reading the product's buffer.
-    let p = translated(
+    let long = format!("v * 2.0{}", " + 0.0".repeat(1001));
+    let p = translated(&format!(
         "def f(a: 32.4.f32, b: 4.64.f32) : 2048.f32 =
           let c = toMem(a |> map(fun(r => transpose(b) |> map(fun(c =>
             zip(r, c) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
-          c |> join |> mapSeqUnroll(fun(v => v * 2.0))",
-    )
+          c |> join |> mapSeq(fun(v => {long}))"
+    ))
     .unwrap();
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert_eq!(p.kernels[0], KernelForm::Structured);
     assert!(
-        matches!(&p.kernels[1], KernelForm::Loops(why) if why.contains("unrolling")),
+        matches!(&p.kernels[1], KernelForm::Loops(why) if why.contains("more than 1000")),
         "{:?}",
         p.kernels
     );
@@ -243,11 +244,13 @@ fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
     assert!(p.mlir.contains("memref.load %stage0_0"), "{}", p.mlir);
     assert_eq!(p.mlir.matches("memref.dealloc %stage0_0").count(), 1);
     // A program with no array of its own that is structured stays loops as a whole.
-    let p =
-        translated("def f(x: 2048.f32) : 2048.f32 = x |> mapSeqUnroll(fun(v => v * 2.0))").unwrap();
+    let p = translated(&format!(
+        "def f(x: 2048.f32) : 2048.f32 = x |> mapSeq(fun(v => {long}))"
+    ))
+    .unwrap();
     assert!(p.transform.is_none() && p.loops_because.is_some());
     assert!(
-        matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("unrolling")),
+        matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("more than 1000")),
         "{:?}",
         p.kernels
     );

@@ -98,22 +98,15 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
 
 #[test]
 fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
-    for (source, why) in [
-        (
-            "def f(x: 2048.f32) = x |> mapSeqUnroll(fun(v => v * 2.0))",
-            "unrolling 2048 iterations",
-        ),
-        (
-            "def f(x: 4.0.f32) = x |> mapSeq(fun(r => r |> reduceSeq(add, 0.0)))",
-            "empty",
-        ),
-    ] {
-        let term = lowered(source, &sizes(&[]), "id");
-        let p = payload("f", &term);
-        assert!(p.transform.is_none(), "{source}");
-        let because = p.loops_because.unwrap_or_default();
-        assert!(because.contains(why), "{source}: {because}");
-    }
+    let long = format!(
+        "def f(x: 2048.f32) = x |> mapSeq(fun(v => v * 2.0{}))",
+        " + 0.0".repeat(1001)
+    );
+    let term = lowered(&long, &sizes(&[]), "id");
+    let p = payload("f", &term);
+    assert!(p.transform.is_none());
+    let because = p.loops_because.unwrap_or_default();
+    assert!(because.contains("more than 1000 operations"), "{because}");
 }
 
 #[test]
@@ -148,4 +141,24 @@ fn the_output_tile_is_promoted_only_once_the_output_is_tiled() {
         at_64[..promote].contains("tile_sizes [32, 0, 0]"),
         "{at_64}"
     );
+}
+
+#[test]
+fn a_map_unrolled_more_than_1024_times_is_a_plain_loop_of_its_kernel() {
+    // Unrolled 16 times: the rows on threads, each row's loop unrolled. Unrolled 2048
+    // times: the same kernel, on threads, its row loop kept (the code would only grow).
+    for (width, unrolled) in [(16, true), (2048, false)] {
+        let (mlir, script) = script(
+            &format!("def f(x: 4.{width}.f32) = x |> mapPar(fun(r => r |> mapSeqUnroll(fun(v => v * 2.0))))"),
+            &[],
+            "id",
+        );
+        assert!(mlir.contains("linalg.generic"), "{mlir}");
+        assert!(script.contains("tile_using_forall"), "{script}");
+        assert_eq!(
+            script.contains("transform.loop.unroll"),
+            unrolled,
+            "{script}"
+        );
+    }
 }

@@ -325,3 +325,37 @@ fn a_module_llvm_cannot_compile_is_an_error_not_a_crash() {
         }
     }
 }
+
+#[test]
+fn empty_arrays_are_structured_a_reduction_of_none_being_its_start() {
+    for (source, kernels, expected) in [
+        (
+            "def f(x: 4.0.f32) = x |> map(fun(r => r |> reduce(add, 1.5)))",
+            1,
+            serde_json::json!([1.5, 1.5, 1.5, 1.5]),
+        ),
+        // Nothing to write: no kernel.
+        (
+            "def f(x: 0.4.f32) = x |> map(map(fun(v => v * 2.0)))",
+            0,
+            serde_json::json!([]),
+        ),
+        (
+            "def f(x: 3.0.i32) = x |> map(fun(r => r |> map(fun(v => v + 1)) |> reduce(max, 7)))",
+            1,
+            serde_json::json!([7, 7, 7]),
+        ),
+    ] {
+        let term = super::lowered(source, &NatEnv::default(), "id");
+        let p = super::payload("f", &term);
+        assert!(
+            p.all_structured() && p.transform.is_some(),
+            "{source}: {:?}",
+            p.kernels
+        );
+        assert_eq!(p.kernels.len(), kernels, "{source}: {}", p.mlir);
+        let (found, interpreted) = super::compiled_and_interpreted(&term, 0);
+        assert_eq!(found, interpreted, "{source}");
+        assert_eq!(found, expected, "{source}");
+    }
+}

@@ -28,6 +28,13 @@ pub fn example(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// `expr` followed by 1,001 additions of `zero`: the same value, as a kernel body of
+/// more operations than the structured translation puts in one (1,000), so explicit
+/// loops: what the tests of a loop kernel beside structured ones need.
+pub fn too_long(expr: &str, zero: &str) -> String {
+    format!("{expr}{}", format!(" + {zero}").repeat(1001))
+}
+
 /// Sizes from `name=value` pairs.
 pub fn sizes(pairs: &[(&str, i64)]) -> NatEnv {
     let mut nats = NatEnv::default();

@@ -1,8 +1,9 @@
 //! One translation for the whole program, kernel by kernel: an array the structured
-//! translation cannot express (a map unrolled more than it unrolls) becomes explicit loops by itself, and the program's other
-//! arrays keep `linalg` and the schedule their strategy gave them.
+//! translation cannot express (a kernel body of more than 1,000 operations) becomes
+//! explicit loops by itself, and the program's other arrays keep `linalg` and the
+//! schedule their strategy gave them.
 
-use super::{assert_same, lowered, payload};
+use super::{assert_same, lowered, payload, too_long};
 use elevate::bridge::{jit, Error, KernelForm};
 use elevate::rise::{io, NatEnv, Program};
 
@@ -12,19 +13,29 @@ const PRODUCT_THEN_GATHER: &str = "def f(a: 64.48.f32, b: 48.64.f32, ids: 80.i64
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
   ids |> map(fun(i => c |> idx(natAsIndex(64, (i % 64i64 + 64i64) % 64i64))))";
 
-/// A matrix product stored, then its elements doubled by a map unrolled 4096 times
-/// (more than the structured translation unrolls).
-const PRODUCT_THEN_UNROLLED: &str = "def f(a: 64.48.f32, b: 48.64.f32) : 4096.f32 =
+/// A matrix product stored, then its elements doubled by a body too long for one
+/// structured kernel ([`too_long`]).
+fn product_then_long() -> String {
+    format!(
+        "def f(a: 64.48.f32, b: 48.64.f32) : 4096.f32 =
   let c = toMem(a |> map(fun(arow => transpose(b) |> map(fun(bcol =>
     zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))) in
-  c |> join |> mapSeqUnroll(fun(v => v * 2.0))";
+  c |> join |> mapSeq(fun(v => {}))",
+        too_long("v * 2.0", "0.0")
+    )
+}
 
-/// Elements doubled by a map unrolled 1536 times (loops), bound by `let`, then a
-/// matrix product reading them.
-const UNROLLED_THEN_PRODUCT: &str = "def f(a: 32.48.f32, b: 48.64.f32) : 32.64.f32 =
-  let ac = toMem(a |> join |> mapSeqUnroll(fun(v => v * 2.0)) |> split(48)) in
+/// Elements doubled by a body too long for one structured kernel (loops), bound by
+/// `let`, then a matrix product reading them.
+fn long_then_product() -> String {
+    format!(
+        "def f(a: 32.48.f32, b: 48.64.f32) : 32.64.f32 =
+  let ac = toMem(a |> join |> mapSeq(fun(v => {})) |> split(48)) in
   ac |> map(fun(arow => transpose(b) |> map(fun(bcol =>
-    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
+    zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))",
+        too_long("v * 2.0", "0.0")
+    )
+}
 
 fn forms(source: &str, strategy: &str) -> (elevate::bridge::Payload, elevate::rise::Term) {
     let term = lowered(source, &NatEnv::default(), strategy);
@@ -33,9 +44,9 @@ fn forms(source: &str, strategy: &str) -> (elevate::bridge::Payload, elevate::ri
 
 #[test]
 fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule() {
-    let (p, term) = forms(PRODUCT_THEN_UNROLLED, "microKernel(16, 32, 4, 8)");
+    let (p, term) = forms(&product_then_long(), "microKernel(16, 32, 4, 8)");
     assert!(
-        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("unrolling")),
+        matches!(p.kernels[..], [.., KernelForm::Loops(ref why)] if why.contains("more than 1000 operations")),
         "{:?}",
         p.kernels
     );
@@ -54,7 +65,7 @@ fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule(
     assert!(script.contains("transform.loop.unroll"), "{script}");
     assert!(p.mlir.contains("linalg.generic") || p.mlir.contains("linalg.matmul"));
     assert!(p.mlir.contains("scf.for"), "{}", p.mlir);
-    assert_same(&term, "product then unrolled map");
+    assert_same(&term, "product then a long body");
 }
 
 #[test]
@@ -108,8 +119,38 @@ fn a_gather_at_indices_read_from_data_is_a_kernel_beside_the_scheduled_product()
 }
 
 #[test]
+fn a_read_at_digits_that_do_not_divide_its_position_is_a_load_in_the_kernel_body() {
+    // Position `p` of the 17 reads `x[p mod 5][p / 5]`: digits of 5, which do not
+    // divide 17, so no affine map of the loop reads it; the body computes the index
+    // from `linalg.index` and loads the element.
+    let source = "def f(x: 8.6.f32) : 17.f32 =
+      x |> take(5) |> transpose |> join |> take(17) |> map(fun(v => v * 2.0))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    let body = &p.mlir[p.mlir.find("linalg.generic").unwrap()..];
+    for op in ["linalg.index", "arith.floordivsi", "memref.load"] {
+        assert!(body.contains(op), "{op}: {body}");
+    }
+    assert!(p.traps.is_empty());
+    assert_same(&term, "a read at digits that do not divide");
+    // Rows of such reads on threads.
+    let source = "def f(x: 8.6.f32) : 4.17.f32 =
+      generate(fun(i => x |> take(5) |> transpose |> join |> take(17))) : 4.17.f32
+      |> mapPar(fun(r => r |> mapSeq(fun(v => v * 2.0))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert!(p
+        .transform
+        .as_deref()
+        .unwrap()
+        .contains("tile_using_forall"));
+    assert_same(&term, "rows of reads at digits that do not divide");
+}
+
+#[test]
 fn a_structured_array_reads_what_loops_wrote_through_a_let() {
-    let (p, term) = forms(UNROLLED_THEN_PRODUCT, "id");
+    let (p, term) = forms(&long_then_product(), "id");
     assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
     assert!(
         matches!(p.kernels[0], KernelForm::Loops(_)),
@@ -118,10 +159,10 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
     );
     assert_eq!(p.kernels[1], KernelForm::Structured);
     assert!(p.mlir.contains("linalg.matmul"), "{}", p.mlir);
-    assert_same(&term, "unrolled map then product");
+    assert_same(&term, "a long body then product");
     // And with the product scheduled (without the `let`, which the strategies do not
     // look through).
-    let source = UNROLLED_THEN_PRODUCT
+    let source = long_then_product()
         .replace("let ac = toMem(", "toMem(")
         .replace(") in\n  ac |>", ") |>");
     let (p, term) = forms(&source, "microKernel(16, 32, 4, 8)");
@@ -135,24 +176,28 @@ fn a_structured_array_reads_what_loops_wrote_through_a_let() {
         .transform
         .unwrap()
         .contains("transform.structured.vectorize"));
-    assert_same(&term, "unrolled map then tiled product");
+    assert_same(&term, "a long body then tiled product");
 }
 
 #[test]
 fn a_division_that_may_trap_is_checked_in_its_kernel_beside_one_in_loops() {
     // The first part divides in a structured kernel (checked in its body), the
-    // second in loops (a map unrolled 1032 times): each trap has its own code,
-    // reported at its own division.
-    let source = "def f(x: 8.i32, d: 8.i32, y: 1032.i32) : 16.i32 =
+    // second in loops (a body too long for a structured kernel): each trap has its
+    // own code, reported at its own division.
+    let source = format!(
+        "def f(x: 8.i32, d: 8.i32, y: 1032.i32) : 16.i32 =
       concat(toMem(zip(x, d) |> map(fun(p => fst(p) / snd(p)))),
-             toMem(y |> mapSeqUnroll(fun(v => 16 / v)) |> split(129) |> map(fun(r => r |> reduce(add, 0)))))";
+             toMem(y |> mapSeq(fun(v => {})) |> split(129) |> map(fun(r => r |> reduce(add, 0)))))",
+        too_long("16 / v", "0")
+    );
+    let source = source.as_str();
     let program = Program::load(source, None).unwrap();
     let term = lowered(source, &NatEnv::default(), "id");
     let p = payload("f", &term);
     assert_eq!(p.traps.len(), 2, "{}", p.mlir);
     assert!(
         p.kernels.contains(&KernelForm::Structured)
-            && matches!(p.loop_kernels().collect::<Vec<_>>()[..], [why] if why.contains("unrolling")),
+            && matches!(p.loop_kernels().collect::<Vec<_>>()[..], [why] if why.contains("more than 1000 operations")),
         "{:?}",
         p.kernels
     );

@@ -296,18 +296,22 @@ fn compile_and_run_go_through_mlir() {
             && script.contains("tile_using_for"),
         "{script}"
     );
-    // A payload without a Transform script (a map unrolled 2048 times is explicit
-    // loops): a comment saying why and a valid script that does nothing.
-    let stencil = temp(
-        "unrolled.rise",
-        "def f(x: 2048.f32) = x |> mapSeqUnroll(fun(v => v * 2.0))",
+    // A payload without a Transform script (a body of more operations than a
+    // structured kernel takes is explicit loops): a comment saying why and a valid
+    // script that does nothing.
+    let long = temp(
+        "long.rise",
+        &format!(
+            "def f(x: 2048.f32) = x |> mapSeq(fun(v => v * 2.0{}))",
+            " + 0.0".repeat(1001)
+        ),
     );
-    let o = elevate(&["compile", &stencil, "--emit", "transform"]);
+    let o = elevate(&["compile", &long, "--emit", "transform"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let script = stdout(&o);
     assert!(
         script.starts_with("// no transform script")
-            && script.contains("unrolling 2048 iterations")
+            && script.contains("more than 1000 operations")
             && script.contains("transform.named_sequence @__transform_main(")
             && script.contains("transform.yield"),
         "{script}"

@@ -602,6 +602,10 @@ impl Ex {
     /// reduction of scalars whose step is no `acc ⊕ x`, or of pairs of scalars, as a
     /// fold ([`SExpr::Fold`] per scalar).
     pub(crate) fn reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
+        // Of no element: its start.
+        if xs.len == 0 {
+            return Ok(init);
+        }
         if !matches!(init, SVal::Scalar(_) | SVal::Pair(..)) {
             return self.closed_reduction(kind, f, init, xs);
         }

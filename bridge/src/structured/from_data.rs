@@ -1,6 +1,7 @@
 //! Numbers computed from data used as indices (`natAsIndex`): each is a variable of
 //! the indices it reaches, standing for its value; a load whose index reads one is a
-//! gather, which the kernel's body computes ([`super::checked`]).
+//! gather, which the kernel's body computes ([`super::checked`]). So is, as a last
+//! resort, a read at an index that is not affine in the loops.
 
 use super::eval::{no, DataIndex, Ex, Gathered, SExpr, R};
 use super::index::{Aff, Var};
@@ -78,5 +79,35 @@ impl Ex {
         };
         self.data.insert(var, index);
         var
+    }
+}
+
+/// Whether `e` reads at an index computed in the body or checks a division.
+pub(crate) fn checks(e: &SExpr) -> bool {
+    matches!(e, SExpr::Gather(_) | SExpr::Checked { .. }) || e.children().into_iter().any(checks)
+}
+
+/// `e` with each load at an index that is not `affine` read in the body
+/// ([`SExpr::Gather`] with no number from data).
+pub(crate) fn read_in_body(e: &SExpr, affine: &dyn Fn(usize, &[Aff]) -> bool) -> SExpr {
+    match e {
+        SExpr::Load(b, idx, s) if !affine(*b, idx) => SExpr::Gather(Box::new(Gathered {
+            buf: *b,
+            idx: idx.clone(),
+            data: Vec::new(),
+            scalar: *s,
+        })),
+        SExpr::Load(..) => e.clone(),
+        _ => e.map_each(&mut |c| read_in_body(c, affine)),
+    }
+}
+
+/// The indices of the gathers in `e` ([`SExpr::Gather`]), in their data's too.
+pub(crate) fn gathers(e: &SExpr, out: &mut Vec<Vec<Aff>>) {
+    if let SExpr::Gather(g) = e {
+        out.push(g.idx.clone());
+    }
+    for c in e.children() {
+        gathers(c, out);
     }
 }

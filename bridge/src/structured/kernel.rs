@@ -3,6 +3,7 @@
 //! program's loops, outermost first, as tiles of those dimensions).
 
 use super::eval::{no, size, Ex, LoopKind, LoopRec, SExpr, SVal, R};
+use super::from_data::{checks, gathers, read_in_body};
 use super::index::{flattened_digits, Aff, Extents, Var};
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
@@ -167,31 +168,22 @@ pub(crate) struct Kernel {
     /// operand, a result's rows read from a larger buffer): its schedule is the
     /// bridge's to choose.
     pub(crate) free: bool,
-    /// Where the body reads at indices computed from data ([`SExpr::Gather`]): each
-    /// loop's dimension, step and trip count (its counter is `(index(d) / step) mod
-    /// trips`); empty elsewhere.
+    /// Where the body reads at indices it computes ([`SExpr::Gather`]: from data, or
+    /// not affine in the loops): each loop's dimension, step and trip count (its counter
+    /// is `(index(d) / step) mod trips`); empty elsewhere.
     pub(crate) counters: BTreeMap<Var, (usize, i64, i64)>,
 }
 
 impl Kernel {
-    /// Whether the body reads at indices computed from data or checks a division:
+    /// Whether the body computes indices it reads at, or checks a division:
     /// operations the vectorizer does not take.
     pub(crate) fn checks(&self) -> bool {
         !self.counters.is_empty() || self.body.iter().any(checks)
     }
-}
 
-fn checks(e: &SExpr) -> bool {
-    matches!(e, SExpr::Gather(_) | SExpr::Checked { .. }) || e.children().into_iter().any(checks)
-}
-
-/// The indices of the gathers in `e` ([`SExpr::Gather`]), in their data's too.
-fn gathers(e: &SExpr, out: &mut Vec<Vec<Aff>>) {
-    if let SExpr::Gather(g) = e {
-        out.push(g.idx.clone());
-    }
-    for c in e.children() {
-        gathers(c, out);
+    /// The output of a kernel that is not a fold.
+    pub(crate) fn out(&self) -> &Operand {
+        &self.outs[0]
     }
 }
 
@@ -203,13 +195,6 @@ pub(crate) enum Reduction {
     /// Each output starts at its constant and becomes its body at each step, in the
     /// order of the reduction loops (argmax's value and position).
     Fold(Vec<Literal>),
-}
-
-impl Kernel {
-    /// The output of a kernel that is not a fold.
-    pub(crate) fn out(&self) -> &Operand {
-        &self.outs[0]
-    }
 }
 
 /// The program's buffers and kernels, as they are found.
@@ -226,6 +211,10 @@ pub(crate) struct Builder {
     /// program has not read yet), and those of them no kernel writes any more.
     pub(crate) scratch: BTreeSet<usize>,
     pub(crate) unused: BTreeSet<usize>,
+    /// Whether a read at an index not affine in the loops is a load in the kernel's
+    /// body: the last resort, after the program split into stages (whose buffers
+    /// read affinely where the whole program's do not) has been tried without.
+    pub(crate) reads_in_body: bool,
 }
 
 impl Builder {
@@ -238,6 +227,7 @@ impl Builder {
             by_name: Default::default(),
             scratch: BTreeSet::new(),
             unused: BTreeSet::new(),
+            reads_in_body: false,
         }
     }
 }
@@ -288,7 +278,9 @@ impl Builder {
             *d = a.len;
         }
         if dims.contains(&0) {
-            return no("an empty array");
+            // Nothing to write: no kernel.
+            ex.loops.clear();
+            return Ok((0..dims.len()).map(|k| (k, 1, dims[k])).collect());
         }
         let positions: Vec<Var> = dims.iter().map(|d| ex.var(*d)).collect();
         let mut v = value;
@@ -345,6 +337,7 @@ pub(crate) fn analyze(
         natural,
         offset,
     } = target;
+    let reads_in_body = builder.reads_in_body;
     let bufs = &mut builder.bufs;
     let kinds: BTreeMap<Var, LoopKind> = loops.iter().map(|(v, r)| (*v, r.kind)).collect();
     // 1. Map loops that are digits of an output position (`(p / a) mod b`), and the
@@ -545,11 +538,8 @@ pub(crate) fn analyze(
         }
     }
 
-    // 4. The accesses, affine in the loops.
-    let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
-    for b in &body {
-        b.collect_loads(&mut loads);
-    }
+    // 4. The accesses, affine in the loops; a read at an index that is not (a position
+    // walked as digits that do not divide it) is a load in the body.
     let linear = |idx: &[Aff]| -> R<Vec<Linear>> {
         idx.iter()
             .map(|a| {
@@ -561,6 +551,15 @@ pub(crate) fn analyze(
             })
             .collect()
     };
+    let affine = |b: usize, idx: &[Aff]| {
+        let flat = flattened_digits(idx, &bufs[b].dims, ex);
+        !reads_in_body || linear(flat.as_deref().unwrap_or(idx)).is_ok()
+    };
+    let body: Vec<SExpr> = body.iter().map(|b| read_in_body(b, &affine)).collect();
+    let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
+    for b in &body {
+        b.collect_loads(&mut loads);
+    }
     let out_lin = linear(&out_index)?;
     // (A `join`ed buffer read at a sum of loops is read through a strided view.)
     let loads_lin: Vec<_> = loads
@@ -570,13 +569,20 @@ pub(crate) fn analyze(
             None => linear(idx),
         })
         .collect::<R<_>>()?;
-    // Reads at indices computed from data: affine in the loops besides, which
-    // they group into dimensions as operands do.
+    // Reads at indices computed from data: affine in the loops besides, which they
+    // group into dimensions as operands do (each variable of an index that is not
+    // affine is a component of its own).
     let mut gathered = Vec::new();
-    for b in &body {
-        gathers(b, &mut gathered);
-    }
-    let gathers_lin: Vec<Vec<Linear>> = gathered.iter().map(|idx| linear(idx)).collect::<R<_>>()?;
+    body.iter().for_each(|b| gathers(b, &mut gathered));
+    let gathers_lin: Vec<Vec<Linear>> = gathered
+        .iter()
+        .map(|idx| {
+            linear(idx).or_else(|_| {
+                let vars = idx.iter().flat_map(Aff::vars).collect::<BTreeSet<_>>();
+                Ok(vars.into_iter().map(|v| (vec![(v, 1)], 0)).collect())
+            })
+        })
+        .collect::<R<_>>()?;
     let components: Vec<&(Vec<(Var, i64)>, i64)> = out_lin
         .iter()
         .chain(loads_lin.iter().flatten())

@@ -15,11 +15,14 @@ impl Materialize for Builder {
         let (dims, scalar) = shape(ty)?;
         // Over the limits, the loops translation reports it, located.
         let b = self.own_buffer(dims.clone(), scalar)?;
+        let before = self.kernels.len();
         let layout = self.kernel(ex, value, b, true)?;
         // A value that already lies in a buffer of the program's own, as it would
         // lie in this one (a padded operand its guard wrote), is read from there:
         // the copy would only cost a pass over memory, outside any parallel loop.
-        let copied = self.kernels.last().and_then(|k| self.whole_copy_of(k));
+        let copied = self.kernels[before..]
+            .last()
+            .and_then(|k| self.whole_copy_of(k));
         if let Some(src) = copied.filter(|src| *src != b) {
             self.kernels.pop();
             self.unused.insert(b);

@@ -88,9 +88,16 @@ pub(crate) struct Structured {
 
 /// The structured body of the entry point `sig`, or why it has none: the whole
 /// program as one stage.
-pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
+///
+/// With `reads_in_body`, a read at an index not affine in the loops is a load in its
+/// kernel's body ([`StageBuilder::stage`]).
+pub(crate) fn translate(
+    sig: &Signature,
+    limits: &Limits,
+    reads_in_body: bool,
+) -> Result<Structured, NotStructured> {
     let mut stages = StageBuilder::new(sig, limits)?;
-    let kernels = stages.stage(sig.body, &sig.out)?.len();
+    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
     let StagedText { mut text, script } = stages.finish(0);
     Ok(Structured {
         kernels,
@@ -155,15 +162,23 @@ impl StageBuilder {
     }
 
     /// The kernels that write `term`'s value into `out` (their numbers), or why there
-    /// are none: then nothing of the stage is kept.
+    /// are none: then nothing of the stage is kept. With `reads_in_body`, a read at an
+    /// index that is not affine in the loops (a position walked as digits that do not
+    /// divide it) is a load in the kernel's body, which computes the index; without,
+    /// it is a reason to try the program's stages apart first, whose buffers may read
+    /// affinely (as they lie) where the whole program's do not (as its loops nest).
     pub(crate) fn stage(
         &mut self,
         term: &elevate_rise::Term,
         out: &Storage,
+        reads_in_body: bool,
     ) -> Result<std::ops::Range<usize>, NotStructured> {
         let b = &self.builder;
         let (bufs, kernels, reductions) = (b.bufs.len(), b.kernels.len(), b.reductions.len());
-        match self.try_stage(term, out) {
+        self.builder.reads_in_body = reads_in_body;
+        let staged = self.try_stage(term, out);
+        self.builder.reads_in_body = false;
+        match staged {
             Ok(()) => Ok(kernels..self.builder.kernels.len()),
             Err(why) => {
                 self.builder.bufs.truncate(bufs);

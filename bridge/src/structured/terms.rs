@@ -22,8 +22,18 @@ fn untyped() -> NotStructured {
 }
 
 /// The most unrolled iterations of one loop: beyond it, unrolling would only bloat the
-/// code, and the program is translated as loops (which do not unroll).
+/// code, and the loop runs as written without it.
 const MAX_UNROLL: i64 = 1024;
+
+/// The kind of a loop of `trips` iterations the program unrolls: `unroll`, or `plain`
+/// beyond [`MAX_UNROLL`].
+fn unrolled(trips: i64, unroll: LoopKind, plain: LoopKind) -> LoopKind {
+    if trips > MAX_UNROLL {
+        plain
+    } else {
+        unroll
+    }
+}
 
 /// `n` lanes, if the bridge generates vectors that wide.
 fn lanes(n: i64) -> R<i64> {
@@ -378,10 +388,8 @@ impl Ex {
             MapSeq => self.computed_map(LoopKind::Seq, &args[0], &args[1].array()?),
             MapSeqUnroll => {
                 let xs = args[1].array()?;
-                if xs.len > MAX_UNROLL {
-                    return no(format!("unrolling {} iterations", xs.len));
-                }
-                self.computed_map(LoopKind::Unroll, &args[0], &xs)
+                let kind = unrolled(xs.len, LoopKind::Unroll, LoopKind::Seq);
+                self.computed_map(kind, &args[0], &xs)
             }
             MapPar => self.computed_map(LoopKind::Par, &args[0], &args[1].array()?),
             ReduceSeq | Reduce => self.reduction(
@@ -392,10 +400,8 @@ impl Ex {
             ),
             ReduceSeqUnroll => {
                 let xs = args[2].array()?;
-                if xs.len > MAX_UNROLL {
-                    return no(format!("unrolling {} iterations", xs.len));
-                }
-                self.reduction(LoopKind::ReduceUnroll, &args[0], args[1].clone(), &xs)
+                let kind = unrolled(xs.len, LoopKind::ReduceUnroll, LoopKind::Reduce);
+                self.reduction(kind, &args[0], args[1].clone(), &xs)
             }
             VectorFromScalar => {
                 let SVal::Scalar(x) = &args[0] else {
