@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod boundary;
+mod checks;
 mod driver;
 mod env;
 pub mod error;

@@ -4,6 +4,7 @@
 use super::emitter::Gen;
 use super::value::{lanes_value, Val};
 use crate::boundary::{Check, TrapSite};
+use crate::checks;
 use crate::error::Error;
 use crate::text::{binary_text, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
 use elevate_rise::prim::Prim;
@@ -75,10 +76,7 @@ impl Gen {
     }
 
     /// The divisor `y` of `x` (integers of type `s`, or vectors of them), with 1 where
-    /// the division would trap: by zero, or of the smallest integer by -1 (whose
-    /// quotient does not fit; the remainder is 0, which dividing by 1 gives). A
-    /// division by zero, or a quotient that does not fit, records its code in the trap
-    /// argument (the largest code wins, so that parallel loops record one too).
+    /// the division would trap, which records its code ([`checks::divisor`]).
     fn guard_divisor(
         &mut self,
         p: Prim,
@@ -88,57 +86,13 @@ impl Gen {
         lanes: Option<i64>,
         at: &Term,
     ) -> String {
-        let site = self.traps.len() as i64;
+        let site = self.traps.len();
         self.traps.push(TrapSite {
             op: p,
             check: Check::Division(s),
             span: at.span(),
         });
-        let (e, t) = (mlir_scalar(s), lane_type(s, lanes));
-        let smallest = match s {
-            Scalar::I32 => i64::from(i32::MIN),
-            _ => i64::MIN,
-        };
-        let constant = |g: &mut Gen, v: i64| {
-            let c = g.op(format!("arith.constant {v} : {e}"));
-            g.splat(&c, s, lanes)
-        };
-        let (zero, minus_one) = (constant(self, 0), constant(self, -1));
-        let (smallest, one) = (constant(self, smallest), constant(self, 1));
-        let by_zero = self.op(format!("arith.cmpi eq, {y}, {zero} : {t}"));
-        let by_minus_one = self.op(format!("arith.cmpi eq, {y}, {minus_one} : {t}"));
-        let of_smallest = self.op(format!("arith.cmpi eq, {x}, {smallest} : {t}"));
-        let flags = lane_type(Scalar::Bool, lanes);
-        let overflow = self.op(format!(
-            "arith.andi {by_minus_one}, {of_smallest} : {flags}"
-        ));
-        let bad = self.op(format!("arith.ori {by_zero}, {overflow} : {flags}"));
-        let selected = match lanes {
-            None => t.clone(),
-            Some(_) => format!("{flags}, {t}"),
-        };
-        let safe = self.op(format!("arith.select {bad}, {one}, {y} : {selected}"));
-        // Only a quotient overflows: the remainder of the smallest integer by -1 is 0.
-        let traps = if p == Prim::Div { bad } else { by_zero.clone() };
-        let (traps, by_zero) = match lanes {
-            None => (traps, by_zero),
-            Some(n) => {
-                let any = |g: &mut Gen, v: &str| {
-                    g.op(format!(
-                        "vector.reduction <or>, {v} : vector<{n}xi1> into i1"
-                    ))
-                };
-                (any(self, &traps), any(self, &by_zero))
-            }
-        };
-        self.record_trap(&traps, |g| {
-            let zero_code = g.op(format!("arith.constant {} : i32", 2 * site + 1));
-            let overflow_code = g.op(format!("arith.constant {} : i32", 2 * site + 2));
-            g.op(format!(
-                "arith.select {by_zero}, {zero_code}, {overflow_code} : i32"
-            ))
-        });
-        safe
+        checks::divisor(self, site, p, [x, y], s, lanes)
     }
 
     /// Counts one floating-point operation on `lanes` lanes where the code runs.

@@ -1,7 +1,8 @@
 //! The generator's state and its plainest operations: lines and fresh names, regions
 //! (loop bodies) with the buffers they free, loops, the trap record.
 
-use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
+use crate::boundary::{Check, TrapSite};
+use crate::checks;
 use crate::error::Error;
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
@@ -157,37 +158,35 @@ impl Gen {
         Ok(())
     }
 
-    /// Where `when` (an `i1`) holds, records the code `code` computes (an `i32`) in
-    /// the trap argument: the largest code wins, so that parallel loops record one
-    /// too.
-    pub(super) fn record_trap(&mut self, when: &str, code: impl FnOnce(&mut Gen) -> String) {
-        self.emit(format!("scf.if {when} {{"));
-        self.indent += 1;
-        let code = code(self);
-        self.op(format!(
-            "memref.atomic_rmw maxs {code}, {TRAP_ARGUMENT}[] : (i32, memref<i32>) -> i32"
-        ));
-        self.indent -= 1;
-        self.emit("}");
-    }
-
     /// The index `x` (an `i64`) stands for, below `bound`: one outside `0..bound` is
     /// recorded as a trap (as the interpreter reports it), and 0 read instead.
     pub(super) fn checked_index(&mut self, x: &str, bound: i64, op: Prim, at: &Term) -> String {
-        let site = self.traps.len() as i64;
+        let site = self.traps.len();
         self.traps.push(TrapSite {
             op,
             check: Check::Index { bound },
             span: at.span(),
         });
-        let i = self.op(format!("arith.index_cast {x} : i64 to index"));
-        let (zero, end) = (self.index(0), self.index(bound));
-        let below = self.op(format!("arith.cmpi slt, {i}, {zero} : index"));
-        let beyond = self.op(format!("arith.cmpi sge, {i}, {end} : index"));
-        let outside = self.op(format!("arith.ori {below}, {beyond} : i1"));
-        self.record_trap(&outside, |g| {
-            g.op(format!("arith.constant {} : i32", 2 * site + 1))
-        });
-        self.op(format!("arith.select {outside}, {zero}, {i} : index"))
+        checks::index(self, site, x, bound)
+    }
+}
+
+impl checks::Ops for Gen {
+    fn op(&mut self, rhs: String) -> String {
+        Gen::op(self, rhs)
+    }
+
+    fn region(&mut self, head: String, body: Vec<String>) {
+        self.emit(format!("{head} {{"));
+        self.indent += 1;
+        for line in body {
+            self.emit(line);
+        }
+        self.indent -= 1;
+        self.emit("}");
+    }
+
+    fn fresh(&mut self) -> String {
+        Gen::fresh(self)
     }
 }

@@ -1,16 +1,18 @@
-//! Operations a kernel's body checks, as the interpreter does: a read at an index
-//! computed from data (`natAsIndex`), whose number must be below its bound (outside,
-//! a trap is recorded and 0 read instead), the buffer read where it lies
-//! (`memref.load`, the rest of its index computed from the kernel's loop counters,
-//! `linalg.index`); and an integer division or remainder whose divisor may be 0 (or
-//! -1 of the smallest dividend: a trap, and 1 divides instead). The kernel stays a
-//! `linalg.generic` that tiles, and runs in parallel where the program's loops do; it
-//! is not vectorized.
+//! Reads and operations a kernel's body computes itself: a read at an index computed
+//! from data (`natAsIndex`), whose number must be below its bound (outside, a trap is
+//! recorded and 0 read instead), or at an index not affine in the loops, the buffer
+//! read where it lies (`memref.load`, the index computed from the kernel's loop
+//! counters, `linalg.index`); and an integer division or remainder whose divisor may
+//! be 0 (or -1 of the smallest dividend: a trap, and 1 divides instead). The checks
+//! are the explicit loops' ([`crate::checks`]). The kernel stays a `linalg.generic`
+//! that tiles, and runs in parallel where the program's loops do; it is not
+//! vectorized.
 
 use super::emit::Body;
 use super::eval::Gathered;
 use super::index::{Aff, Atom, Var};
-use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
+use crate::boundary::{Check, TrapSite};
+use crate::checks::{self, Ops};
 use crate::text::{binary_text, memref_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
@@ -29,16 +31,7 @@ impl Body<'_> {
                 check: Check::Index { bound: d.bound },
                 span: d.span,
             });
-            let i = self.op(format!("arith.index_cast {x} : i64 to index"));
-            let zero = self.constant(0);
-            let end = self.constant(d.bound);
-            let below = self.op(format!("arith.cmpi slt, {i}, {zero} : index"));
-            let beyond = self.op(format!("arith.cmpi sge, {i}, {end} : index"));
-            let outside = self.op(format!("arith.ori {below}, {beyond} : i1"));
-            let code = self.op(format!("arith.constant {} : i32", 2 * site + 1));
-            self.record_trap(&outside, &code);
-            let checked = self.op(format!("arith.select {outside}, {zero}, {i} : index"));
-            data.insert(d.var, checked);
+            data.insert(d.var, checks::index(self, site, &x, d.bound));
         }
         let idx: Vec<String> = g.idx.iter().map(|a| self.index(a, &data)).collect();
         let buf = &self.bufs[g.buf];
@@ -61,45 +54,10 @@ impl Body<'_> {
             check: Check::Division(s),
             span,
         });
-        let t = mlir_scalar(s);
-        let smallest = match s {
-            Scalar::I32 => i64::from(i32::MIN),
-            _ => i64::MIN,
-        };
-        let [zero, minus_one, smallest, one] =
-            [0, -1, smallest, 1].map(|v| self.op(format!("arith.constant {v} : {t}")));
-        let by_zero = self.op(format!("arith.cmpi eq, {y}, {zero} : {t}"));
-        let by_minus_one = self.op(format!("arith.cmpi eq, {y}, {minus_one} : {t}"));
-        let of_smallest = self.op(format!("arith.cmpi eq, {x}, {smallest} : {t}"));
-        let overflow = self.op(format!("arith.andi {by_minus_one}, {of_smallest} : i1"));
-        let bad = self.op(format!("arith.ori {by_zero}, {overflow} : i1"));
-        // Only a quotient overflows: the remainder of the smallest integer by -1 is 0.
-        let traps = if op == Prim::Div {
-            bad.clone()
-        } else {
-            by_zero.clone()
-        };
-        let zero_code = self.op(format!("arith.constant {} : i32", 2 * site + 1));
-        let overflow_code = self.op(format!("arith.constant {} : i32", 2 * site + 2));
-        let code = self.op(format!(
-            "arith.select {by_zero}, {zero_code}, {overflow_code} : i32"
-        ));
-        self.record_trap(&traps, &code);
-        let safe = self.op(format!("arith.select {bad}, {one}, {y} : {t}"));
-        let rhs = binary_text(op, x, &safe, false, t)
+        let safe = checks::divisor(self, site, op, [x, y], s, None);
+        let rhs = binary_text(op, x, &safe, false, mlir_scalar(s))
             .unwrap_or_else(|| unreachable!("`{}` is a division", op.name()));
         self.op(rhs)
-    }
-
-    /// Where `when` holds, trap `code` recorded (the largest code of those recorded
-    /// is the one reported).
-    fn record_trap(&mut self, when: &str, code: &str) {
-        let old = self.fresh();
-        self.push(format!("scf.if {when} {{"));
-        self.push(format!(
-            "  {old} = memref.atomic_rmw maxs {code}, {TRAP_ARGUMENT}[] : (i32, memref<i32>) -> i32"
-        ));
-        self.push("}".to_string());
     }
 
     fn constant(&mut self, c: i64) -> String {
@@ -154,5 +112,23 @@ impl Body<'_> {
             x = self.op(format!("arith.remui {x}, {t} : index"));
         }
         x
+    }
+}
+
+impl Ops for Body<'_> {
+    fn op(&mut self, rhs: String) -> String {
+        Body::op(self, rhs)
+    }
+
+    fn region(&mut self, head: String, body: Vec<String>) {
+        self.push(format!("{head} {{"));
+        for line in body {
+            self.push(format!("  {line}"));
+        }
+        self.push("}".into());
+    }
+
+    fn fresh(&mut self) -> String {
+        Body::fresh(self)
     }
 }
