@@ -307,6 +307,35 @@ fn concat_is_two_kernels_into_the_two_parts_of_its_buffer() {
 }
 
 #[test]
+fn a_pair_accumulator_that_starts_from_values_reads_them_at_its_first_step() {
+    // argmax of each row, from a start of the program's (each row's threshold, and
+    // -1): one kernel, its body reading the start where the reduction's position is
+    // 0 (filled with anything before), on rows on threads.
+    let source = "def f(x: 8.16.f32, t: 8.f32, ids: 16.i32) : 8.(f32, i32) =
+      zip(x, t) |> mapPar(fun(rt => zip(fst(rt), ids)
+        |> reduceSeq(fun(acc, p => select(fst(p) > fst(acc), p, acc)), (snd(rt), -1))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.kernels.len(), 1, "{}", p.mlir);
+    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    for op in ["linalg.index", "arith.cmpi eq"] {
+        assert!(p.mlir.contains(op), "{op}: {}", p.mlir);
+    }
+    assert!(p
+        .transform
+        .as_deref()
+        .unwrap()
+        .contains("tile_using_forall"));
+    assert_same(&term, "argmax from a threshold");
+    // A scalar fold from a parameter, its step no `acc ⊕ x`.
+    let source = "def f(x: 4.32.f32, s: f32) : 4.f32 =
+      x |> mapSeq(fun(r => r |> reduceSeq(fun(acc, v => acc * 0.5 + v), s)))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_same(&term, "a fold from a parameter");
+}
+
+#[test]
 fn a_pair_accumulator_is_one_kernel_with_an_output_per_component() {
     // argmax of each row: the largest value and where it is. One `linalg.generic`
     // whose reduction carries both (two outputs, each filled with its start value,

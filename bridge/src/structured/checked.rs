@@ -39,6 +39,12 @@ impl Body<'_> {
         self.op(format!("memref.load {name}[{}] : {ty}", idx.join(", ")))
     }
 
+    /// The value of index `a` of the kernel's loops, an `i64`.
+    pub(super) fn position(&mut self, a: &Aff) -> String {
+        let i = self.index(a, &BTreeMap::new());
+        self.op(format!("arith.index_cast {i} : index to i64"))
+    }
+
     /// `x op y` (`div` or `mod` of integers of type `s`), checked.
     pub(super) fn checked_division(
         &mut self,

@@ -527,6 +527,7 @@ impl Body<'_> {
             SExpr::Param(name, _) => name.clone(),
             SExpr::Load(k, _, _) => format!("%in{k}"),
             SExpr::Gather(g) => self.gather(g),
+            SExpr::Position(a) => self.position(a),
             SExpr::Checked { op, x, y, span } => {
                 let s = x.scalar();
                 let (x, y) = (self.expr(x), self.expr(y));

@@ -126,6 +126,8 @@ pub(crate) enum SExpr {
     },
     /// An element of a buffer at an index computed from data ([`Gathered`]).
     Gather(Box<Gathered>),
+    /// The value of an index of the kernel's loops, an `i64` (a fold's first step).
+    Position(Aff),
     /// `init ⊕ Σ_{vars} body`
     Red {
         op: Prim,
@@ -236,6 +238,7 @@ impl SExpr {
                 Literal::F32(_) => Scalar::F32,
                 Literal::F64(_) => Scalar::F64,
             },
+            SExpr::Position(_) => Scalar::I64,
             SExpr::Param(_, s) | SExpr::Load(_, _, s) | SExpr::Acc(_, _, s) => *s,
             SExpr::Gather(g) => g.scalar,
             SExpr::Bin(p, a, _) => match p {
@@ -263,6 +266,7 @@ impl SExpr {
                 }
                 SExpr::Gather(Box::new(g))
             }
+            SExpr::Position(a) => SExpr::Position(f(a)),
             _ => self.map_each(&mut |c| c.map_indices(f)),
         };
         match mapped {
@@ -309,7 +313,11 @@ impl SExpr {
             SExpr::Select { then, other, .. } => vec![then, other],
             SExpr::Pick(c, a, b) => vec![c, a, b],
             SExpr::Gather(g) => g.data.iter().map(|d| &d.value).collect(),
-            SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => Vec::new(),
+            SExpr::Lit(_)
+            | SExpr::Param(..)
+            | SExpr::Load(..)
+            | SExpr::Acc(..)
+            | SExpr::Position(_) => Vec::new(),
         }
     }
 
@@ -370,7 +378,11 @@ impl SExpr {
                 }
                 SExpr::Gather(Box::new(g))
             }
-            SExpr::Lit(_) | SExpr::Param(..) | SExpr::Load(..) | SExpr::Acc(..) => self.clone(),
+            SExpr::Lit(_)
+            | SExpr::Param(..)
+            | SExpr::Load(..)
+            | SExpr::Acc(..)
+            | SExpr::Position(_) => self.clone(),
         })
     }
 }

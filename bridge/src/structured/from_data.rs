@@ -82,9 +82,13 @@ impl Ex {
     }
 }
 
-/// Whether `e` reads at an index computed in the body or checks a division.
+/// Whether `e` reads at an index computed in the body, reads a position or checks a
+/// division: operations the vectorizer does not take.
 pub(crate) fn checks(e: &SExpr) -> bool {
-    matches!(e, SExpr::Gather(_) | SExpr::Checked { .. }) || e.children().into_iter().any(checks)
+    matches!(
+        e,
+        SExpr::Gather(_) | SExpr::Checked { .. } | SExpr::Position(_)
+    ) || e.children().into_iter().any(checks)
 }
 
 /// `e` with each load at an index that is not `affine` read in the body

@@ -5,10 +5,10 @@
 use super::eval::{no, size, Ex, LoopKind, LoopRec, SExpr, SVal, R};
 use super::from_data::{checks, gathers, read_in_body};
 use super::index::{flattened_digits, Aff, Extents, Var};
+use super::start::{constants, starting};
 use elevate_rise::limits::Limits;
-use elevate_rise::prim::Prim;
-use elevate_rise::term::Literal;
 use elevate_rise::types::{Scalar, Type, TypeKind};
+use elevate_rise::{prim::Prim, term::Literal};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A buffer's layout by the loops that write it: digit `(position, a, b)` is
@@ -495,22 +495,18 @@ pub(crate) fn analyze(
 
     // 3. The body: `init ⊕ Σ body`, a fold's steps (which output this kernel is
     //    for), or a plain expression.
-    let constant = |e: SExpr| match e {
-        SExpr::Lit(l) => Ok(l),
-        _ => no("a reduction that starts from something other than a constant"),
-    };
     let (reduction, body, reduced, component) = match e {
         SExpr::Red {
             op,
             init,
             vars,
             body,
-        } => (
-            Some(Reduction::Combine(op, constant(*init)?)),
-            vec![*body],
-            vars,
-            0,
-        ),
+        } => {
+            let SExpr::Lit(init) = *init else {
+                return no("a reduction that starts from something other than a constant");
+            };
+            (Some(Reduction::Combine(op, init)), vec![*body], vars, 0)
+        }
         SExpr::Fold {
             id,
             inits,
@@ -518,13 +514,18 @@ pub(crate) fn analyze(
             steps,
             component,
         } => {
-            let inits = inits.into_iter().map(constant).collect::<R<Vec<_>>>()?;
-            // Accumulator `id + j` is output `j`.
-            let steps = steps
+            // Accumulator `id + j` is output `j`; one that starts from a value reads
+            // it at the first step.
+            let steps = starting(steps, &inits, id, &vars)
                 .iter()
                 .map(|s| renumber_accs(s, id))
                 .collect::<R<_>>()?;
-            (Some(Reduction::Fold(inits)), steps, vars, component)
+            (
+                Some(Reduction::Fold(constants(&inits))),
+                steps,
+                vars,
+                component,
+            )
         }
         e => (None, vec![e], Vec::new(), 0),
     };
@@ -777,10 +778,10 @@ pub(crate) fn analyze(
         });
     }
     let body: Vec<SExpr> = body.iter().map(|b| b.number_loads(&loads)).collect();
-    // Where the body gathers, each loop's place, for the body to compute its counter.
-    let counters = match gathered.is_empty() {
-        true => BTreeMap::new(),
-        false => place
+    // Where the body computes indices, each loop's place, for its counter.
+    let counters = match body.iter().any(checks) {
+        false => BTreeMap::new(),
+        true => place
             .iter()
             .map(|(v, (d, step))| (*v, (*d, *step, ex.extent(*v))))
             .collect(),

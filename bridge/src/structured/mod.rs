@@ -63,6 +63,7 @@ mod index;
 mod kernel;
 mod materialize;
 mod prepare;
+mod start;
 mod terms;
 
 pub use eval::NotStructured;

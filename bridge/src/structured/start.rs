@@ -1,0 +1,63 @@
+//! A fold that starts from values rather than constants (argmax from a row's
+//! threshold, a recurrence from a parameter): its outputs are filled with anything,
+//! and its step reads each start value instead of its accumulator at the first step,
+//! where every reduction loop's position is 0 (`linalg.index`). Exact, and the kernel
+//! tiles and runs in parallel as any fold does.
+
+use super::eval::SExpr;
+use super::index::{Aff, Var};
+use elevate_rise::prim::Prim;
+use elevate_rise::term::Literal;
+use elevate_rise::types::Scalar;
+
+/// A fold's `steps` where accumulator `id + j` reads `inits[j]` at the first step
+/// (every one of `vars` at 0) when that is no constant.
+pub(crate) fn starting(steps: Vec<SExpr>, inits: &[SExpr], id: u32, vars: &[Var]) -> Vec<SExpr> {
+    if inits.iter().all(|i| matches!(i, SExpr::Lit(_))) {
+        return steps;
+    }
+    let sum = vars.iter().fold(Aff::cst(0), |a, v| a.add(&Aff::var(*v)));
+    let first = SExpr::Bin(
+        Prim::Equal,
+        Box::new(SExpr::Position(sum)),
+        Box::new(SExpr::Lit(Literal::I64(0))),
+    );
+    fn started(e: &SExpr, inits: &[SExpr], id: u32, first: &SExpr) -> SExpr {
+        match e {
+            SExpr::Acc(a, idx, _) if idx.is_empty() && *a >= id => {
+                match inits.get((a - id) as usize) {
+                    Some(i) if !matches!(i, SExpr::Lit(_)) => SExpr::Pick(
+                        Box::new(first.clone()),
+                        Box::new(i.clone()),
+                        Box::new(e.clone()),
+                    ),
+                    _ => e.clone(),
+                }
+            }
+            _ => e.map_each(&mut |c| started(c, inits, id, first)),
+        }
+    }
+    steps
+        .iter()
+        .map(|s| started(s, inits, id, &first))
+        .collect()
+}
+
+/// The constants a fold's outputs are filled with: each start that is one, and any
+/// of its type where it is a value (read at the first step instead).
+pub(crate) fn constants(inits: &[SExpr]) -> Vec<Literal> {
+    let zero = |s: Scalar| match s {
+        Scalar::Bool => Literal::Bool(false),
+        Scalar::I32 => Literal::I32(0),
+        Scalar::I64 => Literal::I64(0),
+        Scalar::F32 => Literal::F32(0.0),
+        Scalar::F64 => Literal::F64(0.0),
+    };
+    inits
+        .iter()
+        .map(|i| match i {
+            SExpr::Lit(l) => *l,
+            other => zero(other.scalar()),
+        })
+        .collect()
+}
