@@ -150,7 +150,10 @@ pub fn pack_b_here() -> Strategy<Term> {
 
 /// [`pack_b_here`] with blocks of `w` columns.
 pub fn pack_b_here_width(w: i64) -> Strategy<Term> {
-    let how = permute_b_width(w)
+    // (A padded `b` that `padNest` stored is packed from `b` itself: the packed copy
+    // is the padded one, one pass over `b` rather than three.)
+    let how = elevate_strategies::try_(unstored_padding())
+        >> permute_b_width(w)
         >> dfnf()
         >> innermost(is_fully_applied_map(), vectorize(w))
         >> dfnf()
@@ -159,6 +162,16 @@ pub fn pack_b_here_width(w: i64) -> Strategy<Term> {
         with_width("packBHere", w),
         store_in_memory(is_transposed_b(), how),
     )
+}
+
+/// `toMem(padCst(l, r, c)(x)) -> padCst(l, r, c)(x)`: a padded array computed where
+/// it is read rather than stored (by the copy that packs it).
+fn unstored_padding() -> Strategy<Term> {
+    super::pattern::rule("unstoredPadding", |t: &Term| {
+        let (_, stored) = super::pattern::applied(t, crate::prim::Prim::ToMem, 1)?;
+        super::pattern::applied(&stored[0], crate::prim::Prim::PadCst, 2)?;
+        Some(stored[0].clone())
+    })
 }
 
 /// `arrayPacking = packB ;; loopPerm`.
