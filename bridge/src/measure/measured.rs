@@ -114,6 +114,9 @@ const SETUP_TIME: Duration = Duration::from_secs(2);
 /// Whether a compilation has finished in this process: the first runs alone.
 static FIRST_COMPILATION: Mutex<bool> = Mutex::new(false);
 
+/// The stack of a thread that compiles and runs a candidate.
+const CANDIDATE_STACK_BYTES: usize = 64 << 20;
+
 fn compile_candidate(setup: &Setup, term: &Term) -> Result<(Compiled, f64), Rejection> {
     let compile = || {
         let start = Instant::now();
@@ -274,7 +277,12 @@ impl Measured {
     ) -> Sender<Option<Option<Arc<Json>>>> {
         let (go, turn) = channel::<Option<Option<Arc<Json>>>>();
         let setup = self.setup.clone();
-        std::thread::spawn(move || {
+        let failed = reports.clone();
+        // The candidate's code runs on this thread: a stack as large as a main
+        // thread's and more (a register tile's buffers live on it), not the 2 MiB of
+        // a spawned thread's.
+        let thread = std::thread::Builder::new().stack_size(CANDIDATE_STACK_BYTES);
+        let spawned = thread.spawn(move || {
             slots.take();
             let compiled = compile_candidate(&setup, &term);
             slots.give();
@@ -299,6 +307,11 @@ impl Measured {
                 let _ = reports.send((index, Report::Measured(result)));
             }
         });
+        if let Err(e) = spawned {
+            let why = format!("no thread to compile and run it on: {e}");
+            let rejection = Rejection::new(Status::CompileFailed, why);
+            let _ = failed.send((index, Report::Measured(Err(rejection))));
+        }
         go
     }
 }
