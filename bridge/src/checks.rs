@@ -7,17 +7,18 @@
 //! the caller reports the trap ([`crate::boundary::TrapSite`]).
 
 use crate::boundary::TRAP_ARGUMENT;
+use crate::ir::{self, Block, Op};
 use crate::text::{lane_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 
 /// Where a check's operations go: a kernel's body or explicit loops.
 pub(crate) trait Ops {
-    /// Emits `%x = rhs` and returns the fresh name `%x`.
-    fn op(&mut self, rhs: String) -> String;
+    /// Adds `op` with its (one) result named afresh, and returns the name.
+    fn op(&mut self, op: Op) -> String;
 
-    /// Emits `head {`, then `body` one region deeper, then `}`.
-    fn region(&mut self, head: String, body: Vec<String>);
+    /// Adds `op`, which has no result.
+    fn push(&mut self, op: Op);
 
     /// A fresh value name.
     fn fresh(&mut self) -> String;
@@ -25,10 +26,18 @@ pub(crate) trait Ops {
     /// Where `when` (an `i1`) holds, records `code` (an `i32`) in the trap argument.
     fn record_trap(&mut self, when: &str, code: &str) {
         let old = self.fresh();
-        let record = format!(
-            "{old} = memref.atomic_rmw maxs {code}, {TRAP_ARGUMENT}[] : (i32, memref<i32>) -> i32"
+        let record = Op::new("memref.atomic_rmw")
+            .operand(code, "i32")
+            .operand(TRAP_ARGUMENT, "memref<i32>")
+            .prop("kind", "6 : i64")
+            .result(old, "i32");
+        let then = Block::new(Vec::new(), vec![record, Op::new("scf.yield")]);
+        self.push(
+            Op::new("scf.if")
+                .operand(when, "i1")
+                .region(then)
+                .empty_region(),
         );
-        self.region(format!("scf.if {when}"), vec![record]);
     }
 }
 
@@ -50,25 +59,23 @@ pub(crate) fn divisor(
         _ => i64::MIN,
     };
     let [zero, minus_one, smallest, one] = [0, -1, smallest, 1].map(|v| {
-        let c = o.op(format!("arith.constant {v} : {e}"));
+        let c = o.op(ir::constant(v, e));
         match lanes {
             None => c,
-            Some(_) => o.op(format!("vector.broadcast {c} : {e} to {t}")),
+            Some(_) => o.op(ir::cast("vector.broadcast", &c, e, &t)),
         }
     });
-    let by_zero = o.op(format!("arith.cmpi eq, {y}, {zero} : {t}"));
-    let by_minus_one = o.op(format!("arith.cmpi eq, {y}, {minus_one} : {t}"));
-    let of_smallest = o.op(format!("arith.cmpi eq, {x}, {smallest} : {t}"));
+    let by_zero = o.op(ir::compare(false, "eq", y, &zero, &t));
+    let by_minus_one = o.op(ir::compare(false, "eq", y, &minus_one, &t));
+    let of_smallest = o.op(ir::compare(false, "eq", x, &smallest, &t));
     let flags = lane_type(Scalar::Bool, lanes);
-    let overflow = o.op(format!(
-        "arith.andi {by_minus_one}, {of_smallest} : {flags}"
+    let overflow = o.op(ir::same(
+        "arith.andi",
+        &[&by_minus_one, &of_smallest],
+        &flags,
     ));
-    let bad = o.op(format!("arith.ori {by_zero}, {overflow} : {flags}"));
-    let selected = match lanes {
-        None => t.clone(),
-        Some(_) => format!("{flags}, {t}"),
-    };
-    let safe = o.op(format!("arith.select {bad}, {one}, {y} : {selected}"));
+    let bad = o.op(ir::same("arith.ori", &[&by_zero, &overflow], &flags));
+    let safe = o.op(ir::select(&bad, &one, y, &t));
     // Only a quotient overflows.
     let traps = if op == Prim::Div {
         bad
@@ -78,15 +85,18 @@ pub(crate) fn divisor(
     let (traps, by_zero) = match lanes {
         None => (traps, by_zero),
         Some(n) => {
-            let any = |v: &str| format!("vector.reduction <or>, {v} : vector<{n}xi1> into i1");
+            let any = |v: &str| {
+                Op::new("vector.reduction")
+                    .operand(v, format!("vector<{n}xi1>"))
+                    .prop("kind", "#vector.kind<or>")
+                    .returns("i1")
+            };
             (o.op(any(&traps)), o.op(any(&by_zero)))
         }
     };
-    let zero_code = o.op(format!("arith.constant {} : i32", 2 * site + 1));
-    let overflow_code = o.op(format!("arith.constant {} : i32", 2 * site + 2));
-    let code = o.op(format!(
-        "arith.select {by_zero}, {zero_code}, {overflow_code} : i32"
-    ));
+    let zero_code = o.op(ir::constant(2 * site + 1, "i32"));
+    let overflow_code = o.op(ir::constant(2 * site + 2, "i32"));
+    let code = o.op(ir::select(&by_zero, &zero_code, &overflow_code, "i32"));
     o.record_trap(&traps, &code);
     safe
 }
@@ -94,13 +104,13 @@ pub(crate) fn divisor(
 /// The index `x` (an `i64`) stands for, below `bound`: outside `0..bound`, code
 /// `2 site + 1` is recorded and 0 is the index.
 pub(crate) fn index(o: &mut dyn Ops, site: usize, x: &str, bound: i64) -> String {
-    let i = o.op(format!("arith.index_cast {x} : i64 to index"));
-    let zero = o.op("arith.constant 0 : index".into());
-    let end = o.op(format!("arith.constant {bound} : index"));
-    let below = o.op(format!("arith.cmpi slt, {i}, {zero} : index"));
-    let beyond = o.op(format!("arith.cmpi sge, {i}, {end} : index"));
-    let outside = o.op(format!("arith.ori {below}, {beyond} : i1"));
-    let code = o.op(format!("arith.constant {} : i32", 2 * site + 1));
+    let i = o.op(ir::cast("arith.index_cast", x, "i64", "index"));
+    let zero = o.op(ir::index_constant(0));
+    let end = o.op(ir::index_constant(bound));
+    let below = o.op(ir::compare(false, "slt", &i, &zero, "index"));
+    let beyond = o.op(ir::compare(false, "sge", &i, &end, "index"));
+    let outside = o.op(ir::same("arith.ori", &[&below, &beyond], "i1"));
+    let code = o.op(ir::constant(2 * site + 1, "i32"));
     o.record_trap(&outside, &code);
-    o.op(format!("arith.select {outside}, {zero}, {i} : index"))
+    o.op(ir::select(&outside, &zero, &i, "index"))
 }

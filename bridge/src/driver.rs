@@ -207,8 +207,11 @@ impl crate::jit::Compiled {
         let p = self.payload();
         Ok(match stage {
             Emit::Rise => print_definition(&p.name, &p.program),
-            Emit::Payload => p.mlir.clone(),
-            Emit::Transform => p.transform_text(),
+            Emit::Payload => crate::jit::printed(p)?.0,
+            Emit::Transform => match crate::jit::printed(p)?.1 {
+                Some(script) => script,
+                None => p.transform_text(),
+            },
             Emit::Mlir => self.llvm_dialect().to_string(),
             Emit::Llvm => self.llvm_ir()?,
         })
@@ -232,8 +235,7 @@ pub fn emit(
     }
     let payload = payload(name, &term, &options.limits)?;
     match stage {
-        Emit::Rise | Emit::Payload => Ok(payload.mlir),
-        Emit::Transform => Ok(payload.transform_text()),
+        Emit::Rise | Emit::Payload | Emit::Transform => printed(&payload, stage),
         Emit::Mlir | Emit::Llvm => lowered(&payload, stage == Emit::Llvm),
     }
 }
@@ -245,6 +247,26 @@ fn lowered(payload: &Payload, llvm_ir: bool) -> Result<String, Error> {
     } else {
         crate::jit::lower_payload(payload)
     }
+}
+
+/// The payload or its script as MLIR prints them (custom forms).
+#[cfg(feature = "mlir")]
+fn printed(payload: &Payload, stage: Emit) -> Result<String, Error> {
+    let (module, script) = crate::jit::printed(payload)?;
+    Ok(match (stage, script) {
+        (Emit::Transform, Some(script)) => script,
+        (Emit::Transform, None) => payload.transform_text(),
+        _ => module,
+    })
+}
+
+/// The payload or its script in MLIR's generic form (without MLIR to print them).
+#[cfg(not(feature = "mlir"))]
+fn printed(payload: &Payload, stage: Emit) -> Result<String, Error> {
+    Ok(match stage {
+        Emit::Transform => payload.transform_text(),
+        _ => payload.mlir.clone(),
+    })
 }
 
 #[cfg(not(feature = "mlir"))]

@@ -7,6 +7,8 @@
 //! within 2 ulp of the correctly rounded value; infinities and NaN are as `expf`
 //! gives them.
 
+use crate::ir::{self, Op};
+
 /// `ln 2` in two parts, so that `x - n ln 2` loses nothing for the `n` in range.
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
@@ -27,74 +29,67 @@ const POLY: [f32; 6] = [
 
 /// The operations computing `exp(x)` for `x` of type `t` (`f32` or `vector<8xf32>`),
 /// each added by `op` (which names its result); the name of the result.
-pub(crate) fn exp_f32(op: &mut dyn FnMut(String) -> String, x: &str, t: &str) -> String {
+pub(crate) fn exp_f32(op: &mut dyn FnMut(Op) -> String, x: &str, t: &str) -> String {
     let it = t.replace("f32", "i32");
     let vector = t.starts_with("vector<");
-    let float = |op: &mut dyn FnMut(String) -> String, v: f32| {
-        let bits = format!("0x{:08X}", v.to_bits());
-        op(match vector {
-            true => format!("arith.constant dense<{bits}> : {t}"),
-            false => format!("arith.constant {bits} : {t}"),
-        })
+    let splat = |v: String| match vector {
+        true => format!("dense<{v}>"),
+        false => v,
+    };
+    let float = |op: &mut dyn FnMut(Op) -> String, v: f32| {
+        op(ir::constant(splat(format!("0x{:08X}", v.to_bits())), t))
+    };
+    let arith = |op: &mut dyn FnMut(Op) -> String, name: &str, x: &str, y: &str, t: &str| {
+        op(ir::same(name, &[x, y], t))
     };
     let (lo, hi) = (float(op, SMALLEST), float(op, LARGEST));
-    let clamped = op(format!("arith.maximumf {x}, {lo} : {t}"));
-    let clamped = op(format!("arith.minimumf {clamped}, {hi} : {t}"));
+    let clamped = arith(op, "arith.maximumf", x, &lo, t);
+    let clamped = arith(op, "arith.minimumf", &clamped, &hi, t);
     // n = floor(x log2(e) + 1/2), r = x - n ln 2.
     let (log2e, half) = (float(op, std::f32::consts::LOG2_E), float(op, 0.5));
-    let scaled = op(format!("arith.mulf {clamped}, {log2e} : {t}"));
-    let shifted = op(format!("arith.addf {scaled}, {half} : {t}"));
-    let n = op(format!("math.floor {shifted} : {t}"));
+    let scaled = arith(op, "arith.mulf", &clamped, &log2e, t);
+    let shifted = arith(op, "arith.addf", &scaled, &half, t);
+    let n = op(ir::same("math.floor", &[&shifted], t));
     let (ln2_hi, ln2_lo) = (float(op, LN2_HI), float(op, LN2_LO));
-    let hi_part = op(format!("arith.mulf {n}, {ln2_hi} : {t}"));
-    let r = op(format!("arith.subf {clamped}, {hi_part} : {t}"));
-    let lo_part = op(format!("arith.mulf {n}, {ln2_lo} : {t}"));
-    let r = op(format!("arith.subf {r}, {lo_part} : {t}"));
+    let hi_part = arith(op, "arith.mulf", &n, &ln2_hi, t);
+    let r = arith(op, "arith.subf", &clamped, &hi_part, t);
+    let lo_part = arith(op, "arith.mulf", &n, &ln2_lo, t);
+    let r = arith(op, "arith.subf", &r, &lo_part, t);
     // 1 + r + r^2 p(r), p by Horner's rule.
     let mut p = float(op, POLY[0]);
     for c in &POLY[1..] {
         let c = float(op, *c);
-        let times = op(format!("arith.mulf {p}, {r} : {t}"));
-        p = op(format!("arith.addf {times}, {c} : {t}"));
+        let times = arith(op, "arith.mulf", &p, &r, t);
+        p = arith(op, "arith.addf", &times, &c, t);
     }
-    let r2 = op(format!("arith.mulf {r}, {r} : {t}"));
-    let p = op(format!("arith.mulf {p}, {r2} : {t}"));
-    let p = op(format!("arith.addf {p}, {r} : {t}"));
+    let r2 = arith(op, "arith.mulf", &r, &r, t);
+    let p = arith(op, "arith.mulf", &p, &r2, t);
+    let p = arith(op, "arith.addf", &p, &r, t);
     let one = float(op, 1.0);
-    let y = op(format!("arith.addf {p}, {one} : {t}"));
+    let y = arith(op, "arith.addf", &p, &one, t);
     // 2^n as 2^a 2^b with a = n >> 1 and b = n - a, each a normal float.
-    let int = |op: &mut dyn FnMut(String) -> String, v: i32| {
-        op(match vector {
-            true => format!("arith.constant dense<{v}> : {it}"),
-            false => format!("arith.constant {v} : {it}"),
-        })
-    };
-    let n = op(format!("arith.fptosi {n} : {t} to {it}"));
+    let int =
+        |op: &mut dyn FnMut(Op) -> String, v: i32| op(ir::constant(splat(v.to_string()), &it));
+    let n = op(ir::cast("arith.fptosi", &n, t, &it));
     let one_i = int(op, 1);
-    let a = op(format!("arith.shrsi {n}, {one_i} : {it}"));
-    let b = op(format!("arith.subi {n}, {a} : {it}"));
+    let a = arith(op, "arith.shrsi", &n, &one_i, &it);
+    let b = arith(op, "arith.subi", &n, &a, &it);
     let (bias, mantissa) = (int(op, 127), int(op, 23));
     let mut y = y;
     for e in [a, b] {
-        let biased = op(format!("arith.addi {e}, {bias} : {it}"));
-        let bits = op(format!("arith.shli {biased}, {mantissa} : {it}"));
-        let power = op(format!("arith.bitcast {bits} : {it} to {t}"));
-        y = op(format!("arith.mulf {y}, {power} : {t}"));
+        let biased = arith(op, "arith.addi", &e, &bias, &it);
+        let bits = arith(op, "arith.shli", &biased, &mantissa, &it);
+        let power = op(ir::cast("arith.bitcast", &bits, &it, t));
+        y = arith(op, "arith.mulf", &y, &power, t);
     }
     // Infinity above the range, zero below it, and NaN for NaN (which the clamps
     // keep, but which the conversion to an integer does not).
-    let bools = bool_type(t);
     let inf = float(op, f32::INFINITY);
-    let over = op(format!("arith.cmpf ogt, {x}, {hi} : {t}"));
-    let y = op(format!("arith.select {over}, {inf}, {y} : {bools}, {t}"));
+    let over = op(ir::compare(true, "ogt", x, &hi, t));
+    let y = op(ir::select(&over, &inf, &y, t));
     let zero = float(op, 0.0);
-    let under = op(format!("arith.cmpf olt, {x}, {lo} : {t}"));
-    let y = op(format!("arith.select {under}, {zero}, {y} : {bools}, {t}"));
-    let nan = op(format!("arith.cmpf uno, {x}, {x} : {t}"));
-    op(format!("arith.select {nan}, {x}, {y} : {bools}, {t}"))
-}
-
-/// `i1` for `f32`, `vector<8xi1>` for `vector<8xf32>`.
-fn bool_type(t: &str) -> String {
-    t.replace("f32", "i1")
+    let under = op(ir::compare(true, "olt", x, &lo, t));
+    let y = op(ir::select(&under, &zero, &y, t));
+    let nan = op(ir::compare(true, "uno", x, x, t));
+    op(ir::select(&nan, x, &y, t))
 }

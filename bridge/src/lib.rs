@@ -40,6 +40,7 @@ mod driver;
 mod env;
 pub mod error;
 mod exp;
+pub mod ir;
 #[cfg(feature = "mlir")]
 pub mod jit;
 mod loops;

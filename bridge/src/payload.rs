@@ -6,18 +6,27 @@
 use crate::boundary::{signature, Signature, Storage};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
+use crate::ir::{self, Op};
 use crate::text::{memref_type, module_text};
 use elevate_rise::limits::Limits;
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
 
-/// The payload of one entry point: the MLIR module's text and how to call it.
+/// The payload of one entry point: the MLIR module (as operations and as text) and how
+/// to call it.
 #[derive(Debug, Clone)]
 pub struct Payload {
     /// The low-level RISE program it translates.
     pub program: Term,
-    /// The MLIR module (`func`, `linalg`, `scf`, `memref`, `arith`, `math`, `vector`).
+    /// The MLIR module (`func`, `linalg`, `scf`, `memref`, `arith`, `math`, `vector`),
+    /// as text: [`Payload::operations`] printed in MLIR's generic form (with explicit
+    /// loops, their text).
     pub mlir: String,
+    /// The module and the Transform script as operations, which the JIT builds with
+    /// MLIR's builders: each where `mlir` and `transform` are still its text (an
+    /// edited text is parsed instead). The module is text alone where explicit loops
+    /// compute a part of it.
+    pub operations: Operations,
     /// The function's name.
     pub name: String,
     /// The parameters, in order: their types.
@@ -47,6 +56,15 @@ pub struct Payload {
     /// computes on without reading outside its buffers, and the caller reports the
     /// error.
     pub traps: Vec<TrapSite>,
+}
+
+/// A payload's module and Transform script as operations, where they are.
+#[derive(Debug, Clone, Default)]
+pub struct Operations {
+    /// The `builtin.module` of the function.
+    pub module: Option<Op>,
+    /// The `builtin.module` of the Transform script.
+    pub script: Option<Op>,
 }
 
 /// How the payload computes one of its kernels.
@@ -101,14 +119,20 @@ fn structured_payload(
     sig: Signature,
     p: crate::structured::Structured,
 ) -> Payload {
+    let arguments = arguments(&with_trap(sig.text, &p.traps));
+    let module = ir::module(vec![ir::function(name, arguments, p.ops)], &[]);
     Payload {
         program: term.clone(),
-        mlir: module_text(name, &with_trap(sig.text, &p.traps), &p.lines, "    "),
+        mlir: module.text(0),
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
         flops: p.flops,
-        transform: Some(p.script),
+        transform: Some(p.script.text(0)),
+        operations: Operations {
+            module: Some(module),
+            script: Some(p.script),
+        },
         loops_because: None,
         kernels: vec![KernelForm::Structured; p.kernels],
         traps: p.traps,
@@ -181,41 +205,76 @@ fn staged(
     }
     let (loop_flops, mut traps) = loop_stages.finish();
     // (The structured kernels' traps after the loops'.)
-    let mut structured = structured.finish(traps.len());
-    traps.append(&mut structured.text.traps);
-    // The loops' lines are indented as the function body's; the rest are not yet.
-    let indented = |lines: Vec<String>| lines.into_iter().map(|l| format!("    {l}"));
-    let mut kernel_lines = structured.text.kernels.into_iter();
-    let mut lines: Vec<String> = buffers
-        .iter()
-        .map(|(buffer, ty)| {
-            format!("    {buffer} = memref.alloc() {{alignment = 64 : i64}} : {ty}")
-        })
-        .collect();
-    lines.extend(indented(structured.text.allocs));
-    for part in parts {
-        match part {
-            Part::Kernels(n) => {
-                lines.extend(indented(kernel_lines.by_ref().take(n).flatten().collect()))
-            }
-            Part::Loops(body) => lines.extend(body),
-        }
-    }
-    lines.extend(indented(structured.text.deallocs));
-    for (buffer, ty) in buffers.iter().rev() {
-        lines.push(format!("    memref.dealloc {buffer} : {ty}"));
-    }
+    let structured = structured.finish(traps.len());
+    let mut ops = structured.ops;
+    traps.append(&mut ops.traps);
     if !traps.is_empty() {
         sig.text.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
     }
+    // The function body: the stages' buffers, then each part in order; the loops'
+    // parts are text, and make the whole function text.
+    let mut kernel_ops = ops.kernels.into_iter();
+    let mut body: Vec<Part> = vec![Part::Ops(
+        buffers
+            .iter()
+            .map(|(buffer, ty)| ir::alloc(buffer, ty))
+            .chain(ops.allocs)
+            .collect(),
+    )];
+    for part in parts {
+        body.push(match part {
+            Part::Kernels(n) => Part::Ops(kernel_ops.by_ref().take(n).flatten().collect()),
+            loops => loops,
+        });
+    }
+    body.push(Part::Ops(
+        ops.deallocs
+            .into_iter()
+            .chain(
+                buffers
+                    .iter()
+                    .rev()
+                    .map(|(buffer, ty)| ir::dealloc(buffer, ty)),
+            )
+            .collect(),
+    ));
+    let (mlir, module) = if body.iter().all(|p| matches!(p, Part::Ops(_))) {
+        let ops = body
+            .into_iter()
+            .flat_map(|p| match p {
+                Part::Ops(ops) => ops,
+                _ => Vec::new(),
+            })
+            .collect();
+        let module = ir::module(vec![ir::function(name, arguments(&sig.text), ops)], &[]);
+        (module.text(0), Some(module))
+    } else {
+        let mut lines = Vec::new();
+        for part in body {
+            match part {
+                Part::Ops(ops) => {
+                    for op in ops {
+                        lines.extend(op.text(4).lines().map(String::from));
+                    }
+                }
+                Part::Loops(text) => lines.extend(text),
+                Part::Kernels(_) => {}
+            }
+        }
+        (module_text(name, &sig.text, &lines, ""), None)
+    };
     Ok(Payload {
         program: term.clone(),
-        mlir: module_text(name, &sig.text, &lines, ""),
+        mlir,
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
-        flops: structured.text.flops.saturating_add(loop_flops),
-        transform: Some(structured.script),
+        flops: ops.flops.saturating_add(loop_flops),
+        transform: Some(structured.script.text(0)),
+        operations: Operations {
+            module,
+            script: Some(structured.script),
+        },
         loops_because: None,
         kernels,
         traps,
@@ -230,10 +289,22 @@ fn with_trap(mut args: Vec<String>, traps: &[TrapSite]) -> Vec<String> {
     args
 }
 
-/// A stage's place in the function body: so many structured kernels, or loops.
+/// The function's arguments as names and types, from their text (`%x: f32`).
+fn arguments(text: &[String]) -> Vec<(String, String)> {
+    text.iter()
+        .map(|a| match a.split_once(": ") {
+            Some((name, ty)) => (name.to_string(), ty.to_string()),
+            None => (a.clone(), String::new()),
+        })
+        .collect()
+}
+
+/// A stage's place in the function body: so many structured kernels, or loops; and
+/// once the kernels are made, their operations.
 enum Part {
     Kernels(usize),
     Loops(Vec<String>),
+    Ops(Vec<Op>),
 }
 
 /// The two translations of a program's stages, side by side.
@@ -308,6 +379,7 @@ fn loops(name: &str, term: &Term, mut sig: Signature, limits: &Limits) -> Result
         result: sig.result,
         flops: body.flops,
         transform: None,
+        operations: Operations::default(),
         loops_because: None,
         kernels: vec![KernelForm::Loops("explicit loops".to_string())],
         traps: body.traps,

@@ -1,6 +1,7 @@
 //! MLIR text shared by both translations: types, constants, arithmetic, the module
 //! around a function.
 
+use crate::ir::{self, Op};
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
 use elevate_rise::types::Scalar;
@@ -75,7 +76,7 @@ pub(crate) fn safe_divisor(d: i64) -> bool {
 
 /// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`
 /// (scalars or vectors of floats or integers), or `None` if `p` is not one.
-pub(crate) fn binary_text(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Option<String> {
+pub(crate) fn binary_op(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Option<Op> {
     let name = match (p, float) {
         (Prim::Add, true) => "arith.addf",
         (Prim::Add, false) => "arith.addi",
@@ -100,12 +101,11 @@ pub(crate) fn binary_text(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Op
                 (Prim::Gt, false) => "sgt",
                 _ => "eq",
             };
-            let cmp = if float { "arith.cmpf" } else { "arith.cmpi" };
-            return Some(format!("{cmp} {predicate}, {x}, {y} : {t}"));
+            return Some(ir::compare(float, predicate, x, y, t));
         }
         _ => return None,
     };
-    Some(format!("{name} {x}, {y} : {t}"))
+    Some(ir::same(name, &[x, y], t))
 }
 
 /// The module around a function body: `@name(signature) { lines; return }`, each line

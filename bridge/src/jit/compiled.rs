@@ -1,8 +1,9 @@
 //! A payload compiled to machine code by MLIR's ExecutionEngine, with the OpenMP
 //! runtime for its parallel loops.
 
+use super::build::lowered_payload;
 use super::engine::Engine;
-use super::mlir::{context, failure, llvm_ir_text, lowered, parse_named};
+use super::mlir::{context, failure, llvm_ir_text, parse_named};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
 use elevate_rise::limits::Limits;
@@ -52,12 +53,7 @@ impl Compiled {
 /// (LLVM optimization level 3). Calls check their buffers against `limits`.
 pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
     let (context, messages) = context();
-    let module = lowered(
-        &context,
-        &payload.mlir,
-        payload.transform.as_deref(),
-        &messages,
-    )?;
+    let module = lowered_payload(&context, payload, &messages)?;
     let llvm_dialect = module.as_operation().to_string();
     // The OpenMP runtime, when the lowered module has parallel regions (the path
     // resolved: Debian's is a chain of relative symbolic links, which the JIT's loader

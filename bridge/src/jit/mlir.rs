@@ -35,9 +35,7 @@ convert-vector-to-llvm,convert-ub-to-llvm,convert-math-to-llvm,convert-arith-to-
 convert-index-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,\
 reconcile-unrealized-casts)";
 
-/// The entry point of a transform script: the `transform.named_sequence` applied to
-/// the payload module.
-pub const TRANSFORM_ENTRY: &str = "__transform_main";
+pub use crate::ir::TRANSFORM_ENTRY;
 
 /// The diagnostics MLIR emitted in a context.
 pub(super) type Messages = Arc<Mutex<Vec<String>>>;
@@ -183,6 +181,21 @@ fn transform_entry<'c, 'a>(script: &'a Module<'c>) -> Option<OperationRef<'c, 'a
     })
 }
 
+/// The Transform-dialect `script`, parsed and verified.
+pub(super) fn parse_script<'c>(
+    context: &'c Context,
+    script: &str,
+    messages: &Messages,
+) -> Result<Module<'c>, Error> {
+    parse_named(
+        context,
+        script,
+        "transform",
+        (Stage::Transform, "transform script"),
+        messages,
+    )
+}
+
 /// Applies the Transform-dialect `script` (a module of its own, parsed in the same
 /// context) to `module` with MLIR's transform interpreter: its `@__transform_main`,
 /// whose `%root` is the payload module.
@@ -192,14 +205,17 @@ pub(super) fn apply_transform(
     script: &str,
     messages: &Messages,
 ) -> Result<(), Error> {
-    let script = parse_named(
-        context,
-        script,
-        "transform",
-        (Stage::Transform, "transform script"),
-        messages,
-    )?;
-    let entry = transform_entry(&script).ok_or_else(|| {
+    let script = parse_script(context, script, messages)?;
+    apply_script(module, &script, messages)
+}
+
+/// Applies the script module `script` (of the same context) to `module`.
+pub(super) fn apply_script(
+    module: &mut Module,
+    script: &Module,
+    messages: &Messages,
+) -> Result<(), Error> {
+    let entry = transform_entry(script).ok_or_else(|| {
         Error::mlir(
             Stage::Transform,
             format!(
@@ -237,7 +253,11 @@ pub(super) fn apply_transform(
     Ok(())
 }
 
-fn lower_module(context: &Context, module: &mut Module, messages: &Messages) -> Result<(), Error> {
+pub(super) fn lower_module(
+    context: &Context,
+    module: &mut Module,
+    messages: &Messages,
+) -> Result<(), Error> {
     let passes = PassManager::new(context);
     parse_pass_pipeline(passes.as_operation_pass_manager(), LOWERING)
         .map_err(|e| Error::mlir(Stage::Lower, e.to_string()))?;

@@ -13,12 +13,14 @@
 
 mod alloc;
 mod buffer;
+mod build;
 mod call;
 mod compiled;
 mod engine;
 mod mlir;
 mod openmp;
 
+pub use build::printed;
 pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
@@ -26,7 +28,8 @@ pub use openmp::OpenMp;
 
 use crate::error::Error;
 use crate::payload::Payload;
-use mlir::{apply_transform, context, llvm_ir_text, lowered, parse};
+use build::{lowered_payload, transformed_payload};
+use mlir::{context, llvm_ir_text, lowered};
 
 /// Parses, verifies and lowers `mlir` (a module without a transform script) to the
 /// LLVM dialect; returns the lowered text.
@@ -40,12 +43,7 @@ pub fn lower(mlir: &str) -> Result<String, Error> {
 /// text (what `elevate compile --emit mlir` shows).
 pub fn lower_payload(payload: &Payload) -> Result<String, Error> {
     let (context, messages) = context();
-    let module = lowered(
-        &context,
-        &payload.mlir,
-        payload.transform.as_deref(),
-        &messages,
-    )?;
+    let module = lowered_payload(&context, payload, &messages)?;
     Ok(module.as_operation().to_string())
 }
 
@@ -61,12 +59,7 @@ pub fn llvm_ir(mlir: &str) -> Result<String, Error> {
 /// as text (what `elevate compile --emit llvm` shows).
 pub fn payload_llvm_ir(payload: &Payload) -> Result<String, Error> {
     let (context, messages) = context();
-    let module = lowered(
-        &context,
-        &payload.mlir,
-        payload.transform.as_deref(),
-        &messages,
-    )?;
+    let module = lowered_payload(&context, payload, &messages)?;
     llvm_ir_text(&module, &messages)
 }
 
@@ -74,9 +67,6 @@ pub fn payload_llvm_ir(payload: &Payload) -> Result<String, Error> {
 /// none), before the lowering, as text.
 pub fn transformed(payload: &Payload) -> Result<String, Error> {
     let (context, messages) = context();
-    let mut module = parse(&context, &payload.mlir, &messages)?;
-    if let Some(script) = &payload.transform {
-        apply_transform(&context, &mut module, script, &messages)?;
-    }
+    let module = transformed_payload(&context, payload, &messages)?;
     Ok(module.as_operation().to_string())
 }

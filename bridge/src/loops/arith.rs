@@ -6,7 +6,7 @@ use super::value::{lanes_value, Val};
 use crate::boundary::{Check, TrapSite};
 use crate::checks;
 use crate::error::Error;
-use crate::text::{binary_text, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
+use crate::text::{binary_op, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
 use elevate_rise::types::Scalar;
@@ -29,10 +29,10 @@ impl Gen {
         } else {
             y
         };
-        let Some(rhs) = binary_text(p, x, y, s.is_float(), &t) else {
+        let Some(rhs) = binary_op(p, x, y, s.is_float(), &t) else {
             return Err(Error::unsupported(at, format!("`{}` on {t}", p.name())));
         };
-        let z = self.op(rhs);
+        let z = self.op_ir(rhs);
         if is_comparison(p) {
             return Ok(lanes_value(z, Scalar::Bool, lanes));
         }
@@ -64,7 +64,7 @@ impl Gen {
                 self.op(format!("arith.xori {x}, {one} : {t}"))
             }
             (Prim::Exp, true) if s == Scalar::F32 => {
-                crate::exp::exp_f32(&mut |rhs| self.op(rhs), x, &t)
+                crate::exp::exp_f32(&mut |op| self.op_ir(op), x, &t)
             }
             (Prim::Exp, true) => self.op(format!("math.exp {x} : {t}")),
             (Prim::Sqrt, true) => self.op(format!("math.sqrt {x} : {t}")),

@@ -4,6 +4,7 @@
 use crate::boundary::{Check, TrapSite};
 use crate::checks;
 use crate::error::Error;
+use crate::ir::Op;
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
@@ -65,6 +66,19 @@ impl Gen {
         let x = self.fresh();
         self.emit(format!("{x} = {}", rhs.as_ref()));
         x
+    }
+
+    /// Adds `op` (in MLIR's generic form), its result named afresh; the name.
+    pub(super) fn op_ir(&mut self, op: Op) -> String {
+        let x = self.fresh();
+        self.push_ir(op.named(&x));
+        x
+    }
+
+    /// Adds `op` (in MLIR's generic form).
+    pub(super) fn push_ir(&mut self, op: Op) {
+        let text = op.text(self.indent * 2);
+        self.lines.extend(text.lines().map(String::from));
     }
 
     pub(super) fn index(&mut self, k: i64) -> String {
@@ -172,18 +186,12 @@ impl Gen {
 }
 
 impl checks::Ops for Gen {
-    fn op(&mut self, rhs: String) -> String {
-        Gen::op(self, rhs)
+    fn op(&mut self, op: Op) -> String {
+        self.op_ir(op)
     }
 
-    fn region(&mut self, head: String, body: Vec<String>) {
-        self.emit(format!("{head} {{"));
-        self.indent += 1;
-        for line in body {
-            self.emit(line);
-        }
-        self.indent -= 1;
-        self.emit("}");
+    fn push(&mut self, op: Op) {
+        self.push_ir(op);
     }
 
     fn fresh(&mut self) -> String {

@@ -13,7 +13,8 @@ use super::eval::Gathered;
 use super::index::{Aff, Atom, Var};
 use crate::boundary::{Check, TrapSite};
 use crate::checks::{self, Ops};
-use crate::text::{binary_text, memref_type, mlir_scalar};
+use crate::ir::{self, Op};
+use crate::text::{binary_op, memref_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 use elevate_rise::Span;
@@ -36,13 +37,13 @@ impl Body<'_> {
         let idx: Vec<String> = g.idx.iter().map(|a| self.index(a, &data)).collect();
         let buf = &self.bufs[g.buf];
         let (name, ty) = (buf.name.clone(), memref_type(&buf.dims, buf.scalar));
-        self.op(format!("memref.load {name}[{}] : {ty}", idx.join(", ")))
+        self.op(ir::load(&name, &ty, &idx, mlir_scalar(buf.scalar)))
     }
 
     /// The value of index `a` of the kernel's loops, an `i64`.
     pub(super) fn position(&mut self, a: &Aff) -> String {
         let i = self.index(a, &BTreeMap::new());
-        self.op(format!("arith.index_cast {i} : index to i64"))
+        self.op(ir::cast("arith.index_cast", &i, "index", "i64"))
     }
 
     /// `x op y` (`div` or `mod` of integers of type `s`), checked.
@@ -61,13 +62,13 @@ impl Body<'_> {
             span,
         });
         let safe = checks::divisor(self, site, op, [x, y], s, None);
-        let rhs = binary_text(op, x, &safe, false, mlir_scalar(s))
+        let quotient = binary_op(op, x, &safe, false, mlir_scalar(s))
             .unwrap_or_else(|| unreachable!("`{}` is a division", op.name()));
-        self.op(rhs)
+        self.op(quotient)
     }
 
     fn constant(&mut self, c: i64) -> String {
-        self.op(format!("arith.constant {c} : index"))
+        self.op(ir::index_constant(c))
     }
 
     /// The value of index `a`, its data variables being `data`.
@@ -82,22 +83,22 @@ impl Body<'_> {
                 Atom::Div(inner, d) => {
                     let x = self.index(inner, data);
                     let d = self.constant(*d);
-                    self.op(format!("arith.floordivsi {x}, {d} : index"))
+                    self.op(ir::same("arith.floordivsi", &[&x, &d], "index"))
                 }
                 Atom::Mod(inner, m) => {
                     // (A floor remainder, as the index algebra's.)
                     let x = self.index(inner, data);
                     let m = self.constant(*m);
-                    let q = self.op(format!("arith.floordivsi {x}, {m} : index"));
-                    let qm = self.op(format!("arith.muli {q}, {m} : index"));
-                    self.op(format!("arith.subi {x}, {qm} : index"))
+                    let q = self.op(ir::same("arith.floordivsi", &[&x, &m], "index"));
+                    let qm = self.op(ir::same("arith.muli", &[&q, &m], "index"));
+                    self.op(ir::same("arith.subi", &[&x, &qm], "index"))
                 }
             };
             if *k != 1 {
                 let k = self.constant(*k);
-                x = self.op(format!("arith.muli {x}, {k} : index"));
+                x = self.op(ir::same("arith.muli", &[&x, &k], "index"));
             }
-            sum = self.op(format!("arith.addi {sum}, {x} : index"));
+            sum = self.op(ir::same("arith.addi", &[&sum, &x], "index"));
         }
         sum
     }
@@ -108,30 +109,28 @@ impl Body<'_> {
             // (A variable of no loop of the kernel runs once.)
             return self.constant(0);
         };
-        let mut x = self.op(format!("linalg.index {d} : index"));
+        let mut x = self.op(Op::new("linalg.index")
+            .prop("dim", format!("{d} : i64"))
+            .returns("index"));
         if step != 1 {
             let s = self.constant(step);
-            x = self.op(format!("arith.divui {x}, {s} : index"));
+            x = self.op(ir::same("arith.divui", &[&x, &s], "index"));
         }
         if step.saturating_mul(trips) < self.kernel.dims[d].extent {
             let t = self.constant(trips);
-            x = self.op(format!("arith.remui {x}, {t} : index"));
+            x = self.op(ir::same("arith.remui", &[&x, &t], "index"));
         }
         x
     }
 }
 
 impl Ops for Body<'_> {
-    fn op(&mut self, rhs: String) -> String {
-        Body::op(self, rhs)
+    fn op(&mut self, op: Op) -> String {
+        Body::op(self, op)
     }
 
-    fn region(&mut self, head: String, body: Vec<String>) {
-        self.push(format!("{head} {{"));
-        for line in body {
-            self.push(format!("  {line}"));
-        }
-        self.push("}".into());
+    fn push(&mut self, op: Op) {
+        Body::push(self, op);
     }
 
     fn fresh(&mut self) -> String {

@@ -63,6 +63,7 @@ mod index;
 mod kernel;
 mod materialize;
 mod prepare;
+mod script;
 mod start;
 mod terms;
 
@@ -76,12 +77,13 @@ use index::Aff;
 use kernel::{Buf, Builder};
 use std::rc::Rc;
 
-/// A structured function body: its lines, the Transform script, the flop count.
+/// A structured function body: its operations, the Transform script (a module), the
+/// flop count.
 pub(crate) struct Structured {
-    pub(crate) lines: Vec<String>,
+    pub(crate) ops: Vec<crate::ir::Op>,
     /// How many kernels it has.
     pub(crate) kernels: usize,
-    pub(crate) script: String,
+    pub(crate) script: crate::ir::Op,
     pub(crate) flops: u64,
     /// The operations that may trap.
     pub(crate) traps: Vec<crate::boundary::TrapSite>,
@@ -99,12 +101,12 @@ pub(crate) fn translate(
 ) -> Result<Structured, NotStructured> {
     let mut stages = StageBuilder::new(sig, limits)?;
     let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
-    let StagedText { mut text, script } = stages.finish(0);
+    let Staged { mut ops, script } = stages.finish(0);
     Ok(Structured {
         kernels,
-        flops: text.flops,
-        traps: std::mem::take(&mut text.traps),
-        lines: text.lines(),
+        flops: ops.flops,
+        traps: std::mem::take(&mut ops.traps),
+        ops: ops.ops(),
         script,
     })
 }
@@ -119,11 +121,11 @@ pub(crate) struct StageBuilder {
     external: std::collections::HashSet<String>,
 }
 
-/// The structured stages' text: the allocations of their own buffers, each kernel's
-/// lines, the deallocations, the flop count; and the Transform script.
-pub(crate) struct StagedText {
-    pub(crate) text: emit::PayloadText,
-    pub(crate) script: String,
+/// The structured stages: the allocations of their own buffers, each kernel's
+/// operations, the deallocations, the flop count; and the Transform script.
+pub(crate) struct Staged {
+    pub(crate) ops: emit::PayloadOps,
+    pub(crate) script: crate::ir::Op,
 }
 
 impl StageBuilder {
@@ -220,16 +222,16 @@ impl StageBuilder {
         }
     }
 
-    /// The text of every stage kept, and the script that schedules them; the
+    /// The operations of every stage kept, and the script that schedules them; the
     /// operations that may trap are numbered after the function's first `trap_base`.
-    pub(crate) fn finish(self, trap_base: usize) -> StagedText {
+    pub(crate) fn finish(self, trap_base: usize) -> Staged {
         let own: Vec<usize> = (0..self.builder.bufs.len())
             .filter(|b| !self.external.contains(&self.builder.bufs[*b].name))
             .filter(|b| !self.builder.unused.contains(b))
             .collect();
-        StagedText {
-            text: emit::payload_lines(&self.builder.kernels, &self.builder.bufs, &own, trap_base),
-            script: emit::transform_script(&self.builder.kernels, &self.builder.bufs),
+        Staged {
+            ops: emit::payload_ops(&self.builder.kernels, &self.builder.bufs, &own, trap_base),
+            script: script::transform_script(&self.builder.kernels, &self.builder.bufs),
         }
     }
 }
