@@ -149,7 +149,7 @@ impl Op {
     }
 
     /// [`Op::print`] into a string.
-    pub(crate) fn text(&self, indent: usize) -> String {
+    pub fn text(&self, indent: usize) -> String {
         let mut out = String::new();
         self.print(&mut out, indent);
         out

@@ -113,7 +113,7 @@ fn integer_divisions_that_may_trap_guard_their_divisor_and_record_the_trap() {
     // The divisor is 1 where it would trap, and the trap's code is recorded.
     assert_eq!(text.matches("arith.select").count(), 4, "{text}");
     assert!(text.contains("-9223372036854775808 : i64"), "{text}");
-    assert_eq!(text.matches("memref.atomic_rmw maxs").count(), 2, "{text}");
+    assert_eq!(text.matches("memref.atomic_rmw").count(), 2, "{text}");
     // Constants other than 0 and -1 never trap: no guard. A computed divisor is
     // checked, and its kernel is not vectorized.
     let p = translated("def f(x: 8.i32) = x |> mapSeq(fun(v => v / 3 + v % 7))").unwrap();
@@ -242,7 +242,7 @@ fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
         p.mlir
     );
     assert!(p.mlir.contains("memref.load %stage0_0"), "{}", p.mlir);
-    assert_eq!(p.mlir.matches("memref.dealloc %stage0_0").count(), 1);
+    assert_eq!(p.mlir.matches("\"memref.dealloc\"(%stage0_0)").count(), 1);
     // A program with no array of its own that is structured stays loops as a whole.
     let p = translated(&format!(
         "def f(x: 2048.f32) : 2048.f32 = x |> mapSeq(fun(v => {long}))"

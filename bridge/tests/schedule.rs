@@ -49,7 +49,9 @@ fn map_par_is_a_forall_vectors_keep_their_width_and_unrolled_maps_unroll() {
         );
         let (_, script) = script(&source, &[], "id");
         assert!(
-            script.contains("tile_using_forall %k0 tile_sizes [1, 0]"),
+            script
+                .lines()
+                .any(|l| l.contains("tile_using_forall") && l.contains("tile_sizes [1, 0]")),
             "{script}"
         );
         assert!(
@@ -61,9 +63,7 @@ fn map_par_is_a_forall_vectors_keep_their_width_and_unrolled_maps_unroll() {
             "{script}"
         );
         assert!(
-            script.contains(&format!(
-                "transform.loop.unroll %u0 {{ factor = {vectors} }}"
-            )),
+            script.contains(&format!("{{factor = {vectors} : i64}} : !transform.any_op")),
             "{script}"
         );
     }
@@ -88,7 +88,8 @@ fn the_matmul_strategies_scripts_are_their_schedules() {
     assert!(mlir.contains("memref<2x64x32xf32>"), "{mlir}");
     assert_eq!(mlir.matches("linalg.generic").count(), 2, "{mlir}");
     assert!(
-        par.contains("tile_using_forall %k1 tile_sizes [32, 0, 0, 0]"),
+        par.lines()
+            .any(|l| l.contains("tile_using_forall") && l.contains("tile_sizes [32, 0, 0, 0]")),
         "{par}"
     );
     assert!(par.contains("transform.structured.promote"), "{par}");
@@ -120,7 +121,7 @@ fn a_result_of_pairs_is_structured_a_kernel_per_component() {
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert_eq!(p.kernels.len(), 2);
     assert!(
-        p.mlir.contains("outs(%out0") && p.mlir.contains("outs(%out1"),
+        p.mlir.contains("outs(%arg1") && p.mlir.contains("outs(%arg2"),
         "{}",
         p.mlir
     );

@@ -69,7 +69,7 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         // The tile's contraction reduces one tap per step: a broadcast and an FMA per
         // vector of channels (as outer products, its lanes were unrolled one by one).
         assert!(
-            script.contains("lowering_strategy = \"parallelarith\""),
+            script.contains("lowering_strategy = parallelarith"),
             "{what}: {script}"
         );
         // The result is computed blocked (its channel lanes contiguous), then copied.
@@ -80,16 +80,17 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         }
         // The register tile's pixels unrolled, inside the taps' three loops.
         assert!(
-            script.contains(&format!("factor = {rows} }}")),
+            script.contains(&format!("{{factor = {rows} : i64}}")),
             "{what}: {script}"
         );
         // The convolution's kernel is the one unrolled: its last loop is the unrolled
         // pixels, and the three before it the taps (channel, row, column), one by one.
         let mark = script.split("\"elevate.unroll_").nth(1).unwrap();
         let kernel = mark.split('_').next().unwrap();
-        let tiles: Vec<&str> = script
+        let kernel = super::register_tiles::kernel_lines(&script, kernel.parse().unwrap());
+        let tiles: Vec<&str> = kernel
             .lines()
-            .filter(|l| l.contains(&format!("%k{kernel}t")) && l.contains("tile_sizes"))
+            .filter(|l| l.contains("tile_sizes"))
             .collect();
         let unrolled = tiles[tiles.len() - 1];
         let handle = unrolled

@@ -2,6 +2,7 @@
 //! compiled through MLIR for the CPU compute what the reference interpreter computes.
 
 mod auto_programs;
+mod builders;
 mod conv_kernels;
 mod examples;
 mod guards;
@@ -49,8 +50,23 @@ pub fn limits() -> Limits {
     Limits::default()
 }
 
-/// The payload of `term` as the function `name`, or a panic with the error.
+/// The payload of `term` as the function `name`, or a panic with the error; its
+/// module and script as MLIR prints them (each operation in its custom form), which
+/// the tests read, and which the JIT then parses (`builders` checks that the modules
+/// built from its operations are those).
 pub fn payload(name: &str, term: &Term) -> Payload {
+    let p = built_payload(name, term);
+    let (mlir, transform) = jit::printed(&p).unwrap_or_else(|e| panic!("{e}"));
+    Payload {
+        mlir,
+        transform,
+        ..p
+    }
+}
+
+/// The payload of `term` as the function `name`, as the bridge makes it (its text the
+/// generic form of its operations).
+pub fn built_payload(name: &str, term: &Term) -> Payload {
     elevate::bridge::payload(name, term, &limits()).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -79,7 +79,7 @@ fn a_gather_at_indices_read_from_data_is_a_kernel_beside_the_scheduled_product()
     for op in [
         "arith.index_cast",
         "memref.atomic_rmw",
-        "memref.load %buf",
+        "memref.load %alloc",
         "linalg.index",
     ] {
         assert!(gather.contains(op), "{op}: {gather}");
@@ -270,7 +270,7 @@ fn a_result_of_pairs_is_a_kernel_per_component() {
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert!(p.kernels.len() >= 2, "{:?}", p.kernels);
     assert!(
-        p.mlir.contains("outs(%out0") && p.mlir.contains("outs(%out1"),
+        p.mlir.contains("outs(%arg2") && p.mlir.contains("outs(%arg3"),
         "{}",
         p.mlir
     );
@@ -287,7 +287,7 @@ fn concat_is_two_kernels_into_the_two_parts_of_its_buffer() {
     let (p, term) = forms(source, "id");
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert!(
-        p.mlir.contains("memref.subview %out0[64, 0] [48, 64]"),
+        p.mlir.contains("memref.subview %arg2[64, 0] [48, 64]"),
         "{}",
         p.mlir
     );
@@ -299,7 +299,7 @@ fn concat_is_two_kernels_into_the_two_parts_of_its_buffer() {
     let (p, term) = forms(&nested, "microKernel(16, 32, 4, 8)");
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert!(
-        p.mlir.contains("memref.subview %out0[112, 0] [48, 64]"),
+        p.mlir.contains("memref.subview %arg2[112, 0] [48, 64]"),
         "{}",
         p.mlir
     );
@@ -349,7 +349,7 @@ fn a_pair_accumulator_is_one_kernel_with_an_output_per_component() {
     assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
     assert!(
         p.mlir
-            .contains("outs(%out0, %out1 : memref<8xf32>, memref<8xi32>)"),
+            .contains("outs(%arg2, %arg3 : memref<8xf32>, memref<8xi32>)"),
         "{}",
         p.mlir
     );
@@ -359,7 +359,7 @@ fn a_pair_accumulator_is_one_kernel_with_an_output_per_component() {
     let argmax = p
         .mlir
         .lines()
-        .find(|l| l.contains("linalg.generic") && l.contains("outs(%out0, %out1"))
+        .find(|l| l.contains("linalg.generic") && l.contains("outs(%arg2, %arg3"))
         .expect("the argmax kernel");
     let ins = argmax
         .split("ins(")

@@ -31,7 +31,16 @@ pub fn lowered(source: &str, nats: &NatEnv, strategy: &str) -> Term {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The payload of `term`, named `name`, within the machine's limits.
+/// The payload of `term`, named `name`, within the machine's limits; its module and
+/// script as MLIR prints them (each operation in its custom form), which the tests
+/// read.
 pub fn payload(name: &str, term: &Term) -> Payload {
-    elevate_bridge::payload(name, term, &Limits::default()).unwrap_or_else(|e| panic!("{e}"))
+    let p =
+        elevate_bridge::payload(name, term, &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    let (mlir, transform) = elevate_bridge::jit::printed(&p).unwrap_or_else(|e| panic!("{e}"));
+    Payload {
+        mlir,
+        transform,
+        ..p
+    }
 }
