@@ -148,7 +148,8 @@ impl Op {
         );
     }
 
-    /// [`Op::print`] into a string.
+    /// The operation in MLIR's generic form, its lines indented by `indent` spaces:
+    /// `%c = "arith.addf"(%a, %b) : (f32, f32) -> (f32)`.
     pub fn text(&self, indent: usize) -> String {
         let mut out = String::new();
         self.print(&mut out, indent);
@@ -307,10 +308,16 @@ fn float_predicate(p: &str) -> i64 {
         .unwrap_or_else(|| unreachable!("no float predicate `{p}`")) as i64
 }
 
-/// `arith.select` of `x` where `c` holds and `y` elsewhere, values of type `ty`.
+/// `arith.select` of `x` where `c` holds and `y` elsewhere, values of type `ty`, lane
+/// by lane for vectors.
 pub(crate) fn select(c: &str, x: &str, y: &str, ty: &str) -> Op {
+    select_by(c, &flags_of(ty), x, y, ty)
+}
+
+/// `arith.select` with a condition `c` of type `flags` (`i1` chooses whole vectors).
+pub(crate) fn select_by(c: &str, flags: &str, x: &str, y: &str, ty: &str) -> Op {
     Op::new("arith.select")
-        .operand(c, flags_of(ty))
+        .operand(c, flags)
         .operand(x, ty)
         .operand(y, ty)
         .returns(ty)

@@ -5,15 +5,16 @@
 //! timed; [`emit`] gives any stage's text. Underneath:
 //!
 //! - [`payload()`](fn@payload) translates a typed RISE function with concrete sizes
-//!   into an MLIR module (pure Rust, no LLVM needed): `linalg` operations and a
+//!   into an MLIR module as operations ([`ir::Op`], pure Rust, no LLVM needed; their
+//!   text is MLIR's generic form): `linalg` operations and a
 //!   Transform script carrying the program's schedule where the program is a sequence
 //!   of structured loop nests; where it is not, each array it stores at the top level
 //!   is translated on its own, as `linalg` where it can be and explicit loops where it
 //!   cannot ([`Payload::kernels`] says which and why; [`payload_loops`] gives a
 //!   program all as loops);
-//! - with the `mlir` feature, [`jit`] parses, verifies, applies the payload's
-//!   Transform-dialect script (if any), lowers and JIT-compiles it through melior, and
-//!   calls it on inputs.
+//! - with the `mlir` feature, [`jit`] builds the payload and its Transform-dialect
+//!   script with melior's builders (or parses a text edited by hand), verifies,
+//!   applies the script, lowers and JIT-compiles the module, and calls it on inputs.
 //!
 //! Integer divisions that would trap (by zero, the smallest integer by -1) and numbers
 //! made indices out of range are checked in the generated code and reported as
@@ -28,7 +29,8 @@
 //! | `structured` | the `linalg` + Transform translation |
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
-//! | `text` | MLIR text both translations write |
+//! | [`ir`] | MLIR operations as values: what both translations build, printed in the generic form |
+//! | `text` | MLIR type and constant texts both translations write |
 //! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
 //! | [`measure`] | the costs of search: the model told the bridge's translation; measured (compiled in parallel, timed one at a time, checked) |
 

@@ -1,5 +1,5 @@
-//! Typed RISE with concrete sizes → an MLIR payload module, as text: `linalg`
-//! operations and a Transform script carrying the program's schedule where the program
+//! Typed RISE with concrete sizes → an MLIR payload module, as operations
+//! ([`crate::ir`]) and their text: `linalg` operations and a Transform script carrying the program's schedule where the program
 //! is a sequence of structured loop nests ([`crate::structured`]), explicit loops
 //! otherwise ([`crate::loops`]).
 
@@ -7,7 +7,7 @@ use crate::boundary::{signature, Signature, Storage};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
 use crate::ir::{self, Op};
-use crate::text::{memref_type, module_text};
+use crate::text::memref_type;
 use elevate_rise::limits::Limits;
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
@@ -238,41 +238,25 @@ fn staged(
             )
             .collect(),
     ));
-    let (mlir, module) = if body.iter().all(|p| matches!(p, Part::Ops(_))) {
-        let ops = body
-            .into_iter()
-            .flat_map(|p| match p {
-                Part::Ops(ops) => ops,
-                _ => Vec::new(),
-            })
-            .collect();
-        let module = ir::module(vec![ir::function(name, arguments(&sig.text), ops)], &[]);
-        (module.text(0), Some(module))
-    } else {
-        let mut lines = Vec::new();
-        for part in body {
-            match part {
-                Part::Ops(ops) => {
-                    for op in ops {
-                        lines.extend(op.text(4).lines().map(String::from));
-                    }
-                }
-                Part::Loops(text) => lines.extend(text),
-                Part::Kernels(_) => {}
-            }
-        }
-        (module_text(name, &sig.text, &lines, ""), None)
-    };
+    let flops = ops.flops.saturating_add(loop_flops);
+    let ops = body
+        .into_iter()
+        .flat_map(|p| match p {
+            Part::Ops(ops) | Part::Loops(ops) => ops,
+            Part::Kernels(_) => Vec::new(),
+        })
+        .collect();
+    let module = ir::module(vec![ir::function(name, arguments(&sig.text), ops)], &[]);
     Ok(Payload {
         program: term.clone(),
-        mlir,
+        mlir: module.text(0),
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
-        flops: ops.flops.saturating_add(loop_flops),
+        flops,
         transform: Some(structured.script.text(0)),
         operations: Operations {
-            module,
+            module: Some(module),
             script: Some(structured.script),
         },
         loops_because: None,
@@ -303,7 +287,7 @@ fn arguments(text: &[String]) -> Vec<(String, String)> {
 /// once the kernels are made, their operations.
 enum Part {
     Kernels(usize),
-    Loops(Vec<String>),
+    Loops(Vec<Op>),
     Ops(Vec<Op>),
 }
 
@@ -371,15 +355,22 @@ fn loops(name: &str, term: &Term, mut sig: Signature, limits: &Limits) -> Result
     if !body.traps.is_empty() {
         sig.text.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
     }
+    let module = ir::module(
+        vec![ir::function(name, arguments(&sig.text), body.ops)],
+        &[],
+    );
     Ok(Payload {
         program: term.clone(),
-        mlir: module_text(name, &sig.text, &body.lines, ""),
+        mlir: module.text(0),
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
         flops: body.flops,
         transform: None,
-        operations: Operations::default(),
+        operations: Operations {
+            module: Some(module),
+            script: None,
+        },
         loops_because: None,
         kernels: vec![KernelForm::Loops("explicit loops".to_string())],
         traps: body.traps,

@@ -1,5 +1,5 @@
-//! MLIR text shared by both translations: types, constants, arithmetic, the module
-//! around a function.
+//! MLIR texts shared by both translations: scalar and memref types, constants,
+//! binary arithmetic.
 
 use crate::ir::{self, Op};
 use elevate_rise::prim::Prim;
@@ -106,28 +106,4 @@ pub(crate) fn binary_op(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Opti
         _ => return None,
     };
     Some(ir::same(name, &[x, y], t))
-}
-
-/// The module around a function body: `@name(signature) { lines; return }`, each line
-/// indented by `indent`.
-pub(crate) fn module_text(
-    name: &str,
-    signature: &[String],
-    lines: &[String],
-    indent: &str,
-) -> String {
-    let mut mlir = String::new();
-    let _ = writeln!(mlir, "module {{");
-    let _ = writeln!(
-        mlir,
-        "  func.func @{name}({}) attributes {{llvm.emit_c_interface}} {{",
-        signature.join(", ")
-    );
-    for line in lines {
-        let _ = writeln!(mlir, "{indent}{line}");
-    }
-    let _ = writeln!(mlir, "    return");
-    let _ = writeln!(mlir, "  }}");
-    let _ = writeln!(mlir, "}}");
-    mlir
 }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{example, lowered, payload, sizes};
+use common::{example, lowered, printed_payload as payload, sizes};
 
 const SCALE: &str = "def f(x: 64.64.f32) = x |> map(map(fun(v => v * 2.0)))";
 

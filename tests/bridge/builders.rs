@@ -3,7 +3,7 @@
 //! generic form), operation for operation.
 
 use super::ops::{op, OPS};
-use super::{built_payload as payload, lowered, sizes};
+use super::{built_payload as payload, lowered, sizes, too_long};
 use elevate::bridge::jit;
 use elevate::bridge::payload::{Operations, Payload};
 
@@ -44,6 +44,29 @@ fn each_operator_s_module_and_script_built_are_those_their_text_parses_to() {
             let (built, parsed) = built_and_parsed(&p);
             assert_eq!(built, parsed, "{name}, {strategy}");
         }
+    }
+}
+
+#[test]
+fn explicit_loops_built_are_those_their_text_parses_to() {
+    // A kernel of more than 1,000 operations is loops, beside a structured one; a
+    // reduction carries its accumulator through `scf.for`; a division checks its
+    // divisor.
+    let sources = [
+        format!(
+            "def f(x: 64.f32) : 64.f32 = toMem(x |> mapSeq(fun(v => v * 2.0))) |> mapSeq(fun(v => {}))",
+            too_long("v", "0.0")
+        ),
+        "def f(x: 8.16.f32) : 8.f32 = x |> mapPar(fun(r => r |> reduceSeq(fun(a, v => a + v), 0.0)))"
+            .to_string(),
+        "def f(x: 16.i32, y: 16.i32) : 16.i32 = zip(x, y) |> mapSeq(fun(p => fst(p) / snd(p)))"
+            .to_string(),
+    ];
+    for source in sources {
+        let p = payload("f", &lowered(&source, &sizes(&[]), "id"));
+        assert!(p.operations.module.is_some(), "{source}");
+        let (built, parsed) = built_and_parsed(&p);
+        assert_eq!(built, parsed, "{source}");
     }
 }
 

@@ -73,7 +73,7 @@ pub fn built_payload(name: &str, term: &Term) -> Payload {
 /// `term` (typed, closed, concrete sizes) compiled through MLIR and run on random
 /// inputs from `seed`: the compiled result and the interpreter's.
 pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
-    let payload = payload("f", term);
+    let payload = built_payload("f", term);
     let compiled =
         jit::compile(&payload, &limits()).unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
     let signature = io::signature(term);

@@ -1,9 +1,11 @@
-//! Compiling a payload in process with melior (MLIR 22): parse and verify, apply its
+//! Compiling a payload in process with melior (MLIR 22): build it with melior's
+//! builders (or parse an edited text) and verify, apply its
 //! Transform-dialect script (if any), lower to the LLVM dialect, JIT with MLIR's
 //! ExecutionEngine, and call the function on inputs.
 //!
 //! | module | holds |
 //! |---|---|
+//! | `build` | the payload's operations and script built with melior's builders |
 //! | `mlir` | the context and its diagnostics, parsing, the transform interpreter, the lowering, translation to LLVM IR |
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |

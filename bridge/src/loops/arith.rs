@@ -6,6 +6,7 @@ use super::value::{lanes_value, Val};
 use crate::boundary::{Check, TrapSite};
 use crate::checks;
 use crate::error::Error;
+use crate::ir;
 use crate::text::{binary_op, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
@@ -32,7 +33,7 @@ impl Gen {
         let Some(rhs) = binary_op(p, x, y, s.is_float(), &t) else {
             return Err(Error::unsupported(at, format!("`{}` on {t}", p.name())));
         };
-        let z = self.op_ir(rhs);
+        let z = self.op(rhs);
         if is_comparison(p) {
             return Ok(lanes_value(z, Scalar::Bool, lanes));
         }
@@ -52,24 +53,24 @@ impl Gen {
     ) -> Result<Val, Error> {
         let t = lane_type(s, lanes);
         let z = match (p, s.is_float()) {
-            (Prim::Neg, true) => self.op(format!("arith.negf {x} : {t}")),
+            (Prim::Neg, true) => self.op(ir::same("arith.negf", &[x], &t)),
             (Prim::Neg, false) => {
-                let zero = self.op(format!("arith.constant 0 : {}", mlir_scalar(s)));
+                let zero = self.op(ir::constant(0, mlir_scalar(s)));
                 let zero = self.splat(&zero, s, lanes);
-                self.op(format!("arith.subi {zero}, {x} : {t}"))
+                self.op(ir::same("arith.subi", &[&zero, x], &t))
             }
             (Prim::Not, _) => {
-                let one = self.op("arith.constant true");
+                let one = self.op(ir::constant(true, "i1"));
                 let one = self.splat(&one, s, lanes);
-                self.op(format!("arith.xori {x}, {one} : {t}"))
+                self.op(ir::same("arith.xori", &[x, &one], &t))
             }
             (Prim::Exp, true) if s == Scalar::F32 => {
-                crate::exp::exp_f32(&mut |op| self.op_ir(op), x, &t)
+                crate::exp::exp_f32(&mut |op| self.op(op), x, &t)
             }
-            (Prim::Exp, true) => self.op(format!("math.exp {x} : {t}")),
-            (Prim::Sqrt, true) => self.op(format!("math.sqrt {x} : {t}")),
-            (Prim::Abs, true) => self.op(format!("math.absf {x} : {t}")),
-            (Prim::Abs, false) => self.op(format!("math.absi {x} : {t}")),
+            (Prim::Exp, true) => self.op(ir::same("math.exp", &[x], &t)),
+            (Prim::Sqrt, true) => self.op(ir::same("math.sqrt", &[x], &t)),
+            (Prim::Abs, true) => self.op(ir::same("math.absf", &[x], &t)),
+            (Prim::Abs, false) => self.op(ir::same("math.absi", &[x], &t)),
             _ => return Err(Error::unsupported(at, format!("`{}` on {t}", p.name()))),
         };
         Ok(lanes_value(z, s, lanes))
@@ -108,7 +109,7 @@ impl Gen {
             None => x.to_string(),
             Some(n) => {
                 let t = lane_type(s, Some(n));
-                self.op(format!("vector.broadcast {x} : {} to {t}", mlir_scalar(s)))
+                self.op(ir::cast("vector.broadcast", x, mlir_scalar(s), &t))
             }
         }
     }
@@ -122,39 +123,39 @@ impl Gen {
         let (f, t) = (mlir_scalar(from), mlir_scalar(to));
         let z = match (from.is_float(), to.is_float()) {
             _ if from == to => return Val::Scalar(x.to_string(), to),
-            (false, true) if from == Bool => self.op(format!("arith.uitofp {x} : {f} to {t}")),
+            (false, true) if from == Bool => self.op(ir::cast("arith.uitofp", x, f, t)),
             (false, true) if from == I64 && to == F32 => {
-                let wide = self.op(format!("arith.sitofp {x} : i64 to f64"));
-                self.op(format!("arith.truncf {wide} : f64 to f32"))
+                let wide = self.op(ir::cast("arith.sitofp", x, "i64", "f64"));
+                self.op(ir::cast("arith.truncf", &wide, "f64", "f32"))
             }
-            (false, true) => self.op(format!("arith.sitofp {x} : {f} to {t}")),
+            (false, true) => self.op(ir::cast("arith.sitofp", x, f, t)),
             (true, false) if to == Bool => {
-                let zero = self.op(format!("arith.constant 0.0 : {f}"));
-                self.op(format!("arith.cmpf une, {x}, {zero} : {f}"))
+                let zero = self.op(ir::constant("0.0", f));
+                self.op(ir::compare(true, "une", x, &zero, f))
             }
             (true, false) => {
                 let wide = self.saturated_i64(x, from);
                 match to {
                     I32 => {
                         // Saturated to i32's range too, as Rust's `as` does.
-                        let low = self.op(format!("arith.constant {} : i64", i32::MIN));
-                        let high = self.op(format!("arith.constant {} : i64", i32::MAX));
-                        let above = self.op(format!("arith.maxsi {wide}, {low} : i64"));
-                        let within = self.op(format!("arith.minsi {above}, {high} : i64"));
-                        self.op(format!("arith.trunci {within} : i64 to i32"))
+                        let low = self.op(ir::constant(i32::MIN, "i64"));
+                        let high = self.op(ir::constant(i32::MAX, "i64"));
+                        let above = self.op(ir::same("arith.maxsi", &[&wide, &low], "i64"));
+                        let within = self.op(ir::same("arith.minsi", &[&above, &high], "i64"));
+                        self.op(ir::cast("arith.trunci", &within, "i64", "i32"))
                     }
                     _ => wide,
                 }
             }
-            (true, true) if to == F64 => self.op(format!("arith.extf {x} : {f} to {t}")),
-            (true, true) => self.op(format!("arith.truncf {x} : {f} to {t}")),
+            (true, true) if to == F64 => self.op(ir::cast("arith.extf", x, f, t)),
+            (true, true) => self.op(ir::cast("arith.truncf", x, f, t)),
             (false, false) if to == Bool => {
-                let zero = self.op(format!("arith.constant 0 : {f}"));
-                self.op(format!("arith.cmpi ne, {x}, {zero} : {f}"))
+                let zero = self.op(ir::constant(0, f));
+                self.op(ir::compare(false, "ne", x, &zero, f))
             }
-            (false, false) if from == Bool => self.op(format!("arith.extui {x} : {f} to {t}")),
-            (false, false) if to == I64 => self.op(format!("arith.extsi {x} : {f} to {t}")),
-            (false, false) => self.op(format!("arith.trunci {x} : {f} to {t}")),
+            (false, false) if from == Bool => self.op(ir::cast("arith.extui", x, f, t)),
+            (false, false) if to == I64 => self.op(ir::cast("arith.extsi", x, f, t)),
+            (false, false) => self.op(ir::cast("arith.trunci", x, f, t)),
         };
         Val::Scalar(z, to)
     }
@@ -162,19 +163,19 @@ impl Gen {
     /// The float `x` as an `i64`, saturated (NaN is 0), as Rust's `as` converts.
     fn saturated_i64(&mut self, x: &str, from: Scalar) -> String {
         let x = match from {
-            Scalar::F32 => self.op(format!("arith.extf {x} : f32 to f64")),
+            Scalar::F32 => self.op(ir::cast("arith.extf", x, "f32", "f64")),
             _ => x.to_string(),
         };
         // 2^63 and -2^63 are exact in f64; in between, the conversion is exact too.
-        let high = self.op("arith.constant 9.2233720368547758E+18 : f64");
-        let low = self.op("arith.constant -9.2233720368547758E+18 : f64");
-        let clamped = self.op(format!("arith.maximumf {x}, {low} : f64"));
-        let in_range = self.op(format!("arith.cmpf olt, {clamped}, {high} : f64"));
-        let converted = self.op(format!("arith.fptosi {clamped} : f64 to i64"));
-        let max = self.op(format!("arith.constant {} : i64", i64::MAX));
-        let saturated = self.op(format!("arith.select {in_range}, {converted}, {max} : i64"));
-        let nan = self.op(format!("arith.cmpf uno, {x}, {x} : f64"));
-        let zero = self.op("arith.constant 0 : i64");
-        self.op(format!("arith.select {nan}, {zero}, {saturated} : i64"))
+        let high = self.op(ir::constant("9.2233720368547758E+18", "f64"));
+        let low = self.op(ir::constant("-9.2233720368547758E+18", "f64"));
+        let clamped = self.op(ir::same("arith.maximumf", &[&x, &low], "f64"));
+        let in_range = self.op(ir::compare(true, "olt", &clamped, &high, "f64"));
+        let converted = self.op(ir::cast("arith.fptosi", &clamped, "f64", "i64"));
+        let max = self.op(ir::constant(i64::MAX, "i64"));
+        let saturated = self.op(ir::select(&in_range, &converted, &max, "i64"));
+        let nan = self.op(ir::compare(true, "uno", &x, &x, "f64"));
+        let zero = self.op(ir::constant(0, "i64"));
+        self.op(ir::select(&nan, &zero, &saturated, "i64"))
     }
 }

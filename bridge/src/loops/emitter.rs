@@ -1,10 +1,10 @@
-//! The generator's state and its plainest operations: lines and fresh names, regions
+//! The generator's state and its plainest operations: operations and fresh names, regions
 //! (loop bodies) with the buffers they free, loops, the trap record.
 
 use crate::boundary::{Check, TrapSite};
 use crate::checks;
 use crate::error::Error;
-use crate::ir::Op;
+use crate::ir::{self, Block, Op};
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
@@ -14,10 +14,12 @@ use std::collections::HashMap;
 /// recursively, so a deeper nest is an error rather than a stack overflow.
 pub const MAX_LOOP_DEPTH: usize = 256;
 
-/// The code generator: the function body's lines, and fresh names.
+/// The code generator: the operations of the function body and of the loop bodies
+/// open inside it, and fresh names.
 pub(crate) struct Gen {
-    pub(super) lines: Vec<String>,
-    pub(super) indent: usize,
+    /// The operations of each open block: the function body's first, the innermost
+    /// loop body's last.
+    pub(super) blocks: Vec<Vec<Op>>,
     pub(super) next: usize,
     /// The buffers allocated in each open region (function body, loop bodies), freed
     /// when the region ends: nothing allocated inside a region is used outside it.
@@ -39,8 +41,7 @@ pub(crate) struct Gen {
 impl Gen {
     pub(super) fn new(limits: Limits) -> Gen {
         Gen {
-            lines: Vec::new(),
-            indent: 2,
+            blocks: vec![Vec::new()],
             next: 0,
             allocations: vec![Vec::new()],
             trips: vec![1],
@@ -56,33 +57,22 @@ impl Gen {
         format!("%v{}", self.next)
     }
 
-    pub(super) fn emit(&mut self, line: impl AsRef<str>) {
-        let pad = " ".repeat(self.indent * 2);
-        self.lines.push(format!("{pad}{}", line.as_ref()));
+    /// Adds `op`, which has no result (or results already named).
+    pub(super) fn push(&mut self, op: Op) {
+        if let Some(block) = self.blocks.last_mut() {
+            block.push(op);
+        }
     }
 
-    /// `%x = <op>`: emits the line and returns the new name.
-    pub(super) fn op(&mut self, rhs: impl AsRef<str>) -> String {
+    /// Adds `op`, its result named afresh; the name.
+    pub(super) fn op(&mut self, op: Op) -> String {
         let x = self.fresh();
-        self.emit(format!("{x} = {}", rhs.as_ref()));
+        self.push(op.named(&x));
         x
-    }
-
-    /// Adds `op` (in MLIR's generic form), its result named afresh; the name.
-    pub(super) fn op_ir(&mut self, op: Op) -> String {
-        let x = self.fresh();
-        self.push_ir(op.named(&x));
-        x
-    }
-
-    /// Adds `op` (in MLIR's generic form).
-    pub(super) fn push_ir(&mut self, op: Op) {
-        let text = op.text(self.indent * 2);
-        self.lines.extend(text.lines().map(String::from));
     }
 
     pub(super) fn index(&mut self, k: i64) -> String {
-        self.op(format!("arith.constant {k} : index"))
+        self.op(ir::index_constant(k))
     }
 
     /// Opens a region: a loop body that runs `trips` times per run of its parent.
@@ -93,42 +83,34 @@ impl Gen {
                 format!("loops nested more than {MAX_LOOP_DEPTH} deep"),
             ));
         }
-        self.indent += 1;
+        self.blocks.push(Vec::new());
         self.allocations.push(Vec::new());
         let outer = self.trips.last().copied().unwrap_or(1);
         self.trips.push(outer.saturating_mul(trips.max(0) as u64));
         Ok(())
     }
 
-    /// Frees the buffers the region allocated, then closes it (after `last`, a
-    /// terminator such as `scf.yield`, if given).
-    pub(super) fn leave(&mut self, last: Option<String>) {
+    /// Frees the buffers the region allocated, then closes it with its terminator
+    /// `last` (`scf.yield`, `scf.reduce`); its operations.
+    pub(super) fn leave(&mut self, last: Op) -> Vec<Op> {
         self.free_region();
-        if let Some(line) = last {
-            self.emit(line);
-        }
+        self.push(last);
         self.allocations.pop();
         self.trips.pop();
-        self.indent -= 1;
-        self.emit("}");
+        self.blocks.pop().unwrap_or_default()
     }
 
     /// The position of a vector that fills the last dimension of a buffer, at `prefix`:
     /// `prefix..., 0`.
-    pub(super) fn vector_position(&mut self, prefix: &[String]) -> String {
+    pub(super) fn vector_position(&mut self, prefix: &[String]) -> Vec<String> {
         let zero = self.index(0);
-        prefix
-            .iter()
-            .cloned()
-            .chain([zero])
-            .collect::<Vec<_>>()
-            .join(", ")
+        prefix.iter().cloned().chain([zero]).collect()
     }
 
     pub(super) fn free_region(&mut self) {
         let region = self.allocations.last().cloned().unwrap_or_default();
         for (buffer, ty) in region.iter().rev() {
-            self.emit(format!("memref.dealloc {buffer} : {ty}"));
+            self.push(ir::dealloc(buffer, ty));
         }
     }
 
@@ -161,14 +143,18 @@ impl Gen {
     ) -> Result<(), Error> {
         let (zero, end, one) = (self.index(0), self.index(n), self.index(1));
         let i = self.fresh();
-        self.emit(if parallel {
-            format!("scf.parallel ({i}) = ({zero}) to ({end}) step ({one}) {{")
-        } else {
-            format!("scf.for {i} = {zero} to {end} step {one} {{")
-        });
         self.enter(n, at)?;
         body(self, &i)?;
-        self.leave(None);
+        let (name, last) = match parallel {
+            true => ("scf.parallel", "scf.reduce"),
+            false => ("scf.for", "scf.yield"),
+        };
+        let ops = self.leave(Op::new(last));
+        let mut head = Op::new(name).operands_of(&[zero, end, one], "index");
+        if parallel {
+            head = head.prop("operandSegmentSizes", ir::segments(&[1, 1, 1, 0]));
+        }
+        self.push(head.region(Block::new(vec![(i, "index".into())], ops)));
         Ok(())
     }
 
@@ -187,11 +173,11 @@ impl Gen {
 
 impl checks::Ops for Gen {
     fn op(&mut self, op: Op) -> String {
-        self.op_ir(op)
+        Gen::op(self, op)
     }
 
     fn push(&mut self, op: Op) {
-        self.push_ir(op);
+        Gen::push(self, op);
     }
 
     fn fresh(&mut self) -> String {

@@ -6,6 +6,7 @@ use super::value::{fun, ArrayVal, Contiguous, Env, Val};
 use crate::boundary::{check_buffer, size, Storage};
 use crate::env::{bind, lookup};
 use crate::error::Error;
+use crate::ir::{self, Op};
 use crate::text::{lane_type, literal_text, memref_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
@@ -34,7 +35,9 @@ impl Gen {
             TypeKind::Scalar(s) => {
                 check_buffer(&self.limits, "a buffer", &dims, *s, what)?;
                 let ty = memref_type(&dims, *s);
-                let buffer = self.op(format!("memref.alloc() : {ty}"));
+                let buffer = self.op(Op::new("memref.alloc")
+                    .prop("operandSegmentSizes", ir::segments(&[0, 0]))
+                    .returns(&ty));
                 if let Some(region) = self.allocations.last_mut() {
                     region.push((buffer.clone(), ty));
                 }
@@ -86,11 +89,13 @@ impl Gen {
                     scalar,
                 },
             ) => {
-                self.emit(format!(
-                    "memref.store {x}, {buffer}[{}] : {}",
-                    prefix.join(", "),
-                    memref_type(dims, *scalar)
-                ));
+                let ty = memref_type(dims, *scalar);
+                self.push(
+                    Op::new("memref.store")
+                        .operand(x, mlir_scalar(*scalar))
+                        .operand(buffer, ty)
+                        .operands_of(prefix, "index"),
+                );
                 Ok(())
             }
             (
@@ -103,10 +108,12 @@ impl Gen {
             ) => {
                 let at = self.vector_position(prefix);
                 let t = lane_type(*s, Some(*n));
-                self.emit(format!(
-                    "vector.store {x}, {buffer}[{at}] : {}, {t}",
-                    memref_type(dims, *scalar)
-                ));
+                self.push(
+                    Op::new("vector.store")
+                        .operand(x, t)
+                        .operand(buffer, memref_type(dims, *scalar))
+                        .operands_of(&at, "index"),
+                );
                 Ok(())
             }
             (Val::Pair(a, b), Storage::Pair(sa, sb)) => {
@@ -177,10 +184,10 @@ impl Gen {
                 let lanes = n.as_const().unwrap_or(1);
                 let at = self.vector_position(&prefix);
                 let t = lane_type(*scalar, Some(lanes));
-                let v = self.op(format!(
-                    "vector.load {buffer}[{at}] : {}, {t}",
-                    memref_type(dims, *scalar)
-                ));
+                let v = self.op(Op::new("vector.load")
+                    .operand(buffer, memref_type(dims, *scalar))
+                    .operands_of(&at, "index")
+                    .returns(t));
                 Val::Vector(v, *scalar, lanes)
             }
             (
@@ -191,11 +198,8 @@ impl Gen {
                     scalar,
                 },
             ) => {
-                let x = self.op(format!(
-                    "memref.load {buffer}[{}] : {}",
-                    prefix.join(", "),
-                    memref_type(dims, *scalar)
-                ));
+                let ty = memref_type(dims, *scalar);
+                let x = self.op(ir::load(buffer, &ty, &prefix, mlir_scalar(*scalar)));
                 Val::Scalar(x, *scalar)
             }
             _ => unreachable!("storage made for this type"),
@@ -259,7 +263,7 @@ impl Gen {
 
     pub(super) fn literal(&mut self, l: Literal) -> Val {
         let (text, s) = literal_text(l);
-        let x = self.op(format!("arith.constant {text} : {}", mlir_scalar(s)));
+        let x = self.op(ir::constant(text, mlir_scalar(s)));
         match l {
             Literal::I32(v) => {
                 self.constants.insert(x.clone(), i64::from(v));

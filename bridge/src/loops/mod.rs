@@ -1,5 +1,5 @@
 //! Typed RISE with concrete sizes → a function body of explicit loops (`scf`,
-//! `memref`, `arith`, `math`, `vector`), as MLIR text.
+//! `memref`, `arith`, `math`, `vector`), as operations ([`crate::ir`]).
 //!
 //! The translation follows the data: array-reshaping primitives (`split`, `join`,
 //! `transpose`, `slide`, `zip`, `pad*`, `take`, `drop`, `generate`, and `map` itself)
@@ -15,7 +15,7 @@
 //! | module | holds |
 //! |---|---|
 //! | `value` | values (SSA scalars and vectors, array views, pairs, functions) |
-//! | `emitter` | the generator's state: lines, names, regions, loops, the trap record |
+//! | `emitter` | the generator's state: operations, names, regions, loops, the trap record |
 //! | `gen` | buffers, and terms to values |
 //! | `primitives` | each primitive as a view, a loop or an operation |
 //! | `arith` | arithmetic, comparisons, casts, guarded divisions, the flop count |
@@ -30,6 +30,7 @@ use crate::boundary::TrapSite;
 use crate::boundary::{Param, Signature, Storage};
 use crate::env::bind;
 use crate::error::Error;
+use crate::ir::Op;
 use elevate_rise::limits::Limits;
 use emitter::Gen;
 pub use emitter::MAX_LOOP_DEPTH;
@@ -37,8 +38,8 @@ use value::{Env, Val};
 
 /// A function body as explicit loops.
 pub(crate) struct Body {
-    /// Its lines (without the function around them).
-    pub(crate) lines: Vec<String>,
+    /// Its operations (without the function around them).
+    pub(crate) ops: Vec<Op>,
     /// Its floating-point operations.
     pub(crate) flops: u64,
     /// The operations that may trap, in the order of their codes.
@@ -49,13 +50,9 @@ pub(crate) struct Body {
 /// stage.
 pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Body, Error> {
     let mut stages = LoopStages::new(sig, limits);
-    let lines = stages.stage(sig.body, &sig.out)?;
+    let ops = stages.stage(sig.body, &sig.out)?;
     let (flops, traps) = stages.finish();
-    Ok(Body {
-        lines,
-        flops,
-        traps,
-    })
+    Ok(Body { ops, flops, traps })
 }
 
 /// Stages of a program ([`crate::stages`]) as explicit loops, among stages the
@@ -96,19 +93,25 @@ impl LoopStages {
         }
     }
 
-    /// The lines that write `term`'s value into `out` (and free what they allocate).
+    /// The operations that write `term`'s value into `out` (and free what they
+    /// allocate).
     pub(crate) fn stage(
         &mut self,
         term: &elevate_rise::Term,
         out: &Storage,
-    ) -> Result<Vec<String>, Error> {
+    ) -> Result<Vec<Op>, Error> {
         let value = self.g.expr(term, &self.env)?;
         self.g.store(&value, out, &[], term)?;
         self.g.free_region();
         if let Some(region) = self.g.allocations.first_mut() {
             region.clear();
         }
-        Ok(std::mem::take(&mut self.g.lines))
+        Ok(self
+            .g
+            .blocks
+            .first_mut()
+            .map(std::mem::take)
+            .unwrap_or_default())
     }
 
     /// The floating-point operations of the stages, and the operations that may trap.

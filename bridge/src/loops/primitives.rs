@@ -7,6 +7,7 @@ use super::value::{
 };
 use crate::boundary::{lanes, positive, size};
 use crate::error::Error;
+use crate::ir::{self, Block, Op};
 use crate::text::{lane_type, memref_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
@@ -83,7 +84,7 @@ impl Gen {
                 let Val::Index(i) = &args[0] else {
                     return unsupported("an index that is not an idx value");
                 };
-                let x = self.op(format!("arith.index_cast {i} : index to i64"));
+                let x = self.op(ir::cast("arith.index_cast", i, "index", "i64"));
                 Ok(Val::Scalar(x, Scalar::I64))
             }
             NatAsIndex => {
@@ -115,10 +116,10 @@ impl Gen {
                         // Both reads in range (clamped), then the one that applies.
                         let (first, zero) = (g.index(a.len), g.index(0));
                         let last_a = g.index((a.len - 1).max(0));
-                        let in_a = g.op(format!("arith.minsi {i}, {last_a} : index"));
-                        let shifted = g.op(format!("arith.subi {i}, {first} : index"));
-                        let in_b = g.op(format!("arith.maxsi {shifted}, {zero} : index"));
-                        let from_a = g.op(format!("arith.cmpi slt, {i}, {first} : index"));
+                        let in_a = g.op(ir::same("arith.minsi", &[i, &last_a], "index"));
+                        let shifted = g.op(ir::same("arith.subi", &[i, &first], "index"));
+                        let in_b = g.op(ir::same("arith.maxsi", &[&shifted, &zero], "index"));
+                        let from_a = g.op(ir::compare(false, "slt", i, &first, "index"));
                         let (x, y) = match (a.len, b.len) {
                             (0, _) => return b.at(g, &in_b),
                             (_, 0) => return a.at(g, &in_a),
@@ -168,8 +169,8 @@ impl Gen {
                 let (m, inner) = (size(m, at)?, inner.clone());
                 Ok(Val::Array(ArrayVal::new(xs.len * m, inner, move |g, k| {
                     let mc = g.index(m);
-                    let i = g.op(format!("arith.divui {k}, {mc} : index"));
-                    let j = g.op(format!("arith.remui {k}, {mc} : index"));
+                    let i = g.op(ir::same("arith.divui", &[k, &mc], "index"));
+                    let j = g.op(ir::same("arith.remui", &[k, &mc], "index"));
                     let row = array_of(&xs.at(g, &i)?, &Term::prim(Prim::Join))?;
                     row.at(g, &j)
                 })))
@@ -353,26 +354,25 @@ impl Gen {
                         let base = g_offset(g, c);
                         let start = g.affine(i, n, &base);
                         let at = c.prefix.iter().cloned().chain([start]).collect::<Vec<_>>();
-                        let v = g.op(format!(
-                            "vector.load {}[{}] : {}, {}",
-                            c.buffer,
-                            at.join(", "),
-                            memref_type(&c.dims, c.scalar),
-                            lane_type(s, Some(n))
-                        ));
+                        let v = g.op(Op::new("vector.load")
+                            .operand(&c.buffer, memref_type(&c.dims, c.scalar))
+                            .operands_of(&at, "index")
+                            .returns(lane_type(s, Some(n))));
                         return Ok(Val::Vector(v, s, n));
                     }
                     let mut lanes = Vec::new();
                     for k in 0..n {
                         let kc = g.index(k);
                         let base = g.index(n);
-                        let scaled = g.op(format!("arith.muli {i}, {base} : index"));
-                        let at_k = g.op(format!("arith.addi {scaled}, {kc} : index"));
+                        let scaled = g.op(ir::same("arith.muli", &[i, &base], "index"));
+                        let at_k = g.op(ir::same("arith.addi", &[&scaled, &kc], "index"));
                         let (x, _) = scalar_of(&xs.at(g, &at_k)?, &at2)?;
                         lanes.push(x);
                     }
                     let t = lane_type(s, Some(n));
-                    let v = g.op(format!("vector.from_elements {} : {t}", lanes.join(", ")));
+                    let v = g.op(Op::new("vector.from_elements")
+                        .operands_of(&lanes, mlir_scalar(s))
+                        .returns(t));
                     Ok(Val::Vector(v, s, n))
                 })))
             }
@@ -385,14 +385,15 @@ impl Gen {
                 let at2 = at.clone();
                 Ok(Val::Array(ArrayVal::new(xs.len * n, e, move |g, k| {
                     let nc = g.index(n);
-                    let i = g.op(format!("arith.divui {k}, {nc} : index"));
-                    let j = g.op(format!("arith.remui {k}, {nc} : index"));
+                    let i = g.op(ir::same("arith.divui", &[k, &nc], "index"));
+                    let j = g.op(ir::same("arith.remui", &[k, &nc], "index"));
                     let (v, s, lanes) = arith_of(&xs.at(g, &i)?, &at2)?;
                     let t = lane_type(s, lanes);
-                    let x = g.op(format!(
-                        "vector.extract {v}[{j}] : {} from {t}",
-                        mlir_scalar(s)
-                    ));
+                    let x = g.op(Op::new("vector.extract")
+                        .operand(&v, t)
+                        .operand(&j, "index")
+                        .prop("static_position", ir::i64_array(&[i64::MIN]))
+                        .returns(mlir_scalar(s)));
                     Ok(Val::Scalar(x, s))
                 })))
             }
@@ -406,14 +407,14 @@ impl Gen {
             return k.to_string();
         }
         let c = self.index(offset);
-        self.op(format!("arith.addi {k}, {c} : index"))
+        self.op(ir::same("arith.addi", &[k, &c], "index"))
     }
 
     /// `i * n + j` as an index.
     pub(super) fn affine(&mut self, i: &str, n: i64, j: &str) -> String {
         let c = self.index(n);
-        let scaled = self.op(format!("arith.muli {i}, {c} : index"));
-        self.op(format!("arith.addi {scaled}, {j} : index"))
+        let scaled = self.op(ir::same("arith.muli", &[i, &c], "index"));
+        self.op(ir::same("arith.addi", &[&scaled, j], "index"))
     }
 
     /// Element `i` of `xs` padded by `l` on the left: `value` outside (or the nearest
@@ -428,18 +429,18 @@ impl Gen {
     ) -> Result<Val, Error> {
         // The clamped position in xs, computed with signed arithmetic on index.
         let lc = self.index(l);
-        let shifted = self.op(format!("arith.subi {i}, {lc} : index"));
+        let shifted = self.op(ir::same("arith.subi", &[i, &lc], "index"));
         let zero = self.index(0);
         let last = self.index(xs.len - 1);
-        let low = self.op(format!("arith.maxsi {shifted}, {zero} : index"));
-        let clamped = self.op(format!("arith.minsi {low}, {last} : index"));
+        let low = self.op(ir::same("arith.maxsi", &[&shifted, &zero], "index"));
+        let clamped = self.op(ir::same("arith.minsi", &[&low, &last], "index"));
         let inner = xs.at(self, &clamped)?;
         let Some(value) = value else {
             return Ok(inner);
         };
-        let below = self.op(format!("arith.cmpi slt, {shifted}, {zero} : index"));
-        let above = self.op(format!("arith.cmpi sgt, {shifted}, {last} : index"));
-        let outside = self.op(format!("arith.ori {below}, {above} : i1"));
+        let below = self.op(ir::compare(false, "slt", &shifted, &zero, "index"));
+        let above = self.op(ir::compare(false, "sgt", &shifted, &last, "index"));
+        let outside = self.op(ir::same("arith.ori", &[&below, &above], "i1"));
         select_val(self, &outside, value, &inner, at)
     }
 
@@ -456,24 +457,14 @@ impl Gen {
             Val::Scalar(..) | Val::Vector(..) | Val::Pair(..) if numbers(&init).is_some() => {
                 let start = numbers(&init).unwrap_or_default();
                 let types: Vec<String> = start.iter().map(|(_, s, l)| lane_type(*s, *l)).collect();
-                let types = types.join(", ");
                 let (zero, end, one) = (self.index(0), self.index(xs.len), self.index(1));
                 let i = self.fresh();
                 let accs: Vec<String> = start.iter().map(|_| self.fresh()).collect();
                 let result = self.fresh();
-                let carried: Vec<String> = accs
-                    .iter()
-                    .zip(&start)
-                    .map(|(acc, (x0, _, _))| format!("{acc} = {x0}"))
-                    .collect();
-                let results = match start.len() {
-                    1 => result.clone(),
-                    n => format!("{result}:{n}"),
+                let outs: Vec<String> = match start.len() {
+                    1 => vec![result],
+                    n => (0..n).map(|k| format!("{result}_{k}")).collect(),
                 };
-                self.emit(format!(
-                    "{results} = scf.for {i} = {zero} to {end} step {one} iter_args({}) -> ({types}) {{",
-                    carried.join(", ")
-                ));
                 self.enter(xs.len, at)?;
                 let x = xs.at(self, &i)?;
                 let acc = rebuilt(
@@ -493,12 +484,21 @@ impl Gen {
                             "a reduction step whose result is not shaped as its accumulator",
                         )
                     })?;
-                let yielded: Vec<String> = next.into_iter().map(|(x, _, _)| x).collect();
-                self.leave(Some(format!("scf.yield {} : {types}", yielded.join(", "))));
-                let outs: Vec<String> = match start.len() {
-                    1 => vec![result],
-                    n => (0..n).map(|k| format!("{result}#{k}")).collect(),
+                let typed = |names: Vec<String>| -> Vec<(String, String)> {
+                    names.into_iter().zip(types.iter().cloned()).collect()
                 };
+                let yielded = typed(next.into_iter().map(|(x, _, _)| x).collect());
+                let body = self.leave(ir::yield_values("scf.yield", yielded));
+                let mut args = vec![(i, "index".to_string())];
+                args.extend(typed(accs));
+                let mut head = Op::new("scf.for").operands_of(&[zero, end, one], "index");
+                for (x0, t) in typed(start.iter().map(|(x, _, _)| x.clone()).collect()) {
+                    head = head.operand(x0, t);
+                }
+                for (name, t) in typed(outs.clone()) {
+                    head = head.result(name, t);
+                }
+                self.push(head.region(Block::new(args, body)));
                 Ok(rebuilt(
                     &init,
                     &mut outs

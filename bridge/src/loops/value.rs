@@ -3,6 +3,7 @@
 
 use super::emitter::Gen;
 use crate::error::Error;
+use crate::ir;
 use crate::shared::Shared;
 use crate::text::{lane_type, mlir_scalar};
 use elevate_core::stack::guard;
@@ -144,19 +145,16 @@ pub(super) fn select_val(
 fn select(g: &mut Gen, cond: &str, a: &Val, b: &Val, at: &Term) -> Result<Val, Error> {
     match (a, b) {
         (Val::Scalar(x, s), Val::Scalar(y, _)) => {
-            let z = g.op(format!(
-                "arith.select {cond}, {x}, {y} : {}",
-                mlir_scalar(*s)
-            ));
+            let z = g.op(ir::select(cond, x, y, mlir_scalar(*s)));
             Ok(Val::Scalar(z, *s))
         }
         (Val::Vector(x, s, n), Val::Vector(y, _, _)) => {
             let t = lane_type(*s, Some(*n));
-            let z = g.op(format!("arith.select {cond}, {x}, {y} : {t}"));
+            let z = g.op(ir::select_by(cond, "i1", x, y, &t));
             Ok(Val::Vector(z, *s, *n))
         }
         (Val::Index(x), Val::Index(y)) => {
-            let z = g.op(format!("arith.select {cond}, {x}, {y} : index"));
+            let z = g.op(ir::select(cond, x, y, "index"));
             Ok(Val::Index(z))
         }
         (Val::Pair(a1, a2), Val::Pair(b1, b2)) => Ok(Val::Pair(

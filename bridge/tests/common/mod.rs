@@ -31,12 +31,17 @@ pub fn lowered(source: &str, nats: &NatEnv, strategy: &str) -> Term {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The payload of `term`, named `name`, within the machine's limits; its module and
-/// script as MLIR prints them (each operation in its custom form), which the tests
-/// read.
+/// The payload of `term`, named `name`, within the machine's limits (its text the
+/// generic form of its operations).
 pub fn payload(name: &str, term: &Term) -> Payload {
-    let p =
-        elevate_bridge::payload(name, term, &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    elevate_bridge::payload(name, term, &Limits::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`payload`], its module and script as MLIR prints them (each operation in its
+/// custom form), which the tests read.
+#[cfg(feature = "mlir")]
+pub fn printed_payload(name: &str, term: &Term) -> Payload {
+    let p = payload(name, term);
     let (mlir, transform) = elevate_bridge::jit::printed(&p).unwrap_or_else(|e| panic!("{e}"));
     Payload {
         mlir,
