@@ -57,9 +57,13 @@ pub fn mlir_text(name: &str, term: &Term) -> Result<String, String> {
     let lowered = elevate_bridge::rewrite(term, None, &options).map_err(|e| e.to_string())?;
     let payload =
         elevate_bridge::payload(name, &lowered, &options.limits).map_err(|e| e.to_string())?;
+    // As MLIR prints them (custom forms) where MLIR is at hand.
+    #[cfg(feature = "mlir")]
+    let (module, script) = elevate_bridge::jit::printed(&payload).map_err(|e| e.to_string())?;
+    #[cfg(not(feature = "mlir"))]
+    let (module, script) = (payload.mlir.clone(), payload.transform.clone());
+    let script = script.unwrap_or_else(|| payload.transform_text());
     Ok(format!(
-        "// The payload.\n{}\n// Its Transform script.\n{}",
-        payload.mlir,
-        payload.transform_text()
+        "// The payload.\n{module}\n// Its Transform script.\n{script}"
     ))
 }
