@@ -5,7 +5,7 @@
 //! what the interpreter computes.
 
 use super::{assert_same, example, lowered, payload, sizes};
-use elevate::bridge::Payload;
+use elevate::bridge::{jit, Payload};
 use elevate::rise::Term;
 
 #[test]
@@ -318,4 +318,51 @@ fn a_padded_b_is_packed_from_b_itself() {
     assert_eq!(p.mlir.matches("ins(%arg1").count(), 1, "{}", p.mlir);
     assert!(!p.mlir.contains("memref<32x12xf32>"), "{}", p.mlir);
     assert_same(&term, "a padded, packed product");
+}
+
+/// The operations around line `at` of MLIR's printing (each op with regions ends its
+/// line with `{`, its regions' lines indented two more), innermost first.
+fn enclosing<'a>(lines: &[&'a str], at: usize) -> Vec<&'a str> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut want = indent(lines[at]);
+    let mut found = Vec::new();
+    for l in lines[..at].iter().rev() {
+        if indent(l) < want && l.trim_end().ends_with('{') {
+            found.push(*l);
+            want = indent(l);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_register_tile_s_stack_buffer_is_allocated_once_per_parallel_step_not_per_loop_step() {
+    // LLVM frees a loop's stack allocations only at the function's return: a promoted
+    // accumulator tile allocated at every step of the product's loops overflowed the
+    // stack of the thread running it.
+    let nats = sizes(&[("n", 128), ("k", 64), ("m", 128)]);
+    let term = lowered(&example("matmul.rise"), &nats, "microKernel(64, 64, 4, 16)");
+    let p = super::built_payload("f", &term);
+    let text = jit::transformed(&p).unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<&str> = text.lines().collect();
+    let allocas: Vec<usize> = (0..lines.len())
+        .filter(|k| lines[*k].contains("memref.alloca("))
+        .collect();
+    assert!(
+        !allocas.is_empty(),
+        "the accumulators are on the stack: {text}"
+    );
+    for at in allocas {
+        let around = enclosing(&lines, at);
+        let scope = around
+            .iter()
+            .position(|l| l.contains("scf.forall") || l.contains("func.func"))
+            .expect("a function around it");
+        assert!(
+            !around[..scope].iter().any(|l| l.contains("scf.for ")),
+            "{}: {around:?}",
+            lines[at]
+        );
+    }
+    assert_same(&term, "a product with its tiles on the stack");
 }

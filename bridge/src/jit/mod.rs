@@ -6,6 +6,7 @@
 //! | module | holds |
 //! |---|---|
 //! | `build` | the payload's operations and script built with melior's builders |
+//! | `hoist` | stack buffers (promoted tiles) out of the sequential loops around them |
 //! | `mlir` | the context and its diagnostics, parsing, the transform interpreter, the lowering, translation to LLVM IR |
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |
@@ -19,6 +20,7 @@ mod build;
 mod call;
 mod compiled;
 mod engine;
+mod hoist;
 mod mlir;
 mod openmp;
 
