@@ -2,7 +2,7 @@
 //! verifying the payload, applying its Transform script, lowering to the LLVM dialect,
 //! translating to LLVM IR. MLIR's diagnostics become [`Error`]s naming the stage.
 
-use super::hoist::hoist_stack_buffers;
+use super::scopes::scope_stack_buffers;
 use crate::error::{Error, Stage};
 use melior::dialect::DialectRegistry;
 use melior::ir::attribute::StringAttribute;
@@ -244,7 +244,7 @@ pub(super) fn apply_script(
             messages,
         ));
     }
-    hoist_stack_buffers(module);
+    scope_stack_buffers(module);
     if !module.as_operation().verify() {
         return Err(failure(
             Stage::Transform,

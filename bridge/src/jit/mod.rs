@@ -6,7 +6,7 @@
 //! | module | holds |
 //! |---|---|
 //! | `build` | the payload's operations and script built with melior's builders |
-//! | `hoist` | stack buffers (promoted tiles) out of the sequential loops around them |
+//! | `scopes` | stack buffers (promoted tiles) freed at each step of their loop |
 //! | `mlir` | the context and its diagnostics, parsing, the transform interpreter, the lowering, translation to LLVM IR |
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |
@@ -20,9 +20,9 @@ mod build;
 mod call;
 mod compiled;
 mod engine;
-mod hoist;
 mod mlir;
 mod openmp;
+mod scopes;
 
 pub use build::printed;
 pub use call::Call;
