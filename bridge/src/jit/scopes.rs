@@ -1,8 +1,8 @@
 //! Stack buffers freed at each step of their loop. A tile promoted with `use_alloca`
 //! (a register tile's accumulators) is a `memref.alloca` at every step of the loop
 //! around it, and LLVM frees a loop's stack allocations only when the function
-//! returns: thousands of steps of 16 KiB overflowed a thread's stack (a search's
-//! candidate aborted the process, and large products would on OpenMP's threads). The
+//! returns (or, inside a parallel loop, its iteration ends): thousands of steps of a
+//! tile overflowed a thread's stack (a search's candidate aborted the process). The
 //! body of each such loop becomes a `memref.alloca_scope`, which frees them at the
 //! end of each step (`stacksave`/`stackrestore`). (Allocating the buffer once before
 //! the loops instead keeps it live across steps, which cost a strided convolution 9%.)
