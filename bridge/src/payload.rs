@@ -119,8 +119,7 @@ fn structured_payload(
     sig: Signature,
     p: crate::structured::Structured,
 ) -> Payload {
-    let arguments = arguments(&with_trap(sig.text, &p.traps));
-    let module = ir::module(vec![ir::function(name, arguments, p.ops)], &[]);
+    let module = function_module(name, &with_trap(sig.text, &p.traps), p.ops);
     Payload {
         program: term.clone(),
         mlir: module.text(0),
@@ -145,7 +144,7 @@ fn structured_payload(
 fn staged(
     name: &str,
     term: &Term,
-    mut sig: Signature,
+    sig: Signature,
     limits: &Limits,
     why: String,
 ) -> Result<Payload, Error> {
@@ -208,45 +207,28 @@ fn staged(
     let structured = structured.finish(traps.len());
     let mut ops = structured.ops;
     traps.append(&mut ops.traps);
-    if !traps.is_empty() {
-        sig.text.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
-    }
-    // The function body: the stages' buffers, then each part in order; the loops'
-    // parts are text, and make the whole function text.
+    // The function body: the stages' buffers, then each part in order.
     let mut kernel_ops = ops.kernels.into_iter();
-    let mut body: Vec<Part> = vec![Part::Ops(
+    let mut body: Vec<Op> = buffers
+        .iter()
+        .map(|(buffer, ty)| ir::alloc(buffer, ty))
+        .chain(ops.allocs)
+        .collect();
+    for part in parts {
+        match part {
+            Part::Kernels(n) => body.extend(kernel_ops.by_ref().take(n).flatten()),
+            Part::Loops(loops) => body.extend(loops),
+        }
+    }
+    body.extend(ops.deallocs);
+    body.extend(
         buffers
             .iter()
-            .map(|(buffer, ty)| ir::alloc(buffer, ty))
-            .chain(ops.allocs)
-            .collect(),
-    )];
-    for part in parts {
-        body.push(match part {
-            Part::Kernels(n) => Part::Ops(kernel_ops.by_ref().take(n).flatten().collect()),
-            loops => loops,
-        });
-    }
-    body.push(Part::Ops(
-        ops.deallocs
-            .into_iter()
-            .chain(
-                buffers
-                    .iter()
-                    .rev()
-                    .map(|(buffer, ty)| ir::dealloc(buffer, ty)),
-            )
-            .collect(),
-    ));
+            .rev()
+            .map(|(buffer, ty)| ir::dealloc(buffer, ty)),
+    );
     let flops = ops.flops.saturating_add(loop_flops);
-    let ops = body
-        .into_iter()
-        .flat_map(|p| match p {
-            Part::Ops(ops) | Part::Loops(ops) => ops,
-            Part::Kernels(_) => Vec::new(),
-        })
-        .collect();
-    let module = ir::module(vec![ir::function(name, arguments(&sig.text), ops)], &[]);
+    let module = function_module(name, &with_trap(sig.text, &traps), body);
     Ok(Payload {
         program: term.clone(),
         mlir: module.text(0),
@@ -273,22 +255,23 @@ fn with_trap(mut args: Vec<String>, traps: &[TrapSite]) -> Vec<String> {
     args
 }
 
-/// The function's arguments as names and types, from their text (`%x: f32`).
-fn arguments(text: &[String]) -> Vec<(String, String)> {
-    text.iter()
+/// The module of function `name`, of the arguments `signature` (their text,
+/// `%x: f32`), whose body is `ops`.
+fn function_module(name: &str, signature: &[String], ops: Vec<Op>) -> Op {
+    let arguments = signature
+        .iter()
         .map(|a| match a.split_once(": ") {
             Some((name, ty)) => (name.to_string(), ty.to_string()),
             None => (a.clone(), String::new()),
         })
-        .collect()
+        .collect();
+    ir::module(vec![ir::function(name, arguments, ops)], &[])
 }
 
-/// A stage's place in the function body: so many structured kernels, or loops; and
-/// once the kernels are made, their operations.
+/// A stage's place in the function body: so many structured kernels, or loops.
 enum Part {
     Kernels(usize),
     Loops(Vec<Op>),
-    Ops(Vec<Op>),
 }
 
 /// The two translations of a program's stages, side by side.
@@ -350,15 +333,9 @@ pub fn payload_loops(name: &str, term: &Term, limits: &Limits) -> Result<Payload
     loops(name, term, signature(term, limits)?, limits)
 }
 
-fn loops(name: &str, term: &Term, mut sig: Signature, limits: &Limits) -> Result<Payload, Error> {
+fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Payload, Error> {
     let body = crate::loops::translate(&sig, limits)?;
-    if !body.traps.is_empty() {
-        sig.text.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
-    }
-    let module = ir::module(
-        vec![ir::function(name, arguments(&sig.text), body.ops)],
-        &[],
-    );
+    let module = function_module(name, &with_trap(sig.text, &body.traps), body.ops);
     Ok(Payload {
         program: term.clone(),
         mlir: module.text(0),

@@ -4,11 +4,11 @@
 //! name. Types and attribute values are parsed one by one; a text MLIR does not read
 //! is an error naming it, as is an operand no value defines.
 
-use super::mlir::{apply_script, failure, lower_module, parse, parse_script, Messages};
+use super::mlir::{apply_script, lower_module, parse, parse_script, verified, Messages};
 use crate::error::{Error, Stage};
 use crate::ir::{Block as IrBlock, Op};
 use crate::payload::Payload;
-use melior::ir::operation::{OperationBuilder, OperationLike};
+use melior::ir::operation::OperationBuilder;
 use melior::ir::{
     Attribute, Block, BlockLike, Identifier, Location, Module, Operation, Region, RegionLike, Type,
     Value, ValueLike,
@@ -46,14 +46,7 @@ fn build_module<'c>(
     let operation = b.operation(module)?;
     let module = Module::from_operation(operation)
         .ok_or_else(|| Error::mlir(stage, format!("the {source} is not one module")))?;
-    if !module.as_operation().verify() {
-        return Err(failure(
-            stage,
-            &format!("the {source} does not verify"),
-            messages,
-        ));
-    }
-    Ok(module)
+    verified(module, stage, source, messages)
 }
 
 /// The payload's module, verified: built from its operations where its text is
@@ -71,24 +64,35 @@ pub(super) fn payload_module<'c>(
     }
 }
 
-/// The payload's module with its Transform script (if any) applied: the script too
-/// built from its operations where its text is still theirs.
+/// The payload's Transform script (if it has one), verified: built from its
+/// operations where its text is still theirs, parsed otherwise.
+fn script_module<'c>(
+    context: &'c Context,
+    payload: &Payload,
+    messages: &Messages,
+) -> Result<Option<Module<'c>>, Error> {
+    let Some(text) = &payload.transform else {
+        return Ok(None);
+    };
+    match &payload.operations.script {
+        Some(script) if script.text(0) == *text => {
+            build_module(context, script, "transform", Stage::Transform, messages)
+        }
+        _ => parse_script(context, text, messages),
+    }
+    .map(Some)
+}
+
+/// The payload's module with its Transform script (if any) applied.
 pub(super) fn transformed_payload<'c>(
     context: &'c Context,
     payload: &Payload,
     messages: &Messages,
 ) -> Result<Module<'c>, Error> {
     let mut module = payload_module(context, payload, messages)?;
-    let Some(text) = &payload.transform else {
-        return Ok(module);
-    };
-    let script = match &payload.operations.script {
-        Some(script) if script.text(0) == *text => {
-            build_module(context, script, "transform", Stage::Transform, messages)?
-        }
-        _ => parse_script(context, text, messages)?,
-    };
-    apply_script(&mut module, &script, messages)?;
+    if let Some(script) = script_module(context, payload, messages)? {
+        apply_script(&mut module, &script, messages)?;
+    }
     Ok(module)
 }
 
@@ -208,13 +212,9 @@ impl<'c> Builder<'c> {
 pub fn printed(payload: &Payload) -> Result<(String, Option<String>), Error> {
     let (context, messages) = super::mlir::context();
     let module = payload_module(&context, payload, &messages)?;
-    let script = match (&payload.operations.script, &payload.transform) {
-        (Some(script), Some(text)) if script.text(0) == *text => Some(
-            build_module(&context, script, "transform", Stage::Transform, &messages)?
-                .as_operation()
-                .to_string(),
-        ),
-        (_, text) => text.clone(),
-    };
-    Ok((module.as_operation().to_string(), script))
+    let script = script_module(&context, payload, &messages)?;
+    Ok((
+        module.as_operation().to_string(),
+        script.map(|s| s.as_operation().to_string()),
+    ))
 }

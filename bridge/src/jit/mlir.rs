@@ -130,14 +130,26 @@ pub(super) fn parse_named<'c>(
                 format!("the {what} is not one `module {{ ... }}` operation"),
             )
         })?;
-    if !module.as_operation().verify() {
-        return Err(failure(
+    verified(module, stage, what, messages)
+}
+
+/// `module`, if it verifies; otherwise an error of `stage` saying that `what` does not,
+/// with MLIR's diagnostics.
+pub(super) fn verified<'c>(
+    module: Module<'c>,
+    stage: Stage,
+    what: &str,
+    messages: &Messages,
+) -> Result<Module<'c>, Error> {
+    if module.as_operation().verify() {
+        Ok(module)
+    } else {
+        Err(failure(
             stage,
             &format!("the {what} does not verify"),
             messages,
-        ));
+        ))
     }
-    Ok(module)
 }
 
 /// The payload module, parsed and verified.
@@ -245,14 +257,15 @@ pub(super) fn apply_script(
         ));
     }
     scope_stack_buffers(module);
-    if !module.as_operation().verify() {
-        return Err(failure(
+    if module.as_operation().verify() {
+        Ok(())
+    } else {
+        Err(failure(
             Stage::Transform,
             "the module after the transform script does not verify",
             messages,
-        ));
+        ))
     }
-    Ok(())
 }
 
 pub(super) fn lower_module(

@@ -264,15 +264,17 @@ pub(crate) fn payload_ops(
         fresh += 1;
         format!("%{prefix}{fresh}")
     };
-    let allocs = allocated
+    // The program's own buffers: each name and type.
+    let own: Vec<(&str, String)> = allocated
         .iter()
         .map(|b| {
-            ir::alloc(
-                &bufs[*b].name,
-                &memref_type(&bufs[*b].dims, bufs[*b].scalar),
+            (
+                bufs[*b].name.as_str(),
+                memref_type(&bufs[*b].dims, bufs[*b].scalar),
             )
         })
         .collect();
+    let allocs = own.iter().map(|(b, ty)| ir::alloc(b, ty)).collect();
     for (n, k) in kernels.iter().enumerate() {
         let mut ops = Vec::new();
         let ins: Vec<(String, String)> = k
@@ -381,15 +383,7 @@ pub(crate) fn payload_ops(
         );
         kernel_ops.push(ops);
     }
-    let deallocs = allocated
-        .iter()
-        .map(|b| {
-            ir::dealloc(
-                &bufs[*b].name,
-                &memref_type(&bufs[*b].dims, bufs[*b].scalar),
-            )
-        })
-        .collect();
+    let deallocs = own.iter().map(|(b, ty)| ir::dealloc(b, ty)).collect();
     PayloadOps {
         allocs,
         kernels: kernel_ops,
