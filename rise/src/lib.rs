@@ -37,6 +37,7 @@ pub mod search;
 pub mod term;
 pub mod types;
 pub mod value;
+pub mod view;
 
 pub use definition::Definition;
 pub use error::{Error, ErrorKind, Span};

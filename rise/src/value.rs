@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::limits::SizeError;
 use crate::term::Span;
 use crate::types::Scalar;
+use crate::view::{Numbers, Reshape, Row, Source};
 use elevate_core::stack::guard;
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -468,56 +469,36 @@ struct Node {
     view: View,
 }
 
-/// How an array's elements are found. (Fields are named for what they are.)
-#[allow(missing_docs)]
+/// How an array's elements are found.
 pub enum View {
     /// Materialized elements.
     Dense(Vec<Value>),
-    /// `start..start+len` of another array (`take`, `drop`, a window of `slide`, a
-    /// chunk of `split`).
-    Slice {
+    /// A reshaping primitive's view of `source` (see [`Reshape`]); `with` is the
+    /// second array of a `concat` and the value of a `padCst`.
+    Reshaped {
+        /// Which reshape, at which lengths.
+        reshape: Reshape,
+        /// The array reshaped.
         source: Array,
-        start: usize,
-        len: usize,
+        /// The second operand, where the reshape has one.
+        with: Option<Value>,
     },
-    /// `split(n)`: chunks of `n`.
-    Split { source: Array, chunk: usize },
-    /// `join`: the rows one after the other (each row `inner` long).
-    Join { source: Array, inner: usize },
-    /// `transpose`: `columns` columns of the source's rows.
-    Transpose { source: Array, columns: usize },
-    /// One column of an array of rows.
-    Column { source: Array, column: usize },
-    /// `slide(size, step)`
-    Slide {
+    /// A row of `source` that an element of a `split`, `slide` or `transpose` is.
+    Row {
+        /// The array the row is in.
         source: Array,
-        size: usize,
-        step: usize,
-        len: usize,
+        /// Which row.
+        row: Row<i64>,
     },
     /// `zip`
     Zip(Array, Array),
     /// One side of an array of pairs (`unzip`).
-    Side { source: Array, second: bool },
-    /// `padCst(l, r, c)`
-    PadConstant {
+    Side {
+        /// The array of pairs.
         source: Array,
-        left: usize,
-        right: usize,
-        value: Value,
+        /// Whether the second side.
+        second: bool,
     },
-    /// `padClamp(l, r)`
-    PadClamp {
-        source: Array,
-        left: usize,
-        right: usize,
-    },
-    /// `concat`
-    Concat(Array, Array),
-    /// `asVector(n)`
-    AsVector { source: Array, width: usize },
-    /// `asScalar`
-    AsScalar { source: Array, width: usize },
 }
 
 impl View {
@@ -525,71 +506,73 @@ impl View {
     fn depth(&self) -> u32 {
         match self {
             View::Dense(items) => items.iter().map(Value::depth).max().unwrap_or(0),
-            View::Slice { source, .. }
-            | View::Split { source, .. }
-            | View::Join { source, .. }
-            | View::Transpose { source, .. }
-            | View::Column { source, .. }
-            | View::Slide { source, .. }
-            | View::Side { source, .. }
-            | View::PadClamp { source, .. }
-            | View::AsVector { source, .. }
-            | View::AsScalar { source, .. } => source.node.depth(),
-            View::PadConstant { source, value, .. } => source.node.depth().max(value.depth()),
-            View::Zip(a, b) | View::Concat(a, b) => a.node.depth().max(b.node.depth()),
+            View::Reshaped { source, with, .. } => source
+                .node
+                .depth()
+                .max(with.as_ref().map_or(0, Value::depth)),
+            View::Row { source, .. } | View::Side { source, .. } => source.node.depth(),
+            View::Zip(a, b) => a.node.depth().max(b.node.depth()),
         }
     }
 
     /// The number of elements, or an error if it overflows or the view does not fit
     /// its source.
     fn len(&self) -> Result<usize, EvalError> {
-        let overflow = |what: &str| EvalError::new(EvalErrorKind::LengthOverflow(what.into()));
-        Ok(match self {
-            View::Dense(items) => items.len(),
-            View::Slice { source, start, len } => {
-                if start.checked_add(*len).is_none_or(|end| end > source.len()) {
-                    return Err(format!(
-                        "elements {start}..{start}+{len} of an array of {}",
+        let misfit = |what: String| EvalError::from(what);
+        let len = match self {
+            View::Dense(items) => return Ok(items.len()),
+            View::Zip(a, b) => return Ok(a.len().min(b.len())),
+            View::Side { source, .. } => return Ok(source.len()),
+            View::Reshaped {
+                reshape,
+                source,
+                with,
+            } => {
+                let second = match with {
+                    Some(Value::Array(b)) => Some(length(b.len())?),
+                    _ => None,
+                };
+                if !reshape.fits(length(source.len())?, second) {
+                    return Err(misfit(format!(
+                        "{reshape:?} of an array of {}",
                         source.len()
-                    )
-                    .into());
+                    )));
                 }
-                *len
+                reshape.len().ok_or_else(|| {
+                    EvalError::new(EvalErrorKind::LengthOverflow(overflowing(reshape).into()))
+                })?
             }
-            View::Split { source, chunk } => source.len() / (*chunk).max(1),
-            View::Join { source, inner } => source
-                .len()
-                .checked_mul(*inner)
-                .ok_or_else(|| overflow("join"))?,
-            View::Transpose { columns, .. } => *columns,
-            View::Column { source, .. } => source.len(),
-            View::Slide { len, .. } => *len,
-            View::Zip(a, b) => a.len().min(b.len()),
-            View::Side { source, .. } => source.len(),
-            View::PadConstant {
-                source,
-                left,
-                right,
-                ..
+            View::Row { source, row } => {
+                let n = length(source.len())?;
+                let fits = match row {
+                    Row::Run { start, len } => start
+                        .checked_add(*len)
+                        .is_some_and(|end| *start >= 0 && end <= n),
+                    Row::Column { len, .. } => n == *len,
+                };
+                if !fits {
+                    return Err(misfit(format!("{row:?} of an array of {}", source.len())));
+                }
+                row.len()
             }
-            | View::PadClamp {
-                source,
-                left,
-                right,
-            } => left
-                .checked_add(source.len())
-                .and_then(|n| n.checked_add(*right))
-                .ok_or_else(|| overflow("the padded array"))?,
-            View::Concat(a, b) => a
-                .len()
-                .checked_add(b.len())
-                .ok_or_else(|| overflow("concat"))?,
-            View::AsVector { source, width } => source.len() / (*width).max(1),
-            View::AsScalar { source, width } => source
-                .len()
-                .checked_mul(*width)
-                .ok_or_else(|| overflow("asScalar"))?,
-        })
+        };
+        usize::try_from(len).map_err(|_| misfit(format!("a view of {len} elements")))
+    }
+}
+
+/// A length as the views' arithmetic takes it.
+fn length(n: usize) -> Result<i64, EvalError> {
+    i64::try_from(n).map_err(|_| EvalError::new(EvalErrorKind::LengthOverflow("an array".into())))
+}
+
+/// What a reshape whose length overflows makes, in its error message.
+fn overflowing(reshape: &Reshape) -> &'static str {
+    match reshape {
+        Reshape::Join { .. } => "join",
+        Reshape::PadConstant { .. } | Reshape::PadClamp { .. } => "the padded array",
+        Reshape::Concat { .. } => "concat",
+        Reshape::AsScalar { .. } => "asScalar",
+        _ => "a view",
     }
 }
 
@@ -650,78 +633,22 @@ impl Array {
     }
 
     fn get_from_view(&self, i: usize) -> Result<Value, EvalError> {
-        Ok(match &self.node.view {
-            View::Dense(items) => items.get(i).cloned().ok_or("index out of bounds")?,
-            View::Slice { source, start, .. } => source.get_within(start + i)?,
-            View::Split { source, chunk } => Value::Array(Array::new(View::Slice {
-                source: source.clone(),
-                start: i * chunk,
-                len: *chunk,
-            })?),
-            View::Join { source, inner } => source.get_nested(i / inner, i % inner)?,
-            View::Transpose { source, .. } => Value::Array(Array::new(View::Column {
-                source: source.clone(),
-                column: i,
-            })?),
-            View::Column { source, column } => source.get_nested(i, *column)?,
-            View::Slide {
-                source, size, step, ..
-            } => Value::Array(Array::new(View::Slice {
-                source: source.clone(),
-                start: i * step,
-                len: *size,
-            })?),
-            View::Zip(a, b) => Value::pair(a.get_within(i)?, b.get_within(i)?),
+        let at = i as i64;
+        match &self.node.view {
+            View::Dense(items) => Ok(items.get(i).cloned().ok_or("index out of bounds")?),
+            View::Reshaped {
+                reshape,
+                source,
+                with,
+            } => read(reshape.element(&mut Numbers, &at), source, with.as_ref()),
+            View::Row { source, row } => read(row.element(&mut Numbers, &at), source, None),
+            View::Zip(a, b) => Ok(Value::pair(a.get_within(i)?, b.get_within(i)?)),
             View::Side { source, second } => {
                 let element = source.get_within(i)?;
                 let pair = element.as_pair()?;
-                if *second {
-                    pair.1.clone()
-                } else {
-                    pair.0.clone()
-                }
+                Ok(if *second { &pair.1 } else { &pair.0 }.clone())
             }
-            View::PadConstant {
-                source,
-                left,
-                value,
-                ..
-            } => {
-                if i < *left || i - left >= source.len() {
-                    value.clone()
-                } else {
-                    source.get_within(i - left)?
-                }
-            }
-            View::PadClamp { source, left, .. } => {
-                let n = source.len();
-                if n == 0 {
-                    return Err("padClamp of an empty array".into());
-                }
-                source.get(i.saturating_sub(*left).min(n - 1))?
-            }
-            View::Concat(a, b) => {
-                if i < a.len() {
-                    a.get_within(i)?
-                } else {
-                    b.get_within(i - a.len())?
-                }
-            }
-            View::AsVector { source, width } => {
-                let items = (0..*width)
-                    .map(|k| source.get_within(i * width + k))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Value::Vector(items.into())
-            }
-            View::AsScalar { source, width } => match source.get_within(i / width)? {
-                Value::Vector(items) => items.get(i % width).cloned().ok_or_else(|| {
-                    format!("asScalar: a vector of {} lanes, not {width}", items.len())
-                })?,
-                other => {
-                    return Err(format!("asScalar expected vectors, found {}", other.kind()).into())
-                }
-            },
-        })
+        }
     }
 
     /// Element `j` of element `i` (an array), without copying a materialized row.
@@ -739,6 +666,55 @@ impl Array {
         }
         (0..self.len()).map(|i| self.get(i)).collect()
     }
+}
+
+/// The element of `source` (or of `with`) that a view's element is.
+fn read(at: Source<i64>, source: &Array, with: Option<&Value>) -> Result<Value, EvalError> {
+    // Views map in-bounds indices to in-bounds indices (checked when they are made).
+    let index = |i: i64| i as usize;
+    Ok(match at {
+        Source::At(i) => source.get_within(index(i))?,
+        Source::AtNested(i, j) => source.get_nested(index(i), index(j))?,
+        Source::Row(row) => Value::Array(Array::new(View::Row {
+            source: source.clone(),
+            row,
+        })?),
+        Source::Padded { at, lo, hi, inside } if (lo..hi).contains(&at) => {
+            source.get_within(index(inside))?
+        }
+        Source::Padded { .. } => with.cloned().ok_or("padCst without its value")?,
+        Source::Clamped { at, lo, hi, inside } => {
+            let Some(last) = source.len().checked_sub(1) else {
+                return Err("padClamp of an empty array".into());
+            };
+            source.get_within(match at {
+                _ if at < lo => 0,
+                _ if at >= hi => last,
+                _ => index(inside),
+            })?
+        }
+        Source::Either { at, first, second } => match with {
+            Some(Value::Array(b)) if at >= first => b.get_within(index(second))?,
+            _ => source.get_within(index(at))?,
+        },
+        Source::Lanes { base, width } => Value::Vector(
+            (base..base + width)
+                .map(|k| source.get_within(index(k)))
+                .collect::<Result<Vec<_>, _>>()?
+                .into(),
+        ),
+        Source::Lane { at, lane } => match source.get_within(index(at))? {
+            Value::Vector(items) => items.get(index(lane)).cloned().ok_or_else(|| {
+                format!(
+                    "asScalar: a vector of {} lanes, not more than {lane}",
+                    items.len()
+                )
+            })?,
+            other => {
+                return Err(format!("asScalar expected vectors, found {}", other.kind()).into())
+            }
+        },
+    })
 }
 
 /// The JSON of a float: a number, or the string `"NaN"`, `"Infinity"` or

@@ -8,6 +8,7 @@ use crate::prim::Prim;
 use crate::term::Span;
 use crate::types::Scalar;
 use crate::value::{Array, EvalError, Function, Value, View, VALUE_BYTES};
+use crate::view::Reshape;
 use elevate_core::stack::guard;
 use smallvec::SmallVec;
 use std::sync::Arc;
@@ -125,6 +126,20 @@ fn view(view: View) -> Result<Value, EvalError> {
     Ok(Value::Array(Array::new(view)?))
 }
 
+/// `source` reshaped (`with`: a `concat`'s second array, a `padCst`'s value).
+fn reshaped(reshape: Reshape, source: Array, with: Option<Value>) -> Result<Value, EvalError> {
+    view(View::Reshaped {
+        reshape,
+        source,
+        with,
+    })
+}
+
+/// A length or a size as views take it.
+fn length(n: usize) -> Result<i64, EvalError> {
+    i64::try_from(n).map_err(|_| format!("a size of {n}").into())
+}
+
 /// Applies `p` to all its arguments; errors are located at the application.
 pub(super) fn apply_prim(p: Prim, info: &Info, args: Args) -> Result<Value, EvalError> {
     apply(p, info, args).map_err(|e| e.at(info.span))
@@ -174,36 +189,28 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
             }
             Value::Index(i)
         }
-        Take => {
+        Take | Drop => {
             let n = nat_arg(info, 0)?;
             let xs = args[0].as_array()?.clone();
-            if n > xs.len() {
-                return Err(format!("take({n}) of {} elements", xs.len()).into());
-            }
-            view(View::Slice {
-                source: xs,
-                start: 0,
-                len: n,
-            })?
-        }
-        Drop => {
-            let n = nat_arg(info, 0)?;
-            let xs = args[0].as_array()?.clone();
-            let len = xs
-                .len()
-                .checked_sub(n)
-                .ok_or_else(|| format!("drop({n}) of {} elements", xs.len()))?;
-            view(View::Slice {
-                source: xs,
-                start: n,
-                len,
-            })?
+            let Some(rest) = xs.len().checked_sub(n) else {
+                return Err(format!("{}({n}) of {} elements", p.name(), xs.len()).into());
+            };
+            let (offset, len) = if p == Take { (0, n) } else { (n, rest) };
+            let reshape = Reshape::Offset {
+                offset: length(offset)?,
+                len: length(len)?,
+            };
+            reshaped(reshape, xs, None)?
         }
         Concat => {
             let (a, b) = (args[0].as_array()?.clone(), args[1].as_array()?.clone());
-            let joined = Array::new(View::Concat(a, b))?;
-            check_size(p, info, joined.len())?;
-            Value::Array(joined)
+            let reshape = Reshape::Concat {
+                first: length(a.len())?,
+                second: length(b.len())?,
+            };
+            let joined = reshaped(reshape, a, Some(Value::Array(b)))?;
+            check_size(p, info, joined.as_array()?.len())?;
+            joined
         }
         Split => {
             let chunk = nat_arg(info, 0)?;
@@ -211,16 +218,26 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
             if chunk == 0 || xs.len() % chunk != 0 {
                 return Err(format!("split({chunk}) of {} elements", xs.len()).into());
             }
-            view(View::Split { source: xs, chunk })?
+            let reshape = Reshape::Split {
+                chunk: length(chunk)?,
+                len: length(xs.len())?,
+            };
+            reshaped(reshape, xs, None)?
         }
-        Join => {
+        Join | Transpose => {
             let xs = args[0].as_array()?.clone();
-            let inner = match info.size {
+            let columns = match info.size {
                 Some(m) => m,
                 None if xs.is_empty() => 0,
                 None => xs.get(0)?.as_array()?.len(),
             };
-            view(View::Join { source: xs, inner })?
+            let (rows, columns) = (length(xs.len())?, length(columns)?);
+            let reshape = if p == Join {
+                Reshape::Join { rows, columns }
+            } else {
+                Reshape::Transpose { rows, columns }
+            };
+            reshaped(reshape, xs, None)?
         }
         Slide => {
             let (size, step) = (nat_arg(info, 0)?, nat_arg(info, 1)?);
@@ -228,52 +245,29 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
             if step == 0 || xs.len() < size || (xs.len() - size) % step != 0 {
                 return Err(format!("slide({size}, {step}) of {} elements", xs.len()).into());
             }
-            let len = (xs.len() - size) / step + 1;
             // Windows overlap: the result holds more elements than its source.
-            let elements = len.saturating_mul(size);
+            let elements = ((xs.len() - size) / step + 1).saturating_mul(size);
             check_size(p, info, elements)?;
-            view(View::Slide {
-                source: xs,
-                size,
-                step,
-                len,
-            })?
-        }
-        Transpose => {
-            let xs = args[0].as_array()?.clone();
-            let columns = match info.size {
-                Some(m) => m,
-                None if xs.is_empty() => 0,
-                None => xs.get(0)?.as_array()?.len(),
+            let reshape = Reshape::Slide {
+                size: length(size)?,
+                step: length(step)?,
+                len: length(xs.len())?,
             };
-            view(View::Transpose {
-                source: xs,
-                columns,
-            })?
+            reshaped(reshape, xs, None)?
         }
-        PadCst => {
+        PadCst | PadClamp => {
             let (left, right) = (nat_arg(info, 0)?, nat_arg(info, 1)?);
-            let value = arg(&mut args);
+            let value = (p == PadCst).then(|| arg(&mut args));
             let source = args[0].as_array()?.clone();
-            let padded = Array::new(View::PadConstant {
-                source,
-                left,
-                right,
-                value,
-            })?;
-            check_size(p, info, padded.len())?;
-            Value::Array(padded)
-        }
-        PadClamp => {
-            let (left, right) = (nat_arg(info, 0)?, nat_arg(info, 1)?);
-            let source = args[0].as_array()?.clone();
-            let padded = Array::new(View::PadClamp {
-                source,
-                left,
-                right,
-            })?;
-            check_size(p, info, padded.len())?;
-            Value::Array(padded)
+            let (left, right, len) = (length(left)?, length(right)?, length(source.len())?);
+            let reshape = if p == PadCst {
+                Reshape::PadConstant { left, right, len }
+            } else {
+                Reshape::PadClamp { left, right, len }
+            };
+            let padded = reshaped(reshape, source, value)?;
+            check_size(p, info, padded.as_array()?.len())?;
+            padded
         }
         Zip => {
             let (a, b) = (args[0].as_array()?.clone(), args[1].as_array()?.clone());
@@ -320,7 +314,11 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
             if width == 0 || source.len() % width != 0 {
                 return Err(format!("asVector({width}) of {} elements", source.len()).into());
             }
-            view(View::AsVector { source, width })?
+            let reshape = Reshape::AsVector {
+                width: length(width)?,
+                len: length(source.len())?,
+            };
+            reshaped(reshape, source, None)?
         }
         AsScalar => {
             let source = args[0].as_array()?.clone();
@@ -332,7 +330,11 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
                     other => return Err(format!("asScalar of {other:?}").into()),
                 },
             };
-            view(View::AsScalar { source, width })?
+            let reshape = Reshape::AsScalar {
+                width: length(width)?,
+                len: length(source.len())?,
+            };
+            reshaped(reshape, source, None)?
         }
         Map | MapSeq | MapSeqUnroll | MapPar | MapGlobal | MapWorkGroup | MapLocal => {
             let (f, xs) = (&args[0], args[1].as_array()?);

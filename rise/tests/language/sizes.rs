@@ -6,6 +6,7 @@ use crate::load;
 use elevate_rise::interp::evaluate_with;
 use elevate_rise::limits::Limits;
 use elevate_rise::value::{Array, EvalErrorKind, View};
+use elevate_rise::view::Reshape;
 use elevate_rise::{io, Error, ErrorKind, NatEnv, Program, Value};
 
 const TWO_TO_40: &str = "1099511627776";
@@ -187,18 +188,26 @@ fn sizes_beyond_any_machine_word_are_refused() {
     // Views whose length overflows are never made.
     let row = Array::dense(vec![Value::F32(1.0)]);
     let rows = Array::dense(vec![Value::Array(row.clone()), Value::Array(row)]);
-    let e = Array::new(View::Join {
+    let e = Array::new(View::Reshaped {
+        reshape: Reshape::Join {
+            rows: 2,
+            columns: i64::MAX,
+        },
         source: rows,
-        inner: usize::MAX,
+        with: None,
     })
     .err()
     .expect("an overflow");
     assert!(matches!(e.kind(), EvalErrorKind::LengthOverflow(_)), "{e}");
     let source = Array::dense(vec![Value::F32(1.0)]);
-    let e = Array::new(View::PadClamp {
+    let e = Array::new(View::Reshaped {
+        reshape: Reshape::PadClamp {
+            left: i64::MAX,
+            right: 1,
+            len: 1,
+        },
         source,
-        left: usize::MAX,
-        right: 1,
+        with: None,
     })
     .err()
     .expect("an overflow");
@@ -208,11 +217,14 @@ fn sizes_beyond_any_machine_word_are_refused() {
 #[test]
 fn json_forms_of_huge_values_are_refused() {
     let source = Array::dense(vec![Value::F32(1.0)]);
-    let padded = Array::new(View::PadConstant {
+    let padded = Array::new(View::Reshaped {
+        reshape: Reshape::PadConstant {
+            left: 1 << 40,
+            right: 0,
+            len: 1,
+        },
         source,
-        left: 1 << 40,
-        right: 0,
-        value: Value::F32(0.0),
+        with: Some(Value::F32(0.0)),
     })
     .unwrap();
     let e = Value::Array(padded).to_json().unwrap_err();
