@@ -3,7 +3,9 @@
 //!
 //! The translation follows the data: array-reshaping primitives (`split`, `join`,
 //! `transpose`, `slide`, `zip`, `pad*`, `take`, `drop`, `generate`, and `map` itself)
-//! are *views*, index functions that cost nothing until an element is read; the
+//! are *views*, index functions that cost nothing until an element is read (the
+//! reshaping ones read through `elevate_rise::view`, the one view algebra the
+//! interpreter and the structured translation read too); the
 //! low-level primitives decide where loops and memory are: `mapSeq`/`mapPar` write
 //! every element into a buffer (`scf.for`/`scf.parallel` over `memref.store`), a
 //! reduction is a loop carrying its accumulator, `toMem` and `let` materialize, and
@@ -18,6 +20,7 @@
 //! | `emitter` | the generator's state: operations, names, regions, loops, the trap record |
 //! | `gen` | buffers, and terms to values |
 //! | `primitives` | each primitive as a view, a loop or an operation |
+//! | `views` | the reshaping primitives' views, read with index values |
 //! | `arith` | arithmetic, comparisons, casts, guarded divisions, the flop count |
 
 mod arith;
@@ -25,6 +28,7 @@ mod emitter;
 mod gen;
 mod primitives;
 mod value;
+mod views;
 
 use crate::boundary::TrapSite;
 use crate::boundary::{Param, Signature, Storage};

@@ -2,18 +2,19 @@
 
 use super::emitter::Gen;
 use super::value::{
-    arith_of, array_of, array_type_of, elem_of, g_offset, lanes_value, scalar_of, select_val,
-    ArrayVal, Contiguous, Val,
+    arith_of, array_of, array_type_of, elem_of, lanes_value, scalar_of, select_val, ArrayVal, Val,
 };
+use super::views::reshaped;
 use crate::boundary::{lanes, positive, size};
 use crate::error::Error;
 use crate::ir::{self, Block, Op};
-use crate::text::{lane_type, memref_type, mlir_scalar};
+use crate::text::lane_type;
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
 use elevate_rise::types::{Scalar, Type, TypeKind};
+use elevate_rise::view::Reshape;
 use std::rc::Rc;
 
 impl Gen {
@@ -97,143 +98,75 @@ impl Gen {
                 let xs = array_of(&args[0], at)?;
                 let n = nats[0];
                 let (len, offset) = if p == Take { (n, 0) } else { (xs.len - n, n) };
-                Ok(Val::Array(ArrayVal::new(
-                    len,
-                    xs.elem.clone(),
-                    move |g, i| {
-                        let i = g.offset(i, offset);
-                        xs.at(g, &i)
-                    },
-                )))
+                let elem = xs.elem.clone();
+                Ok(Val::Array(reshaped(
+                    Reshape::Offset { offset, len },
+                    xs,
+                    None,
+                    elem,
+                    at,
+                )?))
             }
             Concat => {
                 let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
-                let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(
-                    a.len + b.len,
-                    a.elem.clone(),
-                    move |g, i| {
-                        // Both reads in range (clamped), then the one that applies.
-                        let (first, zero) = (g.index(a.len), g.index(0));
-                        let last_a = g.index((a.len - 1).max(0));
-                        let in_a = g.op(ir::same("arith.minsi", &[i, &last_a], "index"));
-                        let shifted = g.op(ir::same("arith.subi", &[i, &first], "index"));
-                        let in_b = g.op(ir::same("arith.maxsi", &[&shifted, &zero], "index"));
-                        let from_a = g.op(ir::compare(false, "slt", i, &first, "index"));
-                        let (x, y) = match (a.len, b.len) {
-                            (0, _) => return b.at(g, &in_b),
-                            (_, 0) => return a.at(g, &in_a),
-                            _ => (a.at(g, &in_a)?, b.at(g, &in_b)?),
-                        };
-                        select_val(g, &from_a, &x, &y, &at2)
-                    },
-                )))
+                let reshape = Reshape::Concat {
+                    first: a.len,
+                    second: b.len,
+                };
+                let elem = a.elem.clone();
+                let with = Some(Val::Array(b));
+                Ok(Val::Array(reshaped(reshape, a, with, elem, at)?))
             }
-            Split => {
+            Split | Slide => {
                 let xs = array_of(&args[0], at)?;
-                let n = positive(nats[0], at)?;
-                let chunk_ty = Type::array(Nat::cst(n), xs.elem.clone());
-                Ok(Val::Array(ArrayVal::new(
-                    xs.len / n,
-                    chunk_ty,
-                    move |g, i| {
-                        let contiguous = match &xs.contiguous {
-                            Some(c) => {
-                                let base = g_offset(g, c);
-                                let start = g.affine(i, n, &base);
-                                Some(Rc::new(Contiguous {
-                                    buffer: c.buffer.clone(),
-                                    dims: c.dims.clone(),
-                                    scalar: c.scalar,
-                                    prefix: c.prefix.clone(),
-                                    offset: Some(start),
-                                }))
-                            }
-                            None => None,
-                        };
-                        let (xs, i) = (xs.clone(), i.to_string());
-                        let mut chunk = ArrayVal::new(n, xs.elem.clone(), move |g, j| {
-                            let k = g.affine(&i, n, j);
-                            xs.at(g, &k)
-                        });
-                        chunk.contiguous = contiguous;
-                        Ok(Val::Array(chunk))
+                let len = xs.len;
+                let reshape = match p {
+                    Split => Reshape::Split {
+                        chunk: positive(nats[0], at)?,
+                        len,
                     },
-                )))
+                    _ => Reshape::Slide {
+                        size: nats[0],
+                        step: positive(nats[1], at)?,
+                        len,
+                    },
+                };
+                let row = match reshape {
+                    Reshape::Split { chunk, .. } => chunk,
+                    _ => nats[0],
+                };
+                let elem = Type::array(Nat::cst(row), xs.elem.clone());
+                Ok(Val::Array(reshaped(reshape, xs, None, elem, at)?))
             }
-            Join => {
+            Join | Transpose => {
                 let xs = array_of(&args[0], at)?;
                 let TypeKind::Array(m, inner) = xs.elem.kind() else {
                     return Err(Error::untyped(at));
                 };
-                let (m, inner) = (size(m, at)?, inner.clone());
-                Ok(Val::Array(ArrayVal::new(xs.len * m, inner, move |g, k| {
-                    let mc = g.index(m);
-                    let i = g.op(ir::same("arith.divui", &[k, &mc], "index"));
-                    let j = g.op(ir::same("arith.remui", &[k, &mc], "index"));
-                    let row = array_of(&xs.at(g, &i)?, &Term::prim(Prim::Join))?;
-                    row.at(g, &j)
-                })))
-            }
-            Slide => {
-                let xs = array_of(&args[0], at)?;
-                let (sz, sp) = (nats[0], positive(nats[1], at)?);
-                let len = (xs.len - sz) / sp + 1;
-                let window_ty = Type::array(Nat::cst(sz), xs.elem.clone());
-                Ok(Val::Array(ArrayVal::new(len, window_ty, move |_, i| {
-                    let (xs, i) = (xs.clone(), i.to_string());
-                    Ok(Val::Array(ArrayVal::new(
-                        sz,
-                        xs.elem.clone(),
-                        move |g, j| {
-                            let k = g.affine(&i, sp, j);
-                            xs.at(g, &k)
-                        },
-                    )))
-                })))
-            }
-            Transpose => {
-                let xs = array_of(&args[0], at)?;
-                let TypeKind::Array(m, inner) = xs.elem.kind() else {
-                    return Err(Error::untyped(at));
+                let (rows, columns, inner) = (xs.len, size(m, at)?, inner.clone());
+                let (reshape, elem) = match p {
+                    Join => (Reshape::Join { rows, columns }, inner),
+                    _ => (
+                        Reshape::Transpose { rows, columns },
+                        Type::array(Nat::cst(rows), inner),
+                    ),
                 };
-                let (m, inner) = (size(m, at)?, inner.clone());
-                let n = xs.len;
-                let column_ty = Type::array(Nat::cst(n), inner.clone());
-                let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(m, column_ty, move |_, j| {
-                    let (xs, j, at2) = (xs.clone(), j.to_string(), at2.clone());
-                    Ok(Val::Array(ArrayVal::new(n, inner.clone(), move |g, i| {
-                        let row = array_of(&xs.at(g, i)?, &at2)?;
-                        row.at(g, &j)
-                    })))
-                })))
+                Ok(Val::Array(reshaped(reshape, xs, None, elem, at)?))
             }
             PadCst | PadClamp => {
-                let (l, r) = (nats[0], nats[1]);
-                let (value, xs) = if p == PadCst {
+                let (left, right) = (nats[0], nats[1]);
+                let (with, xs) = if p == PadCst {
                     (Some(args[0].clone()), array_of(&args[1], at)?)
                 } else {
                     (None, array_of(&args[0], at)?)
                 };
-                let len = l + xs.len + r;
-                if xs.len == 0 {
-                    // Nothing to clamp to; a constant everywhere.
-                    return match value {
-                        Some(v) => Ok(Val::Array(ArrayVal::new(
-                            len,
-                            xs.elem.clone(),
-                            move |_, _| Ok(v.clone()),
-                        ))),
-                        None => unsupported("padding an empty array by clamping"),
-                    };
-                }
-                let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(
-                    len,
-                    xs.elem.clone(),
-                    move |g, i| g.padded(&xs, l, i, value.as_ref(), &at2),
-                )))
+                let len = xs.len;
+                let reshape = match p {
+                    PadCst => Reshape::PadConstant { left, right, len },
+                    _ => Reshape::PadClamp { left, right, len },
+                };
+                let elem = xs.elem.clone();
+                Ok(Val::Array(reshaped(reshape, xs, with, elem, at)?))
             }
             Zip => {
                 let (a, b) = (array_of(&args[0], at)?, array_of(&args[1], at)?);
@@ -341,107 +274,27 @@ impl Gen {
             }
             AsVector | AsVectorAligned => {
                 let xs = array_of(&args[0], at)?;
-                let n = lanes(nats[0], at)?;
-                let TypeKind::Scalar(s) = xs.elem.kind() else {
-                    return unsupported("vectors of something other than scalars");
-                };
-                let s = *s;
-                let at2 = at.clone();
-                let elem = Type::vector(xs.elem.clone(), Nat::cst(n));
-                Ok(Val::Array(ArrayVal::new(xs.len / n, elem, move |g, i| {
-                    if let Some(c) = &xs.contiguous {
-                        // One load of n elements in a row.
-                        let base = g_offset(g, c);
-                        let start = g.affine(i, n, &base);
-                        let at = c.prefix.iter().cloned().chain([start]).collect::<Vec<_>>();
-                        let v = g.op(Op::new("vector.load")
-                            .operand(&c.buffer, memref_type(&c.dims, c.scalar))
-                            .operands_of(&at, "index")
-                            .returns(lane_type(s, Some(n))));
-                        return Ok(Val::Vector(v, s, n));
-                    }
-                    let mut lanes = Vec::new();
-                    for k in 0..n {
-                        let kc = g.index(k);
-                        let base = g.index(n);
-                        let scaled = g.op(ir::same("arith.muli", &[i, &base], "index"));
-                        let at_k = g.op(ir::same("arith.addi", &[&scaled, &kc], "index"));
-                        let (x, _) = scalar_of(&xs.at(g, &at_k)?, &at2)?;
-                        lanes.push(x);
-                    }
-                    let t = lane_type(s, Some(n));
-                    let v = g.op(Op::new("vector.from_elements")
-                        .operands_of(&lanes, mlir_scalar(s))
-                        .returns(t));
-                    Ok(Val::Vector(v, s, n))
-                })))
+                let (width, len) = (lanes(nats[0], at)?, xs.len);
+                let elem = Type::vector(xs.elem.clone(), Nat::cst(width));
+                let reshape = Reshape::AsVector { width, len };
+                Ok(Val::Array(reshaped(reshape, xs, None, elem, at)?))
             }
             AsScalar => {
                 let xs = array_of(&args[0], at)?;
                 let TypeKind::Vector(e, n) = xs.elem.kind() else {
                     return Err(Error::untyped(at));
                 };
-                let (n, e) = (size(n, at)?, e.clone());
-                let at2 = at.clone();
-                Ok(Val::Array(ArrayVal::new(xs.len * n, e, move |g, k| {
-                    let nc = g.index(n);
-                    let i = g.op(ir::same("arith.divui", &[k, &nc], "index"));
-                    let j = g.op(ir::same("arith.remui", &[k, &nc], "index"));
-                    let (v, s, lanes) = arith_of(&xs.at(g, &i)?, &at2)?;
-                    let t = lane_type(s, lanes);
-                    let x = g.op(Op::new("vector.extract")
-                        .operand(&v, t)
-                        .operand(&j, "index")
-                        .prop("static_position", ir::i64_array(&[i64::MIN]))
-                        .returns(mlir_scalar(s)));
-                    Ok(Val::Scalar(x, s))
-                })))
+                let (width, len, e) = (size(n, at)?, xs.len, e.clone());
+                Ok(Val::Array(reshaped(
+                    Reshape::AsScalar { width, len },
+                    xs,
+                    None,
+                    e,
+                    at,
+                )?))
             }
             ScanSeq | Iterate => unsupported("not supported by the bridge yet"),
         }
-    }
-
-    /// `k + offset` as an index.
-    pub(super) fn offset(&mut self, k: &str, offset: i64) -> String {
-        if offset == 0 {
-            return k.to_string();
-        }
-        let c = self.index(offset);
-        self.op(ir::same("arith.addi", &[k, &c], "index"))
-    }
-
-    /// `i * n + j` as an index.
-    pub(super) fn affine(&mut self, i: &str, n: i64, j: &str) -> String {
-        let c = self.index(n);
-        let scaled = self.op(ir::same("arith.muli", &[i, &c], "index"));
-        self.op(ir::same("arith.addi", &[&scaled, j], "index"))
-    }
-
-    /// Element `i` of `xs` padded by `l` on the left: `value` outside (or the nearest
-    /// element when `value` is `None`).
-    pub(super) fn padded(
-        &mut self,
-        xs: &ArrayVal,
-        l: i64,
-        i: &str,
-        value: Option<&Val>,
-        at: &Term,
-    ) -> Result<Val, Error> {
-        // The clamped position in xs, computed with signed arithmetic on index.
-        let lc = self.index(l);
-        let shifted = self.op(ir::same("arith.subi", &[i, &lc], "index"));
-        let zero = self.index(0);
-        let last = self.index(xs.len - 1);
-        let low = self.op(ir::same("arith.maxsi", &[&shifted, &zero], "index"));
-        let clamped = self.op(ir::same("arith.minsi", &[&low, &last], "index"));
-        let inner = xs.at(self, &clamped)?;
-        let Some(value) = value else {
-            return Ok(inner);
-        };
-        let below = self.op(ir::compare(false, "slt", &shifted, &zero, "index"));
-        let above = self.op(ir::compare(false, "sgt", &shifted, &last, "index"));
-        let outside = self.op(ir::same("arith.ori", &[&below, &above], "i1"));
-        select_val(self, &outside, value, &inner, at)
     }
 
     pub(super) fn reduce(

@@ -85,14 +85,6 @@ impl ArrayVal {
 /// The environment: term variables (by identity) and their values.
 pub(super) type Env = crate::env::Env<Val>;
 
-/// The offset of a contiguous array's first element in its buffer row.
-pub(super) fn g_offset(g: &mut Gen, c: &Contiguous) -> String {
-    match &c.offset {
-        Some(o) => o.clone(),
-        None => g.index(0),
-    }
-}
-
 pub(super) fn lanes_value(x: String, s: Scalar, lanes: Option<i64>) -> Val {
     match lanes {
         None => Val::Scalar(x, s),

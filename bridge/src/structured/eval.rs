@@ -411,9 +411,6 @@ pub(crate) fn sfun(f: impl Fn(&mut Ex, SVal) -> R<SVal> + 'static) -> SVal {
 pub(crate) type SFun = dyn Fn(&mut Ex, SVal) -> R<SVal>;
 type SGet = dyn Fn(&mut Ex, &Aff) -> R<SVal>;
 
-/// How a `concat(a, b)` is read at a position that may be in either part.
-pub(crate) type Across = dyn Fn(&mut Ex, &Aff, &SArr, &SArr) -> R<SVal>;
-
 /// An array: its length and its elements as a function of a symbolic index.
 #[derive(Clone)]
 pub(crate) struct SArr {
@@ -430,26 +427,6 @@ impl SArr {
             len,
             get: Shared::new(Rc::new(get)),
             parts: None,
-        }
-    }
-
-    /// `concat(a, b)`: written part by part; read where the position is known to be
-    /// in one part as that part, elsewhere through `across` (`a`'s element where the
-    /// position is in it, `b`'s elsewhere).
-    pub(crate) fn concat(a: SArr, b: SArr, across: Rc<Across>) -> SArr {
-        let parts = Rc::new((a, b));
-        let read = parts.clone();
-        SArr {
-            len: parts.0.len.saturating_add(parts.1.len),
-            get: Shared::new(Rc::new(move |ex: &mut Ex, i: &Aff| {
-                let (a, b) = &*read;
-                match i.range(ex) {
-                    (lo, hi) if lo >= 0 && hi < a.len => a.at(ex, i),
-                    (lo, _) if lo >= a.len => b.at(ex, &i.plus(-a.len)),
-                    _ => across(ex, i, a, b),
-                }
-            })),
-            parts: Some(parts),
         }
     }
 

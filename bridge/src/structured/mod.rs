@@ -2,7 +2,8 @@
 //! Transform script that applies the schedule the program encodes.
 //!
 //! The program is evaluated symbolically ([`eval`], [`terms`]): reshaping primitives
-//! are index functions, computing primitives record the loops they stand for, in the
+//! are index functions ([`views`]: `elevate_rise::view` read with affine indices, a
+//! padding's condition decided by an index's range where it can be), computing primitives record the loops they stand for, in the
 //! order the program nests them. Each materialized array (`toMem` at the top level,
 //! and the result) becomes a [`kernel`]: its loops grouped into iteration dimensions
 //! (loops whose counters only ever appear together as the digits of one index are one
@@ -66,6 +67,7 @@ mod prepare;
 mod script;
 mod start;
 mod terms;
+mod views;
 
 pub use eval::NotStructured;
 

@@ -5,6 +5,7 @@ use super::eval::{
     no, sfun, size, Ex, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal, R,
 };
 use super::index::Aff;
+use super::views::{concat, reshaped};
 use crate::boundary::MAX_VECTOR_LANES;
 use crate::env::{bind, lookup};
 use crate::text::{can_trap, safe_divisor};
@@ -12,6 +13,7 @@ use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};
 use elevate_rise::types::{Scalar, Type, TypeKind};
+use elevate_rise::view::Reshape;
 use elevate_rise::Span;
 use std::rc::Rc;
 
@@ -241,101 +243,68 @@ impl Ex {
                 }
                 _ => no("an index computed from data"),
             },
-            PadCst => {
-                let (l, r) = (nats[0], nats[1]);
-                let (c, xs) = (args[0].clone(), args[1].array()?);
-                let n = xs.len;
-                Ok(SVal::Array(SArr::new(l + n + r, move |ex, i| {
-                    let (lo, hi) = i.range(ex);
-                    if lo >= l && hi < l + n {
-                        return xs.at(ex, &i.plus(-l));
-                    }
-                    if hi < l || lo >= l + n {
-                        return Ok(c.clone());
-                    }
-                    let inside = xs.at(ex, &i.plus(-l))?;
-                    guarded(ex, &(i.clone(), l, l + n), inside, c.clone())
-                })))
-            }
-            PadClamp => {
-                let (l, r) = (nats[0], nats[1]);
-                let xs = args[0].array()?;
-                let n = xs.len;
-                if n == 0 {
-                    return no("`padClamp` of an empty array");
-                }
-                Ok(SVal::Array(SArr::new(l + n + r, move |ex, i| {
-                    let (lo, hi) = i.range(ex);
-                    if lo >= l && hi < l + n {
-                        return xs.at(ex, &i.plus(-l));
-                    }
-                    let (first, last) = (Aff::cst(0), Aff::cst(n - 1));
-                    if hi < l || lo >= l + n {
-                        return xs.at(ex, if hi < l { &first } else { &last });
-                    }
-                    // The first element left of the array, the last right of it.
-                    let inside = xs.at(ex, &i.plus(-l))?;
-                    let (first, last) = (xs.at(ex, &first)?, xs.at(ex, &last)?);
-                    let outside = guarded(ex, &(i.clone(), 0, l), first, last)?;
-                    guarded(ex, &(i.clone(), l, l + n), inside, outside)
-                })))
+            PadCst | PadClamp => {
+                let (left, right) = (nats[0], nats[1]);
+                let (with, xs) = match p {
+                    PadCst => (Some(args[0].clone()), args[1].array()?),
+                    _ => (None, args[0].array()?),
+                };
+                let len = xs.len;
+                let reshape = match p {
+                    PadCst => Reshape::PadConstant { left, right, len },
+                    _ => Reshape::PadClamp { left, right, len },
+                };
+                Ok(SVal::Array(reshaped(reshape, xs, with)?))
             }
             Take | Drop => {
                 let xs = args[0].array()?;
                 let n = nats[0];
                 let (len, offset) = if p == Take { (n, 0) } else { (xs.len - n, n) };
-                Ok(SVal::Array(SArr::new(len, move |ex, i| {
-                    xs.at(ex, &i.plus(offset))
-                })))
+                Ok(SVal::Array(reshaped(
+                    Reshape::Offset { offset, len },
+                    xs,
+                    None,
+                )?))
             }
             Split => {
                 let xs = args[0].array()?;
-                let n = positive(nats[0])?;
-                Ok(SVal::Array(SArr::new(xs.len / n, move |_, i| {
-                    let (xs, i) = (xs.clone(), i.clone());
-                    Ok(SVal::Array(SArr::new(n, move |ex, j| {
-                        xs.at(ex, &i.scale(n).add(j))
-                    })))
-                })))
-            }
-            Join => {
-                let xs = args[0].array()?;
-                let TypeKind::Array(total, _) = ty.kind() else {
-                    return no("untyped join");
-                };
-                let total = size(total)?;
-                let m = if xs.len == 0 { 1 } else { total / xs.len };
-                Ok(SVal::Array(SArr::new(total, move |ex, k| {
-                    let (i, j) = (k.div(m, ex), k.rem(m, ex));
-                    xs.at(ex, &i)?.array()?.at(ex, &j)
-                })))
+                let chunk = positive(nats[0])?;
+                let len = xs.len;
+                Ok(SVal::Array(reshaped(
+                    Reshape::Split { chunk, len },
+                    xs,
+                    None,
+                )?))
             }
             Slide => {
                 let xs = args[0].array()?;
-                let (sz, sp) = (nats[0], positive(nats[1])?);
-                let len = (xs.len - sz) / sp + 1;
-                Ok(SVal::Array(SArr::new(len, move |_, i| {
-                    let (xs, i) = (xs.clone(), i.clone());
-                    Ok(SVal::Array(SArr::new(sz, move |ex, j| {
-                        xs.at(ex, &i.scale(sp).add(j))
-                    })))
-                })))
+                let (size, step, len) = (nats[0], positive(nats[1])?, xs.len);
+                let reshape = Reshape::Slide { size, step, len };
+                Ok(SVal::Array(reshaped(reshape, xs, None)?))
             }
-            Transpose => {
+            Join | Transpose | AsScalar => {
                 let xs = args[0].array()?;
-                let TypeKind::Array(m, inner) = ty.kind() else {
-                    return no("untyped transpose");
+                let rows = xs.len;
+                let reshape = match (p, ty.kind()) {
+                    (Transpose, TypeKind::Array(columns, _)) => Reshape::Transpose {
+                        rows,
+                        columns: size(columns)?,
+                    },
+                    // The rows' (or vectors') length, from the result's.
+                    (_, TypeKind::Array(total, _)) => {
+                        let total = size(total)?;
+                        let columns = if rows == 0 { 1 } else { total / rows };
+                        match p {
+                            Join => Reshape::Join { rows, columns },
+                            _ => Reshape::AsScalar {
+                                width: columns,
+                                len: rows,
+                            },
+                        }
+                    }
+                    _ => return no(format!("an untyped `{}`", p.name())),
                 };
-                let TypeKind::Array(n, _) = inner.kind() else {
-                    return no("untyped transpose");
-                };
-                let (m, n) = (size(m)?, size(n)?);
-                Ok(SVal::Array(SArr::new(m, move |_, j| {
-                    let (xs, j) = (xs.clone(), j.clone());
-                    Ok(SVal::Array(SArr::new(n, move |ex, i| {
-                        xs.at(ex, i)?.array()?.at(ex, &j)
-                    })))
-                })))
+                Ok(SVal::Array(reshaped(reshape, xs, None)?))
             }
             Zip => {
                 let (a, b) = (args[0].array()?, args[1].array()?);
@@ -420,32 +389,12 @@ impl Ex {
             }
             AsVector | AsVectorAligned => {
                 let xs = args[0].array()?;
-                let n = lanes(nats[0])?;
-                Ok(SVal::Array(SArr::new(xs.len / n, move |ex, k| {
-                    let lane = ex.new_lane(n);
-                    match xs.at(ex, &k.scale(n).add(&Aff::var(lane)))? {
-                        SVal::Scalar(elem) => Ok(SVal::Vector { lane, n, elem }),
-                        _ => no("vectors of something other than scalars"),
-                    }
-                })))
-            }
-            AsScalar => {
-                let xs = args[0].array()?;
-                let TypeKind::Array(total, _) = ty.kind() else {
-                    return no("untyped asScalar");
-                };
-                let total = size(total)?;
-                let n = if xs.len == 0 { 1 } else { total / xs.len };
-                Ok(SVal::Array(SArr::new(total, move |ex, k| {
-                    let (i, l) = (k.div(n, ex), k.rem(n, ex));
-                    match xs.at(ex, &i)? {
-                        SVal::Vector { lane, elem, .. } => {
-                            ex.read_lane(lane, &l)?;
-                            Ok(SVal::Scalar(elem.subst(lane, &l, ex)))
-                        }
-                        _ => no("asScalar of something other than vectors"),
-                    }
-                })))
+                let (width, len) = (lanes(nats[0])?, xs.len);
+                Ok(SVal::Array(reshaped(
+                    Reshape::AsVector { width, len },
+                    xs,
+                    None,
+                )?))
             }
             _ => no(format!("`{}`", p.name())),
         }
@@ -510,7 +459,13 @@ impl Ex {
     /// `f` of two values of one shape, number by number: [`Ex::lanewise`] on numbers,
     /// element by element on arrays, component by component on pairs; `mismatch` is
     /// the reason where the shapes differ.
-    fn zip_values(&mut self, a: SVal, b: SVal, f: Combine, mismatch: &'static str) -> R<SVal> {
+    pub(crate) fn zip_values(
+        &mut self,
+        a: SVal,
+        b: SVal,
+        f: Combine,
+        mismatch: &'static str,
+    ) -> R<SVal> {
         match self.lanewise(a, b, &*f)? {
             Ok(v) => Ok(v),
             Err((SVal::Array(a), SVal::Array(b))) => {
@@ -544,59 +499,7 @@ impl Ex {
 
 /// How two numbers' expressions combine into one (shared by the elements it is
 /// applied to).
-type Combine = Rc<dyn Fn(SExpr, SExpr) -> R<SExpr>>;
-
-/// `concat(a, b)`, read at a position that may be in either part as a guard between
-/// them (which the kernel reads from a buffer the parts are written into).
-fn concat(a: SArr, b: SArr) -> SArr {
-    SArr::concat(
-        a,
-        b,
-        Rc::new(|ex: &mut Ex, i: &Aff, a: &SArr, b: &SArr| {
-            let (first, second) = (a.at(ex, i)?, b.at(ex, &i.plus(-a.len))?);
-            guarded(ex, &(i.clone(), 0, a.len), first, second)
-        }),
-    )
-}
-
-/// `inside` where `cond` (`lo <= a < hi`) holds, `outside` elsewhere, element by
-/// element.
-fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> R<SVal> {
-    if ex.data.keys().any(|v| cond.0.mentions(*v)) {
-        return no("a guard on an index computed from data");
-    }
-    let cond = cond.clone();
-    let guard = move |x: SExpr, y: SExpr| select(&cond, x, y).bounded();
-    ex.zip_values(
-        inside,
-        outside,
-        Rc::new(guard),
-        "padding with a value of another shape",
-    )
-}
-
-/// `Select` of one more condition: nested paddings with one constant are one guard.
-fn select(cond: &(Aff, i64, i64), then: SExpr, other: SExpr) -> SExpr {
-    match then {
-        SExpr::Select {
-            mut conds,
-            then,
-            other: inner,
-        } if *inner == other => {
-            conds.push(cond.clone());
-            SExpr::Select {
-                conds,
-                then,
-                other: inner,
-            }
-        }
-        then => SExpr::Select {
-            conds: vec![cond.clone()],
-            then: Box::new(then),
-            other: Box::new(other),
-        },
-    }
-}
+pub(crate) type Combine = Rc<dyn Fn(SExpr, SExpr) -> R<SExpr>>;
 
 /// The value of an integer constant.
 fn constant_divisor(e: &SExpr) -> Option<i64> {
