@@ -76,7 +76,7 @@ impl Splitter {
             |f: &Term, a: Term| Term::with(Expr::App(f.clone(), a), t.ty().cloned(), t.span());
         match t.expr() {
             // `toMem(array)`
-            Expr::App(f, array) if matches!(f.expr(), Expr::Prim(Prim::ToMem)) => {
+            Expr::App(f, array) if matches!(f.expr(), Expr::Prim(p) if p.stores()) => {
                 let array = self.walk(array);
                 self.hoisted(array)
                     .unwrap_or_else(|array| rebuilt(f, array))

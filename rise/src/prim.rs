@@ -57,6 +57,9 @@ primitives! {
     Cast = "cast", 0;
     Let = "let", 0;
     ToMem = "toMem", 0;
+    ToGlobal = "toGlobal", 0;
+    ToShared = "toShared", 0;
+    ToPrivate = "toPrivate", 0;
     Generate = "generate", 0;
     Idx = "idx", 0;
     IndexAsNat = "indexAsNat", 0;
@@ -195,7 +198,7 @@ impl Prim {
                 classes.push((s.clone(), Class::Data));
                 f(s.clone(), f(f(s.clone(), t.clone()), t.clone()))
             }
-            ToMem => {
+            ToMem | ToGlobal | ToShared | ToPrivate => {
                 classes.push((t.clone(), Class::Data));
                 f(t.clone(), t.clone())
             }
@@ -335,9 +338,10 @@ impl Prim {
     pub fn value_arity(self) -> usize {
         use Prim::*;
         match self {
-            Id | Neg | Not | Exp | Sqrt | Abs | Cast | ToMem | Generate | IndexAsNat
-            | NatAsIndex | Take | Drop | Split | Join | Slide | Transpose | PadClamp | Unzip
-            | Fst | Snd | VectorFromScalar | AsVector | AsVectorAligned | AsScalar => 1,
+            Id | Neg | Not | Exp | Sqrt | Abs | Cast | ToMem | ToGlobal | ToShared | ToPrivate
+            | Generate | IndexAsNat | NatAsIndex | Take | Drop | Split | Join | Slide
+            | Transpose | PadClamp | Unzip | Fst | Snd | VectorFromScalar | AsVector
+            | AsVectorAligned | AsScalar => 1,
             Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal | Let | Idx | Concat
             | PadCst | Zip | MakePair | MapFst | MapSnd | Map | MapSeq | MapSeqUnroll | MapPar
             | MapGlobal | MapWorkGroup | MapLocal | Iterate => 2,
@@ -373,6 +377,9 @@ impl Prim {
                 | AsVectorAligned
                 | AsScalar
                 | ToMem
+                | ToGlobal
+                | ToShared
+                | ToPrivate
                 | Iterate
                 | Unzip
         )
@@ -408,12 +415,29 @@ impl Prim {
         )
     }
 
+    /// Whether it stores its argument in memory: `toMem` (where the target chooses), or
+    /// `toGlobal`, `toShared`, `toPrivate` (a GPU's global memory, a workgroup's shared
+    /// memory, a thread's registers or local memory). All four are the identity on
+    /// values; on a CPU the four are the same memory.
+    ///
+    /// ```
+    /// use elevate_rise::prim::Prim;
+    /// assert!(Prim::ToShared.stores() && Prim::ToMem.stores() && !Prim::Map.stores());
+    /// ```
+    pub fn stores(self) -> bool {
+        use Prim::*;
+        matches!(self, ToMem | ToGlobal | ToShared | ToPrivate)
+    }
+
     /// Whether this is a low-level form (it records how to compute, not what).
     pub fn is_low_level(self) -> bool {
         use Prim::*;
         matches!(
             self,
             ToMem
+                | ToGlobal
+                | ToShared
+                | ToPrivate
                 | MapSeq
                 | MapSeqUnroll
                 | MapPar

@@ -459,3 +459,16 @@ fn a_reduction_from_a_value_that_is_no_constant_is_structured() {
         assert_same(&term, what);
     }
 }
+
+#[test]
+fn gpu_address_spaces_are_memory_on_the_cpu() {
+    // `toGlobal` at the top level stores its array as `toMem` does (a kernel of its
+    // own, read by the next); `toShared` and `toPrivate` inside loops name values.
+    let source = "def f(x: 16.8.f32) : 16.8.f32 =
+      toGlobal(x |> map(fun(r => r |> map(fun(v => v * 2.0)))))
+        |> map(fun(r => toShared(r) |> map(fun(v => toPrivate(v + 1.0)))))";
+    let (p, term) = forms(source, "id");
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.kernels.len(), 2, "{:?}", p.kernels);
+    assert_same(&term, "address spaces");
+}

@@ -59,7 +59,7 @@ impl Gen {
                 };
                 self.apply(args[1].clone(), value, at)
             }
-            ToMem => match &args[0] {
+            ToMem | ToGlobal | ToShared | ToPrivate => match &args[0] {
                 v @ Val::Array(_) => self.materialize(v, &array_type_of(v), at),
                 v => Ok(v.clone()),
             },

@@ -162,7 +162,8 @@ fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
 fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
     let (head, args) = t.value_arguments();
     let p = match head.expr() {
-        Expr::Prim(Prim::ToMem) if args.len() == 1 => Prim::ToMem,
+        // On a CPU every address space is the same memory.
+        Expr::Prim(p) if p.stores() && args.len() == 1 => Prim::ToMem,
         Expr::Prim(Prim::Let) if args.len() == 2 => Prim::Let,
         _ => return None,
     };
@@ -216,7 +217,7 @@ impl Ex {
                 _ => no("`select` on a condition that is not a boolean"),
             },
             // Inside loops `toMem` only names a value; `let` binds it.
-            ToMem => Ok(args[0].clone()),
+            ToMem | ToGlobal | ToShared | ToPrivate => Ok(args[0].clone()),
             Let => self.apply(&args[1], args[0].clone()),
             Generate => {
                 let TypeKind::Array(n, _) = ty.kind() else {

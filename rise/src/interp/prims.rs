@@ -149,7 +149,7 @@ fn apply(p: Prim, info: &Info, mut args: Args) -> Result<Value, EvalError> {
     use Prim::*;
     let arg = |args: &mut Args| args.remove(0);
     Ok(match p {
-        Id | ToMem => arg(&mut args),
+        Id | ToMem | ToGlobal | ToShared | ToPrivate => arg(&mut args),
         Neg | Not | Exp | Sqrt | Abs => unary(p, &args[0])?,
         Add | Sub | Mul | Div | Mod | Max | Min => arith(p, &args[0], &args[1])?,
         Lt | Gt | Equal => compare(p, &args[0], &args[1])?,

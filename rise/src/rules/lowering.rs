@@ -173,10 +173,16 @@ pub fn to_mem_after_map_seq() -> Strategy<Term> {
     })
 }
 
+/// Whether `t` is stored already: `toMem(e)`, or `e` in a GPU address space.
+fn stored(t: &Term) -> bool {
+    let (head, args) = t.value_arguments();
+    matches!(head.expr(), Expr::Prim(p) if p.stores()) && args.len() == 1
+}
+
 /// `toMemAfter`: `e -> toMem(e)` for data `e` not already in memory.
 pub fn to_mem_after() -> Strategy<Term> {
     rule("toMemAfter", |t: &Term| {
-        if !t.ty()?.is_data() || applied(t, Prim::ToMem, 1).is_some() {
+        if !t.ty()?.is_data() || stored(t) {
             return None;
         }
         Some(call(Prim::ToMem, &[], [t.clone()]))
@@ -192,9 +198,7 @@ pub fn to_mem_init() -> Strategy<Term> {
             .into_iter()
             .find_map(|p| applied(t, p, 3).map(|(_, a)| (p, a)))?;
         let init = &args[1];
-        if !matches!(init.ty()?.kind(), TypeKind::Array(..))
-            || applied(init, Prim::ToMem, 1).is_some()
-        {
+        if !matches!(init.ty()?.kind(), TypeKind::Array(..)) || stored(init) {
             return None;
         }
         Some(call(

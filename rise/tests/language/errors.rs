@@ -36,6 +36,12 @@ fn each_class_of_bad_program_is_reported_where_it_is() {
             (1, 31),
         ),
         (
+            "def f(x: f32) = toShared(fun(v => v + x))",
+            ErrorKind::Type,
+            "expected data (not a function), found f32 -> f32",
+            (1, 17),
+        ),
+        (
             "def f(x: f32) = x(1.0)",
             ErrorKind::Type,
             "expected a function",

@@ -80,6 +80,7 @@ const PROGRAM_TOKENS: &[&str] = &[
     "padCst(1099511627776, 0, 0.0)",
     "generate(fun(i => 1.0))",
     "toMem",
+    "toShared",
     "asVector(0)",
     "/*",
     "*/",

@@ -17,6 +17,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("def f(x: i32) = cast(x) : f64", "i32 -> f64", "[3]", "3.0"),
     ("def f(x: f32) = let y = x * 2.0 in y + y", "f32 -> f32", "[1.5]", "6.0"),
     ("def f(x: 2.f32) = toMem(x)", "2.f32 -> 2.f32", "[[1, 2]]", "[1.0,2.0]"),
+    ("def f(x: 2.f32) = toGlobal(x |> map(fun(v => v + 1.0)))", "2.f32 -> 2.f32", "[[1, 2]]", "[2.0,3.0]"),
+    ("def f(x: 2.2.f32) = x |> map(fun(r => toShared(r) |> map(fun(v => toPrivate(v * 2.0)))))", "2.2.f32 -> 2.2.f32", "[[[1, 2], [3, 4]]]", "[[2.0,4.0],[6.0,8.0]]"),
     ("def f(x: 3.f32) = generate(fun(i => idx(i, x) * 2.0)) : 3.f32", "3.f32 -> 3.f32", "[[1, 2, 3]]", "[2.0,4.0,6.0]"),
     ("def f(x: 3.f32) = generate(fun(i => indexAsNat(i))) : 3.i64", "3.f32 -> 3.i64", "[[1, 2, 3]]", "[0,1,2]"),
     ("def f(x: 3.f32, i: i64) = idx(natAsIndex(3, i), x)", "3.f32 -> i64 -> f32", "[[1, 2, 3], 2]", "3.0"),
@@ -78,7 +80,8 @@ fn every_primitive_has_its_type_and_value() {
 #[test]
 fn array_elements_must_agree() {
     // The unused case above: an f64 among f32s.
-    let e = elevate_rise::Program::load(CASES[39].0, None).unwrap_err();
+    let (source, ..) = CASES.iter().find(|case| case.3 == "unused").unwrap();
+    let e = elevate_rise::Program::load(source, None).unwrap_err();
     assert!(
         e.message.contains("expected f32, found f64"),
         "{}",

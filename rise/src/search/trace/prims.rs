@@ -116,7 +116,7 @@ fn apply(ev: &mut Ev, p: Prim, nats: &[i64], mut args: Vec<V>, types: &[Type], t
             };
             ev.apply(&args[1], v)
         }
-        ToMem => ev.materialize(arg(&mut args, 0), ty),
+        ToMem | ToGlobal | ToShared | ToPrivate => ev.materialize(arg(&mut args, 0), ty),
         Generate => {
             let TypeKind::Array(n, _) = ty.kind() else {
                 return unsupported("`generate` of something other than an array");
