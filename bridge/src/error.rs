@@ -19,6 +19,8 @@ pub enum Stage {
     Transform,
     /// Lowering to the LLVM dialect.
     Lower,
+    /// Lowering GPU kernels to NVVM and serializing them as PTX.
+    Ptx,
     /// Creating the JIT engine.
     Jit,
     /// Running the compiled function.
@@ -33,6 +35,7 @@ impl fmt::Display for Stage {
             Stage::Verify => "mlir verification",
             Stage::Transform => "transform script",
             Stage::Lower => "lowering to LLVM",
+            Stage::Ptx => "lowering to PTX",
             Stage::Jit => "jit",
             Stage::Run => "run",
         })

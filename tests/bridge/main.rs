@@ -5,6 +5,7 @@ mod auto_programs;
 mod builders;
 mod conv_kernels;
 mod examples;
+mod gpu;
 mod guards;
 mod hardening;
 mod lowering;

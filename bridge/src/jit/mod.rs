@@ -8,6 +8,7 @@
 //! | `build` | the payload's operations and script built with melior's builders |
 //! | `scopes` | stack buffers (promoted tiles) freed at each step of their loop |
 //! | `mlir` | the context and its diagnostics, parsing, the transform interpreter, the lowering, translation to LLVM IR |
+//! | `gpu` | kernels mapped to `gpu.launch`, lowered to NVVM and serialized as PTX |
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |
 //! | `call` | calling the compiled function, and its trap record |
@@ -20,6 +21,7 @@ mod build;
 mod call;
 mod compiled;
 mod engine;
+mod gpu;
 mod mlir;
 mod openmp;
 mod scopes;
@@ -27,6 +29,7 @@ mod scopes;
 pub use build::printed;
 pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
+pub use gpu::{ptx, Ptx, GPU_CHIP, GPU_LOWERING};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
 pub use openmp::OpenMp;
 
