@@ -1,8 +1,10 @@
 //! PTX from kernels a Transform script maps to GPU blocks and threads (no GPU is
 //! needed to make it).
 
+use super::{compiled_and_interpreted, lowered, payload};
 use elevate::bridge::error::Stage;
 use elevate::bridge::jit;
+use elevate::rise::NatEnv;
 
 /// `y = a * a` (elementwise) or `y = A x` (a reduction per row), `block` elements per
 /// block on `threads` threads, mapped as `tile_using_forall` to blocks, then to threads,
@@ -95,4 +97,56 @@ fn a_mapping_that_does_not_fit_its_block_is_a_transform_error() {
     let (payload, script) = mapped("square", 256, 8);
     let e = jit::ptx(&payload, Some(&script)).unwrap_err();
     assert_eq!(e.stage(), Stage::Transform, "{e}");
+}
+
+/// The CPU check of GPU schedules: a mapped program, its GPU maps run as parallel
+/// loops on the CPU, is structured and computes what the interpreter computes.
+fn cpu_check(source: &str, strategy: &str) -> elevate::bridge::Payload {
+    let term = lowered(source, &NatEnv::default(), strategy);
+    let text = elevate::rise::print_term(&term);
+    assert!(text.contains("mapGlobal") || text.contains("mapWorkGroup"), "{text}");
+    let p = payload("f", &term);
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    let (found, expected) = compiled_and_interpreted(&term, 7);
+    assert_eq!(found, expected, "{source}");
+    p
+}
+
+#[test]
+fn gpu_maps_run_as_parallel_loops_on_the_cpu_and_match_the_interpreter() {
+    // Global threads; blocks of threads over chunks; a 2-D grid of dot products.
+    let global = cpu_check(
+        "def f(x: 1024.f32) : 1024.f32 = x |> mapGlobal(0, fun(v => v * v + 1.0))",
+        "id",
+    );
+    assert!(global
+        .transform
+        .as_deref()
+        .is_some_and(|s| s.contains("tile_using_forall")));
+    cpu_check(
+        "def f(x: 1024.f32) : 1024.f32 =
+           x |> split(128) |> mapWorkGroup(0, mapLocal(0, fun(v => v * 2.0))) |> join",
+        "id",
+    );
+    cpu_check(
+        "def f(a: 64.32.f32, b: 32.48.f32) : 64.48.f32 =
+           a |> mapGlobal(1, fun(arow => transpose(b) |> mapGlobal(0, fun(bcol =>
+             zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))",
+        "id",
+    );
+}
+
+#[test]
+fn the_gpu_mapping_strategy_s_programs_run_on_the_cpu() {
+    // The matmul example, its outer maps made GPU maps by rewriting.
+    let source = super::example("matmul.rise");
+    cpu_check(
+        &source
+            .replace(
+                "def mm(a: n.k.f32, b: k.m.f32)",
+                "def f(a: 32.16.f32, b: 16.24.f32)",
+            )
+            .replace(": n.m.f32", ": 32.24.f32"),
+        "DFNF ; mapGlobal(1) @ outermost(isMap) ; mapGlobal(0) @ outermost(isMap)",
+    );
 }

@@ -242,7 +242,8 @@ impl Gen {
                     },
                 )))
             }
-            MapSeq | MapSeqUnroll | MapPar => {
+            // On a CPU, GPU maps are parallel loops (the CPU check of GPU schedules).
+            MapSeq | MapSeqUnroll | MapPar | MapGlobal | MapWorkGroup | MapLocal => {
                 let (f, xs) = (args[0].clone(), array_of(&args[1], at)?);
                 let storage = self.alloc(ty, at)?;
                 let (s2, at2, len) = (storage.clone(), at.clone(), xs.len);
@@ -251,7 +252,7 @@ impl Gen {
                     let y = g.apply(f.clone(), x, &at2)?;
                     g.store(&y, &s2, &[i.to_string()], &at2)
                 };
-                if p == MapPar {
+                if matches!(p, MapPar | MapGlobal | MapWorkGroup | MapLocal) {
                     self.parallel_loop(len, at, body)?;
                 } else {
                     self.for_loop(len, at, body)?;
@@ -262,7 +263,6 @@ impl Gen {
                 let (op, init, xs) = (args[0].clone(), args[1].clone(), array_of(&args[2], at)?);
                 self.reduce(op, init, xs, ty, at)
             }
-            MapGlobal | MapWorkGroup | MapLocal => unsupported("GPU maps need the GPU target"),
             VectorFromScalar => {
                 let (x, s) = scalar_of(&args[0], at)?;
                 let TypeKind::Vector(_, n) = ty.kind() else {

@@ -71,9 +71,28 @@ pub(crate) enum LoopKind {
     ReduceUnroll,
     /// The lanes of a vector.
     Lane,
+    /// `mapGlobal(d)`, `mapWorkGroup(d)`, `mapLocal(d)`: GPU threads, blocks, or
+    /// threads of a block in dimension `d` (parallel loops on a CPU).
+    Gpu(GpuLevel, u8),
+}
+
+/// What a GPU map's iterations run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GpuLevel {
+    /// `mapGlobal`: threads across the whole grid.
+    Global,
+    /// `mapWorkGroup`: blocks.
+    Block,
+    /// `mapLocal`: the threads of a block.
+    Thread,
 }
 
 impl LoopKind {
+    /// Whether its iterations run in parallel (across threads, or on a GPU).
+    pub(crate) fn is_parallel(self) -> bool {
+        matches!(self, LoopKind::Par | LoopKind::Gpu(..))
+    }
+
     pub(crate) fn is_reduction(self) -> bool {
         matches!(self, LoopKind::Reduce | LoopKind::ReduceUnroll)
     }

@@ -186,7 +186,7 @@ pub(crate) fn split_positions(
         for (i, (_, rec)) in loops.iter().enumerate() {
             let digit = rec.subst.as_ref().and_then(|s| s.as_digit());
             if let Some((q, a, b)) = digit.filter(|(q, _, _)| q == p) {
-                let plain = matches!(rec.kind, LoopKind::Seq | LoopKind::Par);
+                let plain = rec.kind == LoopKind::Seq || rec.kind.is_parallel();
                 let size = b.unwrap_or(extent / a.max(1));
                 walking.push((i, a, size, plain && size == rec.extent && q == *p));
             }

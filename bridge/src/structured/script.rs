@@ -119,7 +119,7 @@ fn fixed_sizes(n: usize) -> String {
 /// The tiling of `h` by `sizes` (one of them not 0) into `t` and its loop `l`: across
 /// threads for a parallel loop (`scf.forall`), a sequential loop otherwise.
 fn tiling(t: &str, l: &str, h: &str, kind: LoopKind, sizes: &[i64]) -> Op {
-    let op = if kind == LoopKind::Par {
+    let op = if kind.is_parallel() {
         Op::new("transform.structured.tile_using_forall")
             .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))
             .prop("static_tile_sizes", ir::i64_array(sizes))
@@ -220,7 +220,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
     let mut wide_reduction = false;
     let parallel = kernels
         .iter()
-        .any(|k| k.schedule.iter().any(|st| st.kind == LoopKind::Par));
+        .any(|k| k.schedule.iter().any(|st| st.kind.is_parallel()));
     for (n, k) in kernels.iter().enumerate() {
         let own_schedule;
         let schedule = if k.free {

@@ -2,7 +2,8 @@
 //! an expression.
 
 use super::eval::{
-    no, sfun, size, Ex, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal, R,
+    no, sfun, size, Ex, GpuLevel, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal,
+    R,
 };
 use super::index::Aff;
 use super::views::{concat, reshaped};
@@ -362,6 +363,18 @@ impl Ex {
                 self.computed_map(kind, &args[0], &xs)
             }
             MapPar => self.computed_map(LoopKind::Par, &args[0], &args[1].array()?),
+            MapGlobal | MapWorkGroup | MapLocal => {
+                let level = match p {
+                    MapGlobal => GpuLevel::Global,
+                    MapWorkGroup => GpuLevel::Block,
+                    _ => GpuLevel::Thread,
+                };
+                let Ok(dim @ 0..=2) = u8::try_from(nats[0]) else {
+                    return no(format!("a GPU dimension of {}", nats[0]));
+                };
+                let kind = LoopKind::Gpu(level, dim);
+                self.computed_map(kind, &args[0], &args[1].array()?)
+            }
             ReduceSeq | Reduce => self.reduction(
                 LoopKind::Reduce,
                 &args[0],
