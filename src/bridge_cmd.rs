@@ -2,7 +2,7 @@
 //! the bridge's driver ([`elevate_bridge::emit`], [`elevate_bridge::compile`]).
 
 use crate::{load, parse_strategy, read_inputs, render, Failure};
-use elevate_bridge::{Emit, Options};
+use elevate_bridge::{Emit, Options, Target};
 use elevate_rise::nat::NatVar;
 use elevate_rise::{io, Error, ErrorKind, NatEnv, Program, Span};
 use std::path::{Path, PathBuf};
@@ -123,28 +123,18 @@ fn failure(path: &Path, source: &str, program: &Program, e: elevate_bridge::Erro
 }
 
 pub fn compile(o: CompileOptions) -> Result<(), Failure> {
-    if o.target != "cpu" {
-        return Err(Failure(format!(
-            "target `{}` is not available yet (only `cpu`; the GPU target comes with PTX generation)",
-            o.target
-        )));
-    }
-    let stage: Emit = match o.emit {
-        "ptx" => {
-            return Err(Failure(
-                "--emit ptx is not available yet (this version emits rise, payload, transform, mlir and llvm)"
-                    .into(),
-            ))
-        }
-        other => other.parse().map_err(|e| Failure(format!("{e}")))?,
-    };
+    let target: Target = o.target.parse().map_err(Failure)?;
+    let stage: Emit = o.emit.parse().map_err(|e| Failure(format!("{e}")))?;
     let (program, source) = load(o.path, o.entry)?;
     let strategy = o.strategy.map(parse_strategy).transpose()?;
     let text = elevate_bridge::emit(
         &program,
         &sizes(o.nats),
         strategy.as_ref(),
-        &Options::default(),
+        &Options {
+            target,
+            ..Options::default()
+        },
         stage,
     )
     .map_err(|e| failure(o.path, &source, &program, e))?;

@@ -82,10 +82,12 @@ enum Command {
         /// Strategy text, or `@FILE.elv`, applied before `defaultLowering`.
         #[arg(long)]
         strategy: Option<String>,
-        /// The target: `cpu`.
+        /// The target: `cpu`, or `gpu` (each kernel a launch of blocks and threads
+        /// from its GPU maps; `--emit ptx` prints its PTX for sm_90).
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// The stage to show: `rise`, `payload`, `transform`, `mlir` or `llvm`.
+        /// The stage to show: `rise`, `payload`, `transform`, `mlir`, `llvm` or `ptx`
+        /// (the GPU target's kernels).
         /// `transform` prints the module holding `@__transform_main`; for a payload
         /// without a script, a `// no transform script` comment line and a sequence that
         /// does nothing.

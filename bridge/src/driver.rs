@@ -12,7 +12,8 @@
 //! search can compile candidate after candidate.
 
 use crate::error::Error;
-use crate::payload::{payload, Payload};
+use crate::error::Stage;
+use crate::payload::{gpu_payload, payload, Payload};
 use elevate_core::{Budget, Context, Strategy};
 use elevate_rise::limits::Limits;
 use elevate_rise::{print_definition, rules, NatEnv, Program, Term};
@@ -28,6 +29,39 @@ pub struct Options {
     pub budget: Budget,
     /// The most memory a buffer (and all the buffers of a call) may take.
     pub limits: Limits,
+    /// What the payload is for: the CPU (by default) or the GPU.
+    pub target: Target,
+}
+
+/// What a payload is compiled for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Target {
+    /// The CPU: the JIT, parallel loops on OpenMP threads (GPU maps among them).
+    #[default]
+    Cpu,
+    /// The GPU: each kernel a launch of blocks and threads from its GPU maps, PTX.
+    Gpu,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Target::Cpu => "cpu",
+            Target::Gpu => "gpu",
+        })
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Target, String> {
+        match s {
+            "cpu" => Ok(Target::Cpu),
+            "gpu" => Ok(Target::Gpu),
+            _ => Err(format!("unknown target `{s}` (cpu, gpu)")),
+        }
+    }
 }
 
 impl Options {
@@ -44,6 +78,7 @@ impl Default for Options {
                 .steps(Options::DEFAULT_STEPS)
                 .time(Options::DEFAULT_TIME),
             limits: Limits::default(),
+            target: Target::Cpu,
         }
     }
 }
@@ -61,16 +96,19 @@ pub enum Emit {
     Mlir,
     /// LLVM IR.
     Llvm,
+    /// PTX, for the GPU target.
+    Ptx,
 }
 
 impl Emit {
     /// Every stage, in order.
-    pub const ALL: [Emit; 5] = [
+    pub const ALL: [Emit; 6] = [
         Emit::Rise,
         Emit::Payload,
         Emit::Transform,
         Emit::Mlir,
         Emit::Llvm,
+        Emit::Ptx,
     ];
 }
 
@@ -82,13 +120,14 @@ impl fmt::Display for Emit {
             Emit::Transform => "transform",
             Emit::Mlir => "mlir",
             Emit::Llvm => "llvm",
+            Emit::Ptx => "ptx",
         })
     }
 }
 
 /// A stage name that is not one of [`Emit::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown stage `{0}` (rise, payload, transform, mlir, llvm)")]
+#[error("unknown stage `{0}` (rise, payload, transform, mlir, llvm, ptx)")]
 pub struct UnknownStage(pub String);
 
 impl FromStr for Emit {
@@ -214,6 +253,7 @@ impl crate::jit::Compiled {
             },
             Emit::Mlir => self.llvm_dialect().to_string(),
             Emit::Llvm => self.llvm_ir()?,
+            Emit::Ptx => return Err(cpu_has_no_ptx()),
         })
     }
 }
@@ -233,11 +273,44 @@ pub fn emit(
     if stage == Emit::Rise {
         return Ok(print_definition(name, &term));
     }
-    let payload = payload(name, &term, &options.limits)?;
-    match stage {
-        Emit::Rise | Emit::Payload | Emit::Transform => printed(&payload, stage),
-        Emit::Mlir | Emit::Llvm => lowered(&payload, stage == Emit::Llvm),
+    let payload = match options.target {
+        Target::Cpu => payload(name, &term, &options.limits)?,
+        Target::Gpu => gpu_payload(name, &term, &options.limits)?,
+    };
+    match (stage, options.target) {
+        (Emit::Rise | Emit::Payload | Emit::Transform, _) => printed(&payload, stage),
+        (Emit::Mlir | Emit::Llvm, Target::Cpu) => lowered(&payload, stage == Emit::Llvm),
+        (Emit::Ptx, Target::Cpu) => Err(cpu_has_no_ptx()),
+        (Emit::Llvm, Target::Gpu) => Err(Error::mlir(
+            Stage::Ptx,
+            "the GPU target's kernels are PTX (`--emit ptx`), not LLVM IR",
+        )),
+        (Emit::Mlir | Emit::Ptx, Target::Gpu) => gpu_text(&payload, stage == Emit::Ptx),
     }
+}
+
+/// The error of asking PTX of the CPU target.
+fn cpu_has_no_ptx() -> Error {
+    Error::mlir(Stage::Ptx, "PTX is the GPU target's (`--target gpu`)")
+}
+
+/// The GPU payload lowered: its kernels' PTX, each after a comment line naming it, or
+/// the module after the lowering (the host side launching `gpu.binary`s).
+#[cfg(feature = "mlir")]
+fn gpu_text(payload: &Payload, ptx: bool) -> Result<String, Error> {
+    if !ptx {
+        return crate::jit::gpu_lowered(payload);
+    }
+    let kernels = crate::jit::payload_ptx(payload)?;
+    Ok(kernels
+        .iter()
+        .map(|k| format!("// kernel module {}\n{}", k.module, k.text))
+        .collect())
+}
+
+#[cfg(not(feature = "mlir"))]
+fn gpu_text(payload: &Payload, _: bool) -> Result<String, Error> {
+    lowered(payload, false)
 }
 
 #[cfg(feature = "mlir")]

@@ -53,7 +53,7 @@ mod stages;
 mod structured;
 mod text;
 
-pub use driver::{choose, emit, rewrite, translate, Emit, Options, UnknownStage};
+pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, UnknownStage};
 #[cfg(feature = "mlir")]
 pub use driver::{compile, compile_term};
 pub use error::{Error, Stage, Trap};
@@ -61,4 +61,6 @@ pub use loops::MAX_LOOP_DEPTH;
 pub use measure::{model_cost, translation};
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
-pub use payload::{payload, payload_loops, Check, KernelForm, Payload, TrapSite, TRAP_ARGUMENT};
+pub use payload::{
+    gpu_payload, payload, payload_loops, Check, KernelForm, Payload, TrapSite, TRAP_ARGUMENT,
+};

@@ -112,6 +112,21 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
     }
 }
 
+/// The payload of `term` for the GPU: structured as a whole, each kernel's GPU maps a
+/// launch of blocks and threads in its Transform script (see
+/// [`crate::jit::payload_ptx`] for its PTX). An error where the program is not
+/// structured as a whole, or where a kernel is in no GPU map.
+pub fn gpu_payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
+    let sig = signature(term, limits)?;
+    match crate::structured::translate_gpu(&sig, limits) {
+        Ok(p) => Ok(structured_payload(name, term, sig, p)),
+        Err(why) => Err(Error::unsupported(
+            term,
+            format!("the GPU target: {}", why.0),
+        )),
+    }
+}
+
 /// The payload of a program structured as a whole.
 fn structured_payload(
     name: &str,

@@ -104,7 +104,10 @@ fn a_mapping_that_does_not_fit_its_block_is_a_transform_error() {
 fn cpu_check(source: &str, strategy: &str) -> elevate::bridge::Payload {
     let term = lowered(source, &NatEnv::default(), strategy);
     let text = elevate::rise::print_term(&term);
-    assert!(text.contains("mapGlobal") || text.contains("mapWorkGroup"), "{text}");
+    assert!(
+        text.contains("mapGlobal") || text.contains("mapWorkGroup"),
+        "{text}"
+    );
     let p = payload("f", &term);
     assert!(p.all_structured(), "{:?}", p.kernels);
     let (found, expected) = compiled_and_interpreted(&term, 7);
@@ -149,4 +152,105 @@ fn the_gpu_mapping_strategy_s_programs_run_on_the_cpu() {
             .replace(": n.m.f32", ": 32.24.f32"),
         "DFNF ; mapGlobal(1) @ outermost(isMap) ; mapGlobal(0) @ outermost(isMap)",
     );
+}
+
+/// The GPU payload of `source` (after `strategy` and `defaultLowering`) and its PTX.
+fn gpu(source: &str, strategy: &str) -> (elevate::bridge::Payload, Vec<jit::Ptx>) {
+    let term = lowered(source, &NatEnv::default(), strategy);
+    let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ptx = jit::payload_ptx(&p).unwrap_or_else(|e| panic!("{e}\n{}", p.transform_text()));
+    (p, ptx)
+}
+
+#[test]
+fn global_threads_are_blocks_of_256_threads() {
+    let (p, ptx) = gpu(
+        "def f(x: 4096.f32) : 4096.f32 = x |> mapGlobal(0, fun(v => v * v + 1.0))",
+        "id",
+    );
+    let script = p.transform_text();
+    assert!(
+        script.contains("#gpu.block<x>") && script.contains("#gpu.thread<x>"),
+        "{script}"
+    );
+    assert!(
+        script.contains("block_dims = array<i64: 256, 1, 1>"),
+        "{script}"
+    );
+    assert!(
+        script.contains("static_tile_sizes = array<i64: 256>"),
+        "{script}"
+    );
+    assert_eq!(ptx.len(), 1);
+    for expected in [
+        ".entry",
+        "%ctaid.x",
+        "%tid.x",
+        ".maxntid 256, 1, 1",
+        "ld.global",
+        "st.global",
+    ] {
+        assert!(
+            ptx[0].text.contains(expected),
+            "no `{expected}` in\n{}",
+            ptx[0].text
+        );
+    }
+}
+
+#[test]
+fn work_groups_and_their_local_threads_are_blocks_and_threads() {
+    let (p, ptx) = gpu(
+        "def f(x: 1024.f32) : 1024.f32 =
+           x |> split(128) |> mapWorkGroup(0, mapLocal(0, fun(v => v * 2.0))) |> join",
+        "id",
+    );
+    let script = p.transform_text();
+    assert!(
+        script.contains("block_dims = array<i64: 128, 1, 1>"),
+        "{script}"
+    );
+    assert!(
+        ptx[0].text.contains(".maxntid 128, 1, 1"),
+        "{}",
+        ptx[0].text
+    );
+}
+
+#[test]
+fn a_2d_grid_of_dot_products_is_a_fill_and_a_product_each_launched() {
+    // Rows on y, columns on x (x a divisor of 48 up to a warp: 24; y one of 64 up to
+    // what is left of 256 threads: 8); the reduction's start values a launch before
+    // the product's.
+    let (p, ptx) = gpu(
+        "def f(a: 64.32.f32, b: 32.48.f32) : 64.48.f32 =
+           a |> mapGlobal(1, fun(arow => transpose(b) |> mapGlobal(0, fun(bcol =>
+             zip(arow, bcol) |> map(fun(pr => fst(pr) * snd(pr))) |> reduce(add, 0.0)))))",
+        "id",
+    );
+    let script = p.transform_text();
+    assert!(script.contains("#gpu.block<y>, #gpu.block<x>"), "{script}");
+    assert!(
+        script.contains("block_dims = array<i64: 24, 8, 1>"),
+        "{script}"
+    );
+    assert_eq!(
+        ptx.len(),
+        2,
+        "{:?}",
+        ptx.iter().map(|k| &k.module).collect::<Vec<_>>()
+    );
+    assert!(ptx.iter().any(|k| k.text.contains("%tid.y")), "{ptx:?}");
+}
+
+#[test]
+fn a_kernel_in_no_gpu_map_is_an_error_for_the_gpu_target() {
+    let term = lowered(
+        "def f(x: 64.f32) : 64.f32 = x |> map(fun(v => v * 2.0))",
+        &NatEnv::default(),
+        "id",
+    );
+    let e = elevate::bridge::gpu_payload("f", &term, &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("in no GPU map"), "{e}");
 }

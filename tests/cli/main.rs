@@ -317,11 +317,33 @@ fn compile_and_run_go_through_mlir() {
         "{script}"
     );
     let o = elevate(&["compile", &dot, "--emit", "ptx", "--nat", "n=8"]);
-    assert_fails_with(&o, "not available yet");
+    assert_fails_with(&o, "PTX is the GPU target's");
+    let o = elevate(&[
+        "compile", &dot, "--target", "tpu", "--emit", "ptx", "--nat", "n=8",
+    ]);
+    assert_fails_with(&o, "unknown target `tpu` (cpu, gpu)");
+    // A program outside GPU maps has no kernel for the GPU.
+    let o = elevate(&[
+        "compile", &dot, "--target", "gpu", "--emit", "ptx", "--nat", "n=8",
+    ]);
+    assert_fails_with(&o, "in no GPU map");
+    let mapped = temp(
+        "mapped.rise",
+        "def f(x: n.f32) : n.f32 = x |> mapGlobal(0, fun(v => v * v))",
+    );
+    let o = elevate(&[
+        "compile", &mapped, "--target", "gpu", "--emit", "ptx", "--nat", "n=4096",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ptx = stdout(&o);
+    assert!(
+        ptx.contains(".target sm_90") && ptx.contains("%tid.x"),
+        "{ptx}"
+    );
     let o = elevate(&["compile", &dot, "--emit", "scheduled", "--nat", "n=8"]);
     assert_fails_with(
         &o,
-        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm)",
+        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx)",
     );
     let o = elevate(&["compile", &dot, "--emit", "payload"]);
     assert_eq!(o.status.code(), Some(1));

@@ -3,8 +3,10 @@
 //! for `sm_90` by MLIR's GPU module serialization (the NVPTX back end of the LLVM the
 //! JIT links; no CUDA is needed to make PTX, only to run it).
 
+use super::build::transformed_payload;
 use super::mlir::{apply_transform, context, failure, parse, Messages};
 use crate::error::{Error, Stage};
+use crate::payload::Payload;
 use melior::ir::attribute::{ArrayAttribute, AttributeLike, StringAttribute};
 use melior::ir::block::BlockLike;
 use melior::ir::operation::OperationLike;
@@ -22,7 +24,7 @@ pub const GPU_CHIP: &str = "sm_90";
 /// branches, the kernels to NVVM for [`GPU_CHIP`] and serialized as PTX text
 /// (`gpu.binary`), the host side keeping `gpu.launch_func`.
 pub const GPU_LOWERING: &str = "builtin.module(canonicalize,\
-func.func(convert-linalg-to-loops),gpu-kernel-outlining,expand-strided-metadata,\
+func.func(convert-linalg-to-loops),canonicalize,gpu-launch-sink-index-computations,gpu-kernel-outlining,expand-strided-metadata,\
 lower-affine,convert-scf-to-cf,nvvm-attach-target{chip=sm_90 O=3},\
 gpu.module(convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,\
 gpu-module-to-binary{format=isa})";
@@ -48,6 +50,23 @@ pub fn ptx(mlir: &str, transform: Option<&str>) -> Result<Vec<Ptx>, Error> {
         apply_transform(&context, &mut module, script, &messages)?;
     }
     serialized(&context, &mut module, &messages)
+}
+
+/// The PTX of every kernel of a GPU payload ([`crate::gpu_payload`]): its module
+/// built (or its text parsed), its script applied, lowered to PTX.
+pub fn payload_ptx(payload: &Payload) -> Result<Vec<Ptx>, Error> {
+    let (context, messages) = context();
+    let mut module = transformed_payload(&context, payload, &messages)?;
+    serialized(&context, &mut module, &messages)
+}
+
+/// A GPU payload after its script and [`GPU_LOWERING`], as text: the host function
+/// launching each kernel (`gpu.launch_func`) and the kernels as `gpu.binary`s.
+pub fn gpu_lowered(payload: &Payload) -> Result<String, Error> {
+    let (context, messages) = context();
+    let mut module = transformed_payload(&context, payload, &messages)?;
+    serialized(&context, &mut module, &messages)?;
+    Ok(module.as_operation().to_string())
 }
 
 /// Lowers `module` through [`GPU_LOWERING`] and reads the PTX of its `gpu.binary`s.

@@ -29,7 +29,7 @@ mod scopes;
 pub use build::printed;
 pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
-pub use gpu::{ptx, Ptx, GPU_CHIP, GPU_LOWERING};
+pub use gpu::{gpu_lowered, payload_ptx, ptx, Ptx, GPU_CHIP, GPU_LOWERING};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
 pub use openmp::OpenMp;
 

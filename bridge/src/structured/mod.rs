@@ -59,6 +59,7 @@ mod emit;
 mod eval;
 mod fold;
 mod from_data;
+mod gpu;
 mod guards;
 mod index;
 mod kernel;
@@ -104,6 +105,24 @@ pub(crate) fn translate(
     let mut stages = StageBuilder::new(sig, limits)?;
     let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
     let Staged { mut ops, script } = stages.finish(0);
+    Ok(Structured {
+        kernels,
+        flops: ops.flops,
+        traps: std::mem::take(&mut ops.traps),
+        ops: ops.ops(),
+        script,
+    })
+}
+
+/// The structured translation of a whole program for the GPU: its kernels as for the
+/// CPU, its script mapping each kernel's GPU maps to blocks and threads of a launch of
+/// its own ([`gpu`]); why not, where a kernel is in no GPU map or the program is not
+/// structured as a whole.
+pub(crate) fn translate_gpu(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
+    let mut stages = StageBuilder::new(sig, limits)?;
+    let kernels = stages.stage(sig.body, &sig.out, true)?.len();
+    let script = gpu::gpu_script(&stages.builder.kernels).map_err(NotStructured)?;
+    let Staged { mut ops, .. } = stages.finish(0);
     Ok(Structured {
         kernels,
         flops: ops.flops,

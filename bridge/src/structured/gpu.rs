@@ -1,0 +1,279 @@
+//! The Transform script of a structured payload for the GPU: each kernel's GPU maps
+//! (`mapGlobal`, `mapWorkGroup`, `mapLocal`) become two `scf.forall` loops, one over
+//! the blocks of the grid and one over the threads of a block
+//! (`tile_using_forall ... mapping`), then a `gpu.launch` of its own
+//! (`gpu.map_forall_to_blocks ... generate_gpu_launch`) whose threads are the inner
+//! loop's (`gpu.map_nested_forall_to_threads`). A reduction's start values (its
+//! output's fill) are a launch of their own before it. What the maps leave (the
+//! sequential loops and reductions inside a thread) runs in each thread as loops.
+
+use super::emit::matmul_dims;
+use super::eval::{GpuLevel, LoopKind};
+use super::kernel::Kernel;
+use crate::ir::{self, Block, Op, TRANSFORM_ENTRY};
+
+/// The type of every handle.
+const ANY: &str = "!transform.any_op";
+
+/// The threads of a block where the program leaves the block's size to the bridge
+/// (`mapGlobal`): a multiple of the warp, and enough blocks for every SM.
+const GLOBAL_BLOCK_THREADS: i64 = 256;
+
+/// The most threads a block has on NVIDIA GPUs.
+const MAX_BLOCK_THREADS: i64 = 1024;
+
+/// What a tiling maps its loop to: blocks or threads, in dimension `x`, `y`, `z`.
+fn mapping(level: &str, dims: &[u8]) -> String {
+    let names: Vec<String> = dims
+        .iter()
+        .map(|d| format!("#gpu.{level}<{}>", ["x", "y", "z"][usize::from(*d)]))
+        .collect();
+    format!("[{}]", names.join(", "))
+}
+
+/// The tiling of `h` by `sizes` into `t` and its `scf.forall` `l`, mapped by `map`.
+fn forall(t: &str, l: &str, h: &str, sizes: &[i64], map: &str) -> Op {
+    Op::new("transform.structured.tile_using_forall")
+        .prop("mapping", map)
+        .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))
+        .prop("static_tile_sizes", ir::i64_array(sizes))
+        .operand(h, ANY)
+        .result(t, ANY)
+        .result(l, ANY)
+}
+
+/// The launch of the blocks of forall `l` (handle `launch`), its threads those of the
+/// nested forall, `block` of them in each dimension.
+fn launch(ops: &mut Vec<Op>, l: &str, launch: &str, block: [i64; 3]) {
+    ops.push(
+        Op::new("transform.gpu.map_forall_to_blocks")
+            .prop("generate_gpu_launch", "unit")
+            .operand(l, ANY)
+            .result(launch, ANY),
+    );
+    ops.push(
+        Op::new("transform.gpu.map_nested_forall_to_threads")
+            .prop("block_dims", ir::i64_array(&block))
+            .prop("sync_after_distribute", "true")
+            .prop("warp_size", "32 : i64")
+            .operand(launch, ANY)
+            .result(format!("{launch}t"), ANY),
+    );
+}
+
+/// `transform.structured.match` in `%root` of the `name` operations carrying `attr`.
+fn matching(h: &str, name: &str, attr: String) -> Op {
+    Op::new("transform.structured.match")
+        .operand("%root", ANY)
+        .prop("op_attrs", format!("{{{attr}}}"))
+        .prop("ops", format!("[{}]", ir::string(name)))
+        .result(h, ANY)
+}
+
+/// The largest divisor of `n` not above `most`.
+fn divisor_up_to(n: i64, most: i64) -> i64 {
+    (1..=most.min(n).max(1))
+        .rev()
+        .find(|d| n % d == 0)
+        .unwrap_or(1)
+}
+
+/// The GPU script, or why a kernel cannot run on the GPU.
+pub(crate) fn gpu_script(kernels: &[Kernel]) -> Result<Op, String> {
+    let mut ops = Vec::new();
+    for (n, k) in kernels.iter().enumerate() {
+        kernel_script(&mut ops, n, k)?;
+    }
+    ops.push(Op::new("transform.yield"));
+    let main = Op::new("transform.named_sequence")
+        .prop("arg_attrs", "[{transform.readonly}]")
+        .prop("function_type", format!("({ANY}) -> ()"))
+        .prop("sym_name", ir::string(TRANSFORM_ENTRY))
+        .region(Block::new(vec![("%root".into(), ANY.into())], ops));
+    Ok(ir::module(
+        vec![main],
+        &[("transform.with_named_sequence", "unit")],
+    ))
+}
+
+/// Kernel `n`'s fills and its own launch.
+fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> {
+    let gpu: Vec<_> = k
+        .schedule
+        .iter()
+        .filter(|st| matches!(st.kind, LoopKind::Gpu(..)))
+        .collect();
+    let first_other = k
+        .schedule
+        .iter()
+        .position(|st| !matches!(st.kind, LoopKind::Gpu(..)))
+        .unwrap_or(k.schedule.len());
+    if gpu.is_empty() || k.free {
+        return Err(format!(
+            "kernel {n} is in no GPU map: on the GPU every kernel's outer loops are \
+             `mapGlobal`, or `mapWorkGroup` and `mapLocal`"
+        ));
+    }
+    if gpu.len() > first_other {
+        return Err(format!(
+            "kernel {n} has a GPU map inside a sequential loop or a reduction"
+        ));
+    }
+    if k.schedule.iter().any(|st| st.kind == LoopKind::Lane) {
+        return Err(format!(
+            "kernel {n} computes on vectors, which the GPU target does not take yet"
+        ));
+    }
+    let position = |d: usize| match matmul_dims(k) {
+        Some(m) => m.iter().position(|x| *x == d).unwrap_or(d),
+        None => d,
+    };
+    let rank = k.dims.len();
+    // Each loop's tile at the block level and at the thread level, and the threads of
+    // a block in each dimension.
+    let (mut blocks, mut threads) = (vec![0i64; rank], vec![0i64; rank]);
+    let (mut block_ids, mut thread_ids) = (Vec::new(), Vec::new());
+    let mut block_dims = [1i64; 3];
+    let thread_loops: i64 = gpu
+        .iter()
+        .filter(|st| matches!(st.kind, LoopKind::Gpu(GpuLevel::Thread, _)))
+        .map(|st| st.trips)
+        .product();
+    // Each global map's threads per block: x first (up to a warp where y and z share
+    // the block), then y and z with what is left of the block.
+    let mut budget = (GLOBAL_BLOCK_THREADS / thread_loops.max(1)).max(1);
+    let mut globals: Vec<(u8, i64)> = gpu
+        .iter()
+        .filter_map(|st| match st.kind {
+            LoopKind::Gpu(GpuLevel::Global, d) => Some((d, st.trips)),
+            _ => None,
+        })
+        .collect();
+    globals.sort();
+    let several = globals.len() > 1;
+    let mut per_block = [1i64; 3];
+    for (d, trips) in globals {
+        let most = if several && d == 0 {
+            budget.min(32)
+        } else {
+            budget
+        };
+        let b = divisor_up_to(trips, most);
+        budget = (budget / b).max(1);
+        per_block[usize::from(d)] = b;
+    }
+    for st in &gpu {
+        let LoopKind::Gpu(level, d) = st.kind else {
+            continue;
+        };
+        let at = position(st.dim);
+        let taken = |ids: &Vec<(usize, u8)>| ids.iter().any(|(_, x)| *x == d);
+        match level {
+            GpuLevel::Block => {
+                if taken(&block_ids) {
+                    return Err(format!(
+                        "kernel {n} maps two loops to blocks in dimension {d}"
+                    ));
+                }
+                blocks[at] = st.step;
+                block_ids.push((at, d));
+            }
+            GpuLevel::Thread => {
+                if taken(&thread_ids) {
+                    return Err(format!(
+                        "kernel {n} maps two loops to threads in dimension {d}"
+                    ));
+                }
+                threads[at] = st.step;
+                thread_ids.push((at, d));
+                block_dims[usize::from(d)] = st.trips;
+            }
+            GpuLevel::Global => {
+                if taken(&block_ids) || taken(&thread_ids) {
+                    return Err(format!("kernel {n} maps two loops to dimension {d}"));
+                }
+                let b = per_block[usize::from(d)];
+                blocks[at] = st.step * b;
+                threads[at] = st.step;
+                block_ids.push((at, d));
+                thread_ids.push((at, d));
+                block_dims[usize::from(d)] = b;
+            }
+        }
+    }
+    if block_dims.iter().product::<i64>() > MAX_BLOCK_THREADS {
+        return Err(format!(
+            "kernel {n} has blocks of {} threads, more than a GPU block takes ({MAX_BLOCK_THREADS})",
+            block_dims.iter().product::<i64>()
+        ));
+    }
+    let op = if matmul_dims(k).is_some() {
+        "linalg.matmul"
+    } else {
+        "linalg.generic"
+    };
+    let by_position = |ids: &mut Vec<(usize, u8)>| {
+        ids.sort();
+        ids.iter().map(|(_, d)| *d).collect::<Vec<u8>>()
+    };
+    // The start values of a reduction: its outputs' fills, a launch of their own.
+    if k.reduction.is_some() {
+        let [out] = &k.outs[..] else {
+            return Err(format!(
+                "kernel {n} folds several accumulators, which the GPU target does not take yet"
+            ));
+        };
+        let extents: Vec<i64> = out.window.iter().map(|(_, size)| *size).collect();
+        fill_script(ops, n, &extents);
+    }
+    let h = format!("%g{n}");
+    ops.push(matching(&h, op, format!("elevate.kernel = {n} : i64")));
+    if block_ids.is_empty() {
+        // Only threads: one block of them.
+        blocks = k.dims.iter().map(|d| d.extent).collect();
+        block_ids.push((0, 0));
+    }
+    let (bt, bl) = (format!("%g{n}b"), format!("%g{n}bl"));
+    let block_map = mapping("block", &by_position(&mut block_ids));
+    ops.push(forall(&bt, &bl, &h, &blocks, &block_map));
+    if !thread_ids.is_empty() {
+        let (tt, tl) = (format!("%g{n}t"), format!("%g{n}tl"));
+        let thread_map = mapping("thread", &by_position(&mut thread_ids));
+        ops.push(forall(&tt, &tl, &bt, &threads, &thread_map));
+    }
+    launch(ops, &bl, &format!("%g{n}launch"), block_dims);
+    Ok(())
+}
+
+/// The fill of kernel `n`'s output (`extents`): its last dimension on the threads of
+/// a block, the two before it on blocks, what is left a loop in each thread.
+fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64]) {
+    let h = format!("%f{n}");
+    ops.push(matching(
+        &h,
+        "linalg.fill",
+        format!("elevate.fill = {n} : i64"),
+    ));
+    let Some(last) = extents.len().checked_sub(1) else {
+        return;
+    };
+    let b = divisor_up_to(extents[last], GLOBAL_BLOCK_THREADS);
+    let mut blocks = vec![0i64; extents.len()];
+    let mut threads = vec![0i64; extents.len()];
+    blocks[last] = b;
+    threads[last] = 1;
+    let mut ids = vec![0u8];
+    for (k, d) in (0..last).rev().take(2).zip([1u8, 2]) {
+        blocks[k] = 1;
+        ids.insert(0, d);
+    }
+    let (bt, bl, tt, tl) = (
+        format!("{h}b"),
+        format!("{h}bl"),
+        format!("{h}t"),
+        format!("{h}tl"),
+    );
+    ops.push(forall(&bt, &bl, &h, &blocks, &mapping("block", &ids)));
+    ops.push(forall(&tt, &tl, &bt, &threads, &mapping("thread", &[0])));
+    launch(ops, &bl, &format!("{h}launch"), [b, 1, 1]);
+}
