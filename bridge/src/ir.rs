@@ -37,6 +37,26 @@ pub struct Block {
 }
 
 impl Op {
+    /// Lets every float multiplication, addition and subtraction in `self` (at any
+    /// depth) contract into fused multiply-adds (`fastmath<contract>`), as CUDA
+    /// compiles by default: PTX's `mul.rn` and `add.rn` are never fused otherwise.
+    pub(crate) fn allow_contraction(&mut self) {
+        let mut pending = vec![self];
+        while let Some(op) = pending.pop() {
+            if matches!(op.name.as_str(), "arith.mulf" | "arith.addf" | "arith.subf") {
+                let contract = (
+                    "fastmath".to_string(),
+                    "#arith.fastmath<contract>".to_string(),
+                );
+                op.properties.retain(|(name, _)| name != "fastmath");
+                op.properties.push(contract);
+            }
+            for block in op.regions.iter_mut().flatten() {
+                pending.extend(block.ops.iter_mut());
+            }
+        }
+    }
+
     /// An operation named `name`, without operands, results, attributes or regions.
     pub(crate) fn new(name: impl Into<String>) -> Op {
         Op {

@@ -119,7 +119,14 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
 pub fn gpu_payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
     match crate::structured::translate_gpu(&sig, limits) {
-        Ok(p) => Ok(structured_payload(name, term, sig, p)),
+        Ok(p) => {
+            let mut p = structured_payload(name, term, sig, p);
+            if let Some(module) = &mut p.operations.module {
+                module.allow_contraction();
+                p.mlir = module.text(0);
+            }
+            Ok(p)
+        }
         Err(why) => Err(Error::unsupported(
             term,
             format!("the GPU target: {}", why.0),

@@ -219,7 +219,7 @@ fn work_groups_and_their_local_threads_are_blocks_and_threads() {
 }
 
 #[test]
-fn a_2d_grid_of_dot_products_is_a_fill_and_a_product_each_launched() {
+fn a_2d_grid_of_dot_products_is_a_fill_and_a_product_of_fmas_each_launched() {
     // Rows on y, columns on x (x a divisor of 48 up to a warp: 24; y one of 64 up to
     // what is left of 256 threads: 8); the reduction's start values a launch before
     // the product's.
@@ -242,6 +242,8 @@ fn a_2d_grid_of_dot_products_is_a_fill_and_a_product_each_launched() {
         ptx.iter().map(|k| &k.module).collect::<Vec<_>>()
     );
     assert!(ptx.iter().any(|k| k.text.contains("%tid.y")), "{ptx:?}");
+    // Multiplications and additions may contract, as CUDA compiles them.
+    assert!(ptx.iter().any(|k| k.text.contains("fma.rn.f32")), "{ptx:?}");
 }
 
 #[test]
@@ -253,4 +255,30 @@ fn a_kernel_in_no_gpu_map_is_an_error_for_the_gpu_target() {
     );
     let e = elevate::bridge::gpu_payload("f", &term, &Default::default()).unwrap_err();
     assert!(e.to_string().contains("in no GPU map"), "{e}");
+}
+
+#[test]
+fn every_gpu_example_is_ptx_and_matches_the_interpreter_on_the_cpu() {
+    let dir = format!("{}/examples/rise/gpu", env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let source = std::fs::read_to_string(&path).unwrap();
+        let program = elevate::rise::Program::load(&source, None).unwrap();
+        let nats = super::sizes(&[("n", 64), ("m", 32), ("k", 16)]);
+        let term = elevate::bridge::choose(&program, &nats, None, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let ptx = jit::payload_ptx(&p).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            !ptx.is_empty() && ptx.iter().all(|k| k.text.contains(".entry")),
+            "{}",
+            path.display()
+        );
+        let (found, expected) = compiled_and_interpreted(&term, 3);
+        assert_eq!(found, expected, "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen >= 3, "{seen} GPU examples in {dir}");
 }
