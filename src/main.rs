@@ -86,8 +86,9 @@ enum Command {
         /// from its GPU maps; `--emit ptx` prints its PTX for sm_90).
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// The stage to show: `rise`, `payload`, `transform`, `mlir`, `llvm` or `ptx`
-        /// (the GPU target's kernels).
+        /// The stage to show: `rise`, `payload`, `transform`, `mlir`, `llvm`, or for
+        /// the GPU target `ptx` (its kernels) and `launch` (their grids, blocks and
+        /// parameters, as JSON).
         /// `transform` prints the module holding `@__transform_main`; for a payload
         /// without a script, a `// no transform script` comment line and a sequence that
         /// does nothing.

@@ -98,17 +98,21 @@ pub enum Emit {
     Llvm,
     /// PTX, for the GPU target.
     Ptx,
+    /// The GPU target's launch manifest (JSON): each kernel's grid, block and
+    /// parameters ([`crate::jit::payload_manifest`]).
+    Launch,
 }
 
 impl Emit {
     /// Every stage, in order.
-    pub const ALL: [Emit; 6] = [
+    pub const ALL: [Emit; 7] = [
         Emit::Rise,
         Emit::Payload,
         Emit::Transform,
         Emit::Mlir,
         Emit::Llvm,
         Emit::Ptx,
+        Emit::Launch,
     ];
 }
 
@@ -121,13 +125,14 @@ impl fmt::Display for Emit {
             Emit::Mlir => "mlir",
             Emit::Llvm => "llvm",
             Emit::Ptx => "ptx",
+            Emit::Launch => "launch",
         })
     }
 }
 
 /// A stage name that is not one of [`Emit::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown stage `{0}` (rise, payload, transform, mlir, llvm, ptx)")]
+#[error("unknown stage `{0}` (rise, payload, transform, mlir, llvm, ptx, launch)")]
 pub struct UnknownStage(pub String);
 
 impl FromStr for Emit {
@@ -253,7 +258,7 @@ impl crate::jit::Compiled {
             },
             Emit::Mlir => self.llvm_dialect().to_string(),
             Emit::Llvm => self.llvm_ir()?,
-            Emit::Ptx => return Err(cpu_has_no_ptx()),
+            Emit::Ptx | Emit::Launch => return Err(cpu_has_no_ptx()),
         })
     }
 }
@@ -280,7 +285,8 @@ pub fn emit(
     match (stage, options.target) {
         (Emit::Rise | Emit::Payload | Emit::Transform, _) => printed(&payload, stage),
         (Emit::Mlir | Emit::Llvm, Target::Cpu) => lowered(&payload, stage == Emit::Llvm),
-        (Emit::Ptx, Target::Cpu) => Err(cpu_has_no_ptx()),
+        (Emit::Ptx | Emit::Launch, Target::Cpu) => Err(cpu_has_no_ptx()),
+        (Emit::Launch, Target::Gpu) => gpu_manifest(&payload),
         (Emit::Llvm, Target::Gpu) => Err(Error::mlir(
             Stage::Ptx,
             "the GPU target's kernels are PTX (`--emit ptx`), not LLVM IR",
@@ -291,7 +297,10 @@ pub fn emit(
 
 /// The error of asking PTX of the CPU target.
 fn cpu_has_no_ptx() -> Error {
-    Error::mlir(Stage::Ptx, "PTX is the GPU target's (`--target gpu`)")
+    Error::mlir(
+        Stage::Ptx,
+        "PTX and its launches are the GPU target's (`--target gpu`)",
+    )
 }
 
 /// The GPU payload lowered: its kernels' PTX, each after a comment line naming it, or
@@ -310,6 +319,18 @@ fn gpu_text(payload: &Payload, ptx: bool) -> Result<String, Error> {
 
 #[cfg(not(feature = "mlir"))]
 fn gpu_text(payload: &Payload, _: bool) -> Result<String, Error> {
+    lowered(payload, false)
+}
+
+/// The GPU payload's launch manifest, as indented JSON.
+#[cfg(feature = "mlir")]
+fn gpu_manifest(payload: &Payload) -> Result<String, Error> {
+    let manifest = crate::jit::payload_manifest(payload)?;
+    Ok(format!("{manifest:#}\n"))
+}
+
+#[cfg(not(feature = "mlir"))]
+fn gpu_manifest(payload: &Payload) -> Result<String, Error> {
     lowered(payload, false)
 }
 

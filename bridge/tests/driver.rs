@@ -36,7 +36,7 @@ fn each_stage_s_text() {
     let e = "scheduled".parse::<Emit>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx)"
+        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx, launch)"
     );
     // A payload of loops (a body of more operations than a structured kernel takes)
     // has no script: a comment says why, and the script does nothing.

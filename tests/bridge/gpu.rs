@@ -282,3 +282,52 @@ fn every_gpu_example_is_ptx_and_matches_the_interpreter_on_the_cpu() {
     }
     assert!(seen >= 3, "{seen} GPU examples in {dir}");
 }
+
+#[test]
+fn the_launch_manifest_covers_each_kernel_s_output_with_its_grid_and_blocks() {
+    let (p, _) = gpu(
+        "def f(a: 64.32.f32, b: 32.48.f32) : 64.48.f32 =
+           a |> mapGlobal(1, fun(arow => transpose(b) |> mapGlobal(0, fun(bcol =>
+             zip(arow, bcol) |> map(fun(pr => fst(pr) * snd(pr))) |> reduce(add, 0.0)))))",
+        "id",
+    );
+    let launches = jit::payload_launches(&p).unwrap();
+    assert_eq!(launches.len(), 2, "{launches:?}");
+    for l in &launches {
+        // x over the 48 columns, y over the 64 rows.
+        assert_eq!(
+            (
+                l.grid[0] * l.block[0],
+                l.grid[1] * l.block[1],
+                l.grid[2] * l.block[2]
+            ),
+            (48, 64, 1),
+            "{l:?}"
+        );
+    }
+    // The fill writes the result; the product reads a and b and writes the result.
+    let arguments = |l: &jit::Launch| -> Vec<usize> {
+        l.params
+            .iter()
+            .filter_map(|p| match p {
+                jit::Param::Argument { argument, .. } => Some(*argument),
+                jit::Param::Constant { .. } => None,
+            })
+            .collect()
+    };
+    assert_eq!(arguments(&launches[0]), vec![2]);
+    assert_eq!(arguments(&launches[1]), vec![0, 1, 2]);
+    let manifest = jit::payload_manifest(&p).unwrap();
+    assert_eq!(
+        manifest["arguments"],
+        serde_json::json!([
+            "memref<64x32xf32>",
+            "memref<32x48xf32>",
+            "memref<64x48xf32>"
+        ])
+    );
+    assert_eq!(
+        manifest["launches"][1]["block"],
+        serde_json::json!([24, 8, 1])
+    );
+}

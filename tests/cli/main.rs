@@ -317,7 +317,7 @@ fn compile_and_run_go_through_mlir() {
         "{script}"
     );
     let o = elevate(&["compile", &dot, "--emit", "ptx", "--nat", "n=8"]);
-    assert_fails_with(&o, "PTX is the GPU target's");
+    assert_fails_with(&o, "PTX and its launches are the GPU target's");
     let o = elevate(&[
         "compile", &dot, "--target", "tpu", "--emit", "ptx", "--nat", "n=8",
     ]);
@@ -340,10 +340,23 @@ fn compile_and_run_go_through_mlir() {
         ptx.contains(".target sm_90") && ptx.contains("%tid.x"),
         "{ptx}"
     );
+    let o = elevate(&[
+        "compile", &mapped, "--target", "gpu", "--emit", "launch", "--nat", "n=4096",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        manifest["launches"][0]["grid"],
+        serde_json::json!([16, 1, 1])
+    );
+    assert_eq!(
+        manifest["launches"][0]["block"],
+        serde_json::json!([256, 1, 1])
+    );
     let o = elevate(&["compile", &dot, "--emit", "scheduled", "--nat", "n=8"]);
     assert_fails_with(
         &o,
-        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx)",
+        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx, launch)",
     );
     let o = elevate(&["compile", &dot, "--emit", "payload"]);
     assert_eq!(o.status.code(), Some(1));

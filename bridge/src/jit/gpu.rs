@@ -49,7 +49,7 @@ pub fn ptx(mlir: &str, transform: Option<&str>) -> Result<Vec<Ptx>, Error> {
     if let Some(script) = transform {
         apply_transform(&context, &mut module, script, &messages)?;
     }
-    serialized(&context, &mut module, &messages)
+    serialize(&context, &mut module, &messages)
 }
 
 /// The PTX of every kernel of a GPU payload ([`crate::gpu_payload`]): its module
@@ -57,7 +57,7 @@ pub fn ptx(mlir: &str, transform: Option<&str>) -> Result<Vec<Ptx>, Error> {
 pub fn payload_ptx(payload: &Payload) -> Result<Vec<Ptx>, Error> {
     let (context, messages) = context();
     let mut module = transformed_payload(&context, payload, &messages)?;
-    serialized(&context, &mut module, &messages)
+    serialize(&context, &mut module, &messages)
 }
 
 /// A GPU payload after its script and [`GPU_LOWERING`], as text: the host function
@@ -65,12 +65,12 @@ pub fn payload_ptx(payload: &Payload) -> Result<Vec<Ptx>, Error> {
 pub fn gpu_lowered(payload: &Payload) -> Result<String, Error> {
     let (context, messages) = context();
     let mut module = transformed_payload(&context, payload, &messages)?;
-    serialized(&context, &mut module, &messages)?;
+    serialize(&context, &mut module, &messages)?;
     Ok(module.as_operation().to_string())
 }
 
 /// Lowers `module` through [`GPU_LOWERING`] and reads the PTX of its `gpu.binary`s.
-fn serialized(
+pub(super) fn serialize(
     context: &Context,
     module: &mut Module,
     messages: &Messages,

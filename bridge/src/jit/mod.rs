@@ -9,6 +9,7 @@
 //! | `scopes` | stack buffers (promoted tiles) freed at each step of their loop |
 //! | `mlir` | the context and its diagnostics, parsing, the transform interpreter, the lowering, translation to LLVM IR |
 //! | `gpu` | kernels mapped to `gpu.launch`, lowered to NVVM and serialized as PTX |
+//! | `launch` | the launch manifest of a GPU payload: each kernel's grid, block and parameters |
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |
 //! | `call` | calling the compiled function, and its trap record |
@@ -22,6 +23,7 @@ mod call;
 mod compiled;
 mod engine;
 mod gpu;
+mod launch;
 mod mlir;
 mod openmp;
 mod scopes;
@@ -30,6 +32,7 @@ pub use build::printed;
 pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
 pub use gpu::{gpu_lowered, payload_ptx, ptx, Ptx, GPU_CHIP, GPU_LOWERING};
+pub use launch::{payload_launches, payload_manifest, Launch, Param};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
 pub use openmp::OpenMp;
 
