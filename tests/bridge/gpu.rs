@@ -331,3 +331,59 @@ fn the_launch_manifest_covers_each_kernel_s_output_with_its_grid_and_blocks() {
         serde_json::json!([24, 8, 1])
     );
 }
+
+#[test]
+fn random_programs_mapped_to_global_threads_match_on_the_cpu_and_compile_to_ptx() {
+    use elevate::core::Context;
+    use elevate::rise::generate::Generator;
+    use elevate::rise::{infer, io, registry, rules};
+    // The GPU lowering: the outermost maps (on every path) on global threads.
+    let strategy = registry().parse("DFNF ; alltd(mapGlobal(0))").unwrap();
+    let (mut mapped, mut ptx_programs) = (0, 0);
+    let mut refused = std::collections::BTreeMap::<String, usize>::new();
+    for seed in 0..100u64 {
+        let mut generator = Generator::new(seed + 90_000);
+        let program = infer(&generator.program(8 + (seed % 16) as usize)).unwrap();
+        let Ok(gpu_program) = strategy.apply(&program, &mut Context::default()) else {
+            continue;
+        };
+        let low = rules::default_lowering()
+            .apply(&gpu_program, &mut Context::default())
+            .unwrap();
+        if !elevate::rise::print_term(&low).contains("mapGlobal") {
+            continue;
+        }
+        mapped += 1;
+        let (found, expected) = compiled_and_interpreted(&low, seed);
+        assert!(
+            io::approx_eq(&found, &expected),
+            "seed {seed}: {found} vs {expected}"
+        );
+        match elevate::bridge::gpu_payload("f", &low, &Default::default()) {
+            Ok(p) => {
+                let ptx = jit::payload_ptx(&p)
+                    .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", p.transform_text()));
+                assert!(!ptx.is_empty(), "seed {seed}");
+                ptx_programs += 1;
+            }
+            Err(e) => {
+                let why = e.to_string();
+                // The reason, without the kernel's number.
+                let reason = why.split("the GPU target: kernel ").nth(1).unwrap_or(&why);
+                let key = reason
+                    .split_once(' ')
+                    .map_or(reason, |(_, rest)| rest)
+                    .chars()
+                    .take(50)
+                    .collect::<String>();
+                *refused.entry(key).or_default() += 1;
+            }
+        }
+    }
+    println!("{mapped} mapped programs, {ptx_programs} to PTX; refused for the GPU: {refused:?}");
+    // Every mapped program matches on the CPU; every GPU payload the bridge makes is
+    // PTX (the others are refused with their reason: a GPU map inside a reduction, a
+    // kernel the strategy left unmapped, two maps on one dimension).
+    assert!(mapped >= 50, "{mapped} programs mapped");
+    assert!(ptx_programs >= 15, "{ptx_programs} programs to PTX");
+}

@@ -108,6 +108,20 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
         .iter()
         .position(|st| !matches!(st.kind, LoopKind::Gpu(..)))
         .unwrap_or(k.schedule.len());
+    // A copy the bridge adds (a result's rows, a padded operand) is the bridge's to
+    // map, as its fills are.
+    let parallel = k.reduction.is_none() && k.dims.iter().all(|d| !d.reduction);
+    if gpu.is_empty() && k.free && parallel && !k.dims.is_empty() {
+        let h = format!("%g{n}");
+        ops.push(matching(
+            &h,
+            "linalg.generic",
+            format!("elevate.kernel = {n} : i64"),
+        ));
+        let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
+        mapped_by_bridge(ops, &h, &extents);
+        return Ok(());
+    }
     if gpu.is_empty() || k.free {
         return Err(format!(
             "kernel {n} is in no GPU map: on the GPU every kernel's outer loops are \
@@ -245,8 +259,7 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
     Ok(())
 }
 
-/// The fill of kernel `n`'s output (`extents`): its last dimension on the threads of
-/// a block, the two before it on blocks, what is left a loop in each thread.
+/// The fill of kernel `n`'s output (`extents`), mapped by the bridge.
 fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64]) {
     let h = format!("%f{n}");
     ops.push(matching(
@@ -254,6 +267,13 @@ fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64]) {
         "linalg.fill",
         format!("elevate.fill = {n} : i64"),
     ));
+    mapped_by_bridge(ops, &h, extents);
+}
+
+/// The operation of handle `h` over `extents` (every dimension parallel) as a launch
+/// the bridge chooses: its last dimension on the threads of a block (up to 256), the
+/// two before it on blocks, what is left a loop in each thread.
+fn mapped_by_bridge(ops: &mut Vec<Op>, h: &str, extents: &[i64]) {
     let Some(last) = extents.len().checked_sub(1) else {
         return;
     };
@@ -273,7 +293,7 @@ fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64]) {
         format!("{h}t"),
         format!("{h}tl"),
     );
-    ops.push(forall(&bt, &bl, &h, &blocks, &mapping("block", &ids)));
+    ops.push(forall(&bt, &bl, h, &blocks, &mapping("block", &ids)));
     ops.push(forall(&tt, &tl, &bt, &threads, &mapping("thread", &[0])));
     launch(ops, &bl, &format!("{h}launch"), [b, 1, 1]);
 }
