@@ -4,15 +4,13 @@
 //! JIT links; no CUDA is needed to make PTX, only to run it).
 
 use super::build::transformed_payload;
-use super::mlir::{apply_transform, context, failure, parse, Messages};
+use super::mlir::{apply_transform, context, parse, run_pipeline, Messages};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
 use melior::ir::attribute::{ArrayAttribute, AttributeLike, StringAttribute};
 use melior::ir::block::BlockLike;
 use melior::ir::operation::OperationLike;
 use melior::ir::Module;
-use melior::pass::PassManager;
-use melior::utility::parse_pass_pipeline;
 use melior::Context;
 
 /// The GPU architecture PTX is generated for: the H100's.
@@ -75,12 +73,8 @@ pub(super) fn serialize(
     module: &mut Module,
     messages: &Messages,
 ) -> Result<Vec<Ptx>, Error> {
-    let passes = PassManager::new(context);
-    parse_pass_pipeline(passes.as_operation_pass_manager(), GPU_LOWERING)
-        .map_err(|e| Error::mlir(Stage::Ptx, e.to_string()))?;
-    passes
-        .run(module)
-        .map_err(|_| failure(Stage::Ptx, "the lowering to PTX failed", messages))?;
+    let stage = (Stage::Ptx, "the lowering to PTX failed");
+    run_pipeline(context, module, GPU_LOWERING, stage, messages)?;
     let body = module.body();
     let mut kernels = Vec::new();
     let mut next = body.first_operation();

@@ -273,14 +273,27 @@ pub(super) fn lower_module(
     module: &mut Module,
     messages: &Messages,
 ) -> Result<(), Error> {
-    let passes = PassManager::new(context);
-    parse_pass_pipeline(passes.as_operation_pass_manager(), LOWERING)
-        .map_err(|e| Error::mlir(Stage::Lower, e.to_string()))?;
-    passes
-        .run(module)
-        .map_err(|_| failure(Stage::Lower, "the lowering passes failed", messages))?;
+    let stage = (Stage::Lower, "the lowering passes failed");
+    run_pipeline(context, module, LOWERING, stage, messages)?;
     mark_allocations_noalias(context, module);
     Ok(())
+}
+
+/// Runs the pass `pipeline` on `module`; its failure an error of `stage` saying
+/// `what`, with MLIR's diagnostics.
+pub(super) fn run_pipeline(
+    context: &Context,
+    module: &mut Module,
+    pipeline: &str,
+    (stage, what): (Stage, &str),
+    messages: &Messages,
+) -> Result<(), Error> {
+    let passes = PassManager::new(context);
+    parse_pass_pipeline(passes.as_operation_pass_manager(), pipeline)
+        .map_err(|e| Error::mlir(stage, e.to_string()))?;
+    passes
+        .run(module)
+        .map_err(|_| failure(stage, what, messages))
 }
 
 /// Declares what LLVM knows of `malloc` and `free` of the allocation functions: that

@@ -10,10 +10,8 @@
 use super::emit::matmul_dims;
 use super::eval::{GpuLevel, LoopKind};
 use super::kernel::Kernel;
-use crate::ir::{self, Block, Op, TRANSFORM_ENTRY};
-
-/// The type of every handle.
-const ANY: &str = "!transform.any_op";
+use super::script::{matching, script_module, ANY};
+use crate::ir::{self, Op};
 
 /// The threads of a block where the program leaves the block's size to the bridge
 /// (`mapGlobal`): a multiple of the warp, and enough blocks for every SM.
@@ -61,15 +59,6 @@ fn launch(ops: &mut Vec<Op>, l: &str, launch: &str, block: [i64; 3]) {
     );
 }
 
-/// `transform.structured.match` in `%root` of the `name` operations carrying `attr`.
-fn matching(h: &str, name: &str, attr: String) -> Op {
-    Op::new("transform.structured.match")
-        .operand("%root", ANY)
-        .prop("op_attrs", format!("{{{attr}}}"))
-        .prop("ops", format!("[{}]", ir::string(name)))
-        .result(h, ANY)
-}
-
 /// The largest divisor of `n` not above `most`.
 fn divisor_up_to(n: i64, most: i64) -> i64 {
     (1..=most.min(n).max(1))
@@ -84,16 +73,7 @@ pub(crate) fn gpu_script(kernels: &[Kernel]) -> Result<Op, String> {
     for (n, k) in kernels.iter().enumerate() {
         kernel_script(&mut ops, n, k)?;
     }
-    ops.push(Op::new("transform.yield"));
-    let main = Op::new("transform.named_sequence")
-        .prop("arg_attrs", "[{transform.readonly}]")
-        .prop("function_type", format!("({ANY}) -> ()"))
-        .prop("sym_name", ir::string(TRANSFORM_ENTRY))
-        .region(Block::new(vec![("%root".into(), ANY.into())], ops));
-    Ok(ir::module(
-        vec![main],
-        &[("transform.with_named_sequence", "unit")],
-    ))
+    Ok(script_module(ops))
 }
 
 /// Kernel `n`'s fills and its own launch.
@@ -115,8 +95,8 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
         let h = format!("%g{n}");
         ops.push(matching(
             &h,
-            "linalg.generic",
-            format!("elevate.kernel = {n} : i64"),
+            Some("linalg.generic"),
+            &format!("elevate.kernel = {n} : i64"),
         ));
         let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
         mapped_by_bridge(ops, &h, &extents);
@@ -241,7 +221,11 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
         fill_script(ops, n, &extents);
     }
     let h = format!("%g{n}");
-    ops.push(matching(&h, op, format!("elevate.kernel = {n} : i64")));
+    ops.push(matching(
+        &h,
+        Some(op),
+        &format!("elevate.kernel = {n} : i64"),
+    ));
     if block_ids.is_empty() {
         // Only threads: one block of them.
         blocks = k.dims.iter().map(|d| d.extent).collect();
@@ -264,8 +248,8 @@ fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64]) {
     let h = format!("%f{n}");
     ops.push(matching(
         &h,
-        "linalg.fill",
-        format!("elevate.fill = {n} : i64"),
+        Some("linalg.fill"),
+        &format!("elevate.fill = {n} : i64"),
     ));
     mapped_by_bridge(ops, &h, extents);
 }

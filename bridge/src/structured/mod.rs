@@ -77,7 +77,7 @@ use elevate_rise::limits::Limits;
 use elevate_rise::types::Type;
 use eval::{no, Ex, SArr, SExpr, SVal, R};
 use index::Aff;
-use kernel::{Buf, Builder};
+use kernel::{Buf, Builder, Kernel};
 use std::rc::Rc;
 
 /// A structured function body: its operations, the Transform script (a module), the
@@ -102,16 +102,7 @@ pub(crate) fn translate(
     limits: &Limits,
     reads_in_body: bool,
 ) -> Result<Structured, NotStructured> {
-    let mut stages = StageBuilder::new(sig, limits)?;
-    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
-    let Staged { mut ops, script } = stages.finish(0);
-    Ok(Structured {
-        kernels,
-        flops: ops.flops,
-        traps: std::mem::take(&mut ops.traps),
-        ops: ops.ops(),
-        script,
-    })
+    whole(sig, limits, reads_in_body, None)
 }
 
 /// The structured translation of a whole program for the GPU: its kernels as for the
@@ -119,16 +110,31 @@ pub(crate) fn translate(
 /// its own ([`gpu`]); why not, where a kernel is in no GPU map or the program is not
 /// structured as a whole.
 pub(crate) fn translate_gpu(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
+    whole(sig, limits, true, Some(gpu::gpu_script))
+}
+
+/// A script of its own for the kernels, or why they cannot have one.
+type ScriptFor = fn(&[Kernel]) -> Result<crate::ir::Op, String>;
+
+/// The program as one stage, scheduled by the CPU's script or by `script`.
+fn whole(
+    sig: &Signature,
+    limits: &Limits,
+    reads_in_body: bool,
+    script: Option<ScriptFor>,
+) -> Result<Structured, NotStructured> {
     let mut stages = StageBuilder::new(sig, limits)?;
-    let kernels = stages.stage(sig.body, &sig.out, true)?.len();
-    let script = gpu::gpu_script(&stages.builder.kernels).map_err(NotStructured)?;
-    let Staged { mut ops, .. } = stages.finish(0);
+    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
+    let own_script = script
+        .map(|s| s(&stages.builder.kernels).map_err(NotStructured))
+        .transpose()?;
+    let Staged { mut ops, script } = stages.finish(0);
     Ok(Structured {
         kernels,
         flops: ops.flops,
         traps: std::mem::take(&mut ops.traps),
         ops: ops.ops(),
-        script,
+        script: own_script.unwrap_or(script),
     })
 }
 

@@ -10,7 +10,7 @@ use crate::text::scalar_bytes;
 use elevate_rise::types::Scalar;
 
 /// The type of every handle.
-const ANY: &str = "!transform.any_op";
+pub(crate) const ANY: &str = "!transform.any_op";
 
 /// `vector.lower_contraction`'s strategies (`VectorContractLowering`): outer
 /// products, and a broadcast and an FMA per vector of lanes.
@@ -100,7 +100,7 @@ fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64], floats: bool) {
 
 /// `transform.structured.match` in `%root` of the operations named `name` (any, if
 /// `None`) that carry `attribute`, as handle `h`.
-fn matching(h: &str, name: Option<&str>, attribute: &str) -> Op {
+pub(crate) fn matching(h: &str, name: Option<&str>, attribute: &str) -> Op {
     let mut m = Op::new("transform.structured.match").operand("%root", ANY);
     if !attribute.is_empty() {
         m = m.prop("op_attrs", format!("{{{attribute}}}"));
@@ -402,11 +402,16 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
     if !vectorized {
         unroll(&mut lines, &unrolls);
     }
-    lines.push(Op::new("transform.yield"));
+    script_module(lines)
+}
+
+/// The script module: `@__transform_main` on `%root` (the payload), running `ops`.
+pub(crate) fn script_module(mut ops: Vec<Op>) -> Op {
+    ops.push(Op::new("transform.yield"));
     let main = Op::new("transform.named_sequence")
         .prop("arg_attrs", "[{transform.readonly}]")
         .prop("function_type", format!("({ANY}) -> ()"))
         .prop("sym_name", ir::string(TRANSFORM_ENTRY))
-        .region(Block::new(vec![("%root".into(), ANY.into())], lines));
+        .region(Block::new(vec![("%root".into(), ANY.into())], ops));
     ir::module(vec![main], &[("transform.with_named_sequence", "unit")])
 }
