@@ -33,6 +33,8 @@ pub struct RunOptions<'a> {
     pub check: bool,
     pub bench: Option<usize>,
     pub threads: Option<usize>,
+    pub target: &'a str,
+    pub bundle: Option<&'a Path>,
 }
 
 /// Why a count given on the command line (`--bench`, `--threads`) is refused.
@@ -102,6 +104,10 @@ fn sizes(nats: &[(String, i64)]) -> NatEnv {
 fn failure(path: &Path, source: &str, program: &Program, e: elevate_bridge::Error) -> Failure {
     let entry: Option<Span> = program.entry().term.span();
     let error = match e {
+        // No GPU, or the driver refused: about the machine, not the program.
+        elevate_bridge::Error::Gpu { message } => {
+            return Failure(format!("{}: {message}", path.display()))
+        }
         elevate_bridge::Error::Rise(e) => Error {
             span: e.span.or(entry),
             ..e
@@ -152,31 +158,51 @@ pub fn run(_: RunOptions) -> Result<(), Failure> {
     ))
 }
 
+/// What `run` has once the program is compiled for its target: the program, its
+/// sizes and inputs, the compiled form, and the milliseconds the compilation took.
 #[cfg(feature = "mlir")]
-pub fn run(o: RunOptions) -> Result<(), Failure> {
+pub struct Prepared<T> {
+    pub program: Program,
+    pub source: String,
+    pub nats: NatEnv,
+    pub values: Vec<elevate_rise::Value>,
+    pub compiled: T,
+    pub compile_ms: f64,
+}
+
+/// Loads the program, compiles it by `compile` (program, sizes, strategy, options)
+/// and makes its inputs: compiled first where the sizes come from the command line,
+/// so that the compilation checks the buffers' sizes before random inputs of those
+/// sizes are made.
+#[cfg(feature = "mlir")]
+pub fn prepare<T>(
+    o: &RunOptions,
+    target: Target,
+    compile: impl Fn(
+        &Program,
+        &NatEnv,
+        Option<&elevate_core::Strategy<elevate_rise::Term>>,
+        &Options,
+    ) -> Result<T, elevate_bridge::Error>,
+) -> Result<Prepared<T>, Failure> {
     use std::time::Instant;
-    if let Some(threads) = o.threads {
-        // Read by the OpenMP runtime when the JIT loads it (before any parallel loop).
-        std::env::set_var("OMP_NUM_THREADS", threads.max(1).to_string());
-    }
     let (program, source) = load(o.path, o.entry)?;
     let signature = program.signature();
     let strategy = o.strategy.map(parse_strategy).transpose()?;
-    let fail = |e| failure(o.path, &source, &program, e);
-    // The compiled function, and the milliseconds from the program to it.
-    let compile = |nats: &NatEnv| {
+    let options = Options {
+        target,
+        ..Options::default()
+    };
+    let compiled = |nats: &NatEnv| {
         let started = Instant::now();
-        let compiled =
-            elevate_bridge::compile(&program, nats, strategy.as_ref(), &Options::default())
-                .map_err(fail)?;
+        let compiled = compile(&program, nats, strategy.as_ref(), &options)
+            .map_err(|e| failure(o.path, &source, &program, e))?;
         Ok::<_, Failure>((compiled, started.elapsed().as_secs_f64() * 1e3))
     };
-    // Compiled first where the sizes come from the command line: the compilation
-    // checks the buffers' sizes before random inputs of those sizes are made.
     let (nats, values, (compiled, compile_ms)) = match o.random {
         Some(seed) => {
             let nats = sizes(o.nats);
-            let compiled = compile(&nats)?;
+            let compiled = compiled(&nats)?;
             let values = io::random_inputs(&signature, &nats, seed)
                 .map_err(|e| render(&e, o.path, &source))?;
             (nats, values, compiled)
@@ -184,52 +210,116 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
         None => {
             let (nats, values) = io::bind_inputs(&signature, &read_inputs(o.inputs)?)
                 .map_err(|e| render(&e, o.path, &source))?;
-            let compiled = compile(&nats)?;
+            let compiled = compiled(&nats)?;
             (nats, values, compiled)
         }
     };
-    let mut call = compiled.prepare(&values).map_err(fail)?;
-    call.invoke().map_err(fail)?;
-    let json = |v: elevate_rise::Value| {
-        v.to_json()
-            .map_err(|e| Failure(format!("{}: {e}", o.path.display())))
-    };
-    let result = json(call.output())?;
-    if o.check {
-        let expected = elevate_rise::evaluate(&program.entry().term, &nats, &values)
-            .map_err(|e| render(&e, o.path, &source))?;
-        if !io::approx_eq(&json(expected)?, &result) {
+    Ok(Prepared {
+        program,
+        source,
+        nats,
+        values,
+        compiled,
+        compile_ms,
+    })
+}
+
+#[cfg(feature = "mlir")]
+impl<T> Prepared<T> {
+    /// A bridge error of a run, as a diagnostic of the program's file.
+    pub fn fail(&self, path: &Path, e: elevate_bridge::Error) -> Failure {
+        failure(path, &self.source, &self.program, e)
+    }
+
+    /// The interpreter's result on the same inputs.
+    pub fn expected(&self, path: &Path) -> Result<elevate_rise::Value, Failure> {
+        elevate_rise::evaluate(&self.program.entry().term, &self.nats, &self.values)
+            .map_err(|e| render(&e, path, &self.source))
+    }
+
+    /// `--check`: the result (JSON) against the interpreter's.
+    pub fn check(&self, path: &Path, result: &serde_json::Value) -> Result<(), Failure> {
+        if !io::approx_eq(&json(path, self.expected(path)?)?, result) {
             return Err(Failure(format!(
                 "{}: --check: the compiled program computes other values than the interpreter",
-                o.path.display()
+                path.display()
             )));
         }
         eprintln!("check: same values as the interpreter");
+        Ok(())
+    }
+}
+
+/// A value as JSON (an error naming the file where it has none: a function).
+pub fn json(path: &Path, v: elevate_rise::Value) -> Result<serde_json::Value, Failure> {
+    v.to_json()
+        .map_err(|e| Failure(format!("{}: {e}", path.display())))
+}
+
+/// `--bench`'s line: the median, least and most of `times` (milliseconds, sorted
+/// here), the compilation's milliseconds, GFLOPS at the median, and `extra` fields.
+pub fn bench_line(
+    mut times: Vec<f64>,
+    compile_ms: f64,
+    flops: u64,
+    extra: serde_json::Value,
+) -> Result<(), Failure> {
+    times.sort_by(f64::total_cmp);
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let median = times[times.len() / 2];
+    let mut line = serde_json::json!({
+        "median_ms": round(median),
+        "min_ms": round(times[0]),
+        "max_ms": round(times[times.len() - 1]),
+        "runs": times.len(),
+        "compile_ms": round(compile_ms),
+        "gflops": round(flops as f64 / median / 1e6),
+    });
+    if let (Some(line), serde_json::Value::Object(extra)) = (line.as_object_mut(), extra) {
+        line.extend(extra);
+    }
+    crate::output::println(&line.to_string())
+}
+
+#[cfg(feature = "mlir")]
+pub fn run(o: RunOptions) -> Result<(), Failure> {
+    use std::time::Instant;
+    // `--target gpu` is `gpu_cmd::run`'s.
+    let _: Target = o.target.parse().map_err(Failure)?;
+    if o.bundle.is_some() {
+        return Err(Failure(
+            "--bundle is the GPU target's (--target gpu): a CPU run needs no runner".into(),
+        ));
+    }
+    if let Some(threads) = o.threads {
+        // Read by the OpenMP runtime when the JIT loads it (before any parallel loop).
+        std::env::set_var("OMP_NUM_THREADS", threads.max(1).to_string());
+    }
+    let p = prepare(&o, Target::Cpu, elevate_bridge::compile)?;
+    let mut call = p
+        .compiled
+        .prepare(&p.values)
+        .map_err(|e| p.fail(o.path, e))?;
+    call.invoke().map_err(|e| p.fail(o.path, e))?;
+    let result = json(o.path, call.output())?;
+    if o.check {
+        p.check(o.path, &result)?;
     }
     match o.bench {
         Some(runs) => {
             // At most MAX_BENCH_RUNS (checked when the command line was read).
-            let runs = runs.max(1);
-            let mut times = Vec::with_capacity(runs);
-            for _ in 0..runs {
+            let mut times = Vec::with_capacity(runs.max(1));
+            for _ in 0..runs.max(1) {
                 let t = Instant::now();
-                call.invoke().map_err(fail)?;
+                call.invoke().map_err(|e| p.fail(o.path, e))?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
-            times.sort_by(f64::total_cmp);
-            let round = |x: f64| (x * 1000.0).round() / 1000.0;
-            let median = times[times.len() / 2];
-            crate::output::println(
-                &serde_json::json!({
-                    "median_ms": round(median),
-                    "min_ms": round(times[0]),
-                    "max_ms": round(times[times.len() - 1]),
-                    "runs": times.len(),
-                    "compile_ms": round(compile_ms),
-                    "threads": o.threads,
-                    "gflops": round(compiled.payload().flops as f64 / median / 1e6),
-                })
-                .to_string(),
+            let flops = p.compiled.payload().flops;
+            bench_line(
+                times,
+                p.compile_ms,
+                flops,
+                serde_json::json!({"threads": o.threads}),
             )
         }
         None => crate::output::println(&result.to_string()),

@@ -1,6 +1,8 @@
 //! The `elevate` command line: a thin layer over the library (see `spec/cli.md`).
 
 mod bridge_cmd;
+#[cfg(feature = "mlir")]
+mod gpu_cmd;
 mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
@@ -101,7 +103,7 @@ enum Command {
         #[arg(short = 'o')]
         output: Option<PathBuf>,
     },
-    /// Compile through MLIR for the CPU, run, and print the result as JSON.
+    /// Compile through MLIR, run on the CPU (or the GPU), and print the result as JSON.
     Run {
         /// The RISE file.
         program: PathBuf,
@@ -131,6 +133,15 @@ enum Command {
         /// 4096; 0 counts as 1).
         #[arg(long, allow_negative_numbers = true, value_parser = bridge_cmd::parse_threads)]
         threads: Option<usize>,
+        /// The target: `cpu`, or `gpu` (the PTX launched through the CUDA driver,
+        /// loaded at run time; exit 1 where there is no GPU or driver).
+        #[arg(long, default_value = "cpu")]
+        target: String,
+        /// For the GPU target: write into this folder what a runner without LLVM needs
+        /// (each kernel's PTX, `manifest.json`, the inputs, and with `--check` the
+        /// interpreter's result) instead of running (no GPU needed).
+        #[arg(long)]
+        bundle: Option<PathBuf>,
     },
     /// Equality saturation, then extraction: print the best program as RISE text that
     /// parses again, then, as the last line, one JSON object with what the saturation
@@ -269,6 +280,15 @@ impl Failure {
 fn read(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// `elevate run`: on the GPU where `--target gpu`, else on the CPU.
+fn run_command(o: bridge_cmd::RunOptions) -> Result<(), Failure> {
+    #[cfg(feature = "mlir")]
+    if o.target == "gpu" {
+        return gpu_cmd::run(o);
+    }
+    bridge_cmd::run(o)
 }
 
 fn load(path: &Path, entry: Option<&str>) -> Result<(Program, String), Failure> {
@@ -512,7 +532,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             check,
             bench,
             threads,
-        } => bridge_cmd::run(bridge_cmd::RunOptions {
+            target,
+            bundle,
+        } => run_command(bridge_cmd::RunOptions {
             path: &program,
             entry: entry.as_deref(),
             strategy: strategy.as_deref(),
@@ -522,6 +544,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             check,
             bench,
             threads,
+            target: &target,
+            bundle: bundle.as_deref(),
         })?,
         #[cfg(feature = "egraph")]
         Command::Saturate {

@@ -230,6 +230,22 @@ pub fn compile(
     )
 }
 
+/// `program`'s entry point at the sizes `nats`, rewritten by `strategy` (if any) and
+/// `defaultLowering`, compiled for the GPU: each kernel's PTX and its launches, to run
+/// where a GPU is ([`crate::jit::GpuCompiled::prepare`]) or to bundle for a runner
+/// elsewhere ([`crate::jit::GpuCompiled::bundle`]).
+#[cfg(feature = "mlir")]
+pub fn compile_gpu(
+    program: &Program,
+    nats: &NatEnv,
+    strategy: Option<&Strategy<Term>>,
+    options: &Options,
+) -> Result<crate::jit::GpuCompiled, Error> {
+    let term = choose(program, nats, strategy, options)?;
+    let payload = gpu_payload(&program.entry().name, &term, &options.limits)?;
+    crate::jit::compile_gpu(&payload, &options.limits)
+}
+
 /// `term` (typed, closed, with concrete sizes: a strategy's or an e-graph's choice)
 /// rewritten by `strategy` (if any) and `defaultLowering`, compiled as the function
 /// `name`.

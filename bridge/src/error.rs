@@ -127,6 +127,13 @@ pub enum Error {
         /// What does not fit.
         message: String,
     },
+    /// No GPU to run on (no CUDA driver, or no device), or the CUDA driver refused a
+    /// step of a run: the message says which.
+    #[error("{message}")]
+    Gpu {
+        /// What is missing or failed.
+        message: String,
+    },
     /// The compiled program stopped where the interpreter reports an error.
     #[error("{trap} (`{op}`)")]
     Trap {
@@ -151,6 +158,7 @@ impl Error {
             Error::Strategy { .. }
             | Error::Lowering(_)
             | Error::Mlir { .. }
+            | Error::Gpu { .. }
             | Error::Input { .. } => None,
         }
     }
@@ -162,7 +170,7 @@ impl Error {
             Error::Unsupported { .. } | Error::Untyped { .. } => Stage::Payload,
             Error::Size { .. } => Stage::Payload,
             Error::Mlir { stage, .. } => *stage,
-            Error::Input { .. } | Error::Trap { .. } => Stage::Run,
+            Error::Input { .. } | Error::Trap { .. } | Error::Gpu { .. } => Stage::Run,
         }
     }
 

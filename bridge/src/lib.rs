@@ -55,7 +55,7 @@ mod text;
 
 pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, UnknownStage};
 #[cfg(feature = "mlir")]
-pub use driver::{compile, compile_term};
+pub use driver::{compile, compile_gpu, compile_term};
 pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
 pub use measure::{model_cost, translation};

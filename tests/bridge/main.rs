@@ -6,6 +6,7 @@ mod builders;
 mod conv_kernels;
 mod examples;
 mod gpu;
+mod gpu_run;
 mod guards;
 mod hardening;
 mod lowering;

@@ -158,3 +158,80 @@ fn run_and_compile_end_quietly_when_their_reader_stops_early() {
         assert_eq!(stderr(&o), "", "{args:?}");
     }
 }
+
+/// `elevate` with the CUDA driver it loads pointed at a file that is not there.
+fn without_gpu(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_elevate"))
+        .args(args)
+        .env("ELEVATE_CUDA_DRIVER", "/nonexistent/libcuda.so.1")
+        .output()
+        .expect("run elevate")
+}
+
+#[test]
+fn a_gpu_run_without_a_driver_exits_1_saying_so() {
+    let scale = example("gpu/scale.rise");
+    let n = ["--nat", "n=1024", "--random", "1"];
+    let o = without_gpu(&[&["run", &scale, "--target", "gpu"][..], &n].concat());
+    assert_fails_with(
+        &o,
+        "no GPU to run on: the CUDA driver (/nonexistent/libcuda.so.1)",
+    );
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let o = elevate(
+        &[
+            &["run", &scale, "--target", "gpu", "--threads", "2"][..],
+            &n,
+        ]
+        .concat(),
+    );
+    assert_fails_with(&o, "--threads sets the CPU's threads");
+    let o = elevate(&[&["run", &scale, "--bundle", "/tmp/x"][..], &n].concat());
+    assert_fails_with(&o, "--bundle is the GPU target's");
+}
+
+#[test]
+fn a_bundle_is_what_the_runner_without_llvm_packs_and_checks() {
+    let dir = std::env::temp_dir().join(format!("elevate-bundle-{}", std::process::id()));
+    let dir = dir.display().to_string();
+    let matmul = example("gpu/matmul.rise");
+    let sizes = ["--nat", "n=64", "--nat", "k=32", "--nat", "m=48"];
+    let mut args = vec![
+        "run", &matmul, "--target", "gpu", "--random", "3", "--check",
+    ];
+    args.extend(sizes);
+    args.extend(["--bundle", &dir]);
+    let o = elevate(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["launches"], 2);
+    assert_eq!(line["expected"], true);
+    let script = format!("{}/scripts/gpu-check", env!("CARGO_MANIFEST_DIR"));
+    let check = |args: &[&str]| {
+        std::process::Command::new("python3")
+            .arg(&script)
+            .args(args)
+            .env("ELEVATE_CUDA_DRIVER", "/nonexistent/libcuda.so.1")
+            .output()
+            .expect("python3 runs scripts/gpu-check")
+    };
+    // The runner packs each launch's parameters as `elevate` does (buffer k at
+    // 0x10000 * (k + 1)): a memref's pointers, offset, sizes and strides.
+    let o = check(&["--dry-run", &dir]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let (a, b, c) = (0x10000, 0x20000, 0x30000);
+    assert_eq!(
+        line["params"],
+        serde_json::json!([
+            [c, c, 0, 64, 48, 48, 1],
+            [a, a, 0, 64, 32, 32, 1, b, b, 0, 32, 48, 48, 1, c, c, 0, 64, 48, 48, 1]
+        ])
+    );
+    let o = check(&[&dir]);
+    assert_fails_with(&o, "no GPU to run on");
+    // A bundle whose input lost bytes is refused before anything runs.
+    std::fs::write(format!("{dir}/arg0.bin"), [0u8; 12]).unwrap();
+    let o = check(&["--dry-run", &dir]);
+    assert_fails_with(&o, "arg0.bin has 12 bytes, its shape 8192");
+}

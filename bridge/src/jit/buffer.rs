@@ -69,16 +69,32 @@ impl Buffer {
         }
     }
 
-    fn bytes(&self) -> &[u8] {
+    /// The buffer's bytes (its elements, row-major).
+    pub(super) fn bytes(&self) -> &[u8] {
         let len = self.len * scalar_bytes(self.scalar) as usize;
         // SAFETY: `data` holds at least `len` bytes; u8 has no alignment needs.
         unsafe { std::slice::from_raw_parts(self.data.as_ptr() as *const u8, len) }
     }
 
-    fn bytes_mut(&mut self) -> &mut [u8] {
+    /// The buffer's bytes, to write.
+    pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
         let len = self.len * scalar_bytes(self.scalar) as usize;
         // SAFETY: `data` holds at least `len` bytes; u8 has no alignment needs.
         unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut u8, len) }
+    }
+
+    /// Its dimensions (row-major, contiguous).
+    pub(super) fn dims(&self) -> Vec<i64> {
+        let rank = (self.descriptor.len() - 3) / 2;
+        self.descriptor[3..3 + rank]
+            .iter()
+            .map(|d| *d as i64)
+            .collect()
+    }
+
+    /// Its scalar.
+    pub(super) fn scalar(&self) -> Scalar {
+        self.scalar
     }
 
     /// Writes scalar `v` at element `k`.

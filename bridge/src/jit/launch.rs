@@ -4,7 +4,7 @@
 //! the PTX ([`super::gpu`]) without MLIR.
 
 use super::build::transformed_payload;
-use super::gpu::serialize;
+use super::gpu::{serialize, Ptx};
 use super::mlir::context;
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
@@ -78,24 +78,39 @@ impl Launch {
 /// inputs, then the result) and `launches` (each [`Launch::to_json`], in the order the
 /// function makes them).
 pub fn payload_manifest(payload: &Payload) -> Result<Json, Error> {
-    let (launches, arguments) = launches_and_arguments(payload)?;
-    Ok(json!({
-        "function": payload.name,
-        "arguments": arguments,
-        "launches": launches.iter().map(Launch::to_json).collect::<Vec<_>>(),
-    }))
+    Ok(kernels_and_launches(payload)?.manifest(payload))
 }
 
 /// The launches of a GPU payload, in the order its function makes them.
 pub fn payload_launches(payload: &Payload) -> Result<Vec<Launch>, Error> {
-    Ok(launches_and_arguments(payload)?.0)
+    Ok(kernels_and_launches(payload)?.launches)
 }
 
-/// The launches, and the MLIR types of the payload function's arguments.
-fn launches_and_arguments(payload: &Payload) -> Result<(Vec<Launch>, Vec<String>), Error> {
+/// What a GPU payload compiles to: its kernels' PTX, its launches and its function's
+/// arguments.
+pub(super) struct Lowered {
+    pub(super) kernels: Vec<Ptx>,
+    pub(super) launches: Vec<Launch>,
+    /// The MLIR types of the function's arguments.
+    pub(super) arguments: Vec<String>,
+}
+
+impl Lowered {
+    /// The launch manifest ([`payload_manifest`]).
+    pub(super) fn manifest(&self, payload: &Payload) -> Json {
+        json!({
+            "function": payload.name,
+            "arguments": self.arguments,
+            "launches": self.launches.iter().map(Launch::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// The PTX, the launches, and the MLIR types of the payload function's arguments.
+pub(super) fn kernels_and_launches(payload: &Payload) -> Result<Lowered, Error> {
     let (context, messages) = context();
     let mut module = transformed_payload(&context, payload, &messages)?;
-    serialize(&context, &mut module, &messages)?;
+    let kernels = serialize(&context, &mut module, &messages)?;
     let mut arguments = Vec::new();
     let mut launches = Vec::new();
     let mut pending: Vec<OperationRef> = Vec::new();
@@ -136,7 +151,11 @@ fn launches_and_arguments(payload: &Payload) -> Result<(Vec<Launch>, Vec<String>
         }
         pending.extend(inner.into_iter().rev());
     }
-    Ok((launches, arguments))
+    Ok(Lowered {
+        kernels,
+        launches,
+        arguments,
+    })
 }
 
 /// What a `gpu.launch_func` launches, from its operands (`operandSegmentSizes`: async

@@ -12,15 +12,23 @@
 //! | `launch` | the launch manifest of a GPU payload: each kernel's grid, block and parameters |
 //! | `compiled` | a payload compiled by the JIT |
 //! | `buffer` | the memrefs of a call, filled from values and read back |
+//! | `args` | the arguments of a call: buffers filled from values, the result read back |
 //! | `call` | calling the compiled function, and its trap record |
+//! | `cuda` | the CUDA driver, loaded at run time: modules, device memory, launches, events |
+//! | `device` | a GPU payload run: its PTX loaded, its buffers on the device, its launches |
+//! | `bundle` | the PTX, manifest, inputs and expected result for a runner without LLVM |
 //! | `openmp` | the thread count of parallel loops |
 //! | `alloc` | the allocator of compiled code: blocks kept per thread for the next call |
 
 mod alloc;
+mod args;
 mod buffer;
 mod build;
+mod bundle;
 mod call;
 mod compiled;
+mod cuda;
+mod device;
 mod engine;
 mod gpu;
 mod launch;
@@ -29,8 +37,11 @@ mod openmp;
 mod scopes;
 
 pub use build::printed;
+pub use bundle::{Bundle, BUNDLE_FORMAT};
 pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
+pub use cuda::CUDA_DRIVER_ENV;
+pub use device::{compile_gpu, GpuCall, GpuCompiled};
 pub use gpu::{gpu_lowered, payload_ptx, ptx, Ptx, GPU_CHIP, GPU_LOWERING};
 pub use launch::{payload_launches, payload_manifest, Launch, Param};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
