@@ -7,6 +7,7 @@ mod conv_kernels;
 mod examples;
 mod gpu;
 mod gpu_run;
+mod gpu_shared;
 mod guards;
 mod hardening;
 mod lowering;

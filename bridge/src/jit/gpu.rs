@@ -9,7 +9,7 @@ use crate::error::{Error, Stage};
 use crate::payload::Payload;
 use melior::ir::attribute::{ArrayAttribute, AttributeLike, StringAttribute};
 use melior::ir::block::BlockLike;
-use melior::ir::operation::OperationLike;
+use melior::ir::operation::{OperationLike, OperationPrintingFlags};
 use melior::ir::Module;
 use melior::Context;
 
@@ -67,12 +67,64 @@ pub fn gpu_lowered(payload: &Payload) -> Result<String, Error> {
     Ok(module.as_operation().to_string())
 }
 
+/// The address space of a GPU block's shared memory, as MLIR prints it.
+const WORKGROUP: &str = "#gpu.address_space<workgroup>";
+
+/// `module` (as text, in the generic form: a named operation printed in its custom
+/// form loses the flags of its body's operations) with each buffer its script
+/// allocated in shared memory (a promoted tile, `memref.alloc` inside a launch) a
+/// global of its own in shared memory: NVVM takes a kernel's shared memory as globals
+/// (the GPU lowering would make such an `alloc` a call of `malloc`). Their
+/// `dealloc`s go.
+fn shared_as_globals(module: &str) -> String {
+    let mut globals = Vec::new();
+    let mut out = Vec::new();
+    for line in module.lines() {
+        let trimmed = line.trim_start();
+        if line.contains(WORKGROUP) && trimmed.starts_with("\"memref.dealloc\"(") {
+            continue;
+        }
+        let alloc = trimmed
+            .split_once(" = \"memref.alloc\"() ")
+            .filter(|_| line.contains(WORKGROUP))
+            .and_then(|(name, rest)| Some((name, rest.rsplit_once(" -> ")?.1)));
+        match alloc {
+            Some((name, ty)) => {
+                let global = format!("__elevate_shared_{}", globals.len());
+                let indent = &line[..line.len() - trimmed.len()];
+                out.push(format!(
+                    "{indent}{name} = \"memref.get_global\"() <{{name = @{global}}}> : () -> {ty}"
+                ));
+                globals.push(format!(
+                    "  \"memref.global\"() <{{alignment = 16 : i64, sym_name = \"{global}\", \
+                     sym_visibility = \"private\", type = {ty}}}> : () -> ()"
+                ));
+            }
+            None => out.push(line.to_string()),
+        }
+    }
+    // The globals first in the (outermost) module's body.
+    if let Some(first) = out.iter_mut().find(|l| l.starts_with("\"builtin.module\"")) {
+        first.push('\n');
+        first.push_str(&globals.join("\n"));
+    }
+    out.join("\n")
+}
+
 /// Lowers `module` through [`GPU_LOWERING`] and reads the PTX of its `gpu.binary`s.
-pub(super) fn serialize(
-    context: &Context,
-    module: &mut Module,
+pub(super) fn serialize<'c>(
+    context: &'c Context,
+    module: &mut Module<'c>,
     messages: &Messages,
 ) -> Result<Vec<Ptx>, Error> {
+    let generic = OperationPrintingFlags::new().print_generic_operation_form();
+    let text = module
+        .as_operation()
+        .to_string_with_flags(generic)
+        .map_err(|e| Error::mlir(Stage::Ptx, e.to_string()))?;
+    if text.contains(WORKGROUP) {
+        *module = parse(context, &shared_as_globals(&text), messages)?;
+    }
     let stage = (Stage::Ptx, "the lowering to PTX failed");
     run_pipeline(context, module, GPU_LOWERING, stage, messages)?;
     let body = module.body();
@@ -111,4 +163,39 @@ pub(super) fn serialize(
         next = op.next_in_block();
     }
     Ok(kernels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_allocations_become_globals_and_lose_their_deallocations() {
+        let module = "#map = affine_map<(d0) -> (d0)>
+\"builtin.module\"() ({
+  \"func.func\"() <{sym_name = \"f\"}> ({
+    %0 = \"memref.alloc\"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<4096xi8, #gpu.address_space<workgroup>>
+    %1 = \"memref.alloc\"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<16xf32>
+    \"memref.dealloc\"(%0) : (memref<4096xi8, #gpu.address_space<workgroup>>) -> ()
+    \"memref.dealloc\"(%1) : (memref<16xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()";
+        let out = shared_as_globals(module);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "#map = affine_map<(d0) -> (d0)>");
+        assert_eq!(lines[1], "\"builtin.module\"() ({");
+        assert!(
+            lines[2].contains("sym_name = \"__elevate_shared_0\"")
+                && lines[2].contains("type = memref<4096xi8, #gpu.address_space<workgroup>>")
+                && lines[2].contains("alignment = 16"),
+            "{out}"
+        );
+        assert!(out.contains(
+            "%0 = \"memref.get_global\"() <{name = @__elevate_shared_0}> : () -> memref<4096xi8, #gpu.address_space<workgroup>>"
+        ));
+        // Memory other than shared stays as it is.
+        assert!(out.contains("%1 = \"memref.alloc\"()"), "{out}");
+        assert!(out.contains("\"memref.dealloc\"(%1)"), "{out}");
+        assert!(!out.contains("\"memref.dealloc\"(%0)"), "{out}");
+    }
 }

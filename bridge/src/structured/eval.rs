@@ -190,6 +190,24 @@ pub(crate) struct DataIndex {
 }
 
 impl SExpr {
+    /// Whether a reduction, or an accumulator left over from one (other than a fold's
+    /// own, where `fold`), is inside the expression.
+    pub(crate) fn contains_reduction(&self, fold: bool) -> bool {
+        match self {
+            SExpr::Acc(..) => !fold,
+            SExpr::Red { .. } | SExpr::Fold { .. } => true,
+            SExpr::Bin(..)
+            | SExpr::Un(..)
+            | SExpr::Pick(..)
+            | SExpr::Gather(..)
+            | SExpr::Checked { .. } => self
+                .children()
+                .into_iter()
+                .any(|c| c.contains_reduction(fold)),
+            _ => false,
+        }
+    }
+
     /// The distinct loads of the expression, added to `out` in the order they first
     /// occur: each is a kernel operand, however often the body reads it (argmax reads
     /// its element three times).
@@ -503,6 +521,8 @@ pub(crate) struct Ex {
     next_acc: u32,
     /// The variables that stand for numbers computed from data (`natAsIndex`).
     pub(crate) data: BTreeMap<Var, DataIndex>,
+    /// The buffers read through `toShared` (staged in a GPU block's shared memory).
+    pub(crate) shared: BTreeSet<usize>,
 }
 
 impl Extents for Ex {

@@ -10,7 +10,7 @@
 use super::emit::matmul_dims;
 use super::eval::{GpuLevel, LoopKind};
 use super::kernel::Kernel;
-use super::script::{matching, script_module, ANY};
+use super::script::{matching, script_module, tiling, ANY};
 use crate::ir::{self, Op};
 
 /// The threads of a block where the program leaves the block's size to the bridge
@@ -234,13 +234,87 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
     let (bt, bl) = (format!("%g{n}b"), format!("%g{n}bl"));
     let block_map = mapping("block", &by_position(&mut block_ids));
     ops.push(forall(&bt, &bl, &h, &blocks, &block_map));
+    let mut in_block = bt;
+    if !k.shared.is_empty() {
+        if thread_ids.is_empty() {
+            return Err(format!(
+                "kernel {n} stages inputs in shared memory (`toShared`) without threads in its blocks"
+            ));
+        }
+        // The reduction a tile at a time: the first reduction loop inside the maps
+        // that steps by more than one.
+        let Some(tile) = k.schedule[first_other..]
+            .iter()
+            .find(|st| k.dims[st.dim].reduction && st.step > 1)
+        else {
+            return Err(format!(
+                "kernel {n} stages inputs in shared memory (`toShared`) but does not split \
+                 its reduction into tiles (`split` before a `reduceSeq`)"
+            ));
+        };
+        if let Some(i) = k.shared.iter().find(|i| k.inputs[**i].map.len() != 2) {
+            return Err(format!(
+                "kernel {n} stages its input {i} in shared memory, which the GPU target \
+                 takes only for matrices"
+            ));
+        }
+        let mut sizes = vec![0i64; rank];
+        sizes[position(tile.dim)] = tile.step;
+        in_block = staged(ops, n, &in_block, &bl, &sizes, &k.shared, block_dims);
+    }
     if !thread_ids.is_empty() {
         let (tt, tl) = (format!("%g{n}t"), format!("%g{n}tl"));
         let thread_map = mapping("thread", &by_position(&mut thread_ids));
-        ops.push(forall(&tt, &tl, &bt, &threads, &thread_map));
+        ops.push(forall(&tt, &tl, &in_block, &threads, &thread_map));
     }
     launch(ops, &bl, &format!("%g{n}launch"), block_dims);
     Ok(())
+}
+
+/// Kernel `n`'s block-level operation `h` (in the block loop `bl`) a tile of its
+/// reduction at a time (`sizes`), its `shared` inputs' tiles copied into shared memory
+/// at each step by the block's threads (`block` of them); returns the operation on
+/// the staged tiles. The barriers are the thread mapping's: one after each copy, one
+/// after the computation (before the next step's copies overwrite its tiles).
+fn staged(
+    ops: &mut Vec<Op>,
+    n: usize,
+    h: &str,
+    bl: &str,
+    sizes: &[i64],
+    shared: &[usize],
+    block: [i64; 3],
+) -> String {
+    let (kt, kl, p) = (format!("%g{n}k"), format!("%g{n}kl"), format!("%g{n}p"));
+    ops.push(tiling(&kt, &kl, h, LoopKind::Reduce, sizes));
+    let list: Vec<String> = shared.iter().map(ToString::to_string).collect();
+    ops.push(
+        Op::new("transform.structured.promote")
+            .operand(&kt, ANY)
+            .prop("operands_to_promote", format!("[{}]", list.join(", ")))
+            .prop("use_full_tile_buffers", "[]")
+            .prop("memory_space", "#gpu.address_space<workgroup>")
+            .result(&p, ANY),
+    );
+    // Each copy's last two dimensions over the block's threads in y and x.
+    let copies = format!("%g{n}c");
+    ops.push(
+        Op::new("transform.structured.match")
+            .operand(bl, ANY)
+            .prop("ops", format!("[{}]", ir::string("linalg.copy")))
+            .result(&copies, ANY),
+    );
+    let (ct, cl) = (format!("%g{n}ct"), format!("%g{n}cl"));
+    ops.push(
+        Op::new("transform.structured.tile_using_forall")
+            .prop("mapping", mapping("thread", &[1, 0]))
+            .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))
+            .prop("static_num_threads", ir::i64_array(&[block[1], block[0]]))
+            .operand(&copies, ANY)
+            .result(&ct, ANY)
+            .result(&cl, ANY),
+    );
+    p
 }
 
 /// The fill of kernel `n`'s output (`extents`), mapped by the bridge.

@@ -172,6 +172,9 @@ pub(crate) struct Kernel {
     /// not affine in the loops): each loop's dimension, step and trip count (its counter
     /// is `(index(d) / step) mod trips`); empty elsewhere.
     pub(crate) counters: BTreeMap<Var, (usize, i64, i64)>,
+    /// The inputs read through `toShared`: on the GPU, staged in each block's shared
+    /// memory a tile of the reduction at a time.
+    pub(crate) shared: Vec<usize>,
 }
 
 impl Kernel {
@@ -530,7 +533,7 @@ pub(crate) fn analyze(
         e => (None, vec![e], Vec::new(), 0),
     };
     let fold = matches!(reduction, Some(Reduction::Fold(_)));
-    if body.iter().any(|b| contains_reduction(b, fold)) {
+    if body.iter().any(|b| b.contains_reduction(fold)) {
         return no("a reduction inside another computation");
     }
     for l in &nest {
@@ -795,6 +798,7 @@ pub(crate) fn analyze(
         schedule,
         free,
         counters,
+        shared: Vec::new(),
     };
     Ok((kernel, layout, component))
 }
@@ -828,23 +832,5 @@ fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
         }
         SExpr::Acc(..) => no("a reduction inside another computation"),
         e => e.map_children(&mut |c| renumber_accs(c, id)),
-    }
-}
-
-/// Whether a reduction, or an accumulator left over from one (other than a fold's
-/// own, where `fold`), is inside `e`.
-fn contains_reduction(e: &SExpr, fold: bool) -> bool {
-    match e {
-        SExpr::Acc(..) => !fold,
-        SExpr::Red { .. } | SExpr::Fold { .. } => true,
-        SExpr::Bin(..)
-        | SExpr::Un(..)
-        | SExpr::Pick(..)
-        | SExpr::Gather(..)
-        | SExpr::Checked { .. } => e
-            .children()
-            .into_iter()
-            .any(|c| contains_reduction(c, fold)),
-        _ => false,
     }
 }

@@ -439,8 +439,11 @@ impl Builder {
         target: Target,
     ) -> R<Layout> {
         let e = self.hoist_padding(ex, e)?;
-        let (kernel, layout, component) =
+        let (mut kernel, layout, component) =
             super::kernel::analyze(ex, loops, positions, e, target, self)?;
+        kernel.shared = (0..kernel.inputs.len())
+            .filter(|k| ex.shared.contains(&kernel.inputs[*k].buf))
+            .collect();
         // (None: a fold's accumulator written by the kernel of another.)
         let kernel = super::fold::carried(self, kernel, component)?;
         self.kernels.extend(kernel);
@@ -726,6 +729,7 @@ impl Builder {
         }
         for (corner, window) in fills {
             self.kernels.push(Kernel {
+                shared: Vec::new(),
                 counters: Default::default(),
                 dims: parallel(&window),
                 inputs: Vec::new(),
@@ -738,6 +742,7 @@ impl Builder {
         }
         if !empty {
             self.kernels.push(Kernel {
+                shared: Vec::new(),
                 counters: Default::default(),
                 dims: parallel(&sizes),
                 inputs: vec![identity(b, &src.dims, &from, &sizes)],

@@ -118,7 +118,7 @@ fn fixed_sizes(n: usize) -> String {
 
 /// The tiling of `h` by `sizes` (one of them not 0) into `t` and its loop `l`: across
 /// threads for a parallel loop (`scf.forall`), a sequential loop otherwise.
-fn tiling(t: &str, l: &str, h: &str, kind: LoopKind, sizes: &[i64]) -> Op {
+pub(crate) fn tiling(t: &str, l: &str, h: &str, kind: LoopKind, sizes: &[i64]) -> Op {
     let op = if kind.is_parallel() {
         Op::new("transform.structured.tile_using_forall")
             .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))

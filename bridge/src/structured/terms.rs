@@ -110,11 +110,12 @@ impl Ex {
     fn top_level(&mut self, p: Prim, args: &[Term], env: &Env, m: &mut dyn Materialize) -> R<SVal> {
         let value = self.expr(&args[0], env, m)?;
         match (p, args.get(1).map(Term::expr)) {
-            (Prim::ToMem, _) => match value {
+            (p, _) if p.stores() => match value {
                 SVal::Array(_) if self.depth == 0 => {
                     let ty = args[0].ty().ok_or_else(untyped)?;
                     m.materialize(self, value, ty)
                 }
+                v if p == Prim::ToShared => Ok(staged(v)),
                 v => Ok(v),
             },
             (_, Some(Expr::Lambda(x, _, body))) => self.expr(body, &bind(env, x.id, value), m),
@@ -163,12 +164,30 @@ fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
 fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
     let (head, args) = t.value_arguments();
     let p = match head.expr() {
-        // On a CPU every address space is the same memory.
-        Expr::Prim(p) if p.stores() && args.len() == 1 => Prim::ToMem,
+        // At the top level every address space is the same memory.
+        Expr::Prim(p) if p.stores() && args.len() == 1 => *p,
         Expr::Prim(Prim::Let) if args.len() == 2 => Prim::Let,
         _ => return None,
     };
     Some((p, args.into_iter().cloned().collect()))
+}
+
+/// `v`, each buffer its elements read recorded as staged in shared memory
+/// ([`Ex::shared`]) when they are read.
+fn staged(v: SVal) -> SVal {
+    match v {
+        SVal::Array(arr) => SVal::Array(SArr::new(arr.len, move |ex, i| {
+            let element = arr.at(ex, i)?;
+            if let SVal::Scalar(e) | SVal::Vector { elem: e, .. } = &element {
+                let mut loads = Vec::new();
+                e.collect_loads(&mut loads);
+                ex.shared.extend(loads.into_iter().map(|(b, _)| b));
+            }
+            Ok(staged(element))
+        })),
+        SVal::Pair(a, b) => SVal::Pair(Box::new(staged(*a)), Box::new(staged(*b))),
+        other => other,
+    }
 }
 
 /// `at`: where the primitive is in the program (the trap site of a `natAsIndex`).
@@ -217,8 +236,10 @@ impl Ex {
                 SVal::Scalar(c) => self.pick(c, &args[1], &args[2]),
                 _ => no("`select` on a condition that is not a boolean"),
             },
-            // Inside loops `toMem` only names a value; `let` binds it.
-            ToMem | ToGlobal | ToShared | ToPrivate => Ok(args[0].clone()),
+            // Inside loops `toMem` only names a value; `let` binds it. `toShared`
+            // marks the buffers it reads as staged in a GPU block's shared memory.
+            ToShared => Ok(staged(args[0].clone())),
+            ToMem | ToGlobal | ToPrivate => Ok(args[0].clone()),
             Let => self.apply(&args[1], args[0].clone()),
             Generate => {
                 let TypeKind::Array(n, _) = ty.kind() else {
