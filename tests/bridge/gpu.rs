@@ -266,7 +266,7 @@ fn every_gpu_example_is_ptx_and_matches_the_interpreter_on_the_cpu() {
         let source = std::fs::read_to_string(&path).unwrap();
         let program = elevate::rise::Program::load(&source, None).unwrap();
         // Small sizes: the SGEMM's are multiples of its tiles (128 x 32 x 128).
-        let nats = super::sizes(&[("n", 2), ("m", 2), ("k", 2)]);
+        let nats = super::sizes(&[("n", 2), ("m", 2), ("k", 2), ("h", 2), ("w", 2)]);
         let term = elevate::bridge::choose(&program, &nats, None, &Default::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
@@ -338,8 +338,8 @@ fn random_programs_mapped_to_global_threads_match_on_the_cpu_and_compile_to_ptx(
     use elevate::core::Context;
     use elevate::rise::generate::Generator;
     use elevate::rise::{infer, io, registry, rules};
-    // The GPU lowering: the outermost maps (on every path) on global threads.
-    let strategy = registry().parse("DFNF ; alltd(mapGlobal(0))").unwrap();
+    // The library's GPU lowering: a map nest's two outer maps on global threads.
+    let strategy = registry().parse("gpuGlobal").unwrap();
     let (mut mapped, mut ptx_programs) = (0, 0);
     let mut refused = std::collections::BTreeMap::<String, usize>::new();
     for seed in 0..100u64 {

@@ -55,25 +55,106 @@ fn the_sgemm_s_tiles_of_a_and_b_are_staged_in_shared_memory_with_barriers() {
     assert_eq!(found, expected);
 }
 
-#[test]
-fn staging_needs_the_reduction_in_tiles_and_matrices() {
-    // `toShared` on a kernel whose reduction is not split into tiles.
-    let untiled = "def f(a: 64.32.f32, b: 32.64.f32) : 64.64.f32 =
-      a |> split(16) |> mapWorkGroup(1, fun(arows =>
+/// A product whose reduction is not split: `rows` rows of A (of `k` columns) per
+/// block, staged whole.
+fn untiled(k: usize, rows: usize) -> String {
+    format!(
+        "def f(a: 64.{k}.f32, b: {k}.64.f32) : 64.64.f32 =
+      a |> split({rows}) |> mapWorkGroup(1, fun(arows =>
         transpose(b) |> split(16) |> mapWorkGroup(0, fun(bcols =>
           toShared(arows) |> mapLocal(1, fun(arow =>
             bcols |> mapLocal(0, fun(bcol =>
               zip(arow, bcol) |> reduceSeq(fun(s, p => s + fst(p) * snd(p)), 0.0)))))))
         |> transpose |> map(join)))
-      |> join";
-    let term = lowered(untiled, &Default::default(), "id");
-    let e = elevate::bridge::gpu_payload("f", &term, &Default::default()).unwrap_err();
+      |> join"
+    )
+}
+
+#[test]
+fn without_tiles_of_the_reduction_a_block_stages_all_it_reads_if_it_fits() {
+    // 16 rows of 32 floats: 2 KiB of shared memory, once per block.
+    let term = lowered(&untiled(32, 16), &Default::default(), "id");
+    let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        e.to_string()
-            .contains("does not split its reduction into tiles"),
-        "{e}"
+        !p.transform_text().contains("tile_using_for "),
+        "{}",
+        p.transform_text()
     );
-    // On the CPU it is memory like any other.
+    let ptx = jit::payload_ptx(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        ptx.iter().any(|k| k
+            .text
+            .contains(".shared .align 16 .b8 __elevate_shared_0[2048]")),
+        "{ptx:?}"
+    );
     let (found, expected) = compiled_and_interpreted(&term, 1);
     assert_eq!(found, expected);
+    // 64 rows of 4096 floats (1 MiB) do not fit a block's 48 KiB.
+    let term = lowered(&untiled(4096, 64), &Default::default(), "id");
+    let e = elevate::bridge::gpu_payload("f", &term, &Default::default()).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "stages 1048576 bytes in each block's shared memory, more than a block has (49152)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_blur_stages_its_tile_and_halo_once_and_reads_its_taps_from_shared_memory() {
+    let term = lowered(
+        &super::example("gpu/blur.rise"),
+        &sizes(&[("h", 2), ("w", 3)]),
+        "id",
+    );
+    let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ptx = jit::payload_ptx(&p).unwrap_or_else(|e| panic!("{e}"));
+    let blur = ptx
+        .iter()
+        .find(|k| k.text.contains(".shared"))
+        .unwrap_or_else(|| panic!("no kernel with shared memory: {ptx:?}"));
+    // 18 x 18 pixels of 4 bytes; each thread's nine taps read from shared memory.
+    assert!(
+        blur.text.contains("__elevate_shared_0[1296]"),
+        "{}",
+        blur.text
+    );
+    assert_eq!(blur.text.matches("ld.shared").count(), 9, "{}", blur.text);
+    assert!(blur.text.contains("bar.sync"), "{}", blur.text);
+    let (found, expected) = compiled_and_interpreted(&term, 2);
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn the_library_s_sgemm_strategy_makes_the_staged_kernel_from_the_matmul_example() {
+    // `matmul.rise` as it is, rewritten by `gpuSgemm`: the same kernel as the
+    // hand-written SGEMM.
+    let nats = sizes(&[("n", 128), ("m", 64), ("k", 32)]);
+    let term = lowered(
+        &super::example("matmul.rise"),
+        &nats,
+        "gpuSgemm(32, 32, 4, 4, 8)",
+    );
+    let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let script = p.transform_text();
+    for expected in [
+        "static_tile_sizes = array<i64: 32, 32, 0>",
+        "static_sizes = array<i64: 0, 0, 8>",
+        "operands_to_promote = [0, 1]",
+        "block_dims = array<i64: 8, 8, 1>",
+    ] {
+        assert!(script.contains(expected), "no `{expected}` in\n{script}");
+    }
+    let ptx = jit::payload_ptx(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        ptx.iter().any(|k| k.text.contains(".shared")
+            && k.text.contains("bar.sync")
+            && k.text.contains("fma.rn.f32")),
+        "{ptx:?}"
+    );
+    let (found, expected) = compiled_and_interpreted(&term, 4);
+    assert!(elevate::rise::io::approx_eq(&found, &expected));
 }

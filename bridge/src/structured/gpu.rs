@@ -8,7 +8,7 @@
 //! sequential loops and reductions inside a thread) runs in each thread as loops.
 
 use super::emit::matmul_dims;
-use super::eval::{GpuLevel, LoopKind};
+use super::eval::{GpuLevel, LoopKind, SExpr};
 use super::kernel::Kernel;
 use super::script::{matching, script_module, tiling, ANY};
 use crate::ir::{self, Op};
@@ -16,6 +16,9 @@ use crate::ir::{self, Op};
 /// The threads of a block where the program leaves the block's size to the bridge
 /// (`mapGlobal`): a multiple of the warp, and enough blocks for every SM.
 const GLOBAL_BLOCK_THREADS: i64 = 256;
+
+/// The most shared memory a block has without opting in, in bytes.
+const MAX_SHARED_BYTES: i64 = 48 * 1024;
 
 /// The most threads a block has on NVIDIA GPUs.
 const MAX_BLOCK_THREADS: i64 = 1024;
@@ -241,26 +244,55 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
                 "kernel {n} stages inputs in shared memory (`toShared`) without threads in its blocks"
             ));
         }
-        // The reduction a tile at a time: the first reduction loop inside the maps
-        // that steps by more than one.
-        let Some(tile) = k.schedule[first_other..]
-            .iter()
-            .find(|st| k.dims[st.dim].reduction && st.step > 1)
-        else {
-            return Err(format!(
-                "kernel {n} stages inputs in shared memory (`toShared`) but does not split \
-                 its reduction into tiles (`split` before a `reduceSeq`)"
-            ));
-        };
         if let Some(i) = k.shared.iter().find(|i| k.inputs[**i].map.len() != 2) {
             return Err(format!(
                 "kernel {n} stages its input {i} in shared memory, which the GPU target \
                  takes only for matrices"
             ));
         }
+        // The reduction a tile at a time where the program splits it (the first
+        // reduction loop inside the maps that steps by more than one); else what the
+        // block reads at once (its tile and the halo around it, for a stencil).
+        let tile = k.schedule[first_other..]
+            .iter()
+            .find(|st| k.dims[st.dim].reduction && st.step > 1);
         let mut sizes = vec![0i64; rank];
-        sizes[position(tile.dim)] = tile.step;
-        in_block = staged(ops, n, &in_block, &bl, &sizes, &k.shared, block_dims);
+        if let Some(t) = tile {
+            sizes[position(t.dim)] = t.step;
+        }
+        let extent = |d: usize| match blocks[position(d)] {
+            0 => match tile {
+                Some(t) if t.dim == d => t.step,
+                _ => k.dims[d].extent,
+            },
+            b => b,
+        };
+        let bytes: i64 = k
+            .shared
+            .iter()
+            .map(|i| {
+                let elements: i64 = k.inputs[*i]
+                    .map
+                    .iter()
+                    .map(|e| {
+                        e.terms
+                            .iter()
+                            .map(|(d, c)| c.abs() * (extent(*d) - 1))
+                            .sum::<i64>()
+                            + 1
+                    })
+                    .product();
+                elements.saturating_mul(scalar_bytes(k, *i))
+            })
+            .sum();
+        if bytes > MAX_SHARED_BYTES {
+            return Err(format!(
+                "kernel {n} stages {bytes} bytes in each block's shared memory, more than a \
+                 block has ({MAX_SHARED_BYTES}): split its reduction into smaller tiles"
+            ));
+        }
+        let sizes = tile.is_some().then_some(&sizes[..]);
+        in_block = staged(ops, n, &in_block, &bl, sizes, &k.shared, block_dims);
     }
     if !thread_ids.is_empty() {
         let (tt, tl) = (format!("%g{n}t"), format!("%g{n}tl"));
@@ -271,22 +303,29 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
     Ok(())
 }
 
-/// Kernel `n`'s block-level operation `h` (in the block loop `bl`) a tile of its
-/// reduction at a time (`sizes`), its `shared` inputs' tiles copied into shared memory
-/// at each step by the block's threads (`block` of them); returns the operation on
-/// the staged tiles. The barriers are the thread mapping's: one after each copy, one
-/// after the computation (before the next step's copies overwrite its tiles).
+/// Kernel `n`'s block-level operation `h` (in the block loop `bl`), a tile of its
+/// reduction at a time where `sizes` says, its `shared` inputs' tiles copied into
+/// shared memory (at each step) by the block's threads (`block` of them); returns the
+/// operation on the staged tiles. The barriers are the thread mapping's: one after
+/// each copy, one after the computation (before the next step's copies overwrite its
+/// tiles).
 fn staged(
     ops: &mut Vec<Op>,
     n: usize,
     h: &str,
     bl: &str,
-    sizes: &[i64],
+    sizes: Option<&[i64]>,
     shared: &[usize],
     block: [i64; 3],
 ) -> String {
     let (kt, kl, p) = (format!("%g{n}k"), format!("%g{n}kl"), format!("%g{n}p"));
-    ops.push(tiling(&kt, &kl, h, LoopKind::Reduce, sizes));
+    let kt = match sizes {
+        Some(sizes) => {
+            ops.push(tiling(&kt, &kl, h, LoopKind::Reduce, sizes));
+            kt
+        }
+        None => h.to_string(),
+    };
     let list: Vec<String> = shared.iter().map(ToString::to_string).collect();
     ops.push(
         Op::new("transform.structured.promote")
@@ -315,6 +354,20 @@ fn staged(
             .result(&cl, ANY),
     );
     p
+}
+
+/// The bytes of an element of kernel `k`'s input `i` (as its body loads it).
+fn scalar_bytes(k: &Kernel, i: usize) -> i64 {
+    let mut pending: Vec<&SExpr> = k.body.iter().collect();
+    while let Some(e) = pending.pop() {
+        if let SExpr::Load(j, _, s) = e {
+            if *j == i {
+                return crate::text::scalar_bytes(*s) as i64;
+            }
+        }
+        pending.extend(e.children());
+    }
+    8
 }
 
 /// The fill of kernel `n`'s output (`extents`), mapped by the bridge.

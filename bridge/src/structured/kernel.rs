@@ -739,6 +739,10 @@ pub(crate) fn analyze(
             window,
             strided: None,
         };
+        // (Staged in a GPU block's shared memory: the buffer's own elements, once.)
+        if ex.shared.contains(&buf) {
+            return Ok(operand);
+        }
         Ok(operand.into_strided(
             |d| dims[d].extent,
             |d| schedule.iter().rposition(|l| l.dim == d).unwrap_or(0),

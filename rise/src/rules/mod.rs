@@ -27,6 +27,7 @@
 //! | `traversal`, `predicates` | RISE locations, predicates, `BENF`, `DFNF`, `RNF`, `CNF`, `isEqualTo`, `contains` |
 //! | `tiling` | `tile`, `tileND`, `tileNDList`, `interchange`, `reorder`, `mapped`, `stage` |
 //! | `gemm`, `separable` | the seven TVM matmul strategies, `microKernel`; separable convolution |
+//! | `gpu` | `gpuGlobal` (maps and reductions on global threads), `gpuSgemm` (the classic SGEMM: block and register tiles, shared tiles of A and B) |
 //! | `conv` | the direct convolution as a micro-kernel: `channelsInnermost`, `blockLanes`, `packWeights`, `convKernel` |
 //! | `elementwise` | `elementwise(w)`: an elementwise chain fused, vectorized, on threads |
 //! | `catalogue`, `equation` | the table of the rules; rules written as equations |
@@ -39,6 +40,7 @@ mod conv;
 mod elementwise;
 mod equation;
 mod gemm;
+mod gpu;
 mod layout;
 mod lowering;
 mod movement;
@@ -62,6 +64,7 @@ pub use self::conv::*;
 pub use self::elementwise::*;
 pub use self::equation::{Equation, Scope};
 pub use self::gemm::*;
+pub use self::gpu::*;
 pub use self::layout::*;
 pub use self::lowering::*;
 pub use self::movement::*;
@@ -164,6 +167,7 @@ pub fn register(r: &mut Registry<Term>) {
     predicates::register(r);
     tiling::register(r);
     gemm::register(r);
+    gpu::register(r);
     padding::register(r);
     conv::register(r);
     elementwise::register(r);
