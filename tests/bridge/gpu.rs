@@ -312,7 +312,7 @@ fn the_launch_manifest_covers_each_kernel_s_output_with_its_grid_and_blocks() {
             .iter()
             .filter_map(|p| match p {
                 jit::Param::Argument { argument, .. } => Some(*argument),
-                jit::Param::Constant { .. } => None,
+                jit::Param::View { .. } | jit::Param::Constant { .. } => None,
             })
             .collect()
     };
@@ -387,4 +387,46 @@ fn random_programs_mapped_to_global_threads_match_on_the_cpu_and_compile_to_ptx(
     // kernel the strategy left unmapped, two maps on one dimension).
     assert!(mapped >= 50, "{mapped} programs mapped");
     assert!(ptx_programs >= 15, "{ptx_programs} programs to PTX");
+}
+
+#[test]
+fn vectors_of_a_thread_are_single_aligned_loads_and_stores() {
+    // Four lanes per thread: one `ld.global.v4` and one `st.global.v4` each.
+    let (p, ptx) = gpu(
+        "def f(x: 4096.f32) : 4096.f32 =
+           x |> asVector(4) |> mapGlobal(0, fun(v => v * v + v)) |> asScalar",
+        "id",
+    );
+    assert!(
+        p.transform_text().contains("vector_sizes [4]")
+            || p.transform_text()
+                .contains("static_vector_sizes = array<i64: 4>"),
+        "{}",
+        p.transform_text()
+    );
+    let text = &ptx[0].text;
+    assert!(
+        text.contains("ld.global.v4.b32") && text.contains("st.global.v4.b32"),
+        "{text}"
+    );
+    assert!(!text.contains("ld.global.b32"), "{text}");
+    // Vectors one element into the buffer are not whole vectors of it: refused, not
+    // loaded misaligned.
+    let term = lowered(
+        "def f(x: 4100.f32) : 4096.f32 =
+           x |> drop(1) |> take(4096) |> asVector(4) |> mapGlobal(0, fun(v => v * v)) |> asScalar",
+        &NatEnv::default(),
+        "id",
+    );
+    let e = elevate::bridge::gpu_payload("f", &term, &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("not whole vectors"), "{e}");
+    // On the CPU the vector program is the interpreter's.
+    let low = lowered(
+        "def f(x: 4096.f32) : 4096.f32 =
+           x |> asVector(4) |> mapGlobal(0, fun(v => v * v + v)) |> asScalar",
+        &NatEnv::default(),
+        "id",
+    );
+    let (found, expected) = compiled_and_interpreted(&low, 3);
+    assert_eq!(found, expected);
 }

@@ -138,3 +138,38 @@ fn a_gpu_run_is_the_interpreter_s_values_or_an_error_saying_there_is_no_gpu() {
         }
     }
 }
+
+#[test]
+fn a_view_of_an_argument_is_passed_with_its_own_offset_sizes_and_strides() {
+    // A 2 x 2 product reads the columns of `a` and the rows of `b` through views of
+    // the arguments (the host's `memref.reinterpret_cast`s).
+    let (_, compiled, inputs) = compiled(
+        "def f(a: 2.2.f32, b: 2.2.f32) : 2.2.f32 =
+           a |> mapGlobal(1, fun(arow => transpose(b) |> mapGlobal(0, fun(bcol =>
+             zip(arow, bcol) |> map(fun(pr => fst(pr) * snd(pr))) |> reduce(add, 0.0)))))",
+    );
+    let views: Vec<(usize, i64, Vec<i64>)> = compiled
+        .launches()
+        .iter()
+        .flat_map(|l| &l.params)
+        .filter_map(|p| match p {
+            jit::Param::View {
+                argument,
+                offset,
+                strides,
+                ..
+            } => Some((*argument, *offset, strides.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(views.contains(&(0, 1, vec![2])), "{views:?}");
+    let params = compiled
+        .launch_parameters(&inputs, &[0x100, 0x200, 0x300])
+        .unwrap();
+    // `a`'s second column: its pointers, offset 1, size 2, stride 2.
+    let all: Vec<u64> = params.concat();
+    assert!(
+        all.windows(5).any(|w| w == [0x100, 0x100, 1, 2, 2]),
+        "{params:?}"
+    );
+}

@@ -267,6 +267,38 @@ pub(super) fn parameters(
                     )))
                 }
             },
+            Param::View {
+                argument,
+                offset,
+                sizes,
+                strides,
+                ..
+            } => match args.order.get(*argument) {
+                Some(Arg::Buffer(k)) => {
+                    let elements: i64 = args.buffers[*k].dims().iter().product();
+                    // The view's last element must lie in its buffer.
+                    let last = sizes
+                        .iter()
+                        .zip(strides)
+                        .map(|(n, s)| (n - 1).max(0).saturating_mul(*s))
+                        .fold(*offset, i64::saturating_add);
+                    if *offset < 0 || (sizes.iter().all(|n| *n > 0) && last >= elements) {
+                        return Err(gpu(format!(
+                            "{} views argument {argument} beyond its {elements} elements",
+                            launch.kernel
+                        )));
+                    }
+                    let ptr = device[*k];
+                    values.extend([ptr, ptr, *offset as u64]);
+                    values.extend(sizes.iter().chain(strides).map(|x| *x as u64));
+                }
+                _ => {
+                    return Err(gpu(format!(
+                        "{} views argument {argument}, which is not a buffer",
+                        launch.kernel
+                    )))
+                }
+            },
             Param::Constant { value, ty } => values.push(
                 constant(value, ty)
                     .ok_or_else(|| gpu(format!("a constant parameter {value} of type {ty}")))?,

@@ -19,12 +19,15 @@ pub const GPU_CHIP: &str = "sm_90";
 /// The passes from a module with `gpu.launch` operations to PTX: what the script left
 /// of each kernel's `linalg` operations to loops, each launch's body outlined into a
 /// `gpu.module` of its own, subviews and affine maps to arithmetic, control flow to
-/// branches, the kernels to NVVM for [`GPU_CHIP`] and serialized as PTX text
+/// branches, the kernels' vectors to LLVM's (each load and store of a whole vector
+/// aligned to its size: the script vectorizes only whole, aligned vectors of a
+/// buffer, and the runner's buffers are aligned to 256 bytes), the kernels to NVVM
+/// for [`GPU_CHIP`] and serialized as PTX text
 /// (`gpu.binary`), the host side keeping `gpu.launch_func`.
 pub const GPU_LOWERING: &str = "builtin.module(canonicalize,\
 func.func(convert-linalg-to-loops),canonicalize,gpu-launch-sink-index-computations,gpu-kernel-outlining,expand-strided-metadata,\
 lower-affine,convert-scf-to-cf,nvvm-attach-target{chip=sm_90 O=3},\
-gpu.module(convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,\
+gpu.module(convert-vector-to-llvm{use-vector-alignment=true},convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,\
 gpu-module-to-binary{format=isa})";
 
 /// The PTX of one outlined kernel module.

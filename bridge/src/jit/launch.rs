@@ -8,7 +8,7 @@ use super::gpu::{serialize, Ptx};
 use super::mlir::context;
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
-use melior::ir::attribute::{DenseI32ArrayAttribute, IntegerAttribute};
+use melior::ir::attribute::{DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute};
 use melior::ir::block::{BlockArgument, BlockLike};
 use melior::ir::operation::{OperationLike, OperationRef, OperationResult};
 use melior::ir::{RegionLike, Value, ValueLike};
@@ -42,6 +42,20 @@ pub enum Param {
         /// Its MLIR type.
         ty: String,
     },
+    /// A view of argument `argument` (a memref of MLIR type `ty`): its buffer's
+    /// pointers with this offset, sizes and strides (in elements), as MLIR passes it.
+    View {
+        /// Its buffer's position among the function's arguments.
+        argument: usize,
+        /// The view's MLIR type.
+        ty: String,
+        /// The offset of its first element in the buffer.
+        offset: i64,
+        /// Its sizes.
+        sizes: Vec<i64>,
+        /// Its strides.
+        strides: Vec<i64>,
+    },
     /// A constant (an index or a number), as MLIR prints it.
     Constant {
         /// Its value.
@@ -60,6 +74,14 @@ impl Launch {
             .iter()
             .map(|p| match p {
                 Param::Argument { argument, ty } => json!({"argument": argument, "type": ty}),
+                Param::View {
+                    argument,
+                    ty,
+                    offset,
+                    sizes,
+                    strides,
+                } => json!({"argument": argument, "type": ty, "offset": offset,
+                            "sizes": sizes, "strides": strides}),
                 Param::Constant { value, ty } => json!({"constant": value, "type": ty}),
             })
             .collect();
@@ -200,6 +222,9 @@ fn launch(op: OperationRef) -> Result<Launch, Error> {
                     ty,
                 });
             }
+            if let Some(view) = argument_view(value, &ty) {
+                return Ok(view);
+            }
             let (value, _) = constant(value).ok_or_else(|| bad("with a computed operand"))?;
             Ok(Param::Constant { value, ty })
         })
@@ -213,6 +238,37 @@ fn launch(op: OperationRef) -> Result<Launch, Error> {
         block: three(4)?,
         shared_bytes,
         params,
+    })
+}
+
+/// `v` as a view of a function argument, where a `memref.reinterpret_cast` of the
+/// argument with constant offset, sizes and strides defines it.
+fn argument_view(v: Value, ty: &str) -> Option<Param> {
+    let owner = OperationResult::try_from(v).ok()?.owner();
+    if owner.name().as_string_ref().as_str() != Ok("memref.reinterpret_cast")
+        || owner.operand_count() != 1
+    {
+        return None;
+    }
+    let argument = BlockArgument::try_from(owner.operand(0).ok()?).ok()?;
+    let array = |name: &str| -> Option<Vec<i64>> {
+        let a = DenseI64ArrayAttribute::try_from(owner.attribute(name).ok()?).ok()?;
+        let values: Vec<i64> = (0..a.len())
+            .map(|k| a.element(k))
+            .collect::<Result<_, _>>()
+            .ok()?;
+        // (A dynamic one is `i64::MIN`.)
+        values.iter().all(|x| *x != i64::MIN).then_some(values)
+    };
+    let [offset] = array("static_offsets")?[..] else {
+        return None;
+    };
+    Some(Param::View {
+        argument: argument.argument_number(),
+        ty: ty.to_string(),
+        offset,
+        sizes: array("static_sizes")?,
+        strides: array("static_strides")?,
     })
 }
 

@@ -10,7 +10,7 @@
 use super::emit::matmul_dims;
 use super::eval::{GpuLevel, LoopKind, SExpr};
 use super::kernel::Kernel;
-use super::script::{matching, script_module, tiling, ANY};
+use super::script::{matching, script_module, tiling, vectorize, ANY};
 use crate::ir::{self, Op};
 
 /// The threads of a block where the program leaves the block's size to the bridge
@@ -19,6 +19,9 @@ const GLOBAL_BLOCK_THREADS: i64 = 256;
 
 /// The most shared memory a block has without opting in, in bytes.
 const MAX_SHARED_BYTES: i64 = 48 * 1024;
+
+/// The most elements of a thread's vector (its registers).
+const MAX_THREAD_VECTOR: i64 = 64;
 
 /// The most threads a block has on NVIDIA GPUs.
 const MAX_BLOCK_THREADS: i64 = 1024;
@@ -116,11 +119,7 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
             "kernel {n} has a GPU map inside a sequential loop or a reduction"
         ));
     }
-    if k.schedule.iter().any(|st| st.kind == LoopKind::Lane) {
-        return Err(format!(
-            "kernel {n} computes on vectors, which the GPU target does not take yet"
-        ));
-    }
+    let lanes = vector_lanes(n, k)?;
     let position = |d: usize| match matmul_dims(k) {
         Some(m) => m.iter().position(|x| *x == d).unwrap_or(d),
         None => d,
@@ -294,13 +293,76 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
         let sizes = tile.is_some().then_some(&sizes[..]);
         in_block = staged(ops, n, &in_block, &bl, sizes, &k.shared, block_dims);
     }
+    let mut per_thread = in_block;
     if !thread_ids.is_empty() {
         let (tt, tl) = (format!("%g{n}t"), format!("%g{n}tl"));
         let thread_map = mapping("thread", &by_position(&mut thread_ids));
-        ops.push(forall(&tt, &tl, &in_block, &threads, &thread_map));
+        ops.push(forall(&tt, &tl, &per_thread, &threads, &thread_map));
+        per_thread = tt;
+    }
+    if lanes.is_some() {
+        // Each thread's vector: what is left of each dimension in a thread.
+        let mut sizes = vec![0i64; rank];
+        for (d, dim) in k.dims.iter().enumerate() {
+            let at = position(d);
+            sizes[at] = [threads[at], blocks[at], dim.extent]
+                .into_iter()
+                .find(|s| *s > 0)
+                .unwrap_or(1);
+        }
+        if sizes.iter().product::<i64>() > MAX_THREAD_VECTOR {
+            return Err(format!(
+                "kernel {n} computes vectors of {} elements in each thread, more than the \
+                 GPU target takes ({MAX_THREAD_VECTOR})",
+                sizes.iter().product::<i64>()
+            ));
+        }
+        ops.push(vectorize(&per_thread, &sizes));
     }
     launch(ops, &bl, &format!("%g{n}launch"), block_dims);
     Ok(())
+}
+
+/// The lanes of kernel `n`'s vectors, if it computes on vectors: only where every loop
+/// around them is a GPU map and every buffer reads and writes whole vectors (at a
+/// multiple of the lanes, in its contiguous dimension), so that each is one aligned
+/// vector load or store (`ld.global.v4`).
+fn vector_lanes(n: usize, k: &Kernel) -> Result<Option<i64>, String> {
+    let Some(lane) = k.schedule.iter().find(|st| st.kind == LoopKind::Lane) else {
+        return Ok(None);
+    };
+    if k.schedule
+        .iter()
+        .any(|st| !matches!(st.kind, LoopKind::Gpu(..) | LoopKind::Lane))
+    {
+        return Err(format!(
+            "kernel {n} computes on vectors inside a sequential loop or a reduction, which \
+             the GPU target does not take yet"
+        ));
+    }
+    let lanes = lane.trips;
+    let whole = |o: &super::kernel::Operand| {
+        let Some((last, rest)) = o.map.split_last() else {
+            return true;
+        };
+        let plain = last.terms.as_slice() == [(lane.dim, 1)] && last.c == 0;
+        let aligned = o.window.last().is_some_and(|(start, _)| start % lanes == 0);
+        let elsewhere = rest
+            .iter()
+            .any(|e| e.terms.iter().any(|(d, _)| *d == lane.dim));
+        let reads_lanes = o
+            .map
+            .iter()
+            .any(|e| e.terms.iter().any(|(d, _)| *d == lane.dim));
+        o.strided.is_none() && !o.expanded() && (!reads_lanes || (plain && aligned && !elsewhere))
+    };
+    if !k.inputs.iter().chain(&k.outs).all(whole) {
+        return Err(format!(
+            "kernel {n} reads or writes vectors that are not whole vectors of a buffer (a \
+             stencil's taps, a transposed read), which the GPU target does not take yet"
+        ));
+    }
+    Ok(Some(lanes))
 }
 
 /// Kernel `n`'s block-level operation `h` (in the block loop `bl`), a tile of its

@@ -132,7 +132,7 @@ pub(crate) fn tiling(t: &str, l: &str, h: &str, kind: LoopKind, sizes: &[i64]) -
 }
 
 /// The vectorization of `h` in vectors of `sizes`.
-fn vectorize(h: &str, sizes: &[i64]) -> Op {
+pub(crate) fn vectorize(h: &str, sizes: &[i64]) -> Op {
     Op::new("transform.structured.vectorize")
         .operand(h, ANY)
         .prop("scalable_sizes", fixed_sizes(sizes.len()))
