@@ -158,3 +158,34 @@ fn the_library_s_sgemm_strategy_makes_the_staged_kernel_from_the_matmul_example(
     let (found, expected) = compiled_and_interpreted(&term, 4);
     assert!(elevate::rise::io::approx_eq(&found, &expected));
 }
+
+#[test]
+fn the_library_s_stencil_strategy_stages_each_block_s_tile_and_halo() {
+    // A blur written as the map nest of its neighbourhoods, tiled by `gpuStencil`.
+    let source = "def blur(img: (n+2).(m+2).f32) : n.m.f32 =
+      img |> map(slide(3, 1)) |> slide(3, 1) |> map(transpose)
+        |> map(map(fun(nbh => nbh |> join |> map(fun(x => x * 0.11111111)) |> reduce(add, 0.0))))";
+    let nats = sizes(&[("n", 32), ("m", 48)]);
+    let term = lowered(source, &nats, "gpuStencil(16, 16)");
+    let p = elevate::bridge::gpu_payload("f", &term, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        p.transform_text()
+            .contains("block_dims = array<i64: 16, 16, 1>"),
+        "{}",
+        p.transform_text()
+    );
+    let ptx = jit::payload_ptx(&p).unwrap_or_else(|e| panic!("{e}"));
+    let blur = ptx
+        .iter()
+        .find(|k| k.text.contains(".shared"))
+        .unwrap_or_else(|| panic!("no kernel with shared memory: {ptx:?}"));
+    assert!(
+        blur.text.contains("__elevate_shared_0[1296]"),
+        "{}",
+        blur.text
+    );
+    assert_eq!(blur.text.matches("ld.shared").count(), 9, "{}", blur.text);
+    let (found, expected) = compiled_and_interpreted(&term, 6);
+    assert!(elevate::rise::io::approx_eq(&found, &expected));
+}

@@ -1,5 +1,6 @@
 //! The library's GPU strategies: maps and reductions on global threads (`gpuGlobal`),
-//! and the classic SGEMM (`gpuSgemm`): block tiles of the result on work groups,
+//! a stencil in tiles of work groups staged in shared memory (`gpuStencil`), and the
+//! classic SGEMM (`gpuSgemm`): block tiles of the result on work groups,
 //! register tiles on their local threads, the reduction over tiles of `k`, the tiles
 //! of A and B each step reads staged in shared memory.
 
@@ -219,6 +220,88 @@ fn sgemm(term: &Term, t: SgemmTiles, names: &mut NameSupply) -> Option<Term> {
     Some(call(Prim::Join, &[], [bands]))
 }
 
+/// `gpuStencil(bh, bw)`: a two-deep map nest `xs |> map(map(g))` (a stencil's
+/// neighbourhoods, or any matrix) in `bh` x `bw` tiles, a tile on each work group
+/// (`mapWorkGroup(1)` over bands of rows, `mapWorkGroup(0)` over the tiles of a band),
+/// a point on each of its local threads (`mapLocal(1)`, `mapLocal(0)`), each tile
+/// read through `toShared`: on the GPU target the block stages what its threads read
+/// (for a stencil, its tile and the halo around it) once in shared memory. The sizes
+/// must divide the nest's, and a block has at most 1,024 threads. It rewrites the
+/// topmost such nest.
+pub fn gpu_stencil(rows: i64, cols: i64) -> Strategy<Term> {
+    let rewrite = rule_with_names("stencilTiles", move |term, names| {
+        stencil(term, rows, cols, names)
+    });
+    named(format!("gpuStencil({rows}, {cols})"), top_down(rewrite))
+}
+
+/// The tiled form of `term`, if it is a two-deep map nest the tiles divide.
+fn stencil(term: &Term, rows: i64, cols: i64, names: &mut NameSupply) -> Option<Term> {
+    let (_, outer) = applied(term, Prim::Map, 2)?;
+    let xs = &outer[1];
+    // `map(g)`, or `fun(r => r |> map(g))`.
+    let g = match applied(&outer[0], Prim::Map, 1) {
+        Some((_, f)) => f[0].clone(),
+        None => {
+            let (r, body) = lambda(&outer[0])?;
+            let (_, inner) = applied(body, Prim::Map, 2)?;
+            let is_r = matches!(inner[1].expr(), Expr::Var(v) if v.id == r.id);
+            if !is_r || mentions(&inner[0], r) {
+                return None;
+            }
+            inner[0].clone()
+        }
+    };
+    let (n, m) = matrix(xs)?;
+    let divides = |d: i64, of: i64| d > 0 && of % d == 0;
+    if !divides(rows, n) || !divides(cols, m) || rows.saturating_mul(cols) > MAX_BLOCK_THREADS {
+        return None;
+    }
+    let (band, tile) = (
+        Ident::supplied(names, "band"),
+        Ident::supplied(names, "tile"),
+    );
+    let cst = |n: i64| Nat::cst(n);
+    let points = call(
+        Prim::MapLocal,
+        &[cst(1)],
+        [
+            call(Prim::MapLocal, &[cst(0)], [g]),
+            call(Prim::ToShared, &[], [Term::var(&tile)]),
+        ],
+    );
+    // [r][m] -> [r][m / bw][bw] -> [m / bw][r][bw]: the band's tiles.
+    let tiles = call(
+        Prim::Transpose,
+        &[],
+        [call(
+            Prim::Map,
+            &[],
+            [call(Prim::Split, &[cst(cols)], []), Term::var(&band)],
+        )],
+    );
+    let groups = call(
+        Prim::MapWorkGroup,
+        &[cst(0)],
+        [Term::lambda(tile, points), tiles],
+    );
+    // [m / bw][r][bw] -> [r][m / bw][bw] -> [r][m].
+    let band_out = call(
+        Prim::Map,
+        &[],
+        [Term::prim(Prim::Join), call(Prim::Transpose, &[], [groups])],
+    );
+    let bands = call(
+        Prim::MapWorkGroup,
+        &[cst(1)],
+        [
+            Term::lambda(band, band_out),
+            call(Prim::Split, &[cst(rows)], [xs.clone()]),
+        ],
+    );
+    Some(call(Prim::Join, &[], [bands]))
+}
+
 /// `fun(x => body)`: its parameter and body.
 fn lambda(t: &Term) -> Option<(&Ident, &Term)> {
     match t.expr() {
@@ -247,6 +330,18 @@ pub(super) fn register(r: &mut Registry<Term>) {
         |a| match a {
             [] => Ok(gpu_global()),
             _ => Err(ArgError::invalid(None, "takes no arguments")),
+        },
+    );
+    r.add(
+        "gpuStencil",
+        "(bh, bw)",
+        "a two-deep map nest (a stencil's neighbourhoods) in bh x bw tiles: a tile on each work group, a point on each local thread, each tile read through toShared (on the GPU, its tile and halo staged in shared memory)",
+        |a| match super::sizes(a, 0)?.as_slice() {
+            [bh, bw] => Ok(gpu_stencil(*bh, *bw)),
+            s => Err(ArgError::invalid(
+                None,
+                format!("expects 2 sizes (bh, bw), found {}", s.len()),
+            )),
         },
     );
     r.add(
@@ -390,5 +485,40 @@ mod tests {
         assert!(gpu_global()
             .apply(&sum.entry().term, &mut Context::default())
             .is_err());
+    }
+
+    /// A 3 x 3 box blur of a 34 x 34 image, as the map nest of its neighbourhoods.
+    const BLUR: &str = "def blur(img: 34.34.f32) : 32.32.f32 =
+      img |> map(slide(3, 1)) |> slide(3, 1) |> map(transpose)
+        |> map(map(fun(nbh => nbh |> join |> map(fun(x => x * 0.11111111)) |> reduce(add, 0.0))))";
+
+    #[test]
+    fn gpu_stencil_puts_tiles_on_work_groups_points_on_threads_and_stages_each_tile() {
+        let before = Program::load(BLUR, None).unwrap().entry().term.clone();
+        let after = gpu_stencil(16, 8)
+            .apply(&before, &mut Context::default())
+            .unwrap();
+        let text = print_term(&after);
+        for expected in [
+            "split(16) |> mapWorkGroup(1",
+            "map(split(8)) |> transpose |> mapWorkGroup(0",
+            "tile |> toShared |> mapLocal(1, mapLocal(0",
+        ] {
+            assert!(text.contains(expected), "no `{expected}` in {text}");
+        }
+        same_program(&before, &after);
+        for (rows, cols) in [(5, 8), (16, 64), (32, 64)] {
+            assert!(
+                gpu_stencil(rows, cols)
+                    .apply(&before, &mut Context::default())
+                    .is_err(),
+                "{rows} x {cols}"
+            );
+        }
+        let parsed = registry().parse("gpuStencil(16, 8)").unwrap();
+        assert!(parsed
+            .apply(&before, &mut Context::default())
+            .unwrap()
+            .alpha_eq(&after));
     }
 }

@@ -27,7 +27,7 @@
 //! | `traversal`, `predicates` | RISE locations, predicates, `BENF`, `DFNF`, `RNF`, `CNF`, `isEqualTo`, `contains` |
 //! | `tiling` | `tile`, `tileND`, `tileNDList`, `interchange`, `reorder`, `mapped`, `stage` |
 //! | `gemm`, `separable` | the seven TVM matmul strategies, `microKernel`; separable convolution |
-//! | `gpu` | `gpuGlobal` (maps and reductions on global threads), `gpuSgemm` (the classic SGEMM: block and register tiles, shared tiles of A and B) |
+//! | `gpu` | `gpuGlobal` (maps and reductions on global threads), `gpuStencil` (tiles on work groups, staged in shared memory), `gpuSgemm` (the classic SGEMM: block and register tiles, shared tiles of A and B) |
 //! | `conv` | the direct convolution as a micro-kernel: `channelsInnermost`, `blockLanes`, `packWeights`, `convKernel` |
 //! | `elementwise` | `elementwise(w)`: an elementwise chain fused, vectorized, on threads |
 //! | `catalogue`, `equation` | the table of the rules; rules written as equations |
