@@ -303,10 +303,7 @@ pub fn emit(
         (Emit::Mlir | Emit::Llvm, Target::Cpu) => lowered(&payload, stage == Emit::Llvm),
         (Emit::Ptx | Emit::Launch, Target::Cpu) => Err(cpu_has_no_ptx()),
         (Emit::Launch, Target::Gpu) => gpu_manifest(&payload),
-        (Emit::Llvm, Target::Gpu) => Err(Error::mlir(
-            Stage::Ptx,
-            "the GPU target's kernels are PTX (`--emit ptx`), not LLVM IR",
-        )),
+        (Emit::Llvm, Target::Gpu) => gpu_llvm_ir(&payload),
         (Emit::Mlir | Emit::Ptx, Target::Gpu) => gpu_text(&payload, stage == Emit::Ptx),
     }
 }
@@ -336,6 +333,17 @@ fn gpu_text(payload: &Payload, ptx: bool) -> Result<String, Error> {
 #[cfg(not(feature = "mlir"))]
 fn gpu_text(payload: &Payload, _: bool) -> Result<String, Error> {
     lowered(payload, false)
+}
+
+/// The LLVM IR of the GPU payload's kernels (NVVM).
+#[cfg(feature = "mlir")]
+fn gpu_llvm_ir(payload: &Payload) -> Result<String, Error> {
+    crate::jit::payload_kernels_llvm_ir(payload)
+}
+
+#[cfg(not(feature = "mlir"))]
+fn gpu_llvm_ir(payload: &Payload) -> Result<String, Error> {
+    lowered(payload, true)
 }
 
 /// The GPU payload's launch manifest, as indented JSON.

@@ -430,3 +430,30 @@ fn vectors_of_a_thread_are_single_aligned_loads_and_stores() {
     let (found, expected) = compiled_and_interpreted(&low, 3);
     assert_eq!(found, expected);
 }
+
+#[test]
+fn the_gpu_target_s_llvm_ir_is_each_kernel_s_nvvm_module() {
+    use elevate::bridge::{emit, Emit, Options, Target};
+    let program = elevate::rise::Program::load(&super::example("gpu/vectors.rise"), None).unwrap();
+    let gpu = Options {
+        target: Target::Gpu,
+        ..Options::default()
+    };
+    let text = emit(
+        &program,
+        &super::sizes(&[("n", 1024)]),
+        None,
+        &gpu,
+        Emit::Llvm,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for expected in [
+        "; kernel module squares_kernel",
+        "define ptx_kernel void @squares_kernel",
+        "llvm.nvvm.read.ptx.sreg.tid.x",
+        "load <4 x float>, ptr",
+        "align 16",
+    ] {
+        assert!(text.contains(expected), "no `{expected}` in\n{text}");
+    }
+}

@@ -114,12 +114,12 @@ fn shared_as_globals(module: &str) -> String {
     out.join("\n")
 }
 
-/// Lowers `module` through [`GPU_LOWERING`] and reads the PTX of its `gpu.binary`s.
-pub(super) fn serialize<'c>(
+/// `module` with its promoted shared buffers as globals ([`shared_as_globals`]).
+fn shared_memory_as_globals<'c>(
     context: &'c Context,
     module: &mut Module<'c>,
     messages: &Messages,
-) -> Result<Vec<Ptx>, Error> {
+) -> Result<(), Error> {
     let generic = OperationPrintingFlags::new().print_generic_operation_form();
     let text = module
         .as_operation()
@@ -128,6 +128,62 @@ pub(super) fn serialize<'c>(
     if text.contains(WORKGROUP) {
         *module = parse(context, &shared_as_globals(&text), messages)?;
     }
+    Ok(())
+}
+
+/// The LLVM IR of each kernel of a GPU payload (what [`GPU_LOWERING`] serializes as
+/// PTX: the NVVM module of each outlined kernel, translated), each after a line
+/// `; kernel module NAME`.
+pub fn payload_kernels_llvm_ir(payload: &Payload) -> Result<String, Error> {
+    let (context, messages) = context();
+    let mut module = transformed_payload(&context, payload, &messages)?;
+    shared_memory_as_globals(&context, &mut module, &messages)?;
+    let to_nvvm = GPU_LOWERING.replace(",gpu-module-to-binary{format=isa})", ")");
+    let stage = (Stage::Ptx, "the lowering to NVVM failed");
+    run_pipeline(&context, &mut module, &to_nvvm, stage, &messages)?;
+    let mut out = String::new();
+    let mut next = module.body().first_operation();
+    while let Some(op) = next {
+        if op.name().as_string_ref().as_str() == Ok("gpu.module") {
+            let name = op
+                .attribute("sym_name")
+                .ok()
+                .and_then(|a| StringAttribute::try_from(a).ok())
+                .map(|s| s.value().to_string())
+                .unwrap_or_default();
+            // SAFETY: a live operation in the LLVM and NVVM dialects; the C API returns
+            // a string allocated with malloc (or null on failure), freed here.
+            let text = unsafe {
+                let raw = mlir_sys::mlirTranslateModuleToLLVMIRToString(op.to_raw());
+                if raw.is_null() {
+                    return Err(Error::mlir(
+                        Stage::Ptx,
+                        format!("the kernel module {name} does not translate to LLVM IR"),
+                    ));
+                }
+                let text = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
+                libc_free(raw as *mut std::ffi::c_void);
+                text
+            };
+            out.push_str(&format!("; kernel module {name}\n{text}"));
+        }
+        next = op.next_in_block();
+    }
+    Ok(out)
+}
+
+unsafe extern "C" {
+    #[link_name = "free"]
+    fn libc_free(ptr: *mut std::ffi::c_void);
+}
+
+/// Lowers `module` through [`GPU_LOWERING`] and reads the PTX of its `gpu.binary`s.
+pub(super) fn serialize<'c>(
+    context: &'c Context,
+    module: &mut Module<'c>,
+    messages: &Messages,
+) -> Result<Vec<Ptx>, Error> {
+    shared_memory_as_globals(context, module, messages)?;
     let stage = (Stage::Ptx, "the lowering to PTX failed");
     run_pipeline(context, module, GPU_LOWERING, stage, messages)?;
     let body = module.body();

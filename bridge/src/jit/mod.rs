@@ -42,7 +42,9 @@ pub use call::Call;
 pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
 pub use cuda::CUDA_DRIVER_ENV;
 pub use device::{compile_gpu, GpuCall, GpuCompiled};
-pub use gpu::{gpu_lowered, payload_ptx, ptx, Ptx, GPU_CHIP, GPU_LOWERING};
+pub use gpu::{
+    gpu_lowered, payload_kernels_llvm_ir, payload_ptx, ptx, Ptx, GPU_CHIP, GPU_LOWERING,
+};
 pub use launch::{payload_launches, payload_manifest, Launch, Param};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
 pub use openmp::OpenMp;
