@@ -302,25 +302,38 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
         .map_err(|e| p.fail(o.path, e))?;
     call.invoke().map_err(|e| p.fail(o.path, e))?;
     let result = json(o.path, call.output())?;
+    let flops = p.compiled.payload().flops;
+    let threads = serde_json::json!({"threads": o.threads});
+    report(&o, &p, &result, flops, threads, || {
+        let t = Instant::now();
+        call.invoke()?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    })
+}
+
+/// After a run's first call: `--check` (the result against the interpreter's), then
+/// `--bench N`'s line (each call timed by `time`, in milliseconds, with `extra`
+/// fields) or the result.
+#[cfg(feature = "mlir")]
+pub fn report<T>(
+    o: &RunOptions,
+    p: &Prepared<T>,
+    result: &serde_json::Value,
+    flops: u64,
+    extra: serde_json::Value,
+    mut time: impl FnMut() -> Result<f64, elevate_bridge::Error>,
+) -> Result<(), Failure> {
     if o.check {
-        p.check(o.path, &result)?;
+        p.check(o.path, result)?;
     }
     match o.bench {
         Some(runs) => {
             // At most MAX_BENCH_RUNS (checked when the command line was read).
             let mut times = Vec::with_capacity(runs.max(1));
             for _ in 0..runs.max(1) {
-                let t = Instant::now();
-                call.invoke().map_err(|e| p.fail(o.path, e))?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
+                times.push(time().map_err(|e| p.fail(o.path, e))?);
             }
-            let flops = p.compiled.payload().flops;
-            bench_line(
-                times,
-                p.compile_ms,
-                flops,
-                serde_json::json!({"threads": o.threads}),
-            )
+            bench_line(times, p.compile_ms, flops, extra)
         }
         None => crate::output::println(&result.to_string()),
     }

@@ -2,7 +2,7 @@
 //! driver (loaded at run time: exit 1 where there is none), or written as a bundle
 //! for a runner on another machine (`--bundle DIR`, no GPU needed).
 
-use crate::bridge_cmd::{bench_line, json, prepare, RunOptions};
+use crate::bridge_cmd::{json, prepare, report, RunOptions};
 use crate::Failure;
 use elevate_bridge::Target;
 
@@ -41,24 +41,7 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
         .map_err(|e| p.fail(o.path, e))?;
     call.invoke().map_err(|e| p.fail(o.path, e))?;
     let result = json(o.path, call.output())?;
-    if o.check {
-        p.check(o.path, &result)?;
-    }
-    match o.bench {
-        Some(runs) => {
-            // One call before timing: the driver's first launch loads the module.
-            let mut times = Vec::with_capacity(runs.max(1));
-            for _ in 0..runs.max(1) {
-                times.push(call.time().map_err(|e| p.fail(o.path, e))?);
-            }
-            let flops = p.compiled.payload().flops;
-            bench_line(
-                times,
-                p.compile_ms,
-                flops,
-                serde_json::json!({"target": "gpu", "device": call.device()}),
-            )
-        }
-        None => crate::output::println(&result.to_string()),
-    }
+    let flops = p.compiled.payload().flops;
+    let extra = serde_json::json!({"target": "gpu", "device": call.device()});
+    report(&o, &p, &result, flops, extra, || call.time())
 }

@@ -4,12 +4,12 @@
 //! JIT links; no CUDA is needed to make PTX, only to run it).
 
 use super::build::transformed_payload;
-use super::mlir::{apply_transform, context, parse, run_pipeline, Messages};
+use super::mlir::{apply_transform, context, parse, run_pipeline, translated, Messages};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
 use melior::ir::attribute::{ArrayAttribute, AttributeLike, StringAttribute};
 use melior::ir::block::BlockLike;
-use melior::ir::operation::{OperationLike, OperationPrintingFlags};
+use melior::ir::operation::{OperationLike, OperationPrintingFlags, OperationRef};
 use melior::ir::Module;
 use melior::Context;
 
@@ -145,26 +145,13 @@ pub fn payload_kernels_llvm_ir(payload: &Payload) -> Result<String, Error> {
     let mut next = module.body().first_operation();
     while let Some(op) = next {
         if op.name().as_string_ref().as_str() == Ok("gpu.module") {
-            let name = op
-                .attribute("sym_name")
-                .ok()
-                .and_then(|a| StringAttribute::try_from(a).ok())
-                .map(|s| s.value().to_string())
-                .unwrap_or_default();
-            // SAFETY: a live operation in the LLVM and NVVM dialects; the C API returns
-            // a string allocated with malloc (or null on failure), freed here.
-            let text = unsafe {
-                let raw = mlir_sys::mlirTranslateModuleToLLVMIRToString(op.to_raw());
-                if raw.is_null() {
-                    return Err(Error::mlir(
-                        Stage::Ptx,
-                        format!("the kernel module {name} does not translate to LLVM IR"),
-                    ));
-                }
-                let text = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
-                libc_free(raw as *mut std::ffi::c_void);
-                text
-            };
+            let name = symbol_name(op);
+            let text = translated(op.to_raw()).ok_or_else(|| {
+                Error::mlir(
+                    Stage::Ptx,
+                    format!("the kernel module {name} does not translate to LLVM IR"),
+                )
+            })?;
             out.push_str(&format!("; kernel module {name}\n{text}"));
         }
         next = op.next_in_block();
@@ -172,9 +159,13 @@ pub fn payload_kernels_llvm_ir(payload: &Payload) -> Result<String, Error> {
     Ok(out)
 }
 
-unsafe extern "C" {
-    #[link_name = "free"]
-    fn libc_free(ptr: *mut std::ffi::c_void);
+/// The symbol name of `op` (a `gpu.module`, a `gpu.binary`), or "" where it has none.
+fn symbol_name(op: OperationRef) -> String {
+    op.attribute("sym_name")
+        .ok()
+        .and_then(|a| StringAttribute::try_from(a).ok())
+        .map(|s| s.value().to_string())
+        .unwrap_or_default()
 }
 
 /// Lowers `module` through [`GPU_LOWERING`] and reads the PTX of its `gpu.binary`s.
@@ -191,12 +182,7 @@ pub(super) fn serialize<'c>(
     let mut next = body.first_operation();
     while let Some(op) = next {
         if op.name().as_string_ref().as_str() == Ok("gpu.binary") {
-            let name = op
-                .attribute("sym_name")
-                .ok()
-                .and_then(|a| StringAttribute::try_from(a).ok())
-                .map(|s| s.value().to_string())
-                .unwrap_or_default();
+            let name = symbol_name(op);
             let objects = op
                 .attribute("objects")
                 .ok()

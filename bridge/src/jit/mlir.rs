@@ -77,20 +77,23 @@ pub(super) fn failure(stage: Stage, what: &str, messages: &Messages) -> Error {
 
 /// `module` (in the LLVM dialect) translated to LLVM IR, as text.
 pub(super) fn llvm_ir_text(module: &Module, messages: &Messages) -> Result<String, Error> {
-    // SAFETY: the module is alive and lowered to the LLVM dialect; the C API returns a
-    // string allocated with malloc (or null on failure), which is freed here.
+    translated(module.as_operation().to_raw())
+        .ok_or_else(|| failure(Stage::Lower, "the translation to LLVM IR failed", messages))
+}
+
+/// The LLVM IR of `op` (a module, or a GPU kernel module, in the LLVM dialect and its
+/// target's), as text; `None` where the translation fails.
+pub(super) fn translated(op: mlir_sys::MlirOperation) -> Option<String> {
+    // SAFETY: `op` is a live operation; the C API returns a string allocated with
+    // malloc (or null on failure), which is freed here.
     unsafe {
-        let raw = mlir_sys::mlirTranslateModuleToLLVMIRToString(module.as_operation().to_raw());
+        let raw = mlir_sys::mlirTranslateModuleToLLVMIRToString(op);
         if raw.is_null() {
-            return Err(failure(
-                Stage::Lower,
-                "the translation to LLVM IR failed",
-                messages,
-            ));
+            return None;
         }
         let text = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
         libc_free(raw as *mut std::ffi::c_void);
-        Ok(text)
+        Some(text)
     }
 }
 
