@@ -4,7 +4,7 @@
 use crate::{load, parse_strategy, read_inputs, render, Failure};
 use elevate_bridge::{Emit, Options, Target};
 use elevate_rise::nat::NatVar;
-use elevate_rise::{io, Error, ErrorKind, NatEnv, Program, Span};
+use elevate_rise::{io, NatEnv, Program};
 use std::path::{Path, PathBuf};
 
 /// The most calls `--bench` times.
@@ -102,30 +102,11 @@ fn sizes(nats: &[(String, i64)]) -> NatEnv {
 /// entry point where it has no location of its own. Inputs that do not fit are input
 /// errors and traps evaluation errors, as the interpreter's; the rest compile errors.
 fn failure(path: &Path, source: &str, program: &Program, e: elevate_bridge::Error) -> Failure {
-    let entry: Option<Span> = program.entry().term.span();
-    let error = match e {
+    match e.diagnostic(program.entry().term.span()) {
+        Ok(error) => render(&error, path, source),
         // No GPU, or the driver refused: about the machine, not the program.
-        elevate_bridge::Error::Gpu { message } => {
-            return Failure(format!("{}: {message}", path.display()))
-        }
-        elevate_bridge::Error::Rise(e) => Error {
-            span: e.span.or(entry),
-            ..e
-        },
-        e => {
-            let kind = match e {
-                elevate_bridge::Error::Input { .. } => ErrorKind::Input,
-                elevate_bridge::Error::Trap { .. } => ErrorKind::Eval,
-                _ => ErrorKind::Compile,
-            };
-            Error {
-                kind,
-                span: e.span().or(entry),
-                message: e.to_string(),
-            }
-        }
-    };
-    render(&error, path, source)
+        Err(message) => Failure(format!("{}: {message}", path.display())),
+    }
 }
 
 pub fn compile(o: CompileOptions) -> Result<(), Failure> {

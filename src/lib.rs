@@ -22,3 +22,6 @@ pub use elevate_bridge as bridge;
 pub use elevate_core as core;
 pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;
+
+pub mod search_costs;
+pub mod search_report;

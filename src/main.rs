@@ -7,7 +7,6 @@ mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
 mod search_cmd;
-mod search_costs;
 mod search_plot;
 
 use clap::{Parser, Subcommand};

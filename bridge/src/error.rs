@@ -163,6 +163,32 @@ impl Error {
         }
     }
 
+    /// The error as a RISE diagnostic of the program whose entry point is at `entry`:
+    /// located at its construct, or at the entry point where it has no location of its
+    /// own; inputs that do not fit are input errors and traps evaluation errors, as the
+    /// interpreter's, the rest compile errors. A GPU error is about the machine, not
+    /// the program: its message, as `Err`.
+    pub fn diagnostic(self, entry: Option<Span>) -> Result<elevate_rise::Error, String> {
+        use elevate_rise::ErrorKind;
+        let kind = match &self {
+            Error::Gpu { message } => return Err(message.clone()),
+            Error::Rise(e) => {
+                return Ok(elevate_rise::Error {
+                    span: e.span.or(entry),
+                    ..e.clone()
+                })
+            }
+            Error::Input { .. } => ErrorKind::Input,
+            Error::Trap { .. } => ErrorKind::Eval,
+            _ => ErrorKind::Compile,
+        };
+        Ok(elevate_rise::Error {
+            kind,
+            span: self.span().or(entry),
+            message: self.to_string(),
+        })
+    }
+
     /// The stage the error comes from.
     pub fn stage(&self) -> Stage {
         match self {

@@ -137,7 +137,7 @@ impl Arguments {
 }
 
 /// The error a trap code stands for (see [`crate::Payload::traps`]).
-fn trapped(payload: &Payload, code: i32) -> Error {
+pub(super) fn trapped(payload: &Payload, code: i32) -> Error {
     let k = (code - 1) as usize;
     match payload.traps.get(k / 2) {
         Some(site) => Error::Trap {

@@ -25,6 +25,28 @@ impl Compiled {
         })
     }
 
+    /// Calls the function's packed wrapper (MLIR's C API calls the C interface,
+    /// `_mlir_ciface_NAME`, through it) with a pointer to each argument.
+    ///
+    /// # Safety
+    ///
+    /// Every pointer in `arguments` points to live storage of the type the function's
+    /// C interface expects, in its order.
+    pub(super) unsafe fn invoke_packed(&self, arguments: &mut [*mut ()]) -> Result<(), Error> {
+        // SAFETY: as the caller promises.
+        let called = unsafe { self.engine.invoke_packed(&self.payload.name, arguments) };
+        if !called {
+            return Err(Error::mlir(
+                crate::Stage::Run,
+                format!(
+                    "the compiled module has no function `{}`",
+                    self.payload.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Calls the function on `inputs` and returns its result.
     pub fn run(&self, inputs: &[Value]) -> Result<Value, Error> {
         let mut call = self.prepare(inputs)?;
@@ -60,20 +82,7 @@ impl Call<'_> {
         // SAFETY: every pointer points to live storage of the type the C interface
         // expects (descriptors built for these shapes, scalars by value in the low
         // bytes of eight), and integer divisions that would trap are guarded.
-        let called = unsafe {
-            compiled
-                .engine
-                .invoke_packed(&compiled.payload.name, &mut arguments)
-        };
-        if !called {
-            return Err(Error::mlir(
-                crate::Stage::Run,
-                format!(
-                    "the compiled module has no function `{}`",
-                    compiled.payload.name
-                ),
-            ));
-        }
+        unsafe { compiled.invoke_packed(&mut arguments)? };
         self.args.trapped(&compiled.payload)
     }
 

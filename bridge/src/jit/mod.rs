@@ -34,6 +34,7 @@ mod gpu;
 mod launch;
 mod mlir;
 mod openmp;
+mod raw;
 mod scopes;
 
 pub use build::printed;
@@ -48,6 +49,7 @@ pub use gpu::{
 pub use launch::{payload_launches, payload_manifest, Launch, Param};
 pub use mlir::{LOWERING, TRANSFORM_ENTRY};
 pub use openmp::OpenMp;
+pub use raw::{ArrayShape, Interface, RawArg, Slot};
 
 use crate::error::Error;
 use crate::payload::Payload;

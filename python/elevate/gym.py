@@ -1,0 +1,171 @@
+"""A Gymnasium environment over the search's decisions: ``elevate/Schedule-v0``.
+
+>>> import gymnasium, elevate.gym
+>>> env = gymnasium.make("elevate/Schedule-v0", program="examples/rise/matmul.rise",
+...                      nats={"n": 256, "k": 256, "m": 256})        # doctest: +SKIP
+
+An episode makes the decisions of a space of strategies (``auto`` by default: the
+space derived from the program's loop nests) one at a time. The action space is
+``MultiDiscrete([transformations, parameters])`` as in the MLIR RL environment: which
+option of the current choice (for a ``steps`` choice: 0 stops, ``1 + k`` takes the
+``k``-th alternative) and its parameter (the location, for a step; 0 otherwise).
+The observation is the state's features (decisions made, options now, log10 of the
+space left). The reward is 0 until the end, then the log of the speedup over the
+start program by the chosen cost (``model``: the analytical model, no compilation;
+``measured``: compiled and timed), or -1 for a point whose strategy fails.
+
+``action_masks()`` follows sb3-contrib's MaskablePPO for multi-discrete spaces: one
+mask per dimension, concatenated (the transformations legal now; the parameters legal
+for some legal transformation). A parameter beyond the chosen transformation's
+locations wraps around them, so every action drawn under the masks is legal. An
+action whose transformation is not legal ends the episode with reward -1 and
+``info["illegal"] = True``. ``undo()`` goes back one decision in constant time, for
+tree-search agents; ``legal_actions()`` and ``joint_mask()`` give the exact pairs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from ._native import Environment, Program
+
+__all__ = ["ScheduleEnv", "ENV_ID"]
+
+#: The id the environment is registered under.
+ENV_ID = "elevate/Schedule-v0"
+
+#: The reward of an illegal action, and of a point whose strategy fails.
+FAILED_REWARD = -1.0
+
+
+class ScheduleEnv(gymnasium.Env):
+    """The search environment of ``spec/search.md`` as a ``gymnasium.Env``."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        program: Union[Program, str, os.PathLike],
+        space: str = "auto",
+        cost: str = "model",
+        nats: Optional[Mapping[str, int]] = None,
+        threads: Optional[int] = None,
+        render_mode: Optional[str] = None,
+    ) -> None:
+        if not isinstance(program, Program):
+            program = Program.load(os.fspath(program))
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"unknown render mode {render_mode!r} (ansi)")
+        self.program = program
+        self.render_mode = render_mode
+        self._env = Environment(program, space, cost, None if nats is None else dict(nats), threads)
+        transformations, parameters = self._env.shape
+        self._shape = (transformations, parameters)
+        self.action_space = spaces.MultiDiscrete([transformations, parameters])
+        self.observation_space = spaces.Box(
+            low=0.0,
+            high=np.finfo(np.float32).max,
+            shape=(self._env.feature_len,),
+            dtype=np.float32,
+        )
+        self._ended = False
+
+    # The episode.
+
+    def reset(
+        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
+    ) -> Tuple[np.ndarray, Dict[str, Any]]:
+        super().reset(seed=seed)
+        features = self._env.reset()
+        self._ended = False
+        return features.astype(np.float32), {"baseline": self._env.baseline}
+
+    def step(self, action) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        if self._ended:
+            raise RuntimeError("the episode has ended: call reset()")
+        transformation, parameter = int(action[0]), int(action[1])
+        choices = self._parameters_by_transformation()
+        count = choices.get(transformation, 0)
+        if count == 0:
+            self._ended = True
+            observation = self._env.features().astype(np.float32)
+            info = {"illegal": True, "strategy": self._env.strategy}
+            return observation, FAILED_REWARD, True, False, info
+        reward, done, cost = self._env.step(transformation, parameter % count)
+        self._ended = done
+        observation = self._env.features().astype(np.float32)
+        info: Dict[str, Any] = {"illegal": False}
+        if done:
+            info["strategy"] = self._env.strategy
+            info["cost"] = cost
+            info["baseline"] = self._env.baseline
+        return observation, float(reward), bool(done), False, info
+
+    def render(self) -> Optional[str]:
+        if self.render_mode == "ansi":
+            return self._env.strategy
+        return None
+
+    # Masks, for agents that take only legal actions.
+
+    def _parameters_by_transformation(self) -> Dict[int, int]:
+        counts: Dict[int, int] = {}
+        for transformation, parameter in self._env.legal_actions():
+            counts[transformation] = max(counts.get(transformation, 0), parameter + 1)
+        return counts
+
+    def action_masks(self) -> np.ndarray:
+        """One mask per dimension, concatenated (MaskablePPO's multi-discrete form)."""
+        transformations, parameters = self._shape
+        mask = np.zeros(transformations + parameters, dtype=bool)
+        for transformation, parameter in self._env.legal_actions():
+            mask[transformation] = True
+            mask[transformations + parameter] = True
+        return mask
+
+    def joint_mask(self) -> np.ndarray:
+        """The exact legal pairs: a ``transformations x parameters`` boolean array."""
+        return self._env.mask().reshape(self._shape)
+
+    def legal_actions(self) -> List[Tuple[int, int]]:
+        """The legal ``(transformation, parameter)`` pairs now."""
+        return self._env.legal_actions()
+
+    # For tree-search agents.
+
+    def undo(self) -> bool:
+        """Goes back one decision (constant time); ``False`` at the start."""
+        undone = self._env.undo()
+        if undone:
+            self._ended = False
+        return undone
+
+    @property
+    def strategy(self) -> str:
+        """The decisions so far, as strategy text."""
+        return self._env.strategy
+
+    @property
+    def current_program(self) -> Program:
+        """The program at this state."""
+        return self._env.program
+
+    @property
+    def environment(self) -> Environment:
+        """The native environment underneath."""
+        return self._env
+
+
+def register() -> None:
+    """Registers ``elevate/Schedule-v0`` with Gymnasium (done on import)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="elevate.gym:ScheduleEnv")
+
+
+register()
+

@@ -1,0 +1,412 @@
+//! Search from Python: `search` (a space, a driver, a cost, a budget; the report and
+//! the log as `elevate search` writes them), the environment for learning agents, and
+//! the pieces of a search whose candidates are evaluated elsewhere (an executor such
+//! as a Ray cluster): [`RemoteCost`] sends a round's programs to it as RISE text, and
+//! [`PyCostEvaluator`] evaluates them where they arrive.
+
+use crate::errors::{located, ParseError, SearchError};
+use crate::program::PyProgram;
+use crate::strategy::registry;
+use elevate::search_costs;
+use elevate::search_report::{log_line, report_json};
+use elevate_rise::{print_definition, Program, Term};
+use elevate_strategies::search::{
+    drivers, evaluate_as_batch, Action, Cost, Environment, Measure, Rejection, Search,
+    SearchBudget, Space, Status,
+};
+use numpy::{PyArray1, ToPyArray};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The space text (or `auto`), read against the RISE library.
+fn space(text: &str) -> PyResult<Space<Term>> {
+    Space::parse_with_auto(text, registry(), search_costs::auto()).map_err(|e| {
+        let (line, column) = e.line_col(text);
+        located::<ParseError>(
+            format!("space:{line}:{column}: space error: {e}"),
+            Some("space"),
+            Some((line, column)),
+        )
+    })
+}
+
+fn search_error(message: String) -> PyErr {
+    located::<SearchError>(message, None, None)
+}
+
+/// The start of a search: the entry point at concrete sizes.
+fn start(program: &PyProgram, nats: Option<&BTreeMap<String, i64>>) -> PyResult<Term> {
+    let env = program.nat_env(nats)?;
+    program
+        .program
+        .instantiate(&env)
+        .map_err(|e| crate::errors::rise_error(&e, &program.file, &program.source))
+}
+
+/// A measure or a rejection as one JSON object (what executors send back).
+fn measure_json(m: &Result<Measure, Rejection>) -> serde_json::Value {
+    match m {
+        Ok(m) => json!({"cost": m.cost, "model": m.model, "ms": m.ms, "compile_ms": m.compile_ms}),
+        Err(r) => json!({"status": r.status.as_str(), "reason": r.reason}),
+    }
+}
+
+/// The measure or rejection a JSON object describes.
+fn measure_of(json: &serde_json::Value) -> Result<Measure, Rejection> {
+    let number = |key: &str| json.get(key).and_then(serde_json::Value::as_f64);
+    if let Some(cost) = number("cost") {
+        return Ok(Measure {
+            cost,
+            model: number("model"),
+            ms: number("ms"),
+            compile_ms: number("compile_ms"),
+        });
+    }
+    let status = match json.get("status").and_then(|s| s.as_str()) {
+        Some("strategy failed") => Status::StrategyFailed,
+        Some("wrong values") => Status::WrongValues,
+        Some("timeout") => Status::Timeout,
+        _ => Status::CompileFailed,
+    };
+    let reason = json
+        .get("reason")
+        .and_then(|r| r.as_str())
+        .unwrap_or("the executor gave no cost");
+    Err(Rejection::new(status, reason))
+}
+
+/// A cost evaluated by a Python executor: each round's programs go to its
+/// `evaluate(programs, cost, start, jobs)` as RISE text, and one JSON object per
+/// program comes back, in order.
+struct RemoteCost {
+    name: String,
+    executor: Py<PyAny>,
+    entry: String,
+    start: String,
+}
+
+impl Cost<Term> for RemoteCost {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn evaluate(&self, program: &Term) -> Result<Measure, Rejection> {
+        evaluate_as_batch(self, program)
+    }
+
+    fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        let texts: Vec<String> = programs
+            .iter()
+            .map(|p| print_definition(&self.entry, p))
+            .collect();
+        let answer = Python::attach(|py| -> PyResult<Vec<String>> {
+            self.executor
+                .call_method1(py, "evaluate", (texts, &self.name, &self.start, jobs))?
+                .extract(py)
+        });
+        match answer {
+            Ok(lines) if lines.len() == programs.len() => lines
+                .iter()
+                .map(|line| match serde_json::from_str(line) {
+                    Ok(json) => measure_of(&json),
+                    Err(e) => Err(Rejection::new(
+                        Status::CompileFailed,
+                        format!("executor: not JSON: {e}"),
+                    )),
+                })
+                .collect(),
+            Ok(lines) => {
+                let reason = format!(
+                    "executor: {} answers for {} programs",
+                    lines.len(),
+                    programs.len()
+                );
+                vec![Err(Rejection::new(Status::CompileFailed, reason)); programs.len()]
+            }
+            Err(e) => {
+                let reason = format!("executor: {e}");
+                vec![Err(Rejection::new(Status::CompileFailed, reason)); programs.len()]
+            }
+        }
+    }
+}
+
+/// Runs a search; the report and the log as JSON text (see `elevate.search`).
+#[pyfunction]
+#[pyo3(signature = (program, space_text, driver, cost, evals, seconds, seed, jobs, nats, threads, executor))]
+#[allow(clippy::too_many_arguments)]
+pub fn _search(
+    py: Python<'_>,
+    program: &PyProgram,
+    space_text: &str,
+    driver: &str,
+    cost: &str,
+    evals: Option<usize>,
+    seconds: Option<f64>,
+    seed: u64,
+    jobs: Option<usize>,
+    nats: Option<BTreeMap<String, i64>>,
+    threads: Option<usize>,
+    executor: Option<Py<PyAny>>,
+) -> PyResult<(String, Vec<String>)> {
+    let start = start(program, nats.as_ref())?;
+    let space = space(space_text)?;
+    let driver =
+        drivers::from_text::<Term>(driver).map_err(|e| search_error(format!("driver: {e}")))?;
+    let mut budget = SearchBudget::default();
+    match (evals, seconds) {
+        (None, None) => return Err(search_error("budget: give evals=N, time=S or both".into())),
+        (Some(0), _) => return Err(search_error("budget: evals must be at least 1".into())),
+        (_, Some(s)) if !(s > 0.0 && s <= 1e7) => {
+            return Err(search_error(format!(
+                "budget: time must be more than 0 and at most 10^7 seconds, found {s}"
+            )))
+        }
+        _ => {}
+    }
+    if let Some(n) = evals {
+        budget = budget.evaluations(n);
+    }
+    if let Some(s) = seconds {
+        budget = budget.time(Duration::from_secs_f64(s));
+    }
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let cost: Box<dyn Cost<Term>> = match executor {
+        None => search_costs::make(cost, &start, threads)
+            .map_err(|e| search_error(format!("cost: {e}")))?,
+        Some(executor) => {
+            // The name is checked here, where the search starts.
+            let _ = search_costs::make(cost, &start, threads)
+                .map_err(|e| search_error(format!("cost: {e}")))?;
+            Box::new(RemoteCost {
+                name: cost.to_string(),
+                executor,
+                entry: program.name().to_string(),
+                start: print_definition(program.name(), &start),
+            })
+        }
+    };
+    let replay_from = start.clone();
+    let report = py.detach(move || {
+        Search::new(space, driver, cost)
+            .budget(budget)
+            .seed(seed)
+            .jobs(jobs)
+            .baseline(start.clone())
+            .run(&start)
+    });
+    // The report names the best strategy only where it replays, as the command's does.
+    let replayed: Option<Term> = report.best().and_then(|best| {
+        let strategy = registry().parse(&best.strategy).ok()?;
+        strategy
+            .apply(&replay_from, &mut elevate_core::Context::default())
+            .ok()
+    });
+    let line = report_json(&report, &report.cost, replayed.as_ref()).to_string();
+    let log = report.log.iter().map(|c| log_line(c).to_string()).collect();
+    Ok((line, log))
+}
+
+/// Evaluates programs sent as RISE text with a cost of a search's start program:
+/// what an executor's worker runs (`elevate.executors`).
+#[pyclass(name = "CostEvaluator", module = "elevate._native", frozen)]
+pub struct PyCostEvaluator {
+    cost: Box<dyn Cost<Term>>,
+}
+
+#[pymethods]
+impl PyCostEvaluator {
+    /// The cost `cost` (`model`, `measured`, `model+measured`) of searches from
+    /// `start` (RISE text of the start program, at concrete sizes).
+    #[new]
+    #[pyo3(signature = (cost, start, threads=None))]
+    fn new(cost: &str, start: &str, threads: Option<usize>) -> PyResult<Self> {
+        let start = Program::load(start, None)
+            .map_err(|e| crate::errors::rise_error(&e, "start", start))?;
+        let cost = search_costs::make(cost, &start.entry().term, threads)
+            .map_err(|e| search_error(format!("cost: {e}")))?;
+        Ok(PyCostEvaluator { cost })
+    }
+
+    /// One JSON object per program (`cost`, `model`, `ms`, `compile_ms`; or `status`
+    /// and `reason`), in order.
+    #[pyo3(signature = (programs, jobs=1))]
+    fn evaluate(&self, py: Python<'_>, programs: Vec<String>, jobs: usize) -> Vec<String> {
+        py.detach(|| {
+            let parsed: Vec<Result<Term, String>> = programs
+                .iter()
+                .map(|text| {
+                    Program::load(text, None)
+                        .map(|p| p.entry().term.clone())
+                        .map_err(|e| format!("the candidate does not parse: {}", e.message))
+                })
+                .collect();
+            let ok: Vec<&Term> = parsed.iter().filter_map(|p| p.as_ref().ok()).collect();
+            let mut measured = self.cost.evaluate_all(&ok, jobs.max(1)).into_iter();
+            parsed
+                .iter()
+                .map(|p| match p {
+                    Ok(_) => measured.next().unwrap_or_else(|| {
+                        Err(Rejection::new(Status::CompileFailed, "nothing measured"))
+                    }),
+                    Err(reason) => Err(Rejection::new(Status::CompileFailed, reason.clone())),
+                })
+                .map(|m| measure_json(&m).to_string())
+                .collect()
+        })
+    }
+}
+
+/// The search's decisions, a step at a time, for learning agents (`elevate.gym`
+/// wraps it as a Gymnasium environment).
+#[pyclass(name = "Environment", module = "elevate._native")]
+pub struct PyEnvironment {
+    env: Environment<Term>,
+    start: Term,
+    entry: String,
+    file: String,
+}
+
+#[pymethods]
+impl PyEnvironment {
+    /// An environment over `space` (text or `auto`) from `program` at sizes `nats`,
+    /// rewarded by `cost` (`model` or `measured`); reset once.
+    #[new]
+    #[pyo3(signature = (program, space="auto", cost="model", nats=None, threads=None))]
+    fn new(
+        program: &PyProgram,
+        space: &str,
+        cost: &str,
+        nats: Option<BTreeMap<String, i64>>,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        let start = start(program, nats.as_ref())?;
+        let space = self::space(space)?;
+        let cost = search_costs::make(cost, &start, threads)
+            .map_err(|e| search_error(format!("cost: {e}")))?;
+        let mut env = Environment::new(space, cost);
+        env.reset(&start);
+        Ok(PyEnvironment {
+            env,
+            start,
+            entry: program.name().to_string(),
+            file: program.file.clone(),
+        })
+    }
+
+    /// Starts a new episode from the program; its features.
+    fn reset<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.env.reset(&self.start);
+        self.features(py)
+    }
+
+    /// `(transformations, parameters)`: the multi-discrete action space.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        let s = self.env.shape();
+        (s.transformations, s.parameters)
+    }
+
+    /// Takes the action `(transformation, parameter)`: `(reward, done, cost)` where
+    /// `cost` is the end's cost, `None` before the end, or a dict with `status` and
+    /// `reason` for an end that failed. A `ValueError` for an illegal action.
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        transformation: usize,
+        parameter: usize,
+    ) -> PyResult<(f64, bool, Option<Bound<'py, PyAny>>)> {
+        let action = Action {
+            transformation,
+            parameter,
+        };
+        let t = py
+            .detach(|| self.env.step(action))
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let outcome = match t.outcome {
+            None => None,
+            Some(Ok(cost)) => Some(cost.into_pyobject(py)?.into_any()),
+            Some(Err(r)) => {
+                let d = PyDict::new(py);
+                d.set_item("status", r.status.as_str())?;
+                d.set_item("reason", r.reason)?;
+                Some(d.into_any())
+            }
+        };
+        Ok((t.reward, t.done, outcome))
+    }
+
+    /// The legal actions now, as `(transformation, parameter)`.
+    fn legal_actions(&self) -> Vec<(usize, usize)> {
+        self.env
+            .legal_actions()
+            .into_iter()
+            .map(|a| (a.transformation, a.parameter))
+            .collect()
+    }
+
+    /// The legal actions as a boolean mask over `transformations * parameters`
+    /// actions, row-major.
+    fn mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        self.env.mask().to_pyarray(py)
+    }
+
+    /// Goes back one step (in constant time); `False` at the start of an episode.
+    fn undo(&mut self) -> bool {
+        self.env.undo()
+    }
+
+    /// The state's features: decisions made, options now, log10 of the space left.
+    fn features<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.env.features().to_pyarray(py)
+    }
+
+    /// How many numbers `features` gives.
+    #[getter]
+    fn feature_len(&self) -> usize {
+        self.env.feature_len()
+    }
+
+    /// Steps taken in this episode.
+    #[getter]
+    fn steps_taken(&self) -> usize {
+        self.env.steps_taken()
+    }
+
+    /// Whether the episode has ended.
+    #[getter]
+    fn done(&self) -> bool {
+        self.env.state().is_final()
+    }
+
+    /// The baseline's cost (the start program's), if it has one.
+    #[getter]
+    fn baseline(&self) -> Option<f64> {
+        self.env.baseline()
+    }
+
+    /// The decisions so far, as strategy text.
+    #[getter]
+    fn strategy(&self) -> String {
+        self.env.state().text()
+    }
+
+    /// The options at this state, as text.
+    fn options(&self) -> Vec<String> {
+        let state = self.env.state();
+        (0..state.options())
+            .filter_map(|i| state.option_text(i))
+            .collect()
+    }
+
+    /// The program at this state.
+    #[getter]
+    fn program(&self) -> PyResult<PyProgram> {
+        PyProgram::from_term(&self.entry, self.env.state().program(), &self.file)
+    }
+}

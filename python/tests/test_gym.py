@@ -1,0 +1,88 @@
+"""The Gymnasium environment: the checker, masks, undo, rewards."""
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import elevate
+import elevate.gym
+
+SIZES = {"n": 64, "k": 64, "m": 64}
+
+
+@pytest.fixture
+def env(matmul):
+    return gymnasium.make(elevate.gym.ENV_ID, program=matmul, cost="model", nats=SIZES).unwrapped
+
+
+def test_the_environment_passes_gymnasiums_checker(env):
+    check_env(env, skip_render_check=False)
+
+
+def test_it_is_made_from_a_path_too(examples):
+    env = gymnasium.make("elevate/Schedule-v0", program=str(examples / "matmul.rise"), nats=SIZES)
+    observation, info = env.reset(seed=1)
+    assert env.observation_space.contains(observation)
+    assert info["baseline"] > 0
+
+
+def test_an_episode_under_the_masks_never_takes_an_illegal_action(env):
+    rng = np.random.default_rng(0)
+    transformations, parameters = env.action_space.nvec
+    for episode in range(30):
+        env.reset(seed=episode)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            assert mask.shape == (transformations + parameters,)
+            t = rng.choice(np.flatnonzero(mask[:transformations]))
+            p = rng.choice(np.flatnonzero(mask[transformations:]))
+            observation, reward, done, truncated, info = env.step(np.array([t, p]))
+            assert not info["illegal"]
+            assert env.observation_space.contains(observation)
+        assert np.isfinite(reward)
+        assert info["strategy"]
+
+
+def test_an_illegal_action_ends_the_episode_with_the_failed_reward(env):
+    env.reset()
+    transformations = env.action_space.nvec[0]
+    # Later decisions have fewer options than the widest: find one with an illegal one.
+    while True:
+        illegal = np.flatnonzero(~env.action_masks()[:transformations])
+        if len(illegal):
+            break
+        _, _, done, _, _ = env.step(np.array(env.legal_actions()[0]))
+        assert not done, "every decision of the episode had every option legal"
+    _, reward, done, _, info = env.step(np.array([illegal[0], 0]))
+    assert done and info["illegal"] and reward == elevate.gym.FAILED_REWARD
+
+
+def test_undo_restores_the_program_and_the_mask(env):
+    env.reset()
+    before = env.current_program
+    mask = env.joint_mask()
+    steps = 0
+    while True:
+        legal = env.legal_actions()
+        _, _, done, _, _ = env.step(np.array(legal[-1]))
+        steps += 1
+        if done:
+            break
+    for _ in range(steps):
+        assert env.undo()
+    assert not env.undo()
+    assert env.current_program == before
+    assert (env.joint_mask() == mask).all()
+
+
+def test_the_reward_is_the_log_speedup_by_the_model(env, matmul):
+    env.reset()
+    done = False
+    while not done:
+        _, reward, done, _, info = env.step(np.array(env.legal_actions()[0]))
+    if isinstance(info["cost"], float):
+        assert reward == pytest.approx(np.log(info["baseline"] / info["cost"]))
+    else:
+        assert reward == elevate.gym.FAILED_REWARD
