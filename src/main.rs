@@ -231,6 +231,12 @@ enum Command {
         /// `progress.svg` and `progress.png` into this directory.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Where candidates are evaluated: `local` (this process, on `--jobs`
+        /// threads), or a Ray cluster: `ray` (a local one), `ray://HOST:PORT` or
+        /// `auto` (a running one), through `python -m elevate.executors` (the Python
+        /// package; the Python is `ELEVATE_PYTHON`, or `python3`).
+        #[arg(long, default_value = "local")]
+        executor: String,
     },
     /// Run the reference interpreter; print the result as JSON.
     Eval {
@@ -578,6 +584,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             nats,
             threads,
             out,
+            executor,
         } => search_cmd::search(search_cmd::SearchOptions {
             path: &program,
             entry: entry.as_deref(),
@@ -590,6 +597,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             nats: &nats,
             threads,
             out: out.as_deref(),
+            executor: &executor,
         })?,
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;

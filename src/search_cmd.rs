@@ -3,6 +3,7 @@
 //! `--out DIR` the log, the report, the best point and its program.
 
 use crate::{load, output, read, Failure};
+use elevate::search_remote::{ProcessExecutor, RemoteCost};
 use elevate::search_report::{log_line, report_json};
 use elevate_rise::{io, print_definition, Program, Term};
 use elevate_strategies::search::{drivers, Progress, Report, Search, SearchBudget, Space};
@@ -24,6 +25,7 @@ pub struct SearchOptions<'a> {
     pub nats: &'a [(String, i64)],
     pub threads: Option<usize>,
     pub out: Option<&'a Path>,
+    pub executor: &'a str,
 }
 
 /// `--budget evals=N,time=S`: either or both; `time` in seconds (fractions allowed).
@@ -75,6 +77,16 @@ pub fn search(options: SearchOptions<'_>) -> Result<(), Failure> {
         .map_err(|e| Failure(format!("--driver: {e}")))?;
     let cost = elevate::search_costs::make(options.cost, &start, options.threads)
         .map_err(|e| Failure(format!("--cost: {e}")))?;
+    let cost: Box<dyn elevate_strategies::search::Cost<Term>> = match options.executor {
+        "local" => cost,
+        target => Box::new(RemoteCost {
+            name: cost.name(),
+            entry: program.entry().name.clone(),
+            start: print_definition(&program.entry().name, &start),
+            executor: ProcessExecutor::start(target)
+                .map_err(|e| Failure(format!("--executor {target}: {e}")))?,
+        }),
+    };
     let cost_name = cost.name();
     let jobs = options
         .jobs

@@ -8,16 +8,15 @@ use crate::errors::{located, ParseError, SearchError};
 use crate::program::PyProgram;
 use crate::strategy::registry;
 use elevate::search_costs;
+use elevate::search_remote::{measure_json, Executor, RemoteCost};
 use elevate::search_report::{log_line, report_json};
 use elevate_rise::{print_definition, Program, Term};
 use elevate_strategies::search::{
-    drivers, evaluate_as_batch, Action, Cost, Environment, Measure, Rejection, Search,
-    SearchBudget, Space, Status,
+    drivers, Action, Cost, Environment, Rejection, Search, SearchBudget, Space, Status,
 };
 use numpy::{PyArray1, ToPyArray};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -46,91 +45,24 @@ fn start(program: &PyProgram, nats: Option<&BTreeMap<String, i64>>) -> PyResult<
         .map_err(|e| crate::errors::rise_error(&e, &program.file, &program.source))
 }
 
-/// A measure or a rejection as one JSON object (what executors send back).
-fn measure_json(m: &Result<Measure, Rejection>) -> serde_json::Value {
-    match m {
-        Ok(m) => json!({"cost": m.cost, "model": m.model, "ms": m.ms, "compile_ms": m.compile_ms}),
-        Err(r) => json!({"status": r.status.as_str(), "reason": r.reason}),
-    }
-}
+/// An executor that is a Python object with `evaluate(programs, cost, start, jobs)`
+/// (`elevate.executors.RayExecutor`, say).
+struct PyExecutor(Py<PyAny>);
 
-/// The measure or rejection a JSON object describes.
-fn measure_of(json: &serde_json::Value) -> Result<Measure, Rejection> {
-    let number = |key: &str| json.get(key).and_then(serde_json::Value::as_f64);
-    if let Some(cost) = number("cost") {
-        return Ok(Measure {
-            cost,
-            model: number("model"),
-            ms: number("ms"),
-            compile_ms: number("compile_ms"),
-        });
-    }
-    let status = match json.get("status").and_then(|s| s.as_str()) {
-        Some("strategy failed") => Status::StrategyFailed,
-        Some("wrong values") => Status::WrongValues,
-        Some("timeout") => Status::Timeout,
-        _ => Status::CompileFailed,
-    };
-    let reason = json
-        .get("reason")
-        .and_then(|r| r.as_str())
-        .unwrap_or("the executor gave no cost");
-    Err(Rejection::new(status, reason))
-}
-
-/// A cost evaluated by a Python executor: each round's programs go to its
-/// `evaluate(programs, cost, start, jobs)` as RISE text, and one JSON object per
-/// program comes back, in order.
-struct RemoteCost {
-    name: String,
-    executor: Py<PyAny>,
-    entry: String,
-    start: String,
-}
-
-impl Cost<Term> for RemoteCost {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-
-    fn evaluate(&self, program: &Term) -> Result<Measure, Rejection> {
-        evaluate_as_batch(self, program)
-    }
-
-    fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {
-        let texts: Vec<String> = programs
-            .iter()
-            .map(|p| print_definition(&self.entry, p))
-            .collect();
-        let answer = Python::attach(|py| -> PyResult<Vec<String>> {
-            self.executor
-                .call_method1(py, "evaluate", (texts, &self.name, &self.start, jobs))?
+impl Executor for PyExecutor {
+    fn evaluate(
+        &self,
+        programs: Vec<String>,
+        cost: &str,
+        start: &str,
+        jobs: usize,
+    ) -> Result<Vec<String>, String> {
+        Python::attach(|py| {
+            self.0
+                .call_method1(py, "evaluate", (programs, cost, start, jobs))?
                 .extract(py)
-        });
-        match answer {
-            Ok(lines) if lines.len() == programs.len() => lines
-                .iter()
-                .map(|line| match serde_json::from_str(line) {
-                    Ok(json) => measure_of(&json),
-                    Err(e) => Err(Rejection::new(
-                        Status::CompileFailed,
-                        format!("executor: not JSON: {e}"),
-                    )),
-                })
-                .collect(),
-            Ok(lines) => {
-                let reason = format!(
-                    "executor: {} answers for {} programs",
-                    lines.len(),
-                    programs.len()
-                );
-                vec![Err(Rejection::new(Status::CompileFailed, reason)); programs.len()]
-            }
-            Err(e) => {
-                let reason = format!("executor: {e}");
-                vec![Err(Rejection::new(Status::CompileFailed, reason)); programs.len()]
-            }
-        }
+        })
+        .map_err(|e: PyErr| e.to_string())
     }
 }
 
@@ -185,7 +117,7 @@ pub fn _search(
                 .map_err(|e| search_error(format!("cost: {e}")))?;
             Box::new(RemoteCost {
                 name: cost.to_string(),
-                executor,
+                executor: PyExecutor(executor),
                 entry: program.name().to_string(),
                 start: print_definition(program.name(), &start),
             })

@@ -216,3 +216,81 @@ fn a_measured_search_times_compiled_candidates() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The Python of the repository's virtual environment (`scripts/install-python`).
+fn project_python() -> String {
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-python (the test command does)",
+        python.display()
+    );
+    python.display().to_string()
+}
+
+#[test]
+fn a_search_on_a_ray_cluster_logs_what_a_local_search_logs() {
+    let python = project_python();
+    let run = |executor: &str| {
+        let dir = out_dir(&format!("executor-{}", executor.replace(':', "-")));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_elevate"))
+            .args([
+                "search",
+                &example("mm64.rise"),
+                "--space",
+                "auto",
+                "--driver",
+                "evolve(6)",
+            ])
+            .args([
+                "--budget",
+                "evals=14",
+                "--seed",
+                "4",
+                "--jobs",
+                "2",
+                "--executor",
+                executor,
+            ])
+            .args(["--out", dir.to_str().unwrap()])
+            .env("ELEVATE_PYTHON", &python)
+            .output()
+            .expect("elevate runs");
+        let r = report(&o);
+        let log = std::fs::read_to_string(dir.join("log.jsonl")).expect("a log");
+        (r, log)
+    };
+    let (local, local_log) = run("local");
+    let (ray, ray_log) = run("ray");
+    assert_eq!(ray_log, local_log);
+    assert_eq!(ray_log.lines().count(), 14);
+    for key in [
+        "best_strategy",
+        "best_program_hash",
+        "evaluations",
+        "failed",
+    ] {
+        assert_eq!(ray[key], local[key], "{key}");
+    }
+}
+
+#[test]
+fn an_executor_that_cannot_start_is_an_error_naming_it() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_elevate"))
+        .args([
+            "search",
+            &example("mm64.rise"),
+            "--space",
+            "auto",
+            "--budget",
+            "evals=3",
+        ])
+        .args(["--executor", "ray"])
+        .env("ELEVATE_PYTHON", "/nonexistent/python3")
+        .output()
+        .expect("elevate runs");
+    assert_fails_with(
+        &o,
+        "--executor ray: cannot start `/nonexistent/python3 -m elevate.executors ray`",
+    );
+}
