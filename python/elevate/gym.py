@@ -83,22 +83,20 @@ class ScheduleEnv(gymnasium.Env):
         super().reset(seed=seed)
         features = self._env.reset()
         self._ended = False
-        return features.astype(np.float32), {"baseline": self._env.baseline}
+        return features, {"baseline": self._env.baseline}
 
     def step(self, action) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
         if self._ended:
             raise RuntimeError("the episode has ended: call reset()")
         transformation, parameter = int(action[0]), int(action[1])
-        choices = self._parameters_by_transformation()
-        count = choices.get(transformation, 0)
+        count = self._env.parameter_count(transformation)
         if count == 0:
             self._ended = True
-            observation = self._env.features().astype(np.float32)
-            info = {"illegal": True, "strategy": self._env.strategy}
-            return observation, FAILED_REWARD, True, False, info
+            illegal = {"illegal": True, "strategy": self._env.strategy}
+            return self._env.features(), FAILED_REWARD, True, False, illegal
         reward, done, cost = self._env.step(transformation, parameter % count)
         self._ended = done
-        observation = self._env.features().astype(np.float32)
+        observation = self._env.features()
         info: Dict[str, Any] = {"illegal": False}
         if done:
             info["strategy"] = self._env.strategy
@@ -113,20 +111,9 @@ class ScheduleEnv(gymnasium.Env):
 
     # Masks, for agents that take only legal actions.
 
-    def _parameters_by_transformation(self) -> Dict[int, int]:
-        counts: Dict[int, int] = {}
-        for transformation, parameter in self._env.legal_actions():
-            counts[transformation] = max(counts.get(transformation, 0), parameter + 1)
-        return counts
-
     def action_masks(self) -> np.ndarray:
         """One mask per dimension, concatenated (MaskablePPO's multi-discrete form)."""
-        transformations, parameters = self._shape
-        mask = np.zeros(transformations + parameters, dtype=bool)
-        for transformation, parameter in self._env.legal_actions():
-            mask[transformation] = True
-            mask[transformations + parameter] = True
-        return mask
+        return self._env.action_masks()
 
     def joint_mask(self) -> np.ndarray:
         """The exact legal pairs: a ``transformations x parameters`` boolean array."""

@@ -274,6 +274,37 @@ impl PyCompiled {
         Ok(line)
     }
 
+    /// Nanoseconds per call of the compiled function from Rust alone: `runs` calls on
+    /// `args`' memory, their addresses taken once (the baseline of a call's overhead
+    /// from Python).
+    #[pyo3(signature = (runs, *args))]
+    fn rust_call_ns(&self, runs: usize, args: &Bound<'_, PyTuple>) -> PyResult<f64> {
+        let py = args.py();
+        let runs = runs.clamp(1, MAX_BENCH_RUNS);
+        let out = self.new_output(py)?;
+        let mut keep = Vec::new();
+        let mut raw = Vec::new();
+        for (k, (slot, arg)) in self.interface.inputs.iter().zip(args.iter()).enumerate() {
+            raw.push(match slot {
+                Slot::Array(shape) => RawArg::Array(self.address(k, &arg, shape, &mut keep)?),
+                Slot::Scalar(s) => RawArg::Scalar(scalar(&arg, *s)?),
+            });
+        }
+        if raw.len() != self.interface.inputs.len() {
+            return Err(self.input_error("one input per parameter".into()));
+        }
+        // SAFETY: a live NumPy array object.
+        let out_address = unsafe { (*out.as_array_ptr()).fields.data as *mut u8 };
+        let started = Instant::now();
+        for _ in 0..runs {
+            // SAFETY: as in `call_into`: checked addresses, kept alive by `args`,
+            // `keep` and `out`.
+            unsafe { self.compiled.invoke_raw(&raw, out_address) }
+                .map_err(|e| bridge_error(e, &self.program, &self.file, &self.source))?;
+        }
+        Ok(started.elapsed().as_secs_f64() * 1e9 / runs as f64)
+    }
+
     /// Reproducible random inputs of the right dtypes and shapes (NumPy's generator,
     /// seed 0: floats in [-1, 1), integers in [-8, 8), booleans).
     fn random_inputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {

@@ -232,7 +232,7 @@ impl PyEnvironment {
     }
 
     /// Starts a new episode from the program; its features.
-    fn reset<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+    fn reset<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
         self.env.reset(&self.start);
         self.features(py)
     }
@@ -288,14 +288,41 @@ impl PyEnvironment {
         self.env.mask().to_pyarray(py)
     }
 
+    /// The legal actions as one mask per dimension, concatenated (sb3-contrib's
+    /// MaskablePPO form): `transformations` entries (legal now), then `parameters`
+    /// entries (legal for some legal transformation).
+    fn action_masks<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        let shape = self.env.shape();
+        let mut mask = vec![false; shape.transformations + shape.parameters];
+        for a in self.env.legal_actions() {
+            mask[a.transformation] = true;
+            mask[shape.transformations + a.parameter] = true;
+        }
+        mask.to_pyarray(py)
+    }
+
+    /// How many parameters `transformation` has now (its legal ones are `0..count`);
+    /// 0 where it is not legal.
+    fn parameter_count(&self, transformation: usize) -> usize {
+        self.env
+            .legal_actions()
+            .iter()
+            .filter(|a| a.transformation == transformation)
+            .map(|a| a.parameter + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Goes back one step (in constant time); `False` at the start of an episode.
     fn undo(&mut self) -> bool {
         self.env.undo()
     }
 
-    /// The state's features: decisions made, options now, log10 of the space left.
-    fn features<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        self.env.features().to_pyarray(py)
+    /// The state's features: decisions made, options now, log10 of the space left
+    /// (as float32, Gymnasium's `Box` observations).
+    fn features<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        let features: Vec<f32> = self.env.features().iter().map(|x| *x as f32).collect();
+        features.to_pyarray(py)
     }
 
     /// How many numbers `features` gives.

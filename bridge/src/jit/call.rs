@@ -32,19 +32,9 @@ impl Compiled {
     ///
     /// Every pointer in `arguments` points to live storage of the type the function's
     /// C interface expects, in its order.
-    pub(super) unsafe fn invoke_packed(&self, arguments: &mut [*mut ()]) -> Result<(), Error> {
-        // SAFETY: as the caller promises.
-        let called = unsafe { self.engine.invoke_packed(&self.payload.name, arguments) };
-        if !called {
-            return Err(Error::mlir(
-                crate::Stage::Run,
-                format!(
-                    "the compiled module has no function `{}`",
-                    self.payload.name
-                ),
-            ));
-        }
-        Ok(())
+    pub(super) unsafe fn invoke_packed(&self, arguments: &mut [*mut ()]) {
+        // SAFETY: as the caller promises; the wrapper lives as long as the engine.
+        unsafe { (self.packed)(arguments.as_mut_ptr()) }
     }
 
     /// Calls the function on `inputs` and returns its result.
@@ -82,7 +72,7 @@ impl Call<'_> {
         // SAFETY: every pointer points to live storage of the type the C interface
         // expects (descriptors built for these shapes, scalars by value in the low
         // bytes of eight), and integer divisions that would trap are guarded.
-        unsafe { compiled.invoke_packed(&mut arguments)? };
+        unsafe { compiled.invoke_packed(&mut arguments) };
         self.args.trapped(&compiled.payload)
     }
 

@@ -2,7 +2,7 @@
 //! runtime for its parallel loops.
 
 use super::build::lowered_payload;
-use super::engine::Engine;
+use super::engine::{Engine, PackedFunction};
 use super::mlir::{context, failure, llvm_ir_text, parse_named};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
@@ -15,8 +15,10 @@ pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
 /// A payload compiled to machine code, ready to call ([`Compiled::prepare`],
 /// [`Compiled::run`]).
 pub struct Compiled {
-    // Dropped before the context it was made in.
-    pub(super) engine: Engine,
+    // Holds the compiled code; dropped before the context it was made in.
+    _engine: Engine,
+    /// The function's packed wrapper in `engine`.
+    pub(super) packed: PackedFunction,
     llvm_dialect: String,
     pub(super) payload: Payload,
     pub(super) limits: Limits,
@@ -81,19 +83,18 @@ pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
             &messages,
         ));
     };
-    if engine
-        .lookup(&format!("_mlir_ciface_{}", payload.name))
-        .is_null()
-    {
+    // The C interface's packed wrapper, as MLIR's C API calls it.
+    let Some(packed) = engine.lookup_packed(&format!("_mlir_ciface_{}", payload.name)) else {
         return Err(failure(
             Stage::Jit,
             "the compiled function is missing",
             &messages,
         ));
-    }
+    };
     drop(module);
     Ok(Compiled {
-        engine,
+        _engine: engine,
+        packed,
         llvm_dialect,
         payload: payload.clone(),
         limits: *limits,

@@ -6,9 +6,8 @@
 use melior::ir::Module;
 use melior::StringRef;
 use mlir_sys::{
-    mlirExecutionEngineCreate, mlirExecutionEngineDestroy, mlirExecutionEngineInvokePacked,
-    mlirExecutionEngineLookup, mlirExecutionEngineRegisterSymbol, MlirExecutionEngine,
-    MlirStringRef,
+    mlirExecutionEngineCreate, mlirExecutionEngineDestroy, mlirExecutionEngineLookupPacked,
+    mlirExecutionEngineRegisterSymbol, MlirExecutionEngine, MlirStringRef,
 };
 
 /// A module compiled to machine code, with the symbols it defines.
@@ -56,31 +55,24 @@ impl Engine {
         Some(Engine(raw))
     }
 
-    /// The address of the symbol `name`, null where the module does not define it.
-    pub(super) fn lookup(&self, name: &str) -> *mut () {
+    /// The packed wrapper of the function `name` (`_mlir_NAME`: it takes the
+    /// addresses of the arguments and results in one array; MLIR's C API calls
+    /// `_mlir_ciface_F`'s), looked up once so that
+    /// calls skip the lookup; `None` where the module has none.
+    pub(super) fn lookup_packed(&self, name: &str) -> Option<PackedFunction> {
         // SAFETY: the engine is live (not null, not destroyed).
-        unsafe { mlirExecutionEngineLookup(self.0, StringRef::new(name).to_raw()) as *mut () }
-    }
-
-    /// Calls `name` through its packed interface (`_mlir_name`), with `arguments` the
-    /// addresses of its arguments and of its results; `false` where it has none.
-    ///
-    /// # Safety
-    ///
-    /// Every pointer in `arguments` must point to live storage of the type the
-    /// function's C interface expects, in its order.
-    pub(super) unsafe fn invoke_packed(&self, name: &str, arguments: &mut [*mut ()]) -> bool {
-        // SAFETY: as the caller promises.
-        let result = unsafe {
-            mlirExecutionEngineInvokePacked(
-                self.0,
-                StringRef::new(name).to_raw(),
-                arguments.as_mut_ptr() as _,
-            )
-        };
-        result.value != 0
+        let address =
+            unsafe { mlirExecutionEngineLookupPacked(self.0, StringRef::new(name).to_raw()) };
+        // SAFETY: a non-null packed wrapper has this signature (MLIR's
+        // `ExecutionEngine::lookupPacked`); it lives as long as the engine.
+        (!address.is_null()).then(|| unsafe {
+            std::mem::transmute::<*mut std::ffi::c_void, PackedFunction>(address)
+        })
     }
 }
+
+/// A packed wrapper: `void f(void **arguments)`.
+pub(super) type PackedFunction = unsafe extern "C" fn(*mut *mut ());
 
 impl Drop for Engine {
     fn drop(&mut self) {

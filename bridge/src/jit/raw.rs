@@ -152,7 +152,7 @@ impl Compiled {
             .collect();
         // SAFETY: the caller's memory is as the interface says (this function's
         // contract); descriptors, scalars and the trap code live until it returns.
-        unsafe { self.invoke_packed(&mut arguments)? };
+        unsafe { self.invoke_packed(&mut arguments) };
         if trap_code > 0 {
             return Err(super::args::trapped(payload, trap_code));
         }
