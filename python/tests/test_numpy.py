@@ -105,3 +105,11 @@ def test_the_gpu_target_compiles_to_ptx_and_runs_or_says_there_is_no_gpu(example
         assert "no GPU" in str(e)
     else:
         np.testing.assert_allclose(y, program.eval(x), rtol=1e-6)
+
+
+def test_inputs_nested_deeper_than_numpy_allows_are_refused(matmul):
+    deep = 1.0
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested"):
+        matmul.eval(deep, deep)

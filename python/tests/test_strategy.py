@@ -1,5 +1,6 @@
 """Strategies: text, composition in Python, application, budgets, traces."""
 
+import numpy as np
 import pytest
 
 import elevate
@@ -64,3 +65,17 @@ def test_saturation_and_sketch_guidance_from_python(matmul):
     assert saturated.signature["params"] == matmul.signature["params"]
     with pytest.raises(ValueError):
         elevate.sketch_guided(matmul, [])
+
+
+def test_sketch_guidance_reaches_each_sketch_in_turn():
+    squares = elevate.Program.parse("def f(xs: 32.f32) = xs |> map(fun(x => x * x)) |> reduce(add, 0.0)")
+    steps = [
+        ("contains(map[8](map[4](?)))", "splitJoin(4),splitJoin(8)", {"iterations": 4}),
+        ("contains(mapPar[8](map[4](?)))", "lowering", "iterations=4"),
+    ]
+    tiled = elevate.sketch_guided(squares, steps)
+    assert "mapPar" in str(tiled)
+    x = np.arange(32, dtype=np.float32)
+    assert tiled.eval(x) == pytest.approx(squares.eval(x))
+    with pytest.raises(elevate.StrategyError, match="sketchGuided"):
+        elevate.sketch_guided(squares, [("contains(transpose)", "lowering", "iterations=2")])
