@@ -2,7 +2,8 @@
 
 - ``env``: steps per second of the search environment from Python on the matmul with
   the model cost (no compilation), native (``elevate.Environment``) and through the
-  Gymnasium wrapper with masks, as an agent steps it; steps that end an episode ask the
+  Gymnasium wrapper with masks, as an agent steps it (with the state's features, and
+  with the program's loop-nest features); steps that end an episode ask the
   model for the end's cost (cached per program), the others do not. Goal: 10,000 steps
   per second (the MLIR RL environment takes 0.089 s per sample).
 - ``call``: a compiled function called from Python on NumPy arrays, against the same
@@ -70,8 +71,8 @@ def env_native(seconds: float) -> dict:
     return episodes(lambda a: env.step(*a)[1], env.reset, legal, seconds)
 
 
-def env_gym(seconds: float) -> dict:
-    env = elevate.gym.ScheduleEnv(str(MATMUL), cost="model", nats=SIZES)
+def env_gym(seconds: float, features: str = "state") -> dict:
+    env = elevate.gym.ScheduleEnv(str(MATMUL), cost="model", nats=SIZES, features=features)
     transformations = env.action_space.nvec[0]
 
     def legal(rng):
@@ -82,7 +83,8 @@ def env_gym(seconds: float) -> dict:
         return (legal_t[rng.randrange(len(legal_t))], legal_p[rng.randrange(len(legal_p))])
 
     result = episodes(lambda a: env.step(a)[2], env.reset, legal, seconds)
-    return {f"gym_{key}": value for key, value in result.items()}
+    prefix = "gym" if features == "state" else f"gym_{features}"
+    return {f"{prefix}_{key}": value for key, value in result.items()}
 
 
 def call_overhead(runs: int) -> dict:
@@ -121,7 +123,13 @@ def main() -> None:
     args = parser.parse_args()
     seconds = 0.5 if args.quick else 3.0
     runs = 5_000 if args.quick else 100_000
-    env = {"bench": "python_env", **env_native(seconds), **env_gym(seconds), "goal_steps_per_s": 10_000}
+    env = {
+        "bench": "python_env",
+        **env_native(seconds),
+        **env_gym(seconds),
+        **env_gym(seconds, "loops"),
+        "goal_steps_per_s": 10_000,
+    }
     print(json.dumps(env))
     print(json.dumps({"bench": "python_call", **call_overhead(runs)}))
 

@@ -106,6 +106,7 @@ class Environment:
         cost: str = "model",
         nats: Sizes = None,
         threads: Optional[int] = None,
+        features: str = "state",
     ) -> None: ...
     def reset(self) -> npt.NDArray[np.float32]: ...
     @property

@@ -10,7 +10,10 @@ space derived from the program's loop nests) one at a time. The action space is
 option of the current choice (for a ``steps`` choice: 0 stops, ``1 + k`` takes the
 ``k``-th alternative) and its parameter (the location, for a step; 0 otherwise).
 The observation is the state's features (decisions made, options now, log10 of the
-space left). The reward is 0 until the end, then the log of the speedup over the
+space left) and, with ``features="loops"``, the program's loop nests (per nest, heaviest
+first: log2 trip count and kind of each loop down the heaviest path, vector lanes,
+parallel loops, log2 bytes read and written, arithmetic intensity, log10 operations;
+the program is lowered and traced for them, once per program). The reward is 0 until the end, then the log of the speedup over the
 start program by the chosen cost (``model``: the analytical model, no compilation;
 ``measured``: compiled and timed), or -1 for a point whose strategy fails.
 
@@ -56,6 +59,7 @@ class ScheduleEnv(gymnasium.Env):
         nats: Optional[Mapping[str, int]] = None,
         threads: Optional[int] = None,
         render_mode: Optional[str] = None,
+        features: str = "state",
     ) -> None:
         if not isinstance(program, Program):
             program = Program.load(os.fspath(program))
@@ -63,7 +67,7 @@ class ScheduleEnv(gymnasium.Env):
             raise ValueError(f"unknown render mode {render_mode!r} (ansi)")
         self.program = program
         self.render_mode = render_mode
-        self._env = Environment(program, space, cost, None if nats is None else dict(nats), threads)
+        self._env = Environment(program, space, cost, None if nats is None else dict(nats), threads, features)
         transformations, parameters = self._env.shape
         self._shape = (transformations, parameters)
         self.action_space = spaces.MultiDiscrete([transformations, parameters])

@@ -207,21 +207,35 @@ pub struct PyEnvironment {
 #[pymethods]
 impl PyEnvironment {
     /// An environment over `space` (text or `auto`) from `program` at sizes `nats`,
-    /// rewarded by `cost` (`model` or `measured`); reset once.
+    /// rewarded by `cost` (`model` or `measured`); reset once. `features`: `state`
+    /// (decisions made, options now, log10 of the space left) or `loops` (those, then
+    /// the program's loop nests: trip counts, loop kinds, vector lanes, parallel
+    /// loops, bytes read and written, arithmetic intensity; the program is lowered and
+    /// traced for them, once per program).
     #[new]
-    #[pyo3(signature = (program, space="auto", cost="model", nats=None, threads=None))]
+    #[pyo3(signature = (program, space="auto", cost="model", nats=None, threads=None, features="state"))]
     fn new(
         program: &PyProgram,
         space: &str,
         cost: &str,
         nats: Option<BTreeMap<String, i64>>,
         threads: Option<usize>,
+        features: &str,
     ) -> PyResult<Self> {
         let start = start(program, nats.as_ref())?;
         let space = self::space(space)?;
         let cost = search_costs::make(cost, &start, threads)
             .map_err(|e| search_error(format!("cost: {e}")))?;
         let mut env = Environment::new(space, cost);
+        match features {
+            "state" => {}
+            "loops" => env = env.with_features(elevate_rise::search::LoopNests::default()),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown features `{other}` (state, loops)"
+                )))
+            }
+        }
         env.reset(&start);
         Ok(PyEnvironment {
             env,

@@ -86,3 +86,21 @@ def test_the_reward_is_the_log_speedup_by_the_model(env, matmul):
         assert reward == pytest.approx(np.log(info["baseline"] / info["cost"]))
     else:
         assert reward == elevate.gym.FAILED_REWARD
+
+
+def test_the_loop_nest_features_describe_the_program_as_it_changes(matmul):
+    env = gymnasium.make(elevate.gym.ENV_ID, program=matmul, nats=SIZES, features="loops").unwrapped
+    check_env(env)
+    first, _ = env.reset()
+    assert first.shape == (3 + 1 + 3 * 18,)
+    assert first[3] == 1.0, "one nest"
+    seen = {first[3:].tobytes()}
+    for _ in range(20):
+        env.reset()
+        done = False
+        while not done:
+            observation, _, done, _, _ = env.step(np.array(env.legal_actions()[-1]))
+            seen.add(observation[3:].tobytes())
+    assert len(seen) > 2, "the program's features change as it is rewritten"
+    with pytest.raises(ValueError, match="features"):
+        elevate.gym.ScheduleEnv(matmul, nats=SIZES, features="pixels")

@@ -1,14 +1,17 @@
 //! RISE's side of search over strategies (`spec/search.md`): the fingerprint a
 //! search's cache is keyed by, the trace of a low-level program, the analytical cost
-//! model that reads it, and `auto`, the space derived from a program's loop nests.
+//! model that reads it, `auto`, the space derived from a program's loop nests, and
+//! the loop-nest features a learning agent sees.
 
 pub mod auto;
+pub mod features;
 mod fingerprint;
 pub mod library;
 pub mod model;
 pub mod trace;
 
 pub use auto::Auto;
+pub use features::LoopNests;
 pub use fingerprint::fingerprint;
 pub use library::padded_tile;
 pub use model::{Machine, ModelCost};

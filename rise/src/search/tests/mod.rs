@@ -1,6 +1,7 @@
 //! Tests of RISE's side of search.
 
 mod auto;
+mod features;
 mod fingerprint;
 mod model;
 mod trace;
