@@ -112,6 +112,20 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
     }
 }
 
+/// Whether `term`'s payload (see [`payload`]) computes every kernel as a structured
+/// operation: the same answer as `payload(..).all_structured()`, without writing the
+/// module where the program is structured as a whole (the search's model asks this
+/// of every candidate).
+pub fn all_structured(term: &Term, limits: &Limits) -> bool {
+    let Ok(sig) = signature(term, limits) else {
+        return false;
+    };
+    match crate::structured::translate(&sig, limits, false) {
+        Ok(_) => true,
+        Err(why) => staged("f", term, sig, limits, why.0).is_ok_and(|p| p.all_structured()),
+    }
+}
+
 /// The payload of `term` for the GPU: structured as a whole, each kernel's GPU maps a
 /// launch of blocks and threads in its Transform script (see
 /// [`crate::jit::payload_ptx`] for its PTX). An error where the program is not

@@ -45,9 +45,9 @@ use elevate_rise::Term;
 /// model traces the program as loops: it has no cost per kernel), and for what it
 /// cannot translate at all.
 pub fn translation(term: &Term) -> Translation {
-    match crate::payload::payload("f", term, &Limits::default()) {
-        Ok(p) if p.all_structured() => Translation::Structured,
-        _ => Translation::Loops,
+    match crate::payload::all_structured(term, &Limits::default()) {
+        true => Translation::Structured,
+        false => Translation::Loops,
     }
 }
 
@@ -94,6 +94,14 @@ mod tests {
             "blocking",
         );
         assert_eq!(translation(&clamped), Translation::Loops);
+        // The quick answer is the payload's.
+        for t in [&blocking, &clamped] {
+            let payload = crate::payload::payload("f", t, &Limits::default()).unwrap();
+            assert_eq!(
+                crate::payload::all_structured(t, &Limits::default()),
+                payload.all_structured()
+            );
+        }
         let bridge = model_cost(Machine::default());
         let plain = ModelCost::default();
         // Where the bridge's translation is structured, both agree; where it is
