@@ -4,10 +4,19 @@ use crate::compiled::{PyCompiled, PyGpuCompiled, SameThread};
 use crate::convert::{json_of, numpy_of, Converted};
 use crate::errors::{bridge_error, located, rise_error, InputError};
 use crate::strategy::strategy_of;
+use elevate_core::Strategy;
 use elevate_rise::{io, print_definition, NatEnv, Program, Term};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::collections::BTreeMap;
+
+/// A compiler of the bridge (`elevate_bridge::compile`, `compile_gpu`).
+type Compiler<T> = fn(
+    &Program,
+    &NatEnv,
+    Option<&Strategy<Term>>,
+    &elevate_bridge::Options,
+) -> Result<T, elevate_bridge::Error>;
 
 /// A parsed and type-checked RISE program: its definitions and its entry point.
 #[pyclass(name = "Program", module = "elevate._native", frozen)]
@@ -44,6 +53,24 @@ impl PyProgram {
     /// The entry point's name.
     pub(crate) fn name(&self) -> &str {
         &self.program.entry().name
+    }
+
+    /// The entry point compiled by `compile` (the CPU's or the GPU's) without the GIL,
+    /// and the milliseconds it took.
+    fn compiled<T>(
+        &self,
+        py: Python<'_>,
+        compile: Compiler<T>,
+        env: &NatEnv,
+        strategy: Option<&Strategy<Term>>,
+        options: &elevate_bridge::Options,
+    ) -> PyResult<(T, f64)> {
+        let started = std::time::Instant::now();
+        let compiled = py
+            .detach(|| SameThread(compile(&self.program, env, strategy, options)))
+            .0
+            .map_err(|e| bridge_error(e, &self.program, &self.file, &self.source))?;
+        Ok((compiled, started.elapsed().as_secs_f64() * 1e3))
     }
 
     /// Sizes as the library takes them.
@@ -177,22 +204,11 @@ impl PyProgram {
             target,
             ..elevate_bridge::Options::default()
         };
-        let fail = |e| bridge_error(e, &self.program, &self.file, &self.source);
-        let started = std::time::Instant::now();
+        let strategy = strategy.as_ref();
         match target {
             elevate_bridge::Target::Cpu => {
-                let compiled = py
-                    .detach(|| {
-                        SameThread(elevate_bridge::compile(
-                            &self.program,
-                            &env,
-                            strategy.as_ref(),
-                            &options,
-                        ))
-                    })
-                    .0
-                    .map_err(fail)?;
-                let ms = started.elapsed().as_secs_f64() * 1e3;
+                let (compiled, ms) =
+                    self.compiled(py, elevate_bridge::compile, &env, strategy, &options)?;
                 let compiled = PyCompiled::new(
                     compiled,
                     self.program.clone(),
@@ -203,18 +219,8 @@ impl PyProgram {
                 Ok(Py::new(py, compiled)?.into_any())
             }
             elevate_bridge::Target::Gpu => {
-                let compiled = py
-                    .detach(|| {
-                        SameThread(elevate_bridge::compile_gpu(
-                            &self.program,
-                            &env,
-                            strategy.as_ref(),
-                            &options,
-                        ))
-                    })
-                    .0
-                    .map_err(fail)?;
-                let ms = started.elapsed().as_secs_f64() * 1e3;
+                let (compiled, ms) =
+                    self.compiled(py, elevate_bridge::compile_gpu, &env, strategy, &options)?;
                 let compiled = PyGpuCompiled::new(compiled, self, env, ms);
                 Ok(Py::new(py, compiled)?.into_any())
             }
