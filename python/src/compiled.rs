@@ -15,9 +15,9 @@ use std::time::Instant;
 const MAX_BENCH_RUNS: usize = 1_000_000;
 
 /// A compiled program: call it with one NumPy array (or scalar) per parameter.
-#[pyclass(name = "Compiled", module = "elevate._native", frozen, unsendable)]
+#[pyclass(name = "Compiled", module = "elevate._native", frozen)]
 pub struct PyCompiled {
-    compiled: Compiled,
+    compiled: Function,
     interface: Interface,
     program: Program,
     source: String,
@@ -37,7 +37,7 @@ impl PyCompiled {
             .interface()
             .map_err(|e| bridge_error(e, &program, &file, &source))?;
         Ok(PyCompiled {
-            compiled,
+            compiled: Function(compiled),
             interface,
             program,
             source,
@@ -146,7 +146,7 @@ impl PyCompiled {
         {
             return Err(self.input_error("out must not be one of the inputs".into()));
         }
-        let call = Addresses(raw, out_address, &self.compiled);
+        let call = Addresses(raw, out_address, &self.compiled.0);
         let result = py.detach(move || {
             let call = call;
             let compiled = call.2;
@@ -167,6 +167,24 @@ impl PyCompiled {
             .call_method1("zeros", (dims, dtype(py, output.scalar)))?
             .cast_into::<PyUntypedArray>()
             .map_err(Into::into)
+    }
+}
+
+/// A compiled function that Python's threads share.
+struct Function(Compiled);
+
+// SAFETY: once compiled, a `Compiled` is only read: its payload, its interface and its
+// packed wrapper, which computes on the memory each call gives it (the allocator of
+// compiled code keeps its blocks per thread). Its MLIR context is held only to be
+// dropped with it, which MLIR allows on any thread once nothing uses the context.
+unsafe impl Send for Function {}
+unsafe impl Sync for Function {}
+
+impl std::ops::Deref for Function {
+    type Target = Compiled;
+
+    fn deref(&self) -> &Compiled {
+        &self.0
     }
 }
 
@@ -400,7 +418,7 @@ impl PyCompiled {
 
 /// A program compiled for the GPU: its kernels as PTX, launched through the CUDA
 /// driver when called (the inputs are copied to the device and the result back).
-#[pyclass(name = "GpuCompiled", module = "elevate._native", frozen, unsendable)]
+#[pyclass(name = "GpuCompiled", module = "elevate._native", frozen)]
 pub struct PyGpuCompiled {
     compiled: GpuCompiled,
     program: Program,

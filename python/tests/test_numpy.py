@@ -113,3 +113,14 @@ def test_inputs_nested_deeper_than_numpy_allows_are_refused(matmul):
         deep = [deep]
     with pytest.raises(ValueError, match="nested"):
         matmul.eval(deep, deep)
+
+
+def test_a_compiled_function_is_shared_by_threads(matmul):
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = matmul.compile("par", nats={"n": 64, "k": 64, "m": 64})
+    pairs = [(floats(64, 64), floats(64, 64)) for _ in range(8)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda ab: f(*ab), pairs))
+    for (a, b), c in zip(pairs, results):
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
