@@ -124,3 +124,10 @@ def test_a_compiled_function_is_shared_by_threads(matmul):
         results = list(pool.map(lambda ab: f(*ab), pairs))
     for (a, b), c in zip(pairs, results):
         np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_result_of_pairs_is_evaluated_but_not_compiled_to_memory():
+    pairs = elevate.Program.parse("def f(x: n.f32, y: n.f32) = zip(x, y)")
+    assert pairs.eval([1.0, 2.0], [3.0, 4.0]) == [[1.0, 3.0], [2.0, 4.0]]
+    with pytest.raises(elevate.InputError, match="2 arrays"):
+        pairs.compile(nats={"n": 4})

@@ -67,7 +67,7 @@ impl Compiled {
                 }
                 _ => Err(Error::input(format!(
                     "{what} of type {ty} is {} arrays: only arrays and scalars can be \
-                     passed as memory (call `run` with values instead)",
+                     passed as memory (`Compiled::run` takes values of any type)",
                     leaves.len()
                 ))),
             }
@@ -123,8 +123,7 @@ impl Compiled {
                     )))
                 }
                 (_, RawArg::Array(address)) => {
-                    let leaf = leaf_types(ty);
-                    let (dims, _) = shape(&leaf[0])?;
+                    let (dims, _) = shape(&single_leaf(ty)?)?;
                     descriptors.push(descriptor(*address, &dims));
                     order.push((true, descriptors.len() - 1));
                 }
@@ -135,7 +134,7 @@ impl Compiled {
                 }
             }
         }
-        let (dims, _) = shape(&leaf_types(&payload.result)[0])?;
+        let (dims, _) = shape(&single_leaf(&payload.result)?)?;
         descriptors.push(descriptor(output, &dims));
         order.push((true, descriptors.len() - 1));
         if !payload.traps.is_empty() {
@@ -157,6 +156,17 @@ impl Compiled {
             return Err(super::args::trapped(payload, trap_code));
         }
         Ok(())
+    }
+}
+
+/// The one array of a data type (a pair is several: refused).
+fn single_leaf(ty: &elevate_rise::Type) -> Result<elevate_rise::Type, Error> {
+    let mut leaves = leaf_types(ty);
+    match leaves.len() {
+        1 => Ok(leaves.remove(0)),
+        n => Err(Error::input(format!(
+            "{ty} is {n} arrays: only arrays and scalars can be passed as memory"
+        ))),
     }
 }
 
