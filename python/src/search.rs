@@ -18,6 +18,8 @@ use numpy::{PyArray1, ToPyArray};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The space text (or `auto`), read against the RISE library.
@@ -124,14 +126,31 @@ pub fn _search(
         }
     };
     let replay_from = start.clone();
-    let report = py.detach(move || {
+    // Ctrl-C (any Python signal handler that raises) stops the search after the
+    // candidate in hand; the exception is raised when it has stopped.
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
+    let report = py.detach(|| {
+        let flag = stop.clone();
         Search::new(space, driver, cost)
             .budget(budget)
             .seed(seed)
             .jobs(jobs)
             .baseline(start.clone())
+            .stop_on(stop.clone())
+            .observe(|_| {
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    flag.store(true, Ordering::Relaxed);
+                    if let Ok(mut slot) = interrupted.lock() {
+                        slot.get_or_insert(e);
+                    }
+                }
+            })
             .run(&start)
     });
+    if let Some(e) = interrupted.into_inner().ok().flatten() {
+        return Err(e);
+    }
     // The report names the best strategy only where it replays, as the command's does.
     let replayed: Option<Term> = report.best().and_then(|best| {
         let strategy = registry().parse(&best.strategy).ok()?;

@@ -55,3 +55,16 @@ def test_a_search_with_bad_arguments_says_what_is_wrong(matmul):
 def test_a_time_budget_stops_a_search(matmul):
     report, _ = elevate.search(matmul, "auto", "random", budget={"time": 0.5}, nats=SIZES)
     assert report["seconds"] < 5
+
+
+def test_ctrl_c_stops_a_search_and_raises_keyboard_interrupt(matmul):
+    import _thread
+    import threading
+    import time
+
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        # Exhaustive: thousands of points, no early end of its own.
+        elevate.search(matmul, "auto", "exhaustive", "model", {"time": 120}, nats=SIZES, jobs=1)
+    assert time.perf_counter() - started < 20

@@ -8,6 +8,8 @@ use elevate_core::Traversable;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Limits on a search: evaluations and wall time. A driver stops cleanly at either.
@@ -96,6 +98,8 @@ pub struct Explorer<'s, P> {
     /// Fingerprints of the complete candidates logged so far.
     logged: rustc_hash::FxHashSet<u64>,
     observer: Option<&'s mut dyn FnMut(&Progress<'_>)>,
+    /// Set from elsewhere to stop the search (an interrupt), as a spent budget does.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// Whether a candidate measured `a` is a better best than one measured `b`: a
@@ -137,7 +141,14 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
             distinct: 0,
             logged: rustc_hash::FxHashSet::default(),
             observer: None,
+            stop: None,
         }
+    }
+
+    /// The same explorer, stopped (as when its budget is spent) once `stop` is set.
+    pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     /// The same explorer, with points to start from ([`Space::starts`]): the drivers
@@ -169,9 +180,14 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
         &mut self.rng
     }
 
-    /// Whether the budget is spent: drivers stop when it is.
+    /// Whether the budget is spent (or the search was told to stop): drivers stop
+    /// when it is.
     pub fn exhausted(&self) -> bool {
         self.remaining() == Some(0)
+            || self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
             || self
                 .budget
                 .time

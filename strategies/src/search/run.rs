@@ -5,6 +5,8 @@ use super::drivers::Driver;
 use super::explorer::{ranks_before, Candidate, Explorer, Progress, SearchBudget};
 use super::space::Space;
 use elevate_core::Traversable;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A function called after every candidate.
@@ -20,6 +22,7 @@ pub struct Search<'o, P> {
     jobs: usize,
     baseline: Option<P>,
     observer: Option<Observer<'o>>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl<'o, P: Traversable + Fingerprint> Search<'o, P> {
@@ -35,7 +38,15 @@ impl<'o, P: Traversable + Fingerprint> Search<'o, P> {
             jobs: 1,
             baseline: None,
             observer: None,
+            stop: None,
         }
+    }
+
+    /// Stops the search, as a spent budget does, once `stop` is set (by an interrupt,
+    /// another thread, an observer): the report holds what was evaluated by then.
+    pub fn stop_on(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     /// Limits the search.
@@ -77,6 +88,9 @@ impl<'o, P: Traversable + Fingerprint> Search<'o, P> {
         let starts = self.space.starts(program);
         let mut explorer =
             Explorer::new(root, &*self.cost, self.budget, self.seed, self.jobs).with_starts(starts);
+        if let Some(stop) = self.stop.clone() {
+            explorer = explorer.with_stop(stop);
+        }
         if let Some(observer) = self.observer.as_mut() {
             explorer.observe(&mut **observer);
         }

@@ -407,6 +407,39 @@ fn a_time_budget_stops_every_driver() {
 }
 
 #[test]
+fn a_search_told_to_stop_stops_as_if_its_budget_were_spent() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for driver in ALL {
+        let space = || Space::parse(SPACE, Arc::new(registry())).unwrap();
+        let driver_of = || drivers::from_text(driver).unwrap();
+        // Set before the start: nothing is evaluated.
+        let stopped = Arc::new(AtomicBool::new(true));
+        let report = Search::new(space(), driver_of(), Model)
+            .budget(evaluations(1_000))
+            .stop_on(stopped)
+            .run(&Nest::matmul());
+        assert_eq!(report.evaluations, 0, "{driver}");
+        // Set by an observer at the tenth candidate: the search ends within a batch.
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let report = Search::new(space(), driver_of(), Model)
+            .budget(evaluations(1_000))
+            .stop_on(stop)
+            .observe(move |p| {
+                if p.evaluations >= 10 {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            })
+            .run(&Nest::matmul());
+        assert!(
+            (10..200).contains(&report.evaluations),
+            "{driver}: {} evaluations",
+            report.evaluations
+        );
+    }
+}
+
+#[test]
 fn a_time_budget_stops_a_search_within_a_batch() {
     // A batch is evaluated a few candidates at a time under a time budget, so the
     // search ends after about 0.1 s / 25 ms = 4 candidates (fewer on a busy machine),
