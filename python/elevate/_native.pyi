@@ -1,4 +1,10 @@
-"""Type stubs of the native module (``elevate._native``), built from ``python/src``."""
+"""Type stubs of the native module (``elevate._native``), built from ``python/src``.
+
+Every argument is checked: one of the wrong kind is a ``TypeError``, one out of its
+range a ``ValueError``, and the message names the argument and its range (``runs must
+be an integer from 1 to 1000000, found 0``; ``nats['n'] must be a non-negative integer
+below 2**63, found -1``). Sizes (``nats``) are below 2**63, counts of threads at most
+4096, budgets' steps below 2**64."""
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -72,10 +78,13 @@ class Compiled:
     """A program compiled for the CPU: call it with one array or scalar per parameter."""
 
     def __call__(self, *args: Any, out: Optional[np.ndarray] = None) -> Any: ...
-    def bench(self, runs: int, *args: Any) -> Dict[str, float]: ...
-    def rust_call_ns(self, runs: int, *args: Any) -> float: ...
+    def bench(self, runs: int, *args: Any) -> Dict[str, float]:
+        """Times ``runs`` calls (1 to 10^6) on ``args`` (random inputs when none are given)."""
+    def rust_call_ns(self, runs: int, *args: Any) -> float:
+        """Nanoseconds per call from Rust alone: ``runs`` (1 to 10^6, as ``bench``) calls."""
     def random_inputs(self) -> Tuple[Any, ...]: ...
-    def addresses(self, *args: Any) -> List[Optional[int]]: ...
+    def addresses(self, *args: Any) -> List[Optional[int]]:
+        """Where a call on ``args`` (one per parameter) reads each array; ``None`` for a scalar."""
     @property
     def inputs(self) -> List[Tuple[Tuple[int, ...], np.dtype]]: ...
     @property
@@ -111,7 +120,9 @@ class Environment:
     def reset(self) -> npt.NDArray[np.float32]: ...
     @property
     def shape(self) -> Tuple[int, int]: ...
-    def step(self, transformation: int, parameter: int) -> Tuple[float, bool, Any]: ...
+    def step(self, transformation: int, parameter: int) -> Tuple[float, bool, Any]:
+        """Takes an action within ``shape``; at the start of a space without decisions
+        (``done`` already), the no-op ``(0, 0)`` ends the episode on its one point."""
     def legal_actions(self) -> List[Tuple[int, int]]: ...
     def mask(self) -> npt.NDArray[np.bool_]: ...
     def action_masks(self) -> npt.NDArray[np.bool_]: ...

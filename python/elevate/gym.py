@@ -22,8 +22,15 @@ mask per dimension, concatenated (the transformations legal now; the parameters 
 for some legal transformation). A parameter beyond the chosen transformation's
 locations wraps around them, so every action drawn under the masks is legal. An
 action whose transformation is not legal ends the episode with reward -1 and
-``info["illegal"] = True``. ``undo()`` goes back one decision in constant time, for
-tree-search agents; ``legal_actions()`` and ``joint_mask()`` give the exact pairs.
+``info["illegal"] = True``; an action outside the action space (a negative index, say)
+is a ``ValueError`` that names it. ``undo()`` goes back one decision in constant time,
+for tree-search agents; ``legal_actions()`` and ``joint_mask()`` give the exact pairs.
+
+A space without decisions (``space="id"``, or ``auto`` for a program without loops)
+has one point: its episodes are one step long, with one legal action, the no-op
+``(0, 0)``, whose reward is that point's (0 for ``id``: the start program itself).
+So every state an agent sees has a legal action in each dimension of the mask, as
+MaskablePPO needs, and an environment per program of a corpus works for each.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from ._checks import integer as _index
 from ._native import Environment, Program
 
 __all__ = ["ScheduleEnv", "ENV_ID"]
@@ -62,12 +70,16 @@ class ScheduleEnv(gymnasium.Env):
         features: str = "state",
     ) -> None:
         if not isinstance(program, Program):
+            if not isinstance(program, (str, os.PathLike)):
+                raise TypeError(f"program must be a Program or a path, found {type(program).__name__}")
             program = Program.load(os.fspath(program))
         if render_mode not in (None, "ansi"):
             raise ValueError(f"unknown render mode {render_mode!r} (ansi)")
         self.program = program
         self.render_mode = render_mode
-        self._env = Environment(program, space, cost, None if nats is None else dict(nats), threads, features)
+        self._env = Environment(program, space, cost, nats, threads, features)
+        # A space without decisions starts done: its one action is the no-op (0, 0).
+        self._no_decisions = self._env.done
         transformations, parameters = self._env.shape
         self._shape = (transformations, parameters)
         self.action_space = spaces.MultiDiscrete([transformations, parameters])
@@ -84,6 +96,8 @@ class ScheduleEnv(gymnasium.Env):
     def reset(
         self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
     ) -> Tuple[np.ndarray, Dict[str, Any]]:
+        if seed is not None:
+            seed = _index(seed, "seed", 0, None)
         super().reset(seed=seed)
         features = self._env.reset()
         self._ended = False
@@ -92,8 +106,11 @@ class ScheduleEnv(gymnasium.Env):
     def step(self, action) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
         if self._ended:
             raise RuntimeError("the episode has ended: call reset()")
-        transformation, parameter = int(action[0]), int(action[1])
-        count = self._env.parameter_count(transformation)
+        transformation, parameter = self._action(action)
+        if self._no_decisions:
+            count = 1 if transformation == 0 else 0
+        else:
+            count = self._env.parameter_count(transformation)
         if count == 0:
             self._ended = True
             illegal = {"illegal": True, "strategy": self._env.strategy}
@@ -108,6 +125,22 @@ class ScheduleEnv(gymnasium.Env):
             info["baseline"] = self._env.baseline
         return observation, float(reward), bool(done), False, info
 
+    def _action(self, action: Any) -> Tuple[int, int]:
+        """``action`` as ``(transformation, parameter)``, checked against the action space."""
+        try:
+            pair = list(action)
+        except TypeError:
+            raise TypeError(
+                f"action must be two integers (transformation, parameter), found {type(action).__name__}"
+            ) from None
+        if len(pair) != 2:
+            raise ValueError(f"action must be two integers (transformation, parameter), found {len(pair)} values")
+        transformations, parameters = self._shape
+        return (
+            _index(pair[0], "action[0] (the transformation)", 0, transformations - 1),
+            _index(pair[1], "action[1] (the parameter)", 0, parameters - 1),
+        )
+
     def render(self) -> Optional[str]:
         if self.render_mode == "ansi":
             return self._env.strategy
@@ -117,20 +150,34 @@ class ScheduleEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """One mask per dimension, concatenated (MaskablePPO's multi-discrete form)."""
+        if self._no_decisions:
+            mask = np.zeros(sum(self._shape), dtype=bool)
+            if not self._ended:
+                mask[0] = mask[self._shape[0]] = True
+            return mask
         return self._env.action_masks()
 
     def joint_mask(self) -> np.ndarray:
         """The exact legal pairs: a ``transformations x parameters`` boolean array."""
+        if self._no_decisions:
+            mask = np.zeros(self._shape, dtype=bool)
+            mask[0, 0] = not self._ended
+            return mask
         return self._env.mask().reshape(self._shape)
 
     def legal_actions(self) -> List[Tuple[int, int]]:
         """The legal ``(transformation, parameter)`` pairs now."""
+        if self._no_decisions:
+            return [] if self._ended else [(0, 0)]
         return self._env.legal_actions()
 
     # For tree-search agents.
 
     def undo(self) -> bool:
         """Goes back one decision (constant time); ``False`` at the start."""
+        if self._no_decisions:
+            undone, self._ended = self._ended, False
+            return undone
         undone = self._env.undo()
         if undone:
             self._ended = False

@@ -1,7 +1,7 @@
 //! `Compiled`: a program compiled through MLIR for the CPU, called on NumPy arrays in
 //! place (inputs read where they are, the result written into a new array or `out`).
 
-use crate::convert::{json_of, numpy_of, Converted};
+use crate::convert::{count_usize, inputs_json, int_in, numpy_of, type_name, Converted};
 use crate::errors::{bridge_error, located, InputError};
 use crate::program::PyProgram;
 use elevate_bridge::jit::{ArrayShape, Compiled, GpuCompiled, Interface, RawArg, Slot};
@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyTuple};
 use std::time::Instant;
 
 /// The most calls `bench` times.
-const MAX_BENCH_RUNS: usize = 1_000_000;
+const MAX_BENCH_RUNS: u64 = 1_000_000;
 
 /// A compiled program: call it with one NumPy array (or scalar) per parameter.
 #[pyclass(name = "Compiled", module = "elevate._native", frozen)]
@@ -101,25 +101,8 @@ impl PyCompiled {
         out: &Bound<'py, PyUntypedArray>,
     ) -> PyResult<()> {
         let py = args.py();
-        let inputs = &self.interface.inputs;
-        if args.len() != inputs.len() {
-            return Err(self.input_error(format!(
-                "{} inputs for {} parameters",
-                args.len(),
-                inputs.len()
-            )));
-        }
         let mut keep = Vec::new();
-        let mut raw = Vec::with_capacity(inputs.len());
-        for (k, (slot, arg)) in inputs.iter().zip(args.iter()).enumerate() {
-            raw.push(match slot {
-                Slot::Array(shape) => RawArg::Array(self.address(k, &arg, shape, &mut keep)?),
-                Slot::Scalar(s) => RawArg::Scalar(
-                    scalar(&arg, *s)
-                        .map_err(|e| self.input_error(format!("parameter {}: {e}", k + 1)))?,
-                ),
-            });
-        }
+        let raw = self.raw_args(args, &mut keep)?;
         let output = &self.interface.output;
         if !out.dtype().is_equiv_to(&dtype(py, output.scalar))
             || out.shape()
@@ -157,6 +140,46 @@ impl PyCompiled {
         });
         drop(keep);
         result.map_err(|e| bridge_error(e, &self.program, &self.file, &self.source))
+    }
+
+    /// One raw argument per parameter of `args` (copies kept in `keep`): an error
+    /// that says how many inputs the function takes where `args` has another number,
+    /// or which parameter does not fit.
+    fn raw_args<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        keep: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<RawArg>> {
+        let inputs = &self.interface.inputs;
+        if args.len() != inputs.len() {
+            return Err(self.input_error(format!(
+                "expected {} inputs, one per parameter, found {}",
+                inputs.len(),
+                args.len()
+            )));
+        }
+        inputs
+            .iter()
+            .zip(args.iter())
+            .enumerate()
+            .map(|(k, (slot, arg))| {
+                Ok(match slot {
+                    Slot::Array(shape) => RawArg::Array(self.address(k, &arg, shape, keep)?),
+                    Slot::Scalar(s) => RawArg::Scalar(
+                        scalar(&arg, *s)
+                            .map_err(|e| self.input_error(format!("parameter {}: {e}", k + 1)))?,
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    /// `args`, or random inputs (`random_inputs`) where there are none.
+    fn inputs_or_random<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
+        match args.is_empty() {
+            true => self.random_inputs(args.py()),
+            false => Ok(args.clone()),
+        }
     }
 
     fn new_output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyUntypedArray>> {
@@ -219,14 +242,30 @@ pub(crate) fn dtype(py: Python<'_>, s: Scalar) -> Bound<'_, PyArrayDescr> {
     }
 }
 
-/// A Python number as a scalar of type `s`.
-fn scalar(arg: &Bound<'_, PyAny>, s: Scalar) -> PyResult<Value> {
+/// A Python number as a scalar of type `s`; what is wrong with it otherwise.
+fn scalar(arg: &Bound<'_, PyAny>, s: Scalar) -> Result<Value, String> {
+    let name = s.name();
+    let integer = |min: i128, max: i128| {
+        int_in(arg, &format!("a scalar of {name}"), min, max)
+            .map_err(|e| e.value(arg.py()).to_string())
+    };
+    let number = || {
+        arg.extract::<f64>().map_err(|_| match arg.is_instance_of::<pyo3::types::PyInt>() {
+            true => format!("a scalar of {name} must be a number within a float's range, found a larger integer"),
+            false => format!("a scalar of {name} must be a number, found {}", type_name(arg)),
+        })
+    };
     Ok(match s {
-        Scalar::Bool => Value::Bool(arg.extract()?),
-        Scalar::I32 => Value::I32(arg.extract()?),
-        Scalar::I64 => Value::I64(arg.extract()?),
-        Scalar::F32 => Value::F32(arg.extract::<f64>()? as f32),
-        Scalar::F64 => Value::F64(arg.extract()?),
+        Scalar::Bool => Value::Bool(arg.extract().map_err(|_| {
+            format!(
+                "a scalar of {name} must be a bool, found {}",
+                type_name(arg)
+            )
+        })?),
+        Scalar::I32 => Value::I32(integer(i32::MIN as i128, i32::MAX as i128)? as i32),
+        Scalar::I64 => Value::I64(integer(i64::MIN as i128, i64::MAX as i128)? as i64),
+        Scalar::F32 => Value::F32(number()? as f32),
+        Scalar::F64 => Value::F64(number()?),
     })
 }
 
@@ -258,18 +297,14 @@ impl PyCompiled {
     /// `median_ms`, `min_ms`, `max_ms`, `runs`, `compile_ms` and `gflops` (at the
     /// median), as `elevate run --bench` prints.
     #[pyo3(signature = (runs, *args))]
-    fn bench<'py>(&self, runs: usize, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyDict>> {
+    fn bench<'py>(
+        &self,
+        runs: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let py = args.py();
-        if runs == 0 || runs > MAX_BENCH_RUNS {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "runs must be 1 to {MAX_BENCH_RUNS}, found {runs}"
-            )));
-        }
-        let args = if args.is_empty() {
-            self.random_inputs(py)?
-        } else {
-            args.clone()
-        };
+        let runs = count_usize(runs, "runs", 1, MAX_BENCH_RUNS)?;
+        let args = self.inputs_or_random(args)?;
         let out = self.new_output(py)?;
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
@@ -292,25 +327,17 @@ impl PyCompiled {
         Ok(line)
     }
 
-    /// Nanoseconds per call of the compiled function from Rust alone: `runs` calls on
-    /// `args`' memory, their addresses taken once (the baseline of a call's overhead
-    /// from Python).
+    /// Nanoseconds per call of the compiled function from Rust alone: `runs` calls
+    /// (1 to 10^6, as `bench`) on `args`' memory (random inputs when none are given),
+    /// their addresses taken once (the baseline of a call's overhead from Python).
     #[pyo3(signature = (runs, *args))]
-    fn rust_call_ns(&self, runs: usize, args: &Bound<'_, PyTuple>) -> PyResult<f64> {
+    fn rust_call_ns(&self, runs: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<f64> {
         let py = args.py();
-        let runs = runs.clamp(1, MAX_BENCH_RUNS);
+        let runs = count_usize(runs, "runs", 1, MAX_BENCH_RUNS)?;
+        let args = self.inputs_or_random(args)?;
         let out = self.new_output(py)?;
         let mut keep = Vec::new();
-        let mut raw = Vec::new();
-        for (k, (slot, arg)) in self.interface.inputs.iter().zip(args.iter()).enumerate() {
-            raw.push(match slot {
-                Slot::Array(shape) => RawArg::Array(self.address(k, &arg, shape, &mut keep)?),
-                Slot::Scalar(s) => RawArg::Scalar(scalar(&arg, *s)?),
-            });
-        }
-        if raw.len() != self.interface.inputs.len() {
-            return Err(self.input_error("one input per parameter".into()));
-        }
+        let raw = self.raw_args(&args, &mut keep)?;
         // SAFETY: a live NumPy array object.
         let out_address = unsafe { (*out.as_array_ptr()).fields.data as *mut u8 };
         let started = Instant::now();
@@ -352,19 +379,19 @@ impl PyCompiled {
     /// The addresses a call on `args` reads its arrays at (`None` for a scalar): an
     /// array's own data (`array.ctypes.data`) where it is read in place, a copy's
     /// otherwise. For checking that a call copies nothing.
+    /// One input per parameter, as a call takes them (an `InputError` for another
+    /// number).
     #[pyo3(signature = (*args))]
     fn addresses(&self, args: &Bound<'_, PyTuple>) -> PyResult<Vec<Option<usize>>> {
         let mut keep = Vec::new();
-        self.interface
-            .inputs
-            .iter()
-            .zip(args.iter())
-            .enumerate()
-            .map(|(k, (slot, arg))| match slot {
-                Slot::Array(shape) => Ok(Some(self.address(k, &arg, shape, &mut keep)? as usize)),
-                Slot::Scalar(_) => Ok(None),
+        Ok(self
+            .raw_args(args, &mut keep)?
+            .into_iter()
+            .map(|raw| match raw {
+                RawArg::Array(address) => Some(address as usize),
+                RawArg::Scalar(_) => None,
             })
-            .collect()
+            .collect())
     }
 
     /// Each parameter's `(shape, dtype)` (a scalar's shape is `()`), in order.
@@ -454,10 +481,7 @@ impl PyGpuCompiled {
     fn __call__<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         let fail = |e| crate::errors::bridge_error(e, &self.program, &self.file, &self.source);
-        let inputs = args
-            .iter()
-            .map(|a| json_of(&a))
-            .collect::<PyResult<Vec<_>>>()?;
+        let inputs = inputs_json(args)?;
         let (nats, values) = io::bind_inputs(&self.program.signature(), &inputs)
             .map_err(|e| crate::errors::rise_error(&e, &self.file, &self.source))?;
         if nats

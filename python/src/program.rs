@@ -1,7 +1,7 @@
 //! `Program`: a checked RISE file and its entry point.
 
 use crate::compiled::{PyCompiled, PyGpuCompiled, SameThread};
-use crate::convert::{json_of, numpy_of, Converted};
+use crate::convert::{inputs_json, nats_of, numpy_of, Converted};
 use crate::errors::{bridge_error, located, rise_error, InputError};
 use crate::strategy::strategy_of;
 use elevate_core::Strategy;
@@ -155,7 +155,8 @@ impl PyProgram {
     }
 
     /// The entry point specialized to sizes `nats` (`{"n": 64}`).
-    fn instantiate(&self, nats: BTreeMap<String, i64>) -> PyResult<PyProgram> {
+    fn instantiate(&self, nats: &Bound<'_, PyAny>) -> PyResult<PyProgram> {
+        let nats = nats_of(Some(nats))?.unwrap_or_default();
         let env = self.nat_env(Some(&nats))?;
         let term = self
             .program
@@ -170,10 +171,7 @@ impl PyProgram {
     #[pyo3(signature = (*args))]
     fn eval<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
-        let inputs = args
-            .iter()
-            .map(|a| json_of(&a))
-            .collect::<PyResult<Vec<_>>>()?;
+        let inputs = inputs_json(args)?;
         let value = py
             .detach(|| self.program.eval_json(&inputs))
             .map_err(|e| rise_error(&e, &self.file, &self.source))?;
@@ -193,8 +191,9 @@ impl PyProgram {
         py: Python<'_>,
         strategy: Option<&Bound<'_, PyAny>>,
         target: &str,
-        nats: Option<BTreeMap<String, i64>>,
+        nats: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let nats = nats_of(nats)?;
         let strategy = strategy.map(strategy_of).transpose()?;
         let target: elevate_bridge::Target = target
             .parse()
@@ -237,8 +236,9 @@ impl PyProgram {
         stage: &str,
         strategy: Option<&Bound<'_, PyAny>>,
         target: &str,
-        nats: Option<BTreeMap<String, i64>>,
+        nats: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
+        let nats = nats_of(nats)?;
         let strategy = strategy.map(strategy_of).transpose()?;
         let target: elevate_bridge::Target = target
             .parse()

@@ -221,6 +221,47 @@ pub struct PyEnvironment {
     start: Term,
     entry: String,
     file: String,
+    /// The cost's name and threads, for a space without decisions: its one point's
+    /// cost is asked for once, on the no-op step that takes it.
+    cost: String,
+    threads: Option<usize>,
+    /// That point's reward and cost, once asked for.
+    only_point: Option<(f64, Result<f64, Rejection>)>,
+}
+
+impl PyEnvironment {
+    /// The reward and the cost of the only point of a space without decisions (the
+    /// start state is final): the log speedup of its program over the start's by the
+    /// cost (0 where it is the start program itself), or the failed reward.
+    fn only_point(&mut self) -> PyResult<(f64, Result<f64, Rejection>)> {
+        if let Some(end) = &self.only_point {
+            return Ok(end.clone());
+        }
+        let state = self.env.state();
+        let end = if let Some(reason) = state.failure() {
+            let failed = Rejection::new(Status::StrategyFailed, reason.to_string());
+            (elevate_strategies::search::FAILED_REWARD, Err(failed))
+        } else {
+            use elevate_strategies::search::Fingerprint;
+            let program = state.program().clone();
+            let baseline = self.env.baseline();
+            let cost = match baseline {
+                Some(b) if program.fingerprint() == self.start.fingerprint() => Ok(b),
+                _ => search_costs::make(&self.cost, &self.start, self.threads)
+                    .map_err(|e| search_error(format!("cost: {e}")))?
+                    .evaluate(&program)
+                    .map(|m| m.cost),
+            };
+            let reward = match (&cost, baseline) {
+                (Ok(c), Some(b)) if *c > 0.0 && b > 0.0 => (b / c).ln(),
+                (Ok(_), _) => 0.0,
+                (Err(_), _) => elevate_strategies::search::FAILED_REWARD,
+            };
+            (reward, cost)
+        };
+        self.only_point = Some(end.clone());
+        Ok(end)
+    }
 }
 
 #[pymethods]
@@ -237,12 +278,15 @@ impl PyEnvironment {
         program: &PyProgram,
         space: &str,
         cost: &str,
-        nats: Option<BTreeMap<String, i64>>,
-        threads: Option<usize>,
+        nats: Option<&Bound<'_, PyAny>>,
+        threads: Option<&Bound<'_, PyAny>>,
         features: &str,
     ) -> PyResult<Self> {
+        let nats = crate::convert::nats_of(nats)?;
+        let threads = crate::convert::threads_of(threads, "threads")?;
         let start = start(program, nats.as_ref())?;
         let space = self::space(space)?;
+        let cost_name = cost;
         let cost = search_costs::make(cost, &start, threads)
             .map_err(|e| search_error(format!("cost: {e}")))?;
         let mut env = Environment::new(space, cost);
@@ -261,6 +305,9 @@ impl PyEnvironment {
             start,
             entry: program.name().to_string(),
             file: program.file.clone(),
+            cost: cost_name.to_string(),
+            threads,
+            only_point: None,
         })
     }
 
@@ -279,20 +326,46 @@ impl PyEnvironment {
 
     /// Takes the action `(transformation, parameter)`: `(reward, done, cost)` where
     /// `cost` is the end's cost, `None` before the end, or a dict with `status` and
-    /// `reason` for an end that failed. A `ValueError` for an illegal action.
+    /// `reason` for an end that failed. A `ValueError` for an illegal action, or for
+    /// one outside `shape` (naming the argument). A space without decisions (its
+    /// start is already done) has one action, the no-op `(0, 0)`: it gives the end of
+    /// the episode on the space's one point (the reward 0 for `id`).
     fn step<'py>(
         &mut self,
         py: Python<'py>,
-        transformation: usize,
-        parameter: usize,
+        transformation: &Bound<'py, PyAny>,
+        parameter: &Bound<'py, PyAny>,
     ) -> PyResult<(f64, bool, Option<Bound<'py, PyAny>>)> {
+        let shape = self.env.shape();
         let action = Action {
-            transformation,
-            parameter,
+            transformation: crate::convert::count_usize(
+                transformation,
+                "transformation",
+                0,
+                shape.transformations as u64 - 1,
+            )?,
+            parameter: crate::convert::count_usize(
+                parameter,
+                "parameter",
+                0,
+                shape.parameters as u64 - 1,
+            )?,
         };
-        let t = py
-            .detach(|| self.env.step(action))
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let no_op = Action {
+            transformation: 0,
+            parameter: 0,
+        };
+        let t = if action == no_op && self.env.steps_taken() == 0 && self.env.state().is_final() {
+            let (reward, outcome) = py.detach(|| self.only_point())?;
+            elevate_strategies::search::Transition {
+                reward,
+                done: true,
+                outcome: Some(outcome),
+            }
+        } else {
+            py.detach(|| self.env.step(action))
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?
+        };
         let outcome = match t.outcome {
             None => None,
             Some(Ok(cost)) => Some(cost.into_pyobject(py)?.into_any()),
@@ -336,14 +409,17 @@ impl PyEnvironment {
 
     /// How many parameters `transformation` has now (its legal ones are `0..count`);
     /// 0 where it is not legal.
-    fn parameter_count(&self, transformation: usize) -> usize {
-        self.env
+    fn parameter_count(&self, transformation: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let transformation =
+            crate::convert::count_usize(transformation, "transformation", 0, u64::MAX)?;
+        Ok(self
+            .env
             .legal_actions()
             .iter()
             .filter(|a| a.transformation == transformation)
             .map(|a| a.parameter + 1)
             .max()
-            .unwrap_or(0)
+            .unwrap_or(0))
     }
 
     /// Goes back one step (in constant time); `False` at the start of an episode.

@@ -1,12 +1,14 @@
 //! `Strategy`: strategy text, parsed against the RISE library, applied under a budget.
 
+use crate::convert::{count, type_name};
 use crate::errors::{located, text_error, StrategyError, TypeCheckError};
 use crate::program::PyProgram;
 use elevate_core::{Budget, Context, Strategy};
 use elevate_rise::{infer, Term};
 use elevate_strategies::text::Registry;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -49,34 +51,64 @@ pub fn strategy_of(value: &Bound<'_, PyAny>) -> PyResult<Strategy<Term>> {
 }
 
 /// The budget a Python value describes: `None`, a number of steps, or a dict with
-/// `steps` and/or `time` (seconds).
+/// `steps` and/or `time` (seconds). Errors name what is wrong (`budget['steps']`).
 fn budget(value: Option<&Bound<'_, PyAny>>) -> PyResult<Budget> {
     let (mut steps, mut seconds) = (DEFAULT_STEPS, DEFAULT_SECONDS);
-    if let Some(value) = value {
+    if let Some(value) = value.filter(|v| !v.is_none()) {
         if let Ok(dict) = value.cast::<PyDict>() {
             for (key, v) in dict.iter() {
-                match key.extract::<String>()?.as_str() {
-                    "steps" => steps = v.extract()?,
-                    "time" => seconds = v.extract()?,
+                let key: String = key.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "budget's keys are steps and time, found a key of type {}",
+                        type_name(&key)
+                    ))
+                })?;
+                match key.as_str() {
+                    "steps" => steps = count(&v, "budget['steps']", 0, u64::MAX)?,
+                    "time" => seconds = seconds_of(&v, "budget['time']")?,
                     other => {
-                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        return Err(PyValueError::new_err(format!(
                             "unknown budget `{other}` (steps, time)"
                         )))
                     }
                 }
             }
+        } else if value.is_instance_of::<PyInt>() || value.hasattr("__index__")? {
+            steps = count(value, "budget", 0, u64::MAX)?;
         } else {
-            steps = value.extract()?;
+            return Err(PyTypeError::new_err(format!(
+                "budget must be a number of steps or a dict with steps and/or time, found {}",
+                type_name(value)
+            )));
         }
     }
     if !(seconds > 0.0 && seconds <= 1e7) {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "time must be more than 0 and at most 10^7 seconds, found {seconds}"
+        return Err(PyValueError::new_err(format!(
+            "budget['time'] must be more than 0 and at most 10^7 seconds, found {seconds}"
         )));
     }
     Ok(Budget::unlimited()
         .applications(steps)
         .time(Duration::from_secs_f64(seconds)))
+}
+
+/// A number of seconds named `name` (a `TypeError` for what is not a number).
+fn seconds_of(value: &Bound<'_, PyAny>, name: &str) -> PyResult<f64> {
+    let not_a_number = || {
+        PyTypeError::new_err(format!(
+            "{name} must be a number of seconds, found {}",
+            type_name(value)
+        ))
+    };
+    if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
+        return Err(not_a_number());
+    }
+    value.extract::<f64>().map_err(|_| match value.is_instance_of::<PyInt>() {
+        true => PyValueError::new_err(format!(
+            "{name} must be more than 0 and at most 10^7 seconds, found an integer beyond a float's range"
+        )),
+        false => not_a_number(),
+    })
 }
 
 #[pymethods]

@@ -104,3 +104,41 @@ def test_the_loop_nest_features_describe_the_program_as_it_changes(matmul):
     assert len(seen) > 2, "the program's features change as it is rewritten"
     with pytest.raises(ValueError, match="features"):
         elevate.gym.ScheduleEnv(matmul, nats=SIZES, features="pixels")
+
+
+def test_a_space_without_decisions_has_one_no_op_action_worth_its_reward(matmul):
+    # MaskablePPO samples every dimension under its mask: each needs a legal entry. A
+    # space of one point gives one-step episodes whose only action is the no-op.
+    env = gymnasium.make(elevate.gym.ENV_ID, program=matmul, space="id", nats=SIZES).unwrapped
+    check_env(env)
+    for _ in range(2):
+        env.reset()
+        transformations, parameters = env.action_space.nvec
+        mask = env.action_masks()
+        assert mask[:transformations].any() and mask[transformations:].any()
+        assert env.legal_actions() == [(0, 0)]
+        assert env.joint_mask()[0, 0] and env.joint_mask().sum() == 1
+        _, reward, done, truncated, info = env.step(np.array([0, 0]))
+        assert done and not truncated and not info["illegal"]
+        assert reward == 0.0, "id's point is the start program: log(1)"
+        assert info["cost"] == info["baseline"] and info["strategy"] == "id"
+        assert not env.action_masks().any() and env.legal_actions() == []
+    assert env.undo() and not env.undo()
+    assert env.legal_actions() == [(0, 0)]
+
+
+def test_a_fixed_strategy_is_a_space_of_one_point_rewarded_by_its_speedup(matmul):
+    env = elevate.gym.ScheduleEnv(matmul, space="blocking", nats=SIZES)
+    env.reset()
+    assert env.legal_actions() == [(0, 0)]
+    _, reward, done, _, info = env.step(np.array([0, 0]))
+    assert done and not info["illegal"]
+    assert reward == pytest.approx(np.log(info["baseline"] / info["cost"]))
+    assert reward != 0.0, "blocking changes the model's cost"
+    # Under auto, a program without loops has nothing to choose either.
+    scalar = elevate.Program.parse("def twice(x: f32) = x + x")
+    env = elevate.gym.ScheduleEnv(scalar)
+    env.reset()
+    _, reward, done, _, info = env.step(np.array([0, 0]))
+    assert done and not info["illegal"] and np.isfinite(reward)
+
