@@ -112,6 +112,15 @@ pub enum Error {
         /// The size and the limit.
         error: SizeError,
     },
+    /// The memory for a call's buffer (or its result's values) could not be allocated:
+    /// its size was within the limits, but the system refused it (`ulimit -v`).
+    #[error("cannot allocate {bytes} bytes for {what}: out of memory")]
+    Memory {
+        /// What was to be allocated (`the buffer of input 1`, `the result's values`).
+        what: String,
+        /// How many bytes it takes.
+        bytes: u128,
+    },
     /// MLIR rejected the payload or its script, or could not lower or compile it; the
     /// message has MLIR's diagnostics.
     #[error("{stage} error: {message}")]
@@ -159,6 +168,7 @@ impl Error {
             | Error::Lowering(_)
             | Error::Mlir { .. }
             | Error::Gpu { .. }
+            | Error::Memory { .. }
             | Error::Input { .. } => None,
         }
     }
@@ -179,7 +189,8 @@ impl Error {
                 })
             }
             Error::Input { .. } => ErrorKind::Input,
-            Error::Trap { .. } => ErrorKind::Eval,
+            // The program could not run.
+            Error::Trap { .. } | Error::Memory { .. } => ErrorKind::Eval,
             _ => ErrorKind::Compile,
         };
         Ok(elevate_rise::Error {
@@ -196,7 +207,9 @@ impl Error {
             Error::Unsupported { .. } | Error::Untyped { .. } => Stage::Payload,
             Error::Size { .. } => Stage::Payload,
             Error::Mlir { stage, .. } => *stage,
-            Error::Input { .. } | Error::Trap { .. } | Error::Gpu { .. } => Stage::Run,
+            Error::Input { .. } | Error::Trap { .. } | Error::Gpu { .. } | Error::Memory { .. } => {
+                Stage::Run
+            }
         }
     }
 

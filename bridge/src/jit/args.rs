@@ -8,9 +8,11 @@ use super::buffer::{bytes, gather, scalar_argument, scatter, shape, Buffer};
 use crate::boundary::{leaf_types, Check};
 use crate::error::{Error, Trap};
 use crate::payload::Payload;
-use elevate_rise::limits::Limits;
+use elevate_rise::limits::{elements_in, Limits};
 use elevate_rise::types::{Scalar, TypeKind};
+use elevate_rise::value::VALUE_BYTES;
 use elevate_rise::Value;
+use std::collections::TryReserveError;
 use std::ops::Range;
 
 /// The arguments of a call, filled from the inputs.
@@ -75,39 +77,66 @@ impl Arguments {
             trap: None,
         };
         let mut shapes = shapes.into_iter();
-        let mut leaves = |args: &mut Arguments, count: usize| {
+        // The buffers of `count` leaves of `whose` (`input 1`, `the result`).
+        let mut leaves = |args: &mut Arguments, count: usize, whose: &str| {
+            let what = match count {
+                1 => format!("the buffer of {whose}"),
+                _ => format!("a buffer of {whose}"),
+            };
             let first = args.buffers.len();
             for (dims, s) in shapes.by_ref().take(count) {
-                args.buffers.push(Buffer::new(&dims, s));
+                args.buffers.push(Buffer::new(&dims, s, &what)?);
                 args.order.push(Arg::Buffer(args.buffers.len() - 1));
             }
-            first..args.buffers.len()
+            Ok::<_, Error>(first..args.buffers.len())
         };
-        for (ty, value) in params.iter().zip(inputs) {
+        for (k, (ty, value)) in params.iter().zip(inputs).enumerate() {
             match ty.kind() {
                 TypeKind::Scalar(s) => {
                     args.scalars.push(scalar_argument(*s, value)?);
                     args.order.push(Arg::Scalar(args.scalars.len() - 1));
                 }
                 _ => {
-                    let range = leaves(&mut args, leaf_types(ty).len());
+                    let whose = format!("input {}", k + 1);
+                    let range = leaves(&mut args, leaf_types(ty).len(), &whose)?;
                     let mut next = vec![0; range.len()];
                     scatter(ty, value, &mut args.buffers[range], &mut next)?;
                 }
             }
         }
         let count = leaf_types(&payload.result).len();
-        args.outputs = leaves(&mut args, count);
+        args.outputs = leaves(&mut args, count, "the result")?;
         if !payload.traps.is_empty() {
-            args.buffers.push(Buffer::new(&[], Scalar::I32));
+            args.buffers
+                .push(Buffer::new(&[], Scalar::I32, "the trap record")?);
             args.trap = Some(args.buffers.len() - 1);
             args.order.push(Arg::Buffer(args.buffers.len() - 1));
         }
         Ok(args)
     }
 
-    /// The result in the output buffers.
+    /// The result in the output buffers, as values: checked against `limits` as the
+    /// interpreter checks its results (a value takes more memory than its scalar in a
+    /// buffer), and an error where the system has not the memory for them.
+    pub(super) fn try_output(&self, payload: &Payload, limits: &Limits) -> Result<Value, Error> {
+        let elements = elements_in(&payload.result, &|n| n.as_const()).unwrap_or(u128::MAX);
+        limits
+            .check_array("the result", elements, VALUE_BYTES)
+            .map_err(|error| Error::Size { span: None, error })?;
+        self.values(payload).map_err(|_| Error::Memory {
+            what: "the result's values".into(),
+            bytes: elements.saturating_mul(u128::from(VALUE_BYTES)),
+        })
+    }
+
+    /// The result in the output buffers, as values, unchecked: aborting, as any
+    /// allocation does, where the memory for them is not there.
     pub(super) fn output(&self, payload: &Payload) -> Value {
+        self.values(payload)
+            .unwrap_or_else(|_| std::alloc::handle_alloc_error(std::alloc::Layout::new::<Value>()))
+    }
+
+    fn values(&self, payload: &Payload) -> Result<Value, TryReserveError> {
         let leaves = &self.buffers[self.outputs.clone()];
         let mut next = vec![0; leaves.len()];
         gather(&payload.result, leaves, &mut next)

@@ -7,6 +7,7 @@ use crate::text::scalar_bytes;
 use elevate_core::stack::guard;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use elevate_rise::Value;
+use std::collections::TryReserveError;
 
 /// A memref's storage and descriptor (`{allocated, aligned, offset, sizes, strides}`).
 pub(super) struct Buffer {
@@ -46,11 +47,19 @@ pub(super) fn bytes(dims: &[i64], s: Scalar) -> u128 {
 }
 
 impl Buffer {
-    /// A zeroed buffer of `dims` elements of `scalar`, whose size was checked.
-    pub(super) fn new(dims: &[i64], scalar: Scalar) -> Buffer {
+    /// A zeroed buffer of `dims` elements of `scalar`, whose size was checked against
+    /// the limits; an error naming it (`what`) and its size where the system has not
+    /// the memory.
+    pub(super) fn new(dims: &[i64], scalar: Scalar, what: &str) -> Result<Buffer, Error> {
         let len: usize = dims.iter().map(|d| (*d).max(0) as usize).product();
         let bytes = len * scalar_bytes(scalar) as usize;
-        let mut data = vec![0u64; bytes.div_ceil(8).max(1)];
+        let words = bytes.div_ceil(8).max(1);
+        let mut data = Vec::new();
+        data.try_reserve_exact(words).map_err(|_| Error::Memory {
+            what: what.to_string(),
+            bytes: bytes as u128,
+        })?;
+        data.resize(words, 0u64);
         let ptr = data.as_mut_ptr() as u64;
         let mut strides = vec![1i64; dims.len()];
         for k in (0..dims.len().saturating_sub(1)).rev() {
@@ -61,12 +70,12 @@ impl Buffer {
             .chain(dims.iter().map(|d| *d as u64))
             .chain(strides.iter().map(|s| *s as u64))
             .collect();
-        Buffer {
+        Ok(Buffer {
             data,
             scalar,
             len,
             descriptor,
-        }
+        })
     }
 
     /// The buffer's bytes (its elements, row-major).
@@ -237,27 +246,36 @@ pub(super) fn scatter(
 }
 
 /// The value of type `ty` in the buffers of its leaves, each read from its next
-/// position (the inverse of [`scatter`]).
-pub(super) fn gather(ty: &Type, leaves: &[Buffer], next: &mut [usize]) -> Value {
+/// position (the inverse of [`scatter`]); an error, not an abort, where the memory
+/// for its arrays is not there.
+pub(super) fn gather(
+    ty: &Type,
+    leaves: &[Buffer],
+    next: &mut [usize],
+) -> Result<Value, TryReserveError> {
     guard(|| match ty.kind() {
         TypeKind::Array(n, e) | TypeKind::Vector(e, n) => {
             let n = n.as_const().unwrap_or(0).max(0) as usize;
-            let items: Vec<Value> = (0..n).map(|_| gather(e, leaves, next)).collect();
-            match ty.kind() {
+            let mut items = Vec::new();
+            items.try_reserve_exact(n)?;
+            for _ in 0..n {
+                items.push(gather(e, leaves, next)?);
+            }
+            Ok(match ty.kind() {
                 TypeKind::Vector(..) => Value::Vector(items.into()),
                 _ => Value::array(items),
-            }
+            })
         }
         TypeKind::Pair(a, b) => {
             let k = leaf_count(a);
-            let x = gather(a, &leaves[..k], &mut next[..k]);
-            let y = gather(b, &leaves[k..], &mut next[k..]);
-            Value::pair(x, y)
+            let x = gather(a, &leaves[..k], &mut next[..k])?;
+            let y = gather(b, &leaves[k..], &mut next[k..])?;
+            Ok(Value::pair(x, y))
         }
         _ => {
             let v = leaves[0].get(next[0]);
             next[0] += 1;
-            v
+            Ok(v)
         }
     })
 }

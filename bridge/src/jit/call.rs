@@ -41,7 +41,7 @@ impl Compiled {
     pub fn run(&self, inputs: &[Value]) -> Result<Value, Error> {
         let mut call = self.prepare(inputs)?;
         call.invoke()?;
-        Ok(call.output())
+        call.try_output()
     }
 }
 
@@ -76,8 +76,16 @@ impl Call<'_> {
         self.args.trapped(&compiled.payload)
     }
 
-    /// The result of the last call.
+    /// The result of the last call (aborting, as any allocation does, where the memory
+    /// for its values is not there: [`Call::try_output`] says so instead).
     pub fn output(&self) -> Value {
         self.args.output(&self.compiled.payload)
+    }
+
+    /// The result of the last call: an error where its values would not fit the
+    /// limits, or the memory for them is not there.
+    pub fn try_output(&self) -> Result<Value, Error> {
+        self.args
+            .try_output(&self.compiled.payload, &self.compiled.limits)
     }
 }

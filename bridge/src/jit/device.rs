@@ -121,7 +121,7 @@ impl GpuCompiled {
     pub fn run(&self, inputs: &[Value]) -> Result<Value, Error> {
         let mut call = self.prepare(inputs)?;
         call.invoke()?;
-        Ok(call.output())
+        call.try_output()
     }
 }
 
@@ -175,9 +175,18 @@ impl GpuCall<'_> {
         Ok(ms)
     }
 
-    /// The result of the last [`GpuCall::invoke`].
+    /// The result of the last [`GpuCall::invoke`] (aborting, as any allocation does,
+    /// where the memory for its values is not there: [`GpuCall::try_output`] says so
+    /// instead).
     pub fn output(&self) -> Value {
         self.args.output(&self.compiled.payload)
+    }
+
+    /// The result of the last [`GpuCall::invoke`]: an error where its values would
+    /// not fit the limits, or the memory for them is not there.
+    pub fn try_output(&self) -> Result<Value, Error> {
+        self.args
+            .try_output(&self.compiled.payload, &self.compiled.limits)
     }
 
     fn launch_all(&mut self) -> Result<(), Error> {

@@ -384,6 +384,15 @@ pub enum ValueError {
     /// A random value of a type that is not data (a function type, a type variable).
     #[error("cannot make a random {0}")]
     NotData(Type),
+    /// The memory for an array could not be allocated (its size was within the
+    /// limits, but the system refused it).
+    #[error("cannot allocate {bytes} bytes for an array of {len} elements: out of memory")]
+    Memory {
+        /// The array's length.
+        len: usize,
+        /// The bytes its elements take.
+        bytes: u128,
+    },
 }
 
 impl ValueError {
@@ -642,9 +651,16 @@ fn random_value(ty: &Type, nats: &NatEnv, rng: &mut ChaCha8Rng) -> Result<Value,
                     size: n.clone(),
                     value: len,
                 })?;
-                let items = (0..len)
-                    .map(|_| random_value(elem, nats, rng))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut items = Vec::new();
+                items
+                    .try_reserve_exact(len)
+                    .map_err(|_| ValueError::Memory {
+                        len,
+                        bytes: (len as u128).saturating_mul(u128::from(VALUE_BYTES)),
+                    })?;
+                for _ in 0..len {
+                    items.push(random_value(elem, nats, rng)?);
+                }
                 match ty.kind() {
                     TypeKind::Vector(..) => Value::Vector(items.into()),
                     _ => Value::array(items),
