@@ -1,7 +1,7 @@
 //! `elevate compile` and `elevate run`: the program a strategy chose, through MLIR, by
 //! the bridge's driver ([`elevate_bridge::emit`], [`elevate_bridge::compile`]).
 
-use crate::{load, parse_strategy, read_inputs, render, Failure};
+use crate::{load, output, parse_strategy, read_inputs, render, Failure};
 use elevate_bridge::{Emit, Options, Target};
 use elevate_rise::nat::NatVar;
 use elevate_rise::{io, NatEnv, Program};
@@ -128,7 +128,7 @@ pub fn compile(o: CompileOptions) -> Result<(), Failure> {
     match o.output {
         Some(file) => std::fs::write(file, text)
             .map_err(|e| Failure(format!("{}: cannot write: {e}", file.display()))),
-        None => crate::output::print(&text),
+        None => output::print(&text),
     }
 }
 
@@ -218,21 +218,22 @@ impl<T> Prepared<T> {
             .map_err(|e| render(&e, path, &self.source))
     }
 
-    /// `--check`: the result (JSON) against the interpreter's.
-    pub fn check(&self, path: &Path, result: &serde_json::Value) -> Result<(), Failure> {
-        if !io::approx_eq(&json(path, self.expected(path)?)?, result) {
+    /// `--check`: the result against the interpreter's (as JSON).
+    pub fn check(&self, path: &Path, result: &elevate_rise::Value) -> Result<(), Failure> {
+        let expected = json(path, self.expected(path)?)?;
+        if !io::approx_eq(&expected, &json(path, result.clone())?) {
             return Err(Failure(format!(
                 "{}: --check: the compiled program computes other values than the interpreter",
                 path.display()
             )));
         }
-        eprintln!("check: same values as the interpreter");
+        output::eprintln("check: same values as the interpreter");
         Ok(())
     }
 }
 
 /// A value as JSON (an error naming the file where it has none: a function).
-pub fn json(path: &Path, v: elevate_rise::Value) -> Result<serde_json::Value, Failure> {
+fn json(path: &Path, v: elevate_rise::Value) -> Result<serde_json::Value, Failure> {
     v.to_json()
         .map_err(|e| Failure(format!("{}: {e}", path.display())))
 }
@@ -259,7 +260,7 @@ pub fn bench_line(
     if let (Some(line), serde_json::Value::Object(extra)) = (line.as_object_mut(), extra) {
         line.extend(extra);
     }
-    crate::output::println(&line.to_string())
+    output::println(&line.to_string())
 }
 
 #[cfg(feature = "mlir")]
@@ -282,7 +283,7 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
         .prepare(&p.values)
         .map_err(|e| p.fail(o.path, e))?;
     call.invoke().map_err(|e| p.fail(o.path, e))?;
-    let result = json(o.path, call.output())?;
+    let result = call.try_output().map_err(|e| p.fail(o.path, e))?;
     let flops = p.compiled.payload().flops;
     let threads = serde_json::json!({"threads": o.threads});
     report(&o, &p, &result, flops, threads, || {
@@ -294,12 +295,12 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
 
 /// After a run's first call: `--check` (the result against the interpreter's), then
 /// `--bench N`'s line (each call timed by `time`, in milliseconds, with `extra`
-/// fields) or the result.
+/// fields) or the result (streamed as JSON, as `eval` prints it).
 #[cfg(feature = "mlir")]
 pub fn report<T>(
     o: &RunOptions,
     p: &Prepared<T>,
-    result: &serde_json::Value,
+    result: &elevate_rise::Value,
     flops: u64,
     extra: serde_json::Value,
     mut time: impl FnMut() -> Result<f64, elevate_bridge::Error>,
@@ -316,6 +317,6 @@ pub fn report<T>(
             }
             bench_line(times, p.compile_ms, flops, extra)
         }
-        None => crate::output::println(&result.to_string()),
+        None => crate::print_value(o.path, result),
     }
 }

@@ -2,7 +2,7 @@
 //! driver (loaded at run time: exit 1 where there is none), or written as a bundle
 //! for a runner on another machine (`--bundle DIR`, no GPU needed).
 
-use crate::bridge_cmd::{json, prepare, report, RunOptions};
+use crate::bridge_cmd::{prepare, report, RunOptions};
 use crate::Failure;
 use elevate_bridge::Target;
 
@@ -40,7 +40,7 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
         .prepare(&p.values)
         .map_err(|e| p.fail(o.path, e))?;
     call.invoke().map_err(|e| p.fail(o.path, e))?;
-    let result = json(o.path, call.output())?;
+    let result = call.try_output().map_err(|e| p.fail(o.path, e))?;
     let flops = p.compiled.payload().flops;
     let extra = serde_json::json!({"target": "gpu", "device": call.device()});
     report(&o, &p, &result, flops, extra, || call.time())

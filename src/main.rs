@@ -272,7 +272,8 @@ fn parse_nat_binding(text: &str) -> Result<(String, i64), String> {
 }
 
 /// A failure of a command: a message for standard error (exit status 1). An empty
-/// message ends the command quietly (standard output was closed by its reader).
+/// message ends the command quietly with exit status 0: standard output was closed by
+/// its reader, which is not an error (see [`output`]).
 struct Failure(String);
 
 impl Failure {
@@ -358,7 +359,7 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
     let result = outcome.map_err(|e| {
         if options.stats {
             // How far it got, when it ran out of budget or failed.
-            eprintln!("{}", run_stats(&cx, elapsed, None));
+            output::eprintln(&run_stats(&cx, elapsed, None));
         }
         Failure(format!(
             "{}: the strategy {strategy} failed: {e}",
@@ -367,7 +368,7 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
     })?;
     if options.trace {
         for step in cx.take_trace() {
-            eprintln!("{step}");
+            output::eprintln(&step.to_string());
         }
     }
     let typed = infer(&result).map_err(|e| {
@@ -387,16 +388,15 @@ fn rewrite(path: &Path, entry: Option<&str>, options: RewriteOptions) -> Result<
             // As `elevate search` logs it, so that a logged candidate can be replayed.
             "program_hash": format!("{:016x}", elevate_rise::search::fingerprint(&result)),
         });
-        eprintln!("{}", run_stats(&cx, elapsed, Some(sizes)));
+        output::eprintln(&run_stats(&cx, elapsed, Some(sizes)));
     }
     if options.check {
         check_same_values(&program, &typed, &options.nats)
             .map_err(|e| Failure(format!("{}: --check: {e}", path.display())))?;
-        eprintln!("check: same type, same values on random inputs");
+        output::eprintln("check: same type, same values on random inputs");
     }
     let _ = source;
-    print!("{}", print_definition(&entry.name, &typed));
-    Ok(())
+    output::print(&print_definition(&entry.name, &typed))
 }
 
 /// `--stats`: `applications` (what `--budget-steps` counts), `steps` (successful rule
@@ -646,16 +646,35 @@ fn print_value(path: &Path, value: &elevate_rise::Value) -> Result<(), Failure> 
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    match Cli::try_parse() {
+        Ok(cli) => exit_status(run(cli)),
+        Err(e) => command_line_error(&e),
+    }
+}
+
+/// The exit status of a command's result, its message (if any) on standard error:
+/// 0 for success and for a reader of standard output that went away, else 1.
+fn exit_status(result: Result<(), Failure>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) if message.is_empty() => ExitCode::SUCCESS,
         Err(Failure(message)) => {
-            if !message.is_empty() {
-                eprintln!("{}", message.trim_end());
-            }
+            output::eprintln(message.trim_end());
             ExitCode::from(1)
         }
     }
+}
+
+/// What clap says when the command line is not a command to run: a usage error on
+/// standard error (exit status 2, whether or not it could be written), or `--help` and
+/// `--version` on standard output, under the rule of [`output`].
+fn command_line_error(e: &clap::Error) -> ExitCode {
+    use std::io::Write;
+    let printed = e.print().and_then(|()| std::io::stdout().flush());
+    if e.use_stderr() {
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    exit_status(printed.map_err(|e| output::write_failure(&e)))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `elevate saturate`: equality saturation of a program, then extraction.
 
+use crate::output;
 use crate::{load, Failure};
 use elevate_rise::egraph::sketch::{satisfied, Sketch};
 use elevate_rise::egraph::{CostModel, Limits, Progress, Report, RiseGraph, RuleSet, Saturation};
@@ -168,9 +169,9 @@ pub fn saturate(o: SaturateOptions) -> Result<(), Failure> {
             entry.term.ty().map(ToString::to_string).unwrap_or_default(),
         )));
     }
-    print!("{}", print_definition(&entry.name, &typed));
+    output::print(&print_definition(&entry.name, &typed))?;
     for report in reports {
-        println!("{report}");
+        output::println(&report.to_string())?;
     }
     Ok(())
 }
@@ -193,16 +194,16 @@ fn write_dot(egraph: &RiseGraph, file: &Path) -> Result<(), Failure> {
 /// The explanation on standard error: the input, then one line per rewrite with the
 /// rule (`RULE <=` where it was used from right to left) and the whole program after it.
 fn print_explanation(steps: &[elevate_rise::egraph::ExplanationStep]) {
-    eprintln!(
+    output::eprintln(&format!(
         "explanation: {} rewrite(s) from the input to the extracted program",
         steps.len().saturating_sub(1)
-    );
+    ));
     for step in steps {
-        eprintln!(
+        output::eprintln(&format!(
             "  {}: {}",
             step.rule.as_deref().unwrap_or("input"),
             step.program
-        );
+        ));
     }
 }
 
@@ -239,7 +240,7 @@ impl Reporter {
         );
         match &self.0 {
             Some(bar) => bar.set_message(line),
-            None => eprintln!("saturate: {line}"),
+            None => output::eprintln(&format!("saturate: {line}")),
         }
     }
 
@@ -260,7 +261,7 @@ impl Reporter {
         match (&self.0, line) {
             (Some(bar), Some(line)) => bar.finish_with_message(format!("saturate: {line}")),
             (Some(bar), None) => bar.finish_and_clear(),
-            (None, Some(line)) => eprintln!("saturate: {line}"),
+            (None, Some(line)) => output::eprintln(&format!("saturate: {line}")),
             (None, None) => {}
         }
     }

@@ -2,6 +2,7 @@
 
 #[cfg(feature = "mlir")]
 mod bridge;
+mod output;
 #[cfg(feature = "egraph")]
 mod saturate;
 #[cfg(feature = "mlir")]
