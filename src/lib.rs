@@ -24,5 +24,7 @@ pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;
 
 pub mod search_costs;
+pub mod search_dir;
+pub mod search_plot;
 pub mod search_remote;
 pub mod search_report;

@@ -7,7 +7,6 @@ mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
 mod search_cmd;
-mod search_plot;
 
 use clap::{Parser, Subcommand};
 use elevate_core::{Budget, Context, Traversable as _};
@@ -205,19 +204,27 @@ enum Command {
         #[arg(long)]
         space: String,
         /// How to explore: `exhaustive`, `random`, `beam(WIDTH)`, `anneal`, `mcts`,
-        /// `evolve`.
-        #[arg(long, default_value = "random")]
-        driver: String,
+        /// `evolve` (default `random`; a resumed search's own).
+        #[arg(long)]
+        driver: Option<String>,
         /// How to rank: `model` (analytical, no compilation), `measured` (compiled and
-        /// timed, values checked), `model+measured`.
-        #[arg(long, default_value = "model")]
-        cost: String,
-        /// When to stop: `evals=N`, `time=S` (seconds) or both.
+        /// timed in worker processes, values checked), `model+measured` (default
+        /// `model`; a resumed search's own).
+        #[arg(long)]
+        cost: Option<String>,
+        /// When to stop: `evals=N`, `time=S` (seconds) or both. The whole search (the
+        /// baseline's and the final timings included) ends within 10% of `time`.
         #[arg(long, default_value = "evals=1000", value_parser = search_cmd::parse_budget)]
         budget: elevate_strategies::search::SearchBudget,
-        /// Seed of the driver's random decisions.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
+        /// What each measured candidate may take before its worker is killed:
+        /// `compile=S,run=S,memory=SIZE`, any of them (default: 60 s to compile, or a
+        /// tenth of a `time=` budget if less; 10 s a run; three quarters of the
+        /// machine's memory shared by the jobs).
+        #[arg(long)]
+        limits: Option<String>,
+        /// Seed of the driver's random decisions (default 0; a resumed search's own).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Candidates compiled (or modelled) at once (default: one per core).
         #[arg(long, allow_negative_numbers = true, value_parser = bridge_cmd::parse_threads)]
         jobs: Option<usize>,
@@ -231,6 +238,11 @@ enum Command {
         /// `progress.svg` and `progress.png` into this directory.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Go on with the search in this directory (written by `--out`) to the budget
+        /// given: its logged candidates are not evaluated again, its driver and seed
+        /// are its own.
+        #[arg(long, value_name = "DIR", conflicts_with = "out")]
+        resume: Option<PathBuf>,
         /// Where candidates are evaluated: `local` (this process, on `--jobs`
         /// threads), or a Ray cluster: `ray` (a local one), `ray://HOST:PORT` or
         /// `auto` (a running one), through `python -m elevate.executors` (the Python
@@ -579,24 +591,28 @@ fn run(cli: Cli) -> Result<(), Failure> {
             driver,
             cost,
             budget,
+            limits,
             seed,
             jobs,
             nats,
             threads,
             out,
+            resume,
             executor,
         } => search_cmd::search(search_cmd::SearchOptions {
             path: &program,
             entry: entry.as_deref(),
             space: &space,
-            driver: &driver,
-            cost: &cost,
+            driver: driver.as_deref(),
+            cost: cost.as_deref(),
             budget,
+            limits: limits.as_deref(),
             seed,
             jobs,
             nats: &nats,
             threads,
             out: out.as_deref(),
+            resume: resume.as_deref(),
             executor: &executor,
         })?,
         Command::Check { program, entry } => {
@@ -646,6 +662,9 @@ fn print_value(path: &Path, value: &elevate_rise::Value) -> Result<(), Failure> 
 }
 
 fn main() -> ExitCode {
+    // Started by a search as one of its workers: serve it, and nothing else.
+    #[cfg(feature = "mlir")]
+    elevate::bridge::measure::serve_if_asked();
     match Cli::try_parse() {
         Ok(cli) => exit_status(run(cli)),
         Err(e) => command_line_error(&e),

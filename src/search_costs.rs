@@ -1,49 +1,106 @@
 //! The costs and the `auto` space `elevate search` offers for RISE programs, and the
 //! MLIR text of the best program.
 
-use elevate_bridge::measure::{model_cost, Measured, ModelMeasured};
+use elevate_bridge::measure::{
+    model_cost, CandidateLimits, InFlight, Measured, ModelMeasured, WorkerCommand,
+};
 use elevate_bridge::Options;
 use elevate_rise::search::{Auto, Machine};
 use elevate_rise::Term;
 use elevate_strategies::search::Cost;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Candidates `model+measured` measures in each round: the model's best few.
 const MEASURED_PER_ROUND: usize = 4;
 
+/// How a measured cost measures: its workers, their limits, when it stops.
+#[derive(Debug, Clone, Default)]
+pub struct Measuring {
+    /// Threads of each candidate's parallel loops (`None`: one per core).
+    pub threads: Option<usize>,
+    /// The limits of each candidate.
+    pub limits: Option<CandidateLimits>,
+    /// How workers are started (`None`: [`WorkerCommand::from_env`]).
+    pub worker: Option<WorkerCommand>,
+    /// Stops the workers (killing them) once set.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// What a measured cost is doing now, for a progress display.
+pub type Watch = Arc<dyn Fn() -> Vec<InFlight> + Send + Sync>;
+
+/// A cost made by [`make`], and what its measurements are doing, where it measures.
+pub struct Made {
+    /// The cost.
+    pub cost: Box<dyn Cost<Term>>,
+    /// The candidates in flight, where the cost measures.
+    pub watch: Option<Watch>,
+}
+
 /// The cost `name` names for searches from `start` (typed, with concrete sizes):
 /// `model` (an analytical model of this machine), `measured` (compiled, timed, checked
-/// against the interpreter) or `model+measured` (the model ranks each round, its best
-/// few are measured).
-pub fn make(
-    name: &str,
-    start: &Term,
-    threads: Option<usize>,
-) -> Result<Box<dyn Cost<Term>>, String> {
+/// against the interpreter, in worker processes) or `model+measured` (the model ranks
+/// each round, its best few are measured). A measured cost starts a worker before it
+/// returns: one that cannot be started is an error here.
+pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, String> {
     let mut machine = Machine::host();
-    if let Some(threads) = threads {
+    if let Some(threads) = measuring.threads {
         machine.cores = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);
     }
     let measured = || {
-        let measured = Measured::new(start).map_err(|e| e.to_string())?;
-        Ok::<_, String>(match threads {
-            Some(threads) => measured.threads(threads),
-            None => measured,
-        })
+        let mut measured = Measured::new(start).map_err(|e| e.to_string())?;
+        if let Some(worker) = &measuring.worker {
+            measured = measured.worker(worker.clone());
+        }
+        if let Some(limits) = measuring.limits {
+            measured = measured.limits(limits);
+        }
+        if let Some(threads) = measuring.threads {
+            measured = measured.threads(threads);
+        }
+        if let Some(stop) = &measuring.stop {
+            measured = measured.stop_on(stop.clone());
+        }
+        measured.start_worker().map_err(|e| format!("the worker: {e}"))?;
+        Ok::<_, String>(measured)
+    };
+    let watched = |m: &Measured| -> Watch {
+        let handle = m.in_flight_handle();
+        Arc::new(move || handle.lock().map(|f| f.clone()).unwrap_or_default())
     };
     match name {
-        "model" => Ok(Box::new(model_cost(machine))),
+        "model" => Ok(Made {
+            cost: Box::new(model_cost(machine)),
+            watch: None,
+        }),
         // Every measured candidate gets the model's estimate too, for the report's
         // `model_spearman`.
-        "measured" => Ok(Box::new(measured()?.with_model(model_cost(machine)))),
-        "model+measured" => Ok(Box::new(ModelMeasured::new(
-            model_cost(machine),
-            measured()?,
-            MEASURED_PER_ROUND,
-        ))),
+        "measured" => {
+            let m = measured()?.with_model(model_cost(machine));
+            let watch = Some(watched(&m));
+            Ok(Made {
+                cost: Box::new(m),
+                watch,
+            })
+        }
+        "model+measured" => {
+            let m = measured()?;
+            let watch = Some(watched(&m));
+            Ok(Made {
+                cost: Box::new(ModelMeasured::new(model_cost(machine), m, MEASURED_PER_ROUND)),
+                watch,
+            })
+        }
         _ => Err(format!(
             "unknown cost `{name}` (model, measured, model+measured)"
         )),
     }
+}
+
+/// Whether `name` is a cost [`make`] makes.
+pub fn is_cost(name: &str) -> bool {
+    matches!(name, "model" | "measured" | "model+measured")
 }
 
 /// What `auto` stands for: its sizes for the machine it runs on.

@@ -26,10 +26,17 @@ pub trait Executor: Send + Sync {
 }
 
 /// A measure, or why there is none, as one JSON object: `cost`, `model`, `ms`,
-/// `compile_ms`; or `status` and `reason`.
+/// `compile_ms`, `min_ms`, `max_ms`; or `status` and `reason`.
 pub fn measure_json(m: &Result<Measure, Rejection>) -> serde_json::Value {
     match m {
-        Ok(m) => json!({"cost": m.cost, "model": m.model, "ms": m.ms, "compile_ms": m.compile_ms}),
+        Ok(m) => json!({
+            "cost": m.cost,
+            "model": m.model,
+            "ms": m.ms,
+            "compile_ms": m.compile_ms,
+            "min_ms": m.spread_ms.map(|s| s.0),
+            "max_ms": m.spread_ms.map(|s| s.1),
+        }),
         Err(r) => json!({"status": r.status.as_str(), "reason": r.reason}),
     }
 }
@@ -43,14 +50,15 @@ pub fn measure_of(json: &serde_json::Value) -> Result<Measure, Rejection> {
             model: number("model"),
             ms: number("ms"),
             compile_ms: number("compile_ms"),
+            spread_ms: number("min_ms").zip(number("max_ms")),
         });
     }
-    let status = match json.get("status").and_then(|s| s.as_str()) {
-        Some("strategy failed") => Status::StrategyFailed,
-        Some("wrong values") => Status::WrongValues,
-        Some("timeout") => Status::Timeout,
-        _ => Status::CompileFailed,
-    };
+    let status = json
+        .get("status")
+        .and_then(|s| s.as_str())
+        .and_then(Status::parse)
+        .filter(|s| *s != Status::Ok)
+        .unwrap_or(Status::CompileFailed);
     let reason = json
         .get("reason")
         .and_then(|r| r.as_str())

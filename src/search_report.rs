@@ -2,22 +2,20 @@
 //! as `elevate search` prints and writes them and as the Python package returns them.
 
 use elevate_rise::Term;
-use elevate_strategies::search::{Candidate, Report};
+use elevate_strategies::search::{Candidate, Measure, Report, Status};
 use serde_json::json;
 
 /// The report line of `spec/search.md`.
 pub fn report_json(report: &Report, cost: &str, best_program: Option<&Term>) -> serde_json::Value {
     let best = report.best();
-    let baseline = report
-        .baseline
-        .as_ref()
-        .and_then(|b| b.as_ref().ok())
-        .map(|m| m.cost);
     let unit = if cost.contains("measured") {
         "ms"
     } else {
         "cost"
     };
+    // The spread of the final comparison's turns (measured costs).
+    let spread = |m: Option<Measure>| m.and_then(|m| m.spread_ms).map(|(lo, hi)| [lo, hi]);
+    let compared = report.compared;
     let mut json = json!({
         "driver": report.driver,
         "seed": report.seed,
@@ -28,13 +26,16 @@ pub fn report_json(report: &Report, cost: &str, best_program: Option<&Term>) -> 
         "space_size": report.space_size,
         "seconds": round(report.seconds, 3),
         "candidates_per_s": round(report.candidates_per_s(), 2),
-        format!("baseline_{unit}"): baseline,
-        format!("best_{unit}"): best.and_then(Candidate::cost),
+        format!("baseline_{unit}"): report.baseline_cost(),
+        format!("best_{unit}"): report.best_cost(),
+        format!("baseline_spread_{unit}"): spread(compared.map(|c| c.baseline)),
+        format!("best_spread_{unit}"): spread(compared.map(|c| c.best)),
         "speedup": report.speedup().map(|s| round(s, 3)),
         "best_strategy": best.map(|b| b.strategy.clone()),
         "best_program_hash": best.map(|b| format!("{:016x}", b.program_hash)),
         "found_at": best.map(|b| b.index),
         "model_spearman": model_spearman(report).map(|r| round(r, 3)),
+        "statuses": statuses(report),
     });
     if let (Some(object), None) = (json.as_object_mut(), best_program) {
         object.insert("best_strategy".into(), serde_json::Value::Null);
@@ -86,6 +87,18 @@ fn model_spearman(report: &Report) -> Option<f64> {
     (sx > 0.0 && sy > 0.0).then(|| cov / (sx * sy))
 }
 
+/// How many candidates ended in each status other than `ok` (those present).
+fn statuses(report: &Report) -> serde_json::Value {
+    let mut counts = serde_json::Map::new();
+    for status in Status::ALL.into_iter().filter(|s| *s != Status::Ok) {
+        let n = report.log.iter().filter(|c| c.status == status).count();
+        if n > 0 {
+            counts.insert(status.as_str().into(), n.into());
+        }
+    }
+    counts.into()
+}
+
 fn round(x: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (x * scale).round() / scale
@@ -102,6 +115,9 @@ pub fn log_line(c: &Candidate) -> serde_json::Value {
         "reason": c.reason,
         "cost": c.cost(),
         "ms": m.ms,
+        "min_ms": m.spread_ms.map(|s| s.0),
+        "median_ms": m.ms,
+        "max_ms": m.spread_ms.map(|s| s.1),
         "compile_ms": m.compile_ms,
         "model_cost": m.model,
         "cached": c.cached,

@@ -61,6 +61,7 @@ pub use loops::MAX_LOOP_DEPTH;
 pub use measure::{model_cost, translation};
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
+pub use measure::{CandidateLimits, WorkerCommand};
 pub use payload::{
     gpu_payload, payload, payload_loops, Check, KernelForm, Payload, TrapSite, TRAP_ARGUMENT,
 };

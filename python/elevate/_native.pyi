@@ -153,13 +153,17 @@ def library() -> List[Tuple[str, str, str]]: ...
 def _search(
     program: Program,
     space_text: str,
-    driver: str,
-    cost: str,
+    driver: Optional[str],
+    cost: Optional[str],
     evals: Optional[int],
     seconds: Optional[float],
-    seed: int,
+    seed: Optional[int],
     jobs: Optional[int],
     nats: Optional[Dict[str, int]],
     threads: Optional[int],
     executor: Any,
+    limits: Optional[str] = None,
+    out: Optional[str] = None,
+    resume: bool = False,
 ) -> Tuple[str, List[str]]: ...
+def _serve_worker() -> None: ...

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
+from ._checks import _check_search_arguments
 from ._native import Program, _search
 
 __all__ = ["search"]
@@ -30,28 +32,45 @@ def _executor(executor: Union[str, Executor, None], jobs: Optional[int]) -> Opti
 def search(
     program: Union[Program, str],
     space: str = "auto",
-    driver: str = "random",
-    cost: str = "model",
+    driver: Optional[str] = None,
+    cost: Optional[str] = None,
     budget: Optional[Mapping[str, float]] = None,
-    seed: int = 0,
+    seed: Optional[int] = None,
     jobs: Optional[int] = None,
     nats: Optional[Mapping[str, int]] = None,
     threads: Optional[int] = None,
     executor: Union[str, Executor, None] = None,
+    limits: Optional[str] = None,
+    out: Union[str, "os.PathLike[str]", None] = None,
+    resume: bool = False,
 ) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
     """Searches ``space`` (strategy text with choice points, or ``auto``) from
     ``program`` (a :class:`Program` or a path) with ``driver`` (``exhaustive``,
-    ``random``, ``beam(W)``, ``anneal``, ``mcts``, ``evolve(P)``), ranked by ``cost``
-    (``model``, ``measured``, ``model+measured``), within ``budget``
-    (``{"evals": N, "time": S}``, either or both; 100 evaluations by default).
+    ``random`` (the default), ``beam(W)``, ``anneal``, ``mcts``, ``evolve(P)``),
+    ranked by ``cost`` (``model`` (the default), ``measured``, ``model+measured``),
+    within ``budget`` (``{"evals": N, "time": S}``, either or both; 100 evaluations by
+    default), from ``seed`` (0 by default).
 
-    Candidates are evaluated on ``jobs`` threads (all cores by default), or by
+    Measured candidates are compiled and run in worker processes (``python -m
+    elevate.worker``), ``jobs`` of them at once (all cores by default), each under
+    ``limits`` (``"compile=S,run=S,memory=SIZE"``, any of them; the defaults as
+    ``elevate search``'s): a candidate whose worker passes a limit, crashes or runs
+    out of memory is a failed candidate (``compile timeout``, ``timeout``,
+    ``crashed``, ``out of memory``) and the search goes on. Or candidates go to
     ``executor``: ``"ray"`` (a local Ray cluster, or the one ``ray.init`` joined),
     ``"ray://ADDRESS"``, or any object with ``evaluate(programs, cost, start, jobs)``.
+
+    With ``out``, the search's directory is written as it goes (``log.jsonl`` a line
+    per candidate, ``report.json`` after every round, then ``best.*`` and the
+    pictures), as ``elevate search --out`` writes it; with ``resume=True`` too, a
+    search already in ``out`` goes on to this budget (its driver, seed and cost its
+    own; its logged candidates not evaluated again), and one is started where there
+    is none.
 
     Returns the report (a dict with the keys of ``elevate search``'s report line) and
     the log (one dict per candidate, as ``log.jsonl``).
     """
+    _check_search_arguments(0 if seed is None else seed, jobs, threads, budget, nats)
     if isinstance(program, str):
         program = Program.load(program)
     budget = dict(budget or {"evals": 100})
@@ -60,6 +79,8 @@ def search(
         raise ValueError(f"unknown budget {sorted(unknown)} (evals, time)")
     evals = budget.get("evals")
     seconds = budget.get("time")
+    if limits is not None and not isinstance(limits, str):
+        raise TypeError(f"limits must be text such as 'compile=5,run=1,memory=2G', found {limits!r}")
     report, log = _search(
         program,
         space,
@@ -72,5 +93,8 @@ def search(
         None if nats is None else dict(nats),
         threads,
         _executor(executor, jobs),
+        limits,
+        None if out is None else os.fspath(out),
+        bool(resume),
     )
     return json.loads(report), [json.loads(line) for line in log]

@@ -23,6 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<search::PyCostEvaluator>()?;
     m.add_function(wrap_pyfunction!(strategy::library, m)?)?;
     m.add_function(wrap_pyfunction!(search::_search, m)?)?;
+    m.add_function(wrap_pyfunction!(search::_serve_worker, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

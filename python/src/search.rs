@@ -7,12 +7,14 @@
 use crate::errors::{located, ParseError, SearchError};
 use crate::program::PyProgram;
 use crate::strategy::registry;
-use elevate::search_costs;
+use elevate::search_costs::{self, Measuring};
+use elevate::search_dir::{self, Asked, Settings};
+use elevate_bridge::measure::{CandidateLimits, WorkerCommand};
 use elevate::search_remote::{measure_json, Executor, RemoteCost};
 use elevate::search_report::{log_line, report_json};
 use elevate_rise::{print_definition, Program, Term};
 use elevate_strategies::search::{
-    drivers, Action, Cost, Environment, Rejection, Search, SearchBudget, Space, Status,
+    drivers, Action, Cost, Environment, Known, Rejection, Search, SearchBudget, Space, Status,
 };
 use numpy::{PyArray1, ToPyArray};
 use pyo3::prelude::*;
@@ -47,6 +49,42 @@ fn start(program: &PyProgram, nats: Option<&BTreeMap<String, i64>>) -> PyResult<
         .map_err(|e| crate::errors::rise_error(&e, &program.file, &program.source))
 }
 
+/// The command that starts a worker of a measured cost from Python: this Python,
+/// `-m elevate.worker` (the package's; the same protocol as `elevate`'s workers).
+fn worker_command(py: Python<'_>) -> PyResult<WorkerCommand> {
+    let python: String = py.import("sys")?.getattr("executable")?.extract()?;
+    if python.is_empty() {
+        return Err(search_error(
+            "cost: this Python does not say where its executable is (sys.executable), \
+             which measured candidates' workers run"
+                .into(),
+        ));
+    }
+    Ok(WorkerCommand::new(python, &["-m", "elevate.worker"]))
+}
+
+/// The cost `name` for searches from `start`, its measured candidates in workers
+/// (`python -m elevate.worker`) under `limits`, stopped once `stop` is set.
+fn make_cost(
+    py: Python<'_>,
+    name: &str,
+    start: &Term,
+    threads: Option<usize>,
+    limits: Option<CandidateLimits>,
+    stop: Option<Arc<AtomicBool>>,
+) -> PyResult<Box<dyn Cost<Term>>> {
+    let measuring = Measuring {
+        threads,
+        limits,
+        worker: Some(worker_command(py)?),
+        stop,
+    };
+    let made = py
+        .detach(|| search_costs::make(name, start, &measuring))
+        .map_err(|e| search_error(format!("cost: {e}")))?;
+    Ok(made.cost)
+}
+
 /// An executor that is a Python object with `evaluate(programs, cost, start, jobs)`
 /// (`elevate.executors.RayExecutor`, say).
 struct PyExecutor(Py<PyAny>);
@@ -70,26 +108,27 @@ impl Executor for PyExecutor {
 
 /// Runs a search; the report and the log as JSON text (see `elevate.search`).
 #[pyfunction]
-#[pyo3(signature = (program, space_text, driver, cost, evals, seconds, seed, jobs, nats, threads, executor))]
+#[pyo3(signature = (program, space_text, driver, cost, evals, seconds, seed, jobs, nats, threads, executor, limits=None, out=None, resume=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn _search(
     py: Python<'_>,
     program: &PyProgram,
     space_text: &str,
-    driver: &str,
-    cost: &str,
+    driver: Option<&str>,
+    cost: Option<&str>,
     evals: Option<usize>,
     seconds: Option<f64>,
-    seed: u64,
+    seed: Option<u64>,
     jobs: Option<usize>,
     nats: Option<BTreeMap<String, i64>>,
     threads: Option<usize>,
     executor: Option<Py<PyAny>>,
+    limits: Option<&str>,
+    out: Option<std::path::PathBuf>,
+    resume: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let start = start(program, nats.as_ref())?;
     let space = space(space_text)?;
-    let driver =
-        drivers::from_text::<Term>(driver).map_err(|e| search_error(format!("driver: {e}")))?;
     let mut budget = SearchBudget::default();
     match (evals, seconds) {
         (None, None) => return Err(search_error("budget: give evals=N, time=S or both".into())),
@@ -110,35 +149,87 @@ pub fn _search(
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
+    let defaults = CandidateLimits::defaults(jobs, budget.time);
+    let limits = limits
+        .map(|text| CandidateLimits::parse(text, defaults))
+        .transpose()
+        .map_err(|e| search_error(format!("limits: {e}")))?
+        .unwrap_or(defaults);
+    // The search's directory: a new one, or (resume) the search in it to go on with.
+    let program_hash = format!("{:016x}", elevate_rise::search::fingerprint(&start));
+    let asked = Asked {
+        program_hash: &program_hash,
+        space: space_text,
+        driver,
+        seed,
+        cost,
+    };
+    let (mut dir, settings, known) = match &out {
+        Some(out) => {
+            let resume = resume && search_dir::holds_search(out);
+            let (opened, settings, known) = search_dir::open(out, resume, &asked)
+                .map_err(|e| search_error(format!("out {}: {e}", out.display())))?;
+            (Some(opened), settings, known)
+        }
+        None if resume => return Err(search_error("resume: give out=DIR, the search's directory".into())),
+        None => (
+            None,
+            Settings {
+                program_hash: program_hash.clone(),
+                space: space_text.to_string(),
+                driver: driver.unwrap_or(search_dir::DEFAULT_DRIVER).to_string(),
+                seed: seed.unwrap_or(0),
+                cost: cost.unwrap_or(search_dir::DEFAULT_COST).to_string(),
+            },
+            Known::default(),
+        ),
+    };
+    let driver = drivers::from_text::<Term>(&settings.driver)
+        .map_err(|e| search_error(format!("driver: {e}")))?;
+    // Ctrl-C (any Python signal handler that raises) stops the search after the
+    // candidate in hand, killing its workers; the exception is raised when it has
+    // stopped, after the directory has what it found.
+    let stop = Arc::new(AtomicBool::new(false));
     let cost: Box<dyn Cost<Term>> = match executor {
-        None => search_costs::make(cost, &start, threads)
-            .map_err(|e| search_error(format!("cost: {e}")))?,
+        None => make_cost(py, &settings.cost, &start, threads, Some(limits), Some(stop.clone()))?,
         Some(executor) => {
             // The name is checked here, where the search starts.
-            let _ = search_costs::make(cost, &start, threads)
-                .map_err(|e| search_error(format!("cost: {e}")))?;
+            if !search_costs::is_cost(&settings.cost) {
+                return Err(search_error(format!(
+                    "cost: unknown cost `{}` (model, measured, model+measured)",
+                    settings.cost
+                )));
+            }
             Box::new(RemoteCost {
-                name: cost.to_string(),
+                name: settings.cost.clone(),
                 executor: PyExecutor(executor),
                 entry: program.name().to_string(),
                 start: print_definition(program.name(), &start),
             })
         }
     };
+    let space_size = space.start(&start).size_estimate();
     let replay_from = start.clone();
-    // Ctrl-C (any Python signal handler that raises) stops the search after the
-    // candidate in hand; the exception is raised when it has stopped.
-    let stop = Arc::new(AtomicBool::new(false));
     let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
+    let unsaved: Mutex<Option<String>> = Mutex::new(None);
     let report = py.detach(|| {
         let flag = stop.clone();
         Search::new(space, driver, cost)
             .budget(budget)
-            .seed(seed)
+            .seed(settings.seed)
             .jobs(jobs)
             .baseline(start.clone())
+            .known(known)
             .stop_on(stop.clone())
-            .observe(|_| {
+            .observe(|p| {
+                if let Some(dir) = dir.as_mut() {
+                    if let Err(e) = dir.record(p, &settings, space_size) {
+                        flag.store(true, Ordering::Relaxed);
+                        if let Ok(mut slot) = unsaved.lock() {
+                            slot.get_or_insert(e);
+                        }
+                    }
+                }
                 if let Err(e) = Python::attach(|py| py.check_signals()) {
                     flag.store(true, Ordering::Relaxed);
                     if let Ok(mut slot) = interrupted.lock() {
@@ -148,8 +239,10 @@ pub fn _search(
             })
             .run(&start)
     });
-    if let Some(e) = interrupted.into_inner().ok().flatten() {
-        return Err(e);
+    if let Some(e) = unsaved.into_inner().ok().flatten() {
+        return Err(search_error(format!(
+            "out: {e} (the search stopped; what was written before is kept)"
+        )));
     }
     // The report names the best strategy only where it replays, as the command's does.
     let replayed: Option<Term> = report.best().and_then(|best| {
@@ -158,9 +251,24 @@ pub fn _search(
             .apply(&replay_from, &mut elevate_core::Context::default())
             .ok()
     });
+    if let Some(dir) = dir.as_mut() {
+        let program = &program.program;
+        py.detach(|| dir.finish(&report, program, replayed.as_ref()))
+            .map_err(|e| search_error(format!("out {}: {e}", dir.path().display())))?;
+    }
+    if let Some(e) = interrupted.into_inner().ok().flatten() {
+        return Err(e);
+    }
     let line = report_json(&report, &report.cost, replayed.as_ref()).to_string();
     let log = report.log.iter().map(|c| log_line(c).to_string()).collect();
     Ok((line, log))
+}
+
+/// Serves the worker protocol on standard input and output, then ends the process:
+/// `python -m elevate.worker`, started by a measured cost.
+#[pyfunction]
+pub fn _serve_worker(py: Python<'_>) {
+    py.detach(|| elevate_bridge::measure::serve_stdio())
 }
 
 /// Evaluates programs sent as RISE text with a cost of a search's start program:
@@ -179,8 +287,8 @@ impl PyCostEvaluator {
     fn new(cost: &str, start: &str, threads: Option<usize>) -> PyResult<Self> {
         let start = Program::load(start, None)
             .map_err(|e| crate::errors::rise_error(&e, "start", start))?;
-        let cost = search_costs::make(cost, &start.entry().term, threads)
-            .map_err(|e| search_error(format!("cost: {e}")))?;
+        let cost =
+            Python::attach(|py| make_cost(py, cost, &start.entry().term, threads, None, None))?;
         Ok(PyCostEvaluator { cost })
     }
 
@@ -247,9 +355,10 @@ impl PyEnvironment {
             let baseline = self.env.baseline();
             let cost = match baseline {
                 Some(b) if program.fingerprint() == self.start.fingerprint() => Ok(b),
-                _ => search_costs::make(&self.cost, &self.start, self.threads)
-                    .map_err(|e| search_error(format!("cost: {e}")))?
-                    .evaluate(&program)
+                _ => Python::attach(|py| {
+                    make_cost(py, &self.cost, &self.start, self.threads, None, None)
+                })?
+                .evaluate(&program)
                     .map(|m| m.cost),
             };
             let reward = match (&cost, baseline) {
@@ -287,8 +396,7 @@ impl PyEnvironment {
         let start = start(program, nats.as_ref())?;
         let space = self::space(space)?;
         let cost_name = cost;
-        let cost = search_costs::make(cost, &start, threads)
-            .map_err(|e| search_error(format!("cost: {e}")))?;
+        let cost = Python::attach(|py| make_cost(py, cost, &start, threads, None, None))?;
         let mut env = Environment::new(space, cost);
         match features {
             "state" => {}

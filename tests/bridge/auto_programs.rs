@@ -4,8 +4,8 @@
 //! `defaultLowering` alone, and every distinct program it accepted is compiled through
 //! the bridge and computes what the interpreter computes on random inputs.
 
-use super::{example, sizes};
-use elevate::bridge::{model_cost, Measured};
+use super::{example, sizes, measured};
+use elevate::bridge::model_cost;
 use elevate::core::Context;
 use elevate::rise::search::{fingerprint, Auto, Machine};
 use elevate::rise::{registry, Program, Term};
@@ -86,7 +86,7 @@ fn check(
     }
     assert!(programs.len() > 1, "{file}: {} programs", programs.len());
     // Each compiled, run once, its values checked against the interpreter's.
-    let measured = Measured::new(&term).unwrap().runs(1);
+    let measured = measured(&term).runs(1);
     let all: Vec<&Term> = programs.values().map(|(_, p)| p).collect();
     let results = measured.evaluate_all(&all, 2);
     for ((strategy, _), r) in programs.values().zip(&results) {

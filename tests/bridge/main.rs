@@ -26,6 +26,16 @@ use elevate::rise::nat::NatVar;
 use elevate::rise::{io, NatEnv, Program, Term};
 use serde_json::Value as Json;
 
+/// The measured cost of candidates of `start`, its workers the `elevate` binary.
+pub fn measured(start: &Term) -> elevate::bridge::Measured {
+    elevate::bridge::Measured::new(start)
+        .unwrap()
+        .worker(elevate::bridge::WorkerCommand::new(
+            env!("CARGO_BIN_EXE_elevate"),
+            &[],
+        ))
+}
+
 /// The path of a shared example.
 pub fn example(name: &str) -> String {
     let path = format!("{}/examples/rise/{name}", env!("CARGO_MANIFEST_DIR"));

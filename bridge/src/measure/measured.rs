@@ -1,16 +1,17 @@
-//! The measured cost: candidates compiled through MLIR and timed on the machine.
+//! The measured cost: candidates compiled and timed in worker processes.
 
-use crate::driver::{compile_term, Options};
-use crate::jit::{Compiled, OpenMp};
+use super::limits::CandidateLimits;
+use super::pool::{Busy, Pool, WorkerCommand};
+use super::protocol::{Reply, Request};
 use elevate_rise::search::{fingerprint, ModelCost};
-use elevate_rise::{evaluate, io, NatEnv, Term, Value};
+use elevate_rise::{io, print_definition, NatEnv, Term, Value};
 use elevate_strategies::search::{
     evaluate_as_batch, parallel_map, Cost, Measure, Rejection, Status,
 };
 use serde_json::Value as Json;
-use std::collections::HashSet;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Why a measured cost cannot be set up.
@@ -19,27 +20,9 @@ pub enum MeasureError {
     /// The program's inputs cannot be made (sizes not concrete, too large).
     #[error("the inputs of the program cannot be made: {0}")]
     Inputs(#[from] elevate_rise::Error),
-}
-
-/// What every candidate of a [`Measured`] cost shares.
-struct Setup {
-    name: String,
-    options: Options,
-    inputs: Vec<Value>,
-    program: Term,
-    runs: usize,
-    timeout: Duration,
-    /// The interpreter's result on the inputs, computed once, when first needed.
-    reference: OnceLock<Result<Arc<Json>, String>>,
-    /// The best median so far, in milliseconds (infinite before any).
-    best_ms: Mutex<f64>,
-    /// How many candidates were not timed past their warm-up.
-    raced: Mutex<usize>,
-    /// The threads of each candidate's parallel loops (`None`: the OpenMP runtime's
-    /// default, one per core).
-    threads: Option<usize>,
-    /// The model whose estimate each measured candidate also gets.
-    model: Option<ModelCost>,
+    /// No worker can be started.
+    #[error("{0}")]
+    Worker(String),
 }
 
 /// How fast candidates compiled: how many, in how many seconds of wall time spent
@@ -63,87 +46,68 @@ impl CompileRate {
     }
 }
 
-/// A candidate whose first run after the warm-up already takes this many times the
-/// best median so far is not timed further: its cost is that run's time. A slow
-/// candidate then costs two runs instead of six, which is most of a search's time
-/// at large sizes. The warm-up itself says too little: it touches its buffers for
-/// the first time (on large arrays, ten times slower than a later run) and may
-/// start the OpenMP runtime's threads.
-pub const RACE_FACTOR: f64 = 3.0;
-
-/// How much slower a warm-up run may be than a later run of the same program (first
-/// touch of fresh buffers, the OpenMP runtime starting): a candidate whose warm-up
-/// takes more than this times [`RACE_FACTOR`] times the best median is not run again.
-const WARM_UP_SLOWDOWN: f64 = 10.0;
-
-/// The measured cost: compiled through the bridge, timed, checked (see the
-/// [module](self) documentation). The cost of a candidate is its median run time in
-/// milliseconds.
-pub struct Measured {
-    setup: Arc<Setup>,
-    /// The fingerprints of the programs whose values were checked.
-    checked: Mutex<HashSet<u64>>,
-    compile_rate: Mutex<CompileRate>,
-}
-
-/// A compilation slot: at most `jobs` compile at once.
-struct Slots {
-    free: Mutex<usize>,
-    freed: Condvar,
-}
-
-impl Slots {
-    fn take(&self) {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *free == 0 {
-            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
-        }
-        *free -= 1;
-    }
-
-    fn give(&self) {
-        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.freed.notify_one();
-    }
-}
-
-/// What a candidate may take beyond its runs: filling its buffers, comparing its
+/// What a worker may take beyond its runs: filling its buffers, comparing its
 /// values with the interpreter's.
 const SETUP_TIME: Duration = Duration::from_secs(2);
 
-/// Whether a compilation has finished in this process: the first runs alone.
-static FIRST_COMPILATION: Mutex<bool> = Mutex::new(false);
+/// How long the interpreter may take for the reference values.
+const REFERENCE_TIME: Duration = Duration::from_secs(600);
 
-/// The stack of a thread that compiles and runs a candidate.
-const CANDIDATE_STACK_BYTES: usize = 64 << 20;
-
-fn compile_candidate(setup: &Setup, term: &Term) -> Result<(Compiled, f64), Rejection> {
-    let compile = || {
-        let start = Instant::now();
-        compile_term(&setup.name, term, None, &setup.options)
-            .map(|c| (c, start.elapsed().as_secs_f64() * 1e3))
-            .map_err(|e| Rejection::new(Status::CompileFailed, e.to_string()))
-    };
-    let mut done = FIRST_COMPILATION.lock().unwrap_or_else(|e| e.into_inner());
-    if *done {
-        drop(done);
-        return compile();
-    }
-    let result = compile();
-    *done = true;
-    result
+/// A candidate in flight, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InFlight {
+    /// The worker's slot.
+    pub slot: usize,
+    /// Its program's fingerprint.
+    pub program_hash: u64,
+    /// `compiling` or `running`.
+    pub phase: &'static str,
+    /// Since when.
+    pub since: Instant,
 }
 
-/// What a candidate's thread reports.
-enum Report {
-    Compiled(f64),
-    Measured(Result<Measure, Rejection>),
+/// What the evaluations of a measured cost change.
+struct Shared {
+    pool: Pool,
+    /// The best median so far, in milliseconds.
+    best_ms: Option<f64>,
+    /// Candidates not timed past their first run, being slower than the best.
+    raced: usize,
+    /// The fingerprints of the programs whose values were checked.
+    checked: HashSet<u64>,
+    compile_rate: CompileRate,
+    /// The reference values as JSON text, once known (or why there are none).
+    reference: Option<Result<Arc<String>, Rejection>>,
+}
+
+/// The measured cost: each candidate compiled through the bridge and timed, in
+/// worker processes ([`super`]); its cost is its median run time in milliseconds.
+pub struct Measured {
+    start: Term,
+    seed: u64,
+    inputs: Vec<Value>,
+    runs: usize,
+    limits: CandidateLimits,
+    threads: Option<usize>,
+    model: Option<ModelCost>,
+    stop: Option<Arc<AtomicBool>>,
+    shared: Mutex<Shared>,
+    in_flight: Arc<Mutex<Vec<InFlight>>>,
+}
+
+/// One candidate of a round, through the phases.
+#[derive(Clone)]
+struct Candidate {
+    key: String,
+    hash: u64,
+    text: String,
 }
 
 impl Measured {
     /// The measured cost of candidates of `program` (the program the search starts
     /// from: a closed, typed function with concrete sizes), on random inputs (seed 0),
-    /// with 5 runs per candidate and a timeout of 10 s per run.
+    /// 5 runs per candidate, the default limits, its workers started from
+    /// [`WorkerCommand::from_env`].
     pub fn new(program: &Term) -> Result<Measured, MeasureError> {
         Measured::with_seed(program, 0)
     }
@@ -152,252 +116,468 @@ impl Measured {
     pub fn with_seed(program: &Term, seed: u64) -> Result<Measured, MeasureError> {
         let signature = io::signature(program);
         let inputs = io::random_inputs(&signature, &NatEnv::default(), seed)?;
-        Ok(Measured {
-            setup: Arc::new(Setup {
-                name: "f".into(),
-                options: Options::default(),
-                inputs,
-                program: program.clone(),
-                runs: 5,
-                timeout: Duration::from_secs(10),
-                reference: OnceLock::new(),
-                best_ms: Mutex::new(f64::INFINITY),
-                raced: Mutex::new(0),
-                threads: None,
-                model: None,
+        let command = WorkerCommand::from_env().map_err(MeasureError::Worker)?;
+        let limits = CandidateLimits::defaults(1, None);
+        let measured = Measured {
+            start: program.clone(),
+            seed,
+            inputs,
+            runs: 5,
+            limits,
+            threads: None,
+            model: None,
+            stop: None,
+            shared: Mutex::new(Shared {
+                pool: Pool::new(command, Request::Reference, 0),
+                best_ms: None,
+                raced: 0,
+                checked: HashSet::new(),
+                compile_rate: CompileRate::default(),
+                reference: None,
             }),
-            checked: Mutex::new(HashSet::new()),
-            compile_rate: Mutex::new(CompileRate::default()),
-        })
+            in_flight: Arc::new(Mutex::new(Vec::new())),
+        };
+        Ok(measured.with_pool(None))
     }
 
-    fn change(self, f: impl FnOnce(&mut Setup)) -> Measured {
-        let s = &self.setup;
-        let mut setup = Setup {
-            name: s.name.clone(),
-            options: s.options,
-            inputs: s.inputs.clone(),
-            program: s.program.clone(),
-            runs: s.runs,
-            timeout: s.timeout,
-            // The same inputs: the same reference values.
-            reference: s.reference.clone(),
-            best_ms: Mutex::new(*s.best_ms.lock().unwrap_or_else(|e| e.into_inner())),
-            raced: Mutex::new(0),
-            threads: s.threads,
-            model: s.model,
+    /// A new pool of workers for the current settings (by `command`, or the one it
+    /// had).
+    fn with_pool(self, command: Option<WorkerCommand>) -> Measured {
+        let setup = Request::Setup {
+            start: print_definition("f", &self.start),
+            seed: self.seed,
+            threads: self.threads,
+            memory: self.limits.memory,
+            stack: self.limits.stack,
         };
-        f(&mut setup);
+        let mut shared = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        let command = command.unwrap_or_else(|| shared.pool.command().clone());
+        shared.pool = Pool::new(command, setup, self.limits.memory);
         Measured {
-            setup: Arc::new(setup),
-            checked: self.checked,
-            compile_rate: self.compile_rate,
+            shared: Mutex::new(shared),
+            ..self
         }
     }
 
-    /// The same cost, taking the median of `runs` runs (at least 1) after the warm-up.
-    pub fn runs(self, runs: usize) -> Measured {
-        self.change(|s| s.runs = runs.max(1))
+    /// The same cost, its workers started by `command` (the Python package's
+    /// `python -m elevate.worker`; a test's `elevate`).
+    pub fn worker(self, command: WorkerCommand) -> Measured {
+        self.with_pool(Some(command))
+    }
+
+    /// The same cost, taking the median of up to `runs` runs (at least 1) after the
+    /// warm-up.
+    pub fn runs(mut self, runs: usize) -> Measured {
+        self.runs = runs.max(1);
+        self
     }
 
     /// The same cost, where a run may take at most `timeout`.
     pub fn timeout(self, timeout: Duration) -> Measured {
-        self.change(|s| s.timeout = timeout)
+        let limits = CandidateLimits {
+            run: timeout,
+            ..self.limits
+        };
+        self.limits(limits)
     }
 
-    /// The same cost, compiling with `options` (the budget of `defaultLowering`, the
-    /// limits of the buffers).
-    pub fn options(self, options: Options) -> Measured {
-        self.change(|s| s.options = options)
+    /// The same cost under `limits`.
+    pub fn limits(mut self, limits: CandidateLimits) -> Measured {
+        self.limits = limits;
+        self.with_pool(None)
+    }
+
+    /// The limits of each candidate.
+    pub fn candidate_limits(&self) -> CandidateLimits {
+        self.limits
     }
 
     /// The same cost, checking candidates against `values` (what the program computes
     /// on these inputs: [`Measured::inputs`]) instead of the interpreter's result, which
-    /// takes minutes for large programs (the 1024-cubed matmul, about five).
+    /// takes minutes for large programs.
     pub fn with_reference(self, values: Json) -> Measured {
-        let measured = self.change(|_| {});
-        let _ = measured.setup.reference.set(Ok(Arc::new(values)));
-        measured
+        self.lock().reference = Some(Ok(Arc::new(values.to_string())));
+        self
     }
 
     /// The same cost, running each candidate's parallel loops on `threads` threads (at
-    /// least 1) instead of one per core. Where the OpenMP runtime is not installed,
-    /// programs with parallel loops do not compile, and this changes nothing.
-    pub fn threads(self, threads: usize) -> Measured {
-        self.change(|s| s.threads = Some(threads.max(1)))
+    /// least 1) instead of one per core.
+    pub fn threads(mut self, threads: usize) -> Measured {
+        self.threads = Some(threads.max(1));
+        self.with_pool(None)
     }
 
     /// The same cost, giving every measured candidate `model`'s estimate too
     /// ([`Measure::model`]), so that a search can tell how well the model ranks.
-    pub fn with_model(self, model: ModelCost) -> Measured {
-        self.change(|s| s.model = Some(model))
+    pub fn with_model(mut self, model: ModelCost) -> Measured {
+        self.model = Some(model);
+        self
+    }
+
+    /// The same cost, stopping what its workers do (killing them) once `stop` is set:
+    /// the candidates in hand are [`Status::Stopped`].
+    pub fn stop_on(mut self, stop: Arc<AtomicBool>) -> Measured {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Starts a worker now, so that one that cannot be started is an error before a
+    /// search begins rather than a failed candidate.
+    pub fn start_worker(&self) -> Result<(), MeasureError> {
+        let mut shared = self.lock();
+        shared.pool.resize(1);
+        shared.pool.ensure(0).map_err(MeasureError::Worker)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// How fast candidates compiled so far.
     pub fn compile_rate(&self) -> CompileRate {
-        self.compile_rate
-            .lock()
-            .map_or(CompileRate::default(), |r| *r)
+        self.lock().compile_rate
     }
 
     /// The inputs every candidate runs on.
     pub fn inputs(&self) -> &[Value] {
-        &self.setup.inputs
+        &self.inputs
     }
 
-    /// How many candidates cost their warm-up's time, being [`RACE_FACTOR`] times
-    /// slower than the best so far.
+    /// How many candidates were not timed past their first run, being
+    /// [`RACE_FACTOR`](super::RACE_FACTOR) times slower than the best so far.
     pub fn raced(&self) -> usize {
-        *self.setup.raced.lock().unwrap_or_else(|e| e.into_inner())
+        self.lock().raced
     }
 
     /// How many distinct programs had their values checked.
     pub fn checked_programs(&self) -> usize {
-        self.checked.lock().map_or(0, |c| c.len())
+        self.lock().checked.len()
     }
 
-    /// The interpreter's result on the inputs (computed the first time).
-    fn reference_values(&self) -> &Result<Arc<Json>, String> {
-        let s = &self.setup;
-        s.reference.get_or_init(|| {
-            evaluate(&s.program, &NatEnv::default(), &s.inputs)
-                .map_err(|e| e.to_string())
-                .and_then(|v| v.to_json().map(Arc::new).map_err(|e| e.to_string()))
-        })
+    /// How many worker processes were started so far.
+    pub fn workers_started(&self) -> usize {
+        self.lock().pool.started
     }
 
-    /// Starts a thread for candidate `index`: it compiles `term` (taking a slot), then
-    /// waits for its turn to run.
-    fn spawn(
-        &self,
-        index: usize,
-        term: Term,
-        slots: Arc<Slots>,
-        reports: Sender<(usize, Report)>,
-    ) -> Sender<Option<Option<Arc<Json>>>> {
-        let (go, turn) = channel::<Option<Option<Arc<Json>>>>();
-        let setup = self.setup.clone();
-        let failed = reports.clone();
-        // The candidate's code runs on this thread: a stack as large as a main
-        // thread's and more (a register tile's buffers live on it), not the 2 MiB of
-        // a spawned thread's.
-        let thread = std::thread::Builder::new().stack_size(CANDIDATE_STACK_BYTES);
-        let spawned = thread.spawn(move || {
-            slots.take();
-            let compiled = compile_candidate(&setup, &term);
-            slots.give();
-            let compiled = match compiled {
-                Ok((c, ms)) => {
-                    let _ = reports.send((index, Report::Compiled(ms)));
-                    (c, ms)
-                }
-                Err(r) => {
-                    let _ = reports.send((index, Report::Measured(Err(r))));
-                    return;
-                }
-            };
-            // `Some(reference)`: run now, checking the values against the reference
-            // if there is one; `None` or a closed channel: not needed.
-            if let Ok(Some(reference)) = turn.recv() {
-                let result = run(&setup, &compiled.0, compiled.1, reference.as_deref());
-                // The machine code is freed before the round goes on: freeing it
-                // runs LLVM (the JIT's deinitializers), which must not overlap the
-                // process's exit, where LLVM's global objects are destroyed.
-                drop(compiled);
-                let _ = reports.send((index, Report::Measured(result)));
-            }
-        });
-        if let Err(e) = spawned {
-            let why = format!("no thread to compile and run it on: {e}");
-            let rejection = Rejection::new(Status::CompileFailed, why);
-            let _ = failed.send((index, Report::Measured(Err(rejection))));
+    /// The resident memory of each running worker, in bytes.
+    pub fn worker_memory(&self) -> Vec<u64> {
+        self.lock().pool.resident()
+    }
+
+    /// Where the candidates in flight are kept, for a display on another thread.
+    pub fn in_flight_handle(&self) -> Arc<Mutex<Vec<InFlight>>> {
+        self.in_flight.clone()
+    }
+
+    /// The candidates in flight now (compiling or running), the longest first.
+    pub fn in_flight(&self) -> Vec<InFlight> {
+        let mut now = self.in_flight.lock().map(|f| f.clone()).unwrap_or_default();
+        now.sort_by_key(|f| f.since);
+        now
+    }
+
+    fn flying(&self, slot: usize, candidate: Option<(&Candidate, &'static str)>) {
+        let Ok(mut f) = self.in_flight.lock() else {
+            return;
+        };
+        f.retain(|i| i.slot != slot);
+        if let Some((c, phase)) = candidate {
+            f.push(InFlight {
+                slot,
+                program_hash: c.hash,
+                phase,
+                since: Instant::now(),
+            });
         }
-        go
+    }
+
+    fn idle(&self) {
+        if let Ok(mut f) = self.in_flight.lock() {
+            f.clear();
+        }
+    }
+
+    fn stop_flag(&self) -> Option<&AtomicBool> {
+        self.stop.as_deref()
+    }
+
+    /// Compiles `candidates` on up to `jobs` workers at once: for each, the slot of
+    /// the worker that holds it and its compile time, or why it has none.
+    fn compile_all(
+        &self,
+        shared: &mut Shared,
+        candidates: &[Candidate],
+        deadline: Option<Instant>,
+    ) -> Vec<Result<(usize, f64), Rejection>> {
+        let mut results: Vec<Option<Result<(usize, f64), Rejection>>> =
+            vec![None; candidates.len()];
+        let mut queue: VecDeque<usize> = (0..candidates.len()).collect();
+        let mut busy: Vec<Busy> = Vec::new();
+        let mut working: Vec<Option<usize>> = vec![None; shared.pool.len()];
+        loop {
+            // Every idle worker takes the next candidate.
+            let idle: Vec<usize> = (0..working.len())
+                .filter(|&s| working[s].is_none())
+                .collect();
+            for slot in idle {
+                let Some(&i) = queue.front() else { break };
+                if let Err(why) = shared.pool.ensure(slot) {
+                    queue.pop_front();
+                    results[i] = Some(Err(Rejection::new(Status::Crashed, why)));
+                    continue;
+                }
+                let c = &candidates[i];
+                let request = Request::Compile {
+                    key: c.key.clone(),
+                    program: c.text.clone(),
+                };
+                queue.pop_front();
+                match shared.pool.send(slot, &request) {
+                    Ok(()) => {
+                        working[slot] = Some(i);
+                        self.flying(slot, Some((c, "compiling")));
+                        busy.push(Busy {
+                            slot,
+                            since: Instant::now(),
+                            limit: self.limits.compile,
+                            over: Status::CompileTimeout,
+                            what: "the compile limit",
+                        });
+                    }
+                    Err(r) => results[i] = Some(Err(r)),
+                }
+            }
+            if busy.is_empty() {
+                break;
+            }
+            let (slot, outcome) = shared.pool.wait(&mut busy, deadline, self.stop_flag());
+            let Some(i) = working[slot].take() else {
+                continue;
+            };
+            self.flying(slot, None);
+            results[i] = Some(match outcome {
+                Ok(Reply::Compiled { compile_ms, .. }) => {
+                    shared.pool.served(slot, &candidates[i].key);
+                    Ok((slot, compile_ms))
+                }
+                Ok(reply) => Err(failure(reply)),
+                Err(r) => Err(r),
+            });
+            if results[i]
+                .as_ref()
+                .is_some_and(|r| r.as_ref().is_err_and(|r| r.status == Status::Stopped))
+            {
+                // The rest of the round is stopped too.
+                for j in queue.drain(..) {
+                    results[j] = Some(Err(r_stopped()));
+                }
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(r_stopped())))
+            .collect()
+    }
+
+    /// The reference values, computed by a worker the first time.
+    fn reference(
+        &self,
+        shared: &mut Shared,
+        deadline: Option<Instant>,
+    ) -> Result<Arc<String>, Rejection> {
+        if let Some(known) = &shared.reference {
+            return known.clone();
+        }
+        let slot = 0;
+        shared
+            .pool
+            .ensure(slot)
+            .map_err(|why| Rejection::new(Status::Crashed, why))?;
+        shared.pool.send(slot, &Request::Reference)?;
+        let mut busy = vec![Busy {
+            slot,
+            since: Instant::now(),
+            limit: REFERENCE_TIME,
+            over: Status::Timeout,
+            what: "the time the interpreter may take for the reference values",
+        }];
+        let why = |w: String| {
+            Rejection::new(
+                Status::WrongValues,
+                format!("the interpreter cannot compute the reference values: {w}"),
+            )
+        };
+        let outcome = shared.pool.wait(&mut busy, deadline, self.stop_flag()).1;
+        let known = match outcome {
+            Ok(Reply::Reference { values }) => {
+                shared.pool.set_has_reference(slot);
+                Ok(Arc::new(values))
+            }
+            Ok(Reply::Error { reason }) => Err(why(reason)),
+            Ok(other) => Err(why(format!("the worker answered {other:?}"))),
+            // Stopped: not known yet, asked again next time.
+            Err(r) if r.status == Status::Stopped => return Err(r),
+            // Its worker died or passed a limit: that is what the candidate gets.
+            Err(r) => Err(Rejection::new(
+                r.status,
+                format!(
+                    "the interpreter could not compute the reference values: {}",
+                    r.reason
+                ),
+            )),
+        };
+        shared.reference = Some(known.clone());
+        known
+    }
+
+    /// Runs candidate `c` on the worker in `slot` (compiling it there if it does not
+    /// hold it), alone.
+    fn run_one(
+        &self,
+        shared: &mut Shared,
+        slot: usize,
+        c: &Candidate,
+        how: Runs,
+        deadline: Option<Instant>,
+    ) -> Result<Reply, Rejection> {
+        let Runs {
+            check,
+            warm_up,
+            runs,
+            race,
+        } = how;
+        shared
+            .pool
+            .ensure(slot)
+            .map_err(|why| Rejection::new(Status::Crashed, why))?;
+        if check && !shared.pool.has_reference(slot) {
+            let values = self.reference(shared, deadline)?;
+            if !shared.pool.has_reference(slot) {
+                shared.pool.send(
+                    slot,
+                    &Request::Expect {
+                        values: values.to_string(),
+                    },
+                )?;
+                let mut busy = vec![Busy {
+                    slot,
+                    since: Instant::now(),
+                    limit: SETUP_TIME * 10,
+                    over: Status::Timeout,
+                    what: "the time to take the reference values",
+                }];
+                match shared.pool.wait(&mut busy, deadline, self.stop_flag()).1? {
+                    Reply::Ready { .. } => shared.pool.set_has_reference(slot),
+                    other => return Err(failure(other)),
+                }
+            }
+        }
+        let compiles = !shared.pool.holds(slot, &c.key);
+        let request = Request::Run {
+            key: c.key.clone(),
+            program: c.text.clone(),
+            check,
+            warm_up,
+            runs,
+            best_ms: shared.best_ms.filter(|_| race),
+            run_limit_ms: self.limits.run.as_secs_f64() * 1e3,
+        };
+        shared.pool.send(slot, &request)?;
+        self.flying(slot, Some((c, "running")));
+        // Every run up to its limit, time to set up the call and compare its values,
+        // and the compilation if this worker must compile it.
+        let mut limit = self.limits.run * (runs as u32 + 1) + SETUP_TIME;
+        if compiles {
+            limit += self.limits.compile;
+        }
+        let mut busy = vec![Busy {
+            slot,
+            since: Instant::now(),
+            limit,
+            over: if compiles {
+                Status::CompileTimeout
+            } else {
+                Status::Timeout
+            },
+            what: if compiles {
+                "the compile limit and the run limit of each run"
+            } else {
+                "the run limit of each run"
+            },
+        }];
+        let outcome = shared.pool.wait(&mut busy, deadline, self.stop_flag()).1;
+        self.flying(slot, None);
+        let reply = outcome?;
+        shared.pool.served(slot, &c.key);
+        Ok(reply)
+    }
+
+    /// A slot whose worker runs, or the first.
+    fn any_slot(shared: &Shared) -> usize {
+        (0..shared.pool.len())
+            .find(|&s| shared.pool.id(s).is_some())
+            .unwrap_or(0)
     }
 }
 
-/// Times a compiled candidate: warm-up (checked against `reference`, if given), then
-/// the median of the runs.
-fn run(
-    setup: &Setup,
-    compiled: &Compiled,
-    compile_ms: f64,
-    reference: Option<&Json>,
-) -> Result<Measure, Rejection> {
-    let failed = |e: crate::Error| Rejection::new(Status::WrongValues, e.to_string());
-    if let (Some(threads), Some(openmp)) = (setup.threads, OpenMp::get()) {
-        openmp.set_threads(threads);
+/// How to run a candidate.
+#[derive(Debug, Clone, Copy)]
+struct Runs {
+    /// Check its values against the reference.
+    check: bool,
+    /// Run it once untimed first.
+    warm_up: bool,
+    /// The most timed runs.
+    runs: usize,
+    /// Time it less when it is much slower than the best so far.
+    race: bool,
+}
+
+fn r_stopped() -> Rejection {
+    Rejection::new(
+        Status::Stopped,
+        "stopped by the budget: the search's time was up",
+    )
+}
+
+/// The rejection a worker's reply other than the one hoped for stands for.
+fn failure(reply: Reply) -> Rejection {
+    match reply {
+        Reply::Failed { status, reason, .. } => Rejection::new(
+            Status::parse(&status)
+                .filter(|s| *s != Status::Ok)
+                .unwrap_or(Status::CompileFailed),
+            reason,
+        ),
+        Reply::Error { reason } => Rejection::new(Status::Crashed, reason),
+        other => Rejection::new(Status::Crashed, format!("its worker answered {other:?}")),
     }
-    let mut call = compiled.prepare(&setup.inputs).map_err(failed)?;
-    let start = Instant::now();
-    call.invoke().map_err(failed)?;
-    let warm_up = start.elapsed();
-    if warm_up > setup.timeout {
-        return Err(Rejection::new(
-            Status::Timeout,
-            format!(
-                "a run took {:.1} ms, more than the timeout of {:.1} ms",
-                warm_up.as_secs_f64() * 1e3,
-                setup.timeout.as_secs_f64() * 1e3
-            ),
-        ));
-    }
-    if let Some(expected) = reference {
-        let found = call
-            .output()
-            .to_json()
-            .map_err(|e| Rejection::new(Status::WrongValues, e.to_string()))?;
-        if let Some(d) = io::first_difference(expected, &found) {
-            return Err(Rejection::new(
-                Status::WrongValues,
-                format!("the compiled program differs from the interpreter {d}"),
-            ));
-        }
-    }
-    let best_ms = *setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
-    let warm_up_ms = warm_up.as_secs_f64() * 1e3;
-    if warm_up_ms > WARM_UP_SLOWDOWN * RACE_FACTOR * best_ms {
-        // So slow that even a first touch of the buffers cannot explain it: its
-        // warm-up's time (an upper bound) says enough, and saves seconds per candidate
-        // at large sizes.
-        *setup.raced.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        return Ok(Measure {
-            cost: warm_up_ms,
-            model: None,
-            ms: Some(warm_up_ms),
-            compile_ms: Some(compile_ms),
-        });
-    }
-    let time = |call: &mut crate::jit::Call<'_>| {
-        let start = Instant::now();
-        call.invoke().map_err(failed)?;
-        Ok::<f64, Rejection>(start.elapsed().as_secs_f64() * 1e3)
+}
+
+/// The measure of a worker's runs: the median of its timed runs (the warm-up's time
+/// where it had none), their spread.
+fn measure_of(reply: &Reply, compile_ms: Option<f64>) -> Option<Measure> {
+    let Reply::Measured {
+        compile_ms: compiled_now,
+        warm_up_ms,
+        times_ms,
+        ..
+    } = reply
+    else {
+        return None;
     };
-    let first = time(&mut call)?;
-    if first > RACE_FACTOR * best_ms {
-        // Clearly slower than the best: one timed run says enough.
-        *setup.raced.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        return Ok(Measure {
-            cost: first,
-            model: None,
-            ms: Some(first),
-            compile_ms: Some(compile_ms),
-        });
-    }
-    let mut times = vec![first];
-    for _ in 1..setup.runs {
-        times.push(time(&mut call)?);
-    }
+    let mut times = times_ms.clone();
     times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
-    let mut best = setup.best_ms.lock().unwrap_or_else(|e| e.into_inner());
-    *best = best.min(median);
-    drop(best);
-    Ok(Measure {
+    let median = match times.len() {
+        0 => (*warm_up_ms)?,
+        n => times[n / 2],
+    };
+    Some(Measure {
         cost: median,
         model: None,
         ms: Some(median),
-        compile_ms: Some(compile_ms),
+        compile_ms: compiled_now.or(compile_ms),
+        spread_ms: (times.len() > 1).then(|| (times[0], times[times.len() - 1])),
     })
 }
 
@@ -411,80 +591,85 @@ impl Cost<Term> for Measured {
     }
 
     fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {
-        let slots = Arc::new(Slots {
-            free: Mutex::new(jobs.max(1)),
-            freed: Condvar::new(),
-        });
-        let (reports, incoming) = channel();
-        let turns: Vec<_> = programs
+        self.evaluate_until(programs, jobs, None)
+    }
+
+    fn evaluate_until(
+        &self,
+        programs: &[&Term],
+        jobs: usize,
+        deadline: Option<Instant>,
+    ) -> Vec<Result<Measure, Rejection>> {
+        let candidates: Vec<Candidate> = programs
             .iter()
-            .enumerate()
-            .map(|(i, p)| self.spawn(i, (*p).clone(), slots.clone(), reports.clone()))
+            .map(|p| {
+                let hash = fingerprint(p);
+                Candidate {
+                    key: format!("{hash:016x}"),
+                    hash,
+                    text: print_definition("f", p),
+                }
+            })
             .collect();
-        drop(reports);
-        let mut results: Vec<Option<Result<Measure, Rejection>>> = vec![None; programs.len()];
-        let mut compile_ms: Vec<Option<f64>> = vec![None; programs.len()];
+        let mut guard = self.lock();
+        let shared = &mut *guard;
+        shared.pool.resize(jobs.max(1));
         // Every candidate compiles (or fails to) before any runs.
         let compiling = Instant::now();
-        let mut compiled = 0;
-        for _ in 0..programs.len() {
-            match incoming.recv() {
-                Ok((i, Report::Compiled(ms))) => compile_ms[i] = Some(ms),
-                Ok((i, Report::Measured(r))) => results[i] = Some(r),
-                Err(_) => break,
-            }
-            compiled += 1;
-        }
-        if let Ok(mut rate) = self.compile_rate.lock() {
-            rate.candidates += compiled;
-            rate.seconds += compiling.elapsed().as_secs_f64();
-        }
-        for (i, program) in programs.iter().enumerate() {
-            let Some(ms) = compile_ms[i] else {
-                continue;
-            };
-            let key = fingerprint(program);
-            let check = !self.checked.lock().is_ok_and(|c| c.contains(&key));
-            let reference = match (check, self.reference_values()) {
-                (false, _) => None,
-                (true, Ok(values)) => Some(values.clone()),
-                (true, Err(why)) => {
-                    results[i] = Some(Err(Rejection::new(
-                        Status::WrongValues,
-                        format!("the interpreter cannot compute the reference values: {why}"),
-                    )));
+        let compiled = self.compile_all(shared, &candidates, deadline);
+        shared.compile_rate.candidates += compiled
+            .iter()
+            .filter(|r| {
+                r.as_ref()
+                    .map_or_else(|r| r.status != Status::Stopped, |_| true)
+            })
+            .count();
+        shared.compile_rate.seconds += compiling.elapsed().as_secs_f64();
+        // Then each runs alone, on the worker that compiled it where it still runs.
+        let mut results = Vec::with_capacity(candidates.len());
+        for (c, compiled) in candidates.iter().zip(compiled) {
+            let (slot, compile_ms) = match compiled {
+                Ok(done) => done,
+                Err(r) => {
+                    results.push(Err(r));
                     continue;
                 }
             };
-            if turns[i].send(Some(reference)).is_err() {
-                continue;
-            }
-            // Every run up to the timeout, and time to set up the call and compare
-            // its values.
-            let patience = self.setup.timeout * (self.setup.runs as u32 + 1) + SETUP_TIME;
-            let result = wait_for(&incoming, i, patience).map(|mut m| {
-                m.compile_ms = Some(ms);
-                m
+            let slot = match shared.pool.holds(slot, &c.key) {
+                true => slot,
+                false => Self::any_slot(shared),
+            };
+            let check = !shared.checked.contains(&c.hash);
+            let how = Runs {
+                check,
+                warm_up: true,
+                runs: self.runs,
+                race: true,
+            };
+            let outcome = self.run_one(shared, slot, c, how, deadline);
+            let result = outcome.and_then(|reply| {
+                let raced = matches!(reply, Reply::Measured { raced: true, .. });
+                match measure_of(&reply, Some(compile_ms)) {
+                    Some(m) => {
+                        if raced {
+                            shared.raced += 1;
+                        } else {
+                            shared.best_ms = Some(shared.best_ms.map_or(m.cost, |b| b.min(m.cost)));
+                        }
+                        Ok(m)
+                    }
+                    None => Err(failure(reply)),
+                }
             });
             if check && result.is_ok() {
-                if let Ok(mut c) = self.checked.lock() {
-                    c.insert(key);
-                }
+                shared.checked.insert(c.hash);
             }
-            results[i] = Some(result);
+            results.push(result);
         }
-        let mut results: Vec<Result<Measure, Rejection>> = results
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| {
-                    Err(Rejection::new(
-                        Status::CompileFailed,
-                        "the compilation did not finish",
-                    ))
-                })
-            })
-            .collect();
-        if let Some(model) = &self.setup.model {
+        self.idle();
+        shared.pool.retire_worn();
+        drop(guard);
+        if let Some(model) = &self.model {
             let ok: Vec<usize> = (0..programs.len())
                 .filter(|&i| results[i].is_ok())
                 .collect();
@@ -498,34 +683,79 @@ impl Cost<Term> for Measured {
         }
         results
     }
-}
 
-/// Candidate `index`'s measurement, or a timeout after `patience` (reports of other
-/// candidates, late after their own timeout, are dropped).
-fn wait_for(
-    incoming: &Receiver<(usize, Report)>,
-    index: usize,
-    patience: Duration,
-) -> Result<Measure, Rejection> {
-    let deadline = Instant::now() + patience;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match incoming.recv_timeout(left) {
-        Ok((i, Report::Measured(r))) if i == index => return r,
-        Ok(_) => continue,
-        Err(RecvTimeoutError::Timeout) => {
-            return Err(Rejection::new(
-                Status::Timeout,
-                format!(
-                    "its runs did not finish within {:.1} s (the timeout of each run, and {} s to set up)",
-                    patience.as_secs_f64(),
-                    SETUP_TIME.as_secs()
-                ),
-            ))
+    fn compare(
+        &self,
+        programs: &[&Term],
+        turns: usize,
+        deadline: Option<Instant>,
+    ) -> Vec<Option<Measure>> {
+        let candidates: Vec<Candidate> = programs
+            .iter()
+            .map(|p| {
+                let hash = fingerprint(p);
+                Candidate {
+                    key: format!("{hash:016x}"),
+                    hash,
+                    text: print_definition("f", p),
+                }
+            })
+            .collect();
+        let mut guard = self.lock();
+        let shared = &mut *guard;
+        shared.pool.resize(1);
+        // A warm-up run before each turn's timed one (the call's buffers are fresh
+        // each time), except for programs whose run takes a second or more, for
+        // which a first touch of their buffers is noise.
+        const NO_WARM_UP_MS: f64 = 1_000.0;
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); candidates.len()];
+        let mut failed = vec![false; candidates.len()];
+        'turns: for turn in 0..turns.max(1) {
+            for (k, c) in candidates.iter().enumerate() {
+                if failed[k] {
+                    continue;
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break 'turns;
+                }
+                let slot = Self::any_slot(shared);
+                // One run a turn; the first turn warms the program up.
+                let slow = times[k].last().is_some_and(|&ms| ms >= NO_WARM_UP_MS);
+                let how = Runs {
+                    check: false,
+                    warm_up: turn == 0 || !slow,
+                    runs: 1,
+                    race: false,
+                };
+                match self.run_one(shared, slot, c, how, deadline) {
+                    Ok(Reply::Measured { times_ms, .. }) if !times_ms.is_empty() => {
+                        times[k].extend(times_ms)
+                    }
+                    Ok(Reply::Measured {
+                        warm_up_ms: Some(ms),
+                        ..
+                    }) => times[k].push(ms),
+                    _ => failed[k] = true,
+                }
+            }
         }
-        Err(RecvTimeoutError::Disconnected) => {
-            return Err(Rejection::new(Status::CompileFailed, "the candidate's thread ended"))
-        }
-    }
+        self.idle();
+        times
+            .into_iter()
+            .map(|mut t| {
+                if t.is_empty() {
+                    return None;
+                }
+                t.sort_by(f64::total_cmp);
+                let median = t[t.len() / 2];
+                Some(Measure {
+                    cost: median,
+                    model: None,
+                    ms: Some(median),
+                    compile_ms: None,
+                    spread_ms: Some((t[0], t[t.len() - 1])),
+                })
+            })
+            .collect()
     }
 }

@@ -5,6 +5,7 @@ use elevate_rise::search::ModelCost;
 use elevate_rise::Term;
 use elevate_strategies::search::{evaluate_as_batch, parallel_map, Cost, Measure, Rejection};
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// `model+measured`: the model ranks each round, the best `best` of it are measured;
 /// the others cost the model's estimate times the geometric mean of measured time over
@@ -56,6 +57,24 @@ impl Cost<Term> for ModelMeasured {
     }
 
     fn evaluate_all(&self, programs: &[&Term], jobs: usize) -> Vec<Result<Measure, Rejection>> {
+        self.evaluate_until(programs, jobs, None)
+    }
+
+    fn compare(
+        &self,
+        programs: &[&Term],
+        turns: usize,
+        deadline: Option<Instant>,
+    ) -> Vec<Option<Measure>> {
+        self.measured.compare(programs, turns, deadline)
+    }
+
+    fn evaluate_until(
+        &self,
+        programs: &[&Term],
+        jobs: usize,
+        deadline: Option<Instant>,
+    ) -> Vec<Result<Measure, Rejection>> {
         let estimates = parallel_map(programs, jobs, |p| self.model.evaluate(p));
         let mut ranked: Vec<usize> = (0..programs.len())
             .filter(|&i| estimates[i].is_ok())
@@ -66,7 +85,7 @@ impl Cost<Term> for ModelMeasured {
         });
         ranked.truncate(self.best);
         let chosen: Vec<&Term> = ranked.iter().map(|&i| programs[i]).collect();
-        let measured = self.measured.evaluate_all(&chosen, jobs);
+        let measured = self.measured.evaluate_until(&chosen, jobs, deadline);
         let mut results: Vec<Result<Measure, Rejection>> = estimates.clone();
         for (&i, m) in ranked.iter().zip(measured) {
             let estimate = estimates[i].as_ref().map_or(f64::NAN, |e| e.cost);

@@ -2,6 +2,7 @@
 //! program type, and the program fingerprints that the search's cache is keyed by.
 
 use std::fmt;
+use std::time::Instant;
 
 /// A hash of a program's structure, equal for equal programs (for programs with
 /// binders: equal up to the names of bound variables), so a search evaluates a
@@ -22,13 +23,34 @@ pub enum Status {
     CompileFailed,
     /// Its compiled program computes other values than the interpreter.
     WrongValues,
-    /// Its evaluation took longer than allowed.
+    /// Its evaluation (a run) took longer than allowed.
     Timeout,
+    /// Its compilation took longer than allowed.
+    CompileTimeout,
+    /// What evaluated it died: a signal, an abort, a stack overflow in its code.
+    Crashed,
+    /// What evaluated it passed its memory limit.
+    OutOfMemory,
+    /// The search stopped (its budget spent, or told to) before it was evaluated.
+    Stopped,
 }
 
 impl Status {
+    /// Every status, in the order of the log's documentation.
+    pub const ALL: [Status; 9] = [
+        Status::Ok,
+        Status::StrategyFailed,
+        Status::CompileFailed,
+        Status::WrongValues,
+        Status::Timeout,
+        Status::CompileTimeout,
+        Status::Crashed,
+        Status::OutOfMemory,
+        Status::Stopped,
+    ];
+
     /// As the log writes it: `ok`, `strategy failed`, `compile failed`, `wrong values`,
-    /// `timeout`.
+    /// `timeout`, `compile timeout`, `crashed`, `out of memory`, `stopped`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -36,7 +58,16 @@ impl Status {
             Status::CompileFailed => "compile failed",
             Status::WrongValues => "wrong values",
             Status::Timeout => "timeout",
+            Status::CompileTimeout => "compile timeout",
+            Status::Crashed => "crashed",
+            Status::OutOfMemory => "out of memory",
+            Status::Stopped => "stopped",
         }
+    }
+
+    /// The status [`as_str`](Self::as_str) writes as `text`.
+    pub fn parse(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == text)
     }
 }
 
@@ -78,6 +109,9 @@ pub struct Measure {
     pub ms: Option<f64>,
     /// Compilation time in milliseconds, where the program was compiled.
     pub compile_ms: Option<f64>,
+    /// The fastest and the slowest of its timed runs, in milliseconds, where it ran
+    /// more than once ([`ms`](Self::ms) is their median).
+    pub spread_ms: Option<(f64, f64)>,
 }
 
 impl Measure {
@@ -108,6 +142,36 @@ pub trait Cost<P>: Send + Sync {
     fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
         let _ = jobs;
         programs.iter().map(|p| self.evaluate(p)).collect()
+    }
+
+    /// [`evaluate_all`](Self::evaluate_all), ending by `deadline`: a cost whose
+    /// evaluations take time (compiled and run) stops what is still running then, and
+    /// those programs are [`Status::Stopped`]. The default evaluates them all.
+    fn evaluate_until(
+        &self,
+        programs: &[&P],
+        jobs: usize,
+        deadline: Option<Instant>,
+    ) -> Vec<Result<Measure, Rejection>> {
+        let _ = deadline;
+        self.evaluate_all(programs, jobs)
+    }
+
+    /// Evaluates `programs` again, in turns (one run of each, then the next turn), up
+    /// to `turns` turns or until `deadline`, so that what the machine does meanwhile
+    /// affects them alike: what a search's report compares its best with its baseline
+    /// by. `None` for a program with no cost. The default evaluates each once more.
+    fn compare(
+        &self,
+        programs: &[&P],
+        turns: usize,
+        deadline: Option<Instant>,
+    ) -> Vec<Option<Measure>> {
+        let _ = turns;
+        self.evaluate_until(programs, 1, deadline)
+            .into_iter()
+            .map(Result::ok)
+            .collect()
     }
 }
 
@@ -162,6 +226,24 @@ macro_rules! delegate_cost {
 
             fn evaluate_all(&self, programs: &[&P], jobs: usize) -> Vec<Result<Measure, Rejection>> {
                 (**self).evaluate_all(programs, jobs)
+            }
+
+            fn evaluate_until(
+                &self,
+                programs: &[&P],
+                jobs: usize,
+                deadline: Option<Instant>,
+            ) -> Vec<Result<Measure, Rejection>> {
+                (**self).evaluate_until(programs, jobs, deadline)
+            }
+
+            fn compare(
+                &self,
+                programs: &[&P],
+                turns: usize,
+                deadline: Option<Instant>,
+            ) -> Vec<Option<Measure>> {
+                (**self).compare(programs, turns, deadline)
             }
         }
     )+};

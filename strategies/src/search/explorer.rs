@@ -80,6 +80,11 @@ pub struct Progress<'a> {
     pub max_time: Option<Duration>,
     /// The best cost so far.
     pub best: Option<f64>,
+    /// Every candidate so far, in order (the last is [`candidate`](Self::candidate)).
+    pub log: &'a [Candidate],
+    /// Whether this candidate is the last of a batch the driver asked for (a round):
+    /// a moment to save what the search has found so far.
+    pub end_of_round: bool,
 }
 
 /// A driver's view of the search (see the [`search`](crate::search) module).
@@ -92,15 +97,26 @@ pub struct Explorer<'s, P> {
     budget: SearchBudget,
     started: Instant,
     cache: FxHashMap<u64, Result<Measure, Rejection>>,
+    /// Results known before the search (a search resumed from its log): each is taken
+    /// into the cache, as if evaluated, when its program is first met.
+    known: FxHashMap<u64, Result<Measure, Rejection>>,
     log: Vec<Candidate>,
     best: Option<usize>,
+    /// The program of the best candidate.
+    best_program: Option<P>,
     distinct: usize,
     /// Fingerprints of the complete candidates logged so far.
     logged: rustc_hash::FxHashSet<u64>,
     observer: Option<&'s mut dyn FnMut(&Progress<'_>)>,
     /// Set from elsewhere to stop the search (an interrupt), as a spent budget does.
     stop: Option<Arc<AtomicBool>>,
+    /// Where the batch being evaluated is shown (fingerprints and strategy text).
+    pending: Option<Pending>,
 }
+
+/// The candidates a search is evaluating now, by fingerprint with their strategy
+/// text: for a progress display to name what it waits for.
+pub type Pending = Arc<std::sync::Mutex<Vec<(u64, String)>>>;
 
 /// Whether a candidate measured `a` is a better best than one measured `b`: a
 /// measured time ranks before an estimate (a cost that measures some candidates
@@ -136,18 +152,35 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
             budget,
             started: Instant::now(),
             cache: FxHashMap::default(),
+            known: FxHashMap::default(),
             log: Vec::new(),
             best: None,
+            best_program: None,
             distinct: 0,
             logged: rustc_hash::FxHashSet::default(),
             observer: None,
             stop: None,
+            pending: None,
         }
+    }
+
+    /// The same explorer, showing the batch it evaluates in `pending`.
+    pub fn with_pending(mut self, pending: Pending) -> Self {
+        self.pending = Some(pending);
+        self
     }
 
     /// The same explorer, stopped (as when its budget is spent) once `stop` is set.
     pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> Self {
         self.stop = Some(stop);
+        self
+    }
+
+    /// The same explorer, knowing the results of programs evaluated before (by
+    /// fingerprint: a search resumed from its log): they are not evaluated again, and
+    /// count as evaluated when first met, so the search goes as it went.
+    pub fn with_known(mut self, known: FxHashMap<u64, Result<Measure, Rejection>>) -> Self {
+        self.known = known;
         self
     }
 
@@ -231,7 +264,13 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
         let mut fresh: Vec<usize> = Vec::new();
         let mut queued = rustc_hash::FxHashSet::default();
         for (i, s) in finals.iter().enumerate() {
-            if s.is_complete() && !self.cache.contains_key(&hashes[i]) && queued.insert(hashes[i]) {
+            if !s.is_complete() || self.cache.contains_key(&hashes[i]) {
+                continue;
+            }
+            if let Some(known) = self.known.remove(&hashes[i]) {
+                self.cache.insert(hashes[i], known);
+                self.distinct += 1;
+            } else if queued.insert(hashes[i]) {
                 fresh.push(i);
             }
         }
@@ -246,7 +285,10 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
                 break;
             }
             let programs: Vec<&P> = part.iter().map(|&i| finals[i].program()).collect();
-            let results = self.cost.evaluate_all(&programs, self.jobs);
+            if let Some(Ok(mut shown)) = self.pending.as_ref().map(|p| p.lock()) {
+                *shown = part.iter().map(|&i| (hashes[i], finals[i].text())).collect();
+            }
+            let results = self.cost.evaluate_until(&programs, self.jobs, self.deadline());
             for (&i, result) in part.iter().zip(results) {
                 self.cache.insert(hashes[i], result);
                 self.distinct += 1;
@@ -262,11 +304,17 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
             .iter()
             .zip(hashes)
             .take(known)
-            .map(|(state, hash)| self.record(state, hash))
+            .enumerate()
+            .map(|(i, (state, hash))| self.record(state, hash, i + 1 == known))
             .collect()
     }
 
-    fn record(&mut self, state: &State<P>, hash: u64) -> Option<f64> {
+    /// When the time budget ends, if there is one.
+    fn deadline(&self) -> Option<Instant> {
+        self.budget.time.map(|limit| self.started + limit)
+    }
+
+    fn record(&mut self, state: &State<P>, hash: u64, end_of_round: bool) -> Option<f64> {
         let (status, reason, measure, cached) = match state.failure() {
             Some(reason) => (Status::StrategyFailed, reason.to_string(), None, false),
             None => {
@@ -286,6 +334,7 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
         };
         if better {
             self.best = Some(index);
+            self.best_program = Some(state.program().clone());
         }
         let best_so_far = if better {
             measure.map(|m| m.cost)
@@ -313,6 +362,8 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
                 best: self
                     .best
                     .map(|b| self.log[b].cost().unwrap_or(f64::INFINITY)),
+                log: &self.log,
+                end_of_round,
             });
         }
         measure.map(|m| m.cost)
@@ -374,8 +425,14 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
         self.cache.get(&hash)
     }
 
-    /// Ends the exploration: the log.
-    pub fn into_log(self) -> (Vec<Candidate>, usize) {
-        (self.log, self.distinct)
+    /// The program of the best candidate so far.
+    pub fn best_program(&self) -> Option<&P> {
+        self.best_program.as_ref()
+    }
+
+    /// Ends the exploration: the log, the number of distinct programs evaluated, and
+    /// the best candidate's program.
+    pub fn into_log(self) -> (Vec<Candidate>, usize, Option<P>) {
+        (self.log, self.distinct, self.best_program)
     }
 }

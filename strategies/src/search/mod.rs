@@ -48,8 +48,8 @@ pub use drivers::Driver;
 pub use env::{
     Action, ActionShape, Environment, Features, IllegalAction, Transition, FAILED_REWARD,
 };
-pub use explorer::{Candidate, Explorer, Progress, SearchBudget};
-pub use run::{Report, Search};
+pub use explorer::{Candidate, Explorer, Pending, Progress, SearchBudget};
+pub use run::{Compared, Known, Report, Search, COMPARE_TURNS};
 pub use space::{AutoSpace, Space, State, MAX_LOCATIONS};
 pub use space_text::{SpaceError, MAX_STEPS, MAX_STEP_ALTERNATIVES};
 

@@ -138,6 +138,7 @@ impl Cost<Nest> for SomeMeasured {
             model: Some(cost),
             ms: timed.then_some(2.0 * cost),
             compile_ms: None,
+            spread_ms: None,
         })
     }
 }
