@@ -11,6 +11,10 @@
 //!   over types ([`unify::Inference::zonk`], the final checks) visits a shared part
 //!   once, so `id(id)(id)...(x)`, whose types double at each step when written out, costs
 //!   linear time;
+//! - the occurs check of a binding follows chains of solved variables through
+//!   shortcuts that it shortens as it goes (path compression, as in union-find), so a
+//!   type that grows with the depth of the program, as in `map(map(...map(f)...))`,
+//!   is not walked again at every level;
 //! - a definition is typed once: its uses in later definitions share its typed term
 //!   and instantiate its type ([`infer_program`]).
 //!
@@ -169,6 +173,12 @@ struct Inference<'k> {
     /// kept so that the address stays its own). Solving more variables never undoes
     /// this, so the occurs check skips them.
     ground: FxHashMap<usize, Type>,
+    /// Shortcuts for the occurs check: a node mapped to a node below it that reaches
+    /// the same unsolved type variables (by address, both nodes kept so that the
+    /// addresses stay theirs). Solving variables never undoes this either, so chains
+    /// of solved variables and single-child nodes are walked once, not at every
+    /// binding ([`unify`]).
+    links: FxHashMap<usize, (Type, Type)>,
     /// Take typed nodes as they are ([`retype`]).
     trust_typed: bool,
     /// The nodes taken as they are, which resolution leaves alone.

@@ -189,40 +189,95 @@ impl Inference<'_> {
     }
 
     /// Whether the unsolved variable `k` occurs in `t`. Each shared part is visited
-    /// once, and parts found free of unsolved variables are remembered as such.
+    /// once, parts found free of unsolved variables are remembered as such, and chains
+    /// (a solved variable, or a node with a single part that may hold an unsolved
+    /// variable) are followed through [`Inference::chain_end`], which shortens them for
+    /// later checks. So the checks of `map(map(...map(f)...))`, where each level binds
+    /// a variable to an array of the level below, cost amortized constant time each,
+    /// not the depth of that level's type.
     fn occurs(&mut self, k: u32, t: &Type) -> bool {
-        // For each node visited: whether it contains an unsolved variable.
+        // For each chain end visited: whether it reaches an unsolved variable.
         let mut open: FxHashMap<usize, bool> = FxHashMap::default();
-        let mut stack: Vec<(Type, bool)> = vec![(t.clone(), false)];
-        while let Some((ty, ready)) = stack.pop() {
-            let key = addr(&ty);
-            if open.contains_key(&key) || self.ground.contains_key(&key) {
-                continue;
-            }
-            if let TypeKind::Var(j) = ty.kind() {
-                if self.types[*j as usize].is_none() {
-                    if *j == k {
-                        return true;
+        // A chain end to visit, or one whose parts' ends (given) have been visited.
+        enum Step {
+            Enter(Type),
+            Leave(Type, SmallVec<[Type; 2]>),
+        }
+        let mut stack = vec![Step::Enter(self.chain_end(t))];
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Enter(end) => {
+                    let key = addr(&end);
+                    if open.contains_key(&key) || self.is_ground(&end) {
+                        continue;
                     }
-                    open.insert(key, true);
-                    continue;
+                    if let TypeKind::Var(j) = end.kind() {
+                        if self.types[*j as usize].is_none() {
+                            if *j == k {
+                                return true;
+                            }
+                            open.insert(key, true);
+                            continue;
+                        }
+                    }
+                    let parts: SmallVec<[Type; 2]> = self
+                        .open_parts(&end)
+                        .into_iter()
+                        .map(|part| self.chain_end(&part))
+                        .collect();
+                    stack.push(Step::Leave(end, parts.clone()));
+                    stack.extend(parts.into_iter().map(Step::Enter));
                 }
-            }
-            let children = self.zonk_children(&ty, false, None);
-            if !ready {
-                stack.push((ty.clone(), true));
-                stack.extend(children.into_iter().map(|(c, _)| (c, false)));
-                continue;
-            }
-            let has_open = children
-                .iter()
-                .any(|(c, _)| open.get(&addr(c)).copied().unwrap_or(false));
-            open.insert(key, has_open);
-            if !has_open {
-                self.ground.insert(key, ty);
+                Step::Leave(end, parts) => {
+                    let has_open = parts
+                        .iter()
+                        .any(|p| open.get(&addr(p)).copied().unwrap_or(false));
+                    open.insert(addr(&end), has_open);
+                    if !has_open {
+                        self.ground.insert(addr(&end), end);
+                    }
+                }
             }
         }
         false
+    }
+
+    /// Whether `t` is known to hold no unsolved type variable.
+    fn is_ground(&self, t: &Type) -> bool {
+        !t.has_unknowns() || self.ground.contains_key(&addr(t))
+    }
+
+    /// The parts of `t` (its solution, if `t` is a solved variable) that may hold an
+    /// unsolved type variable.
+    fn open_parts(&self, t: &Type) -> SmallVec<[Type; 2]> {
+        let mut parts = self.zonk_children(t, false, None);
+        parts.retain(|(part, _)| !self.is_ground(part));
+        parts.into_iter().map(|(part, _)| part).collect()
+    }
+
+    /// The end of the chain from `t`: following solved variables and nodes with a
+    /// single open part (the unsolved variables reachable from a node are those
+    /// reachable from that part, and stay so whatever is solved later), up to an
+    /// unsolved variable or a node with several open parts, or none. The nodes on the
+    /// way are linked to the end, so a chain is walked once, however often it is
+    /// checked (path compression, as in union-find).
+    fn chain_end(&mut self, t: &Type) -> Type {
+        let mut path: Vec<Type> = Vec::new();
+        let mut current = t.clone();
+        while !self.is_ground(&current) {
+            let next = match self.links.get(&addr(&current)) {
+                Some((_, end)) => end.clone(),
+                None => match self.open_parts(&current).as_slice() {
+                    [only] => only.clone(),
+                    _ => break,
+                },
+            };
+            path.push(std::mem::replace(&mut current, next));
+        }
+        for node in path {
+            self.links.insert(addr(&node), (node, current.clone()));
+        }
+        current
     }
 
     pub(super) fn unify(&mut self, a: &Type, b: &Type, span: Span) -> Result<(), Mismatch> {

@@ -3,6 +3,7 @@
 
 mod deep;
 mod deep_eval;
+mod deep_inference;
 mod engine;
 mod errors;
 mod examples;
