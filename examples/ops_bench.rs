@@ -166,6 +166,8 @@ fn in_turns(functions: &[&Compiled], inputs: &[Value]) -> Vec<f64> {
 }
 
 fn main() {
+    // Its measured candidates' workers are this program, started again as one.
+    elevate::bridge::measure::serve_if_asked();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if answered_blas_child(&args) {
         return;

@@ -255,6 +255,8 @@ fn merge(line: &mut serde_json::Value, extra: serde_json::Value) {
 }
 
 fn main() {
+    // Its measured candidates' workers are this program, started again as one.
+    elevate::bridge::measure::serve_if_asked();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if answered_blas_child(&args) {
         return;

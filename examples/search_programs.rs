@@ -110,6 +110,8 @@ fn retimed(a: &Term, b: &Term, inputs: &[Value]) -> (f64, f64) {
 }
 
 fn main() {
+    // Its measured candidates' workers are this program, started again as one.
+    elevate::bridge::measure::serve_if_asked();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
     let evaluations = args

@@ -62,7 +62,9 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
         if let Some(stop) = &measuring.stop {
             measured = measured.stop_on(stop.clone());
         }
-        measured.start_worker().map_err(|e| format!("the worker: {e}"))?;
+        measured
+            .start_worker()
+            .map_err(|e| format!("the worker: {e}"))?;
         Ok::<_, String>(measured)
     };
     let watched = |m: &Measured| -> Watch {
@@ -88,7 +90,11 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
             let m = measured()?;
             let watch = Some(watched(&m));
             Ok(Made {
-                cost: Box::new(ModelMeasured::new(model_cost(machine), m, MEASURED_PER_ROUND)),
+                cost: Box::new(ModelMeasured::new(
+                    model_cost(machine),
+                    m,
+                    MEASURED_PER_ROUND,
+                )),
                 watch,
             })
         }

@@ -16,9 +16,7 @@
 
 use crate::search_report::{log_line, report_json};
 use elevate_rise::{print_definition, Program, Term};
-use elevate_strategies::search::{
-    Candidate, Known, Measure, Progress, Rejection, Report, Status,
-};
+use elevate_strategies::search::{Candidate, Known, Measure, Progress, Rejection, Report, Status};
 use serde_json::{json, Value as Json};
 use std::fs::File;
 use std::io::Write;
@@ -140,7 +138,10 @@ impl SearchDir {
     pub fn resume(dir: &Path) -> Result<(SearchDir, Settings, Known), String> {
         let settings_path = dir.join(SETTINGS);
         let text = std::fs::read_to_string(&settings_path).map_err(|e| {
-            format!("{}: {e} (is it a search's directory, written by --out?)", settings_path.display())
+            format!(
+                "{}: {e} (is it a search's directory, written by --out?)",
+                settings_path.display()
+            )
         })?;
         let settings = serde_json::from_str(&text)
             .ok()
@@ -351,7 +352,9 @@ fn make_dir(dir: &Path) -> Result<(), String> {
 
 /// Writes `text` to `path` through a file beside it and a rename.
 fn write_whole(path: &Path, text: &str) -> Result<(), String> {
-    let name = path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
     let partial = path.with_extension("partial");
     let written = File::create(&partial).and_then(|mut f| {
         f.write_all(text.as_bytes())?;

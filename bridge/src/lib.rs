@@ -59,9 +59,9 @@ pub use driver::{compile, compile_gpu, compile_term};
 pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
 pub use measure::{model_cost, translation};
+pub use measure::{CandidateLimits, WorkerCommand};
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
-pub use measure::{CandidateLimits, WorkerCommand};
 pub use payload::{
     gpu_payload, payload, payload_loops, Check, KernelForm, Payload, TrapSite, TRAP_ARGUMENT,
 };

@@ -264,7 +264,12 @@ impl Context {
     /// Emits a `debug`/`peek` message.
     pub fn log(&mut self, message: impl FnOnce() -> String) {
         match &mut self.log {
-            Log::Stderr => eprintln!("{}", message()),
+            // Standard error on a full disk or closed: the message is lost, never a
+            // panic (`eprintln!` would be one).
+            Log::Stderr => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr().lock(), "{}", message());
+            }
             Log::Collect(messages) => messages.push(message()),
             Log::Silent => {}
         }

@@ -9,9 +9,9 @@ use crate::program::PyProgram;
 use crate::strategy::registry;
 use elevate::search_costs::{self, Measuring};
 use elevate::search_dir::{self, Asked, Settings};
-use elevate_bridge::measure::{CandidateLimits, WorkerCommand};
 use elevate::search_remote::{measure_json, Executor, RemoteCost};
 use elevate::search_report::{log_line, report_json};
+use elevate_bridge::measure::{CandidateLimits, WorkerCommand};
 use elevate_rise::{print_definition, Program, Term};
 use elevate_strategies::search::{
     drivers, Action, Cost, Environment, Known, Rejection, Search, SearchBudget, Space, Status,
@@ -171,7 +171,11 @@ pub fn _search(
                 .map_err(|e| search_error(format!("out {}: {e}", out.display())))?;
             (Some(opened), settings, known)
         }
-        None if resume => return Err(search_error("resume: give out=DIR, the search's directory".into())),
+        None if resume => {
+            return Err(search_error(
+                "resume: give out=DIR, the search's directory".into(),
+            ))
+        }
         None => (
             None,
             Settings {
@@ -191,7 +195,14 @@ pub fn _search(
     // stopped, after the directory has what it found.
     let stop = Arc::new(AtomicBool::new(false));
     let cost: Box<dyn Cost<Term>> = match executor {
-        None => make_cost(py, &settings.cost, &start, threads, Some(limits), Some(stop.clone()))?,
+        None => make_cost(
+            py,
+            &settings.cost,
+            &start,
+            threads,
+            Some(limits),
+            Some(stop.clone()),
+        )?,
         Some(executor) => {
             // The name is checked here, where the search starts.
             if !search_costs::is_cost(&settings.cost) {
@@ -284,7 +295,8 @@ impl PyCostEvaluator {
     /// `start` (RISE text of the start program, at concrete sizes).
     #[new]
     #[pyo3(signature = (cost, start, threads=None))]
-    fn new(cost: &str, start: &str, threads: Option<usize>) -> PyResult<Self> {
+    fn new(cost: &str, start: &str, threads: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let threads = crate::convert::threads_of(threads, "threads")?;
         let start = Program::load(start, None)
             .map_err(|e| crate::errors::rise_error(&e, "start", start))?;
         let cost =
@@ -294,9 +306,15 @@ impl PyCostEvaluator {
 
     /// One JSON object per program (`cost`, `model`, `ms`, `compile_ms`; or `status`
     /// and `reason`), in order.
-    #[pyo3(signature = (programs, jobs=1))]
-    fn evaluate(&self, py: Python<'_>, programs: Vec<String>, jobs: usize) -> Vec<String> {
-        py.detach(|| {
+    #[pyo3(signature = (programs, jobs=None))]
+    fn evaluate(
+        &self,
+        py: Python<'_>,
+        programs: Vec<String>,
+        jobs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let jobs = crate::convert::threads_of(jobs, "jobs")?.unwrap_or(1);
+        Ok(py.detach(|| {
             let parsed: Vec<Result<Term, String>> = programs
                 .iter()
                 .map(|text| {
@@ -317,7 +335,7 @@ impl PyCostEvaluator {
                 })
                 .map(|m| measure_json(&m).to_string())
                 .collect()
-        })
+        }))
     }
 }
 
@@ -359,7 +377,7 @@ impl PyEnvironment {
                     make_cost(py, &self.cost, &self.start, self.threads, None, None)
                 })?
                 .evaluate(&program)
-                    .map(|m| m.cost),
+                .map(|m| m.cost),
             };
             let reward = match (&cost, baseline) {
                 (Ok(c), Some(b)) if *c > 0.0 && b > 0.0 => (b / c).ln(),

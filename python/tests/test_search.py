@@ -8,16 +8,18 @@ SIZES = {"n": 64, "k": 64, "m": 64}
 REPORT_KEYS = {
     "driver", "seed", "cost", "evaluations", "distinct_programs", "failed", "space_size",
     "seconds", "candidates_per_s", "baseline_cost", "best_cost", "speedup", "best_strategy",
-    "best_program_hash", "found_at", "model_spearman",
+    "best_program_hash", "found_at", "model_spearman", "baseline_spread_cost",
+    "best_spread_cost", "statuses",
 }
 LOG_KEYS = {
     "index", "strategy", "program_hash", "status", "reason", "cost", "ms", "compile_ms",
-    "model_cost", "cached", "best_so_far",
+    "model_cost", "cached", "best_so_far", "min_ms", "median_ms", "max_ms",
 }
 
 
 def without_times(log):
-    return [{k: v for k, v in line.items() if k not in ("ms", "compile_ms")} for line in log]
+    times = ("ms", "compile_ms", "min_ms", "median_ms", "max_ms")
+    return [{k: v for k, v in line.items() if k not in times} for line in log]
 
 
 @pytest.mark.parametrize("driver", ["exhaustive", "random", "beam(4)", "anneal", "mcts", "evolve(8)"])

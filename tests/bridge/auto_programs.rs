@@ -4,7 +4,7 @@
 //! `defaultLowering` alone, and every distinct program it accepted is compiled through
 //! the bridge and computes what the interpreter computes on random inputs.
 
-use super::{example, sizes, measured};
+use super::{example, measured, sizes};
 use elevate::bridge::model_cost;
 use elevate::core::Context;
 use elevate::rise::search::{fingerprint, Auto, Machine};

@@ -3,7 +3,9 @@
 
 use super::{example, measured, sizes};
 use elevate::bridge::jit::OpenMp;
-use elevate::bridge::{model_cost, CandidateLimits, Measured, ModelMeasured, WorkerCommand, RACE_FACTOR};
+use elevate::bridge::{
+    model_cost, CandidateLimits, Measured, ModelMeasured, WorkerCommand, RACE_FACTOR,
+};
 use elevate::core::Context;
 use elevate::rise::search::Machine;
 use elevate::rise::{registry, Program, Term};
@@ -104,7 +106,11 @@ fn a_candidate_slower_than_the_timeout_is_a_timeout() {
     let cost = measured(&mm).timeout(Duration::from_nanos(1));
     let rejected = cost.evaluate(&rewritten(&mm, "baseline")).unwrap_err();
     assert_eq!(rejected.status, Status::Timeout, "{rejected}");
-    assert!(rejected.reason.contains("the run limit"), "{}", rejected.reason);
+    assert!(
+        rejected.reason.contains("the run limit"),
+        "{}",
+        rejected.reason
+    );
 }
 
 #[test]
@@ -270,7 +276,10 @@ fn what_runs_at_the_deadline_is_stopped() {
         assert!(rejected.reason.contains("budget"), "{}", rejected.reason);
     }
     assert!(std::time::Instant::now() < deadline + Duration::from_secs(10));
-    assert!(cost.worker_memory().is_empty(), "the busy worker was killed");
+    assert!(
+        cost.worker_memory().is_empty(),
+        "the busy worker was killed"
+    );
 }
 
 #[test]
@@ -302,7 +311,10 @@ fn a_worker_that_cannot_start_is_an_error_before_any_candidate() {
         .unwrap()
         .worker(WorkerCommand::new("/nonexistent/elevate", &[]));
     let e = cost.start_worker().unwrap_err().to_string();
-    assert!(e.contains("cannot start the worker `/nonexistent/elevate`"), "{e}");
+    assert!(
+        e.contains("cannot start the worker `/nonexistent/elevate`"),
+        "{e}"
+    );
     // A program that is no worker (it answers nothing the protocol knows).
     let cost = Measured::new(&mm)
         .unwrap()

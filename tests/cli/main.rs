@@ -7,6 +7,8 @@ mod output;
 mod saturate;
 #[cfg(feature = "mlir")]
 mod search;
+#[cfg(feature = "mlir")]
+mod workers;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

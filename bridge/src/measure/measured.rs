@@ -718,7 +718,10 @@ impl Cost<Term> for Measured {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     break 'turns;
                 }
-                let slot = Self::any_slot(shared);
+                // On the worker that holds it compiled, if one does.
+                let slot = (0..shared.pool.len())
+                    .find(|&s| shared.pool.holds(s, &c.key))
+                    .unwrap_or_else(|| Self::any_slot(shared));
                 // One run a turn; the first turn warms the program up.
                 let slow = times[k].last().is_some_and(|&ms| ms >= NO_WARM_UP_MS);
                 let how = Runs {

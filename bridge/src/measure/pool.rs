@@ -200,7 +200,8 @@ impl Pool {
 
     /// Whether the worker in `slot` holds candidate `key` compiled.
     pub fn holds(&self, slot: usize, key: &str) -> bool {
-        self.worker(slot).is_some_and(|w| w.holds.iter().any(|k| k == key))
+        self.worker(slot)
+            .is_some_and(|w| w.holds.iter().any(|k| k == key))
     }
 
     /// Whether the worker in `slot` has the reference values.
@@ -356,7 +357,10 @@ impl Pool {
     ) -> (usize, Result<Reply, Rejection>) {
         loop {
             if busy.is_empty() {
-                return (0, Err(Rejection::new(Status::Stopped, "nothing to wait for")));
+                return (
+                    0,
+                    Err(Rejection::new(Status::Stopped, "nothing to wait for")),
+                );
             }
             // A stopped search, a spent budget, a limit passed, memory passed.
             let now = Instant::now();
@@ -383,7 +387,9 @@ impl Pool {
             for k in 0..busy.len() {
                 let slot = busy[k].slot;
                 let memory = self.memory;
-                let Some(w) = self.worker_mut(slot) else { continue };
+                let Some(w) = self.worker_mut(slot) else {
+                    continue;
+                };
                 let (vm, resident) = memory_of(w.child.id());
                 w.peak_vm = w.peak_vm.max(vm);
                 if memory > 0 && resident > memory {
@@ -586,7 +592,9 @@ fn memory_of(pid: u32) -> (u64, u64) {
     };
     // SAFETY: sysconf reads a constant of the system.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-    let mut fields = statm.split_whitespace().map(|f| f.parse::<u64>().unwrap_or(0));
+    let mut fields = statm
+        .split_whitespace()
+        .map(|f| f.parse::<u64>().unwrap_or(0));
     let vm = fields.next().unwrap_or(0);
     let resident = fields.next().unwrap_or(0);
     (vm * page, resident * page)

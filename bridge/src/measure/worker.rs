@@ -317,9 +317,11 @@ impl Timing<'_> {
             }
         }
         if let Some(expected) = self.reference {
-            let found = call.try_output().map_err(failed)?.to_json().map_err(|e| {
-                Rejection::new(Status::WrongValues, e.to_string())
-            })?;
+            let found = call
+                .try_output()
+                .map_err(failed)?
+                .to_json()
+                .map_err(|e| Rejection::new(Status::WrongValues, e.to_string()))?;
             if let Some(d) = io::first_difference(expected, &found) {
                 return Err(Rejection::new(
                     Status::WrongValues,

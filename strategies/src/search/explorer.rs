@@ -131,8 +131,10 @@ pub(crate) fn ranks_before(a: &Measure, b: &Measure) -> bool {
 }
 
 /// Under a time budget, how many candidates per job are evaluated between two looks
-/// at the clock.
-const CANDIDATES_PER_JOB: usize = 2;
+/// at the clock (a cost that takes time stops at the deadline by itself,
+/// [`Cost::evaluate_until`]: rounds of a few candidates a job keep what it stops few,
+/// and its workers busy).
+const CANDIDATES_PER_JOB: usize = 4;
 
 impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
     /// An explorer from `root`, ranking with `cost` on up to `jobs` threads.
@@ -286,9 +288,14 @@ impl<'s, P: Traversable + Fingerprint> Explorer<'s, P> {
             }
             let programs: Vec<&P> = part.iter().map(|&i| finals[i].program()).collect();
             if let Some(Ok(mut shown)) = self.pending.as_ref().map(|p| p.lock()) {
-                *shown = part.iter().map(|&i| (hashes[i], finals[i].text())).collect();
+                *shown = part
+                    .iter()
+                    .map(|&i| (hashes[i], finals[i].text()))
+                    .collect();
             }
-            let results = self.cost.evaluate_until(&programs, self.jobs, self.deadline());
+            let results = self
+                .cost
+                .evaluate_until(&programs, self.jobs, self.deadline());
             for (&i, result) in part.iter().zip(results) {
                 self.cache.insert(hashes[i], result);
                 self.distinct += 1;

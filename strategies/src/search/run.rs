@@ -141,9 +141,11 @@ impl<'o, P: Traversable + Fingerprint> Search<'o, P> {
         let mut budget = self.budget;
         if let Some(t) = limit {
             // Room for the comparison: a turn of the baseline (the best is faster), a
-            // few turns if they fit.
+            // few turns if they fit, and compiling both again where the cost compiles.
+            let baseline_measure = first_baseline.as_ref().and_then(|b| b.as_ref().ok());
+            let compile_ms = baseline_measure.and_then(|m| m.compile_ms).unwrap_or(0.0);
             let reserve = baseline_ms.map_or(Duration::ZERO, |ms| {
-                let turns = Duration::from_secs_f64(3.0 * ms / 1e3);
+                let turns = Duration::from_secs_f64((3.0 * ms + 2.0 * compile_ms) / 1e3);
                 turns.min(t.mul_f64(COMPARE_SHARE))
             });
             budget.time = Some(t.saturating_sub(started.elapsed() + reserve));
@@ -170,7 +172,10 @@ impl<'o, P: Traversable + Fingerprint> Search<'o, P> {
         let compared = match (&self.baseline, &best_program, stopped) {
             (Some(baseline), Some(best), false) => {
                 let deadline = end.zip(limit).map(|(e, t)| e + t.mul_f64(OVERRUN_SHARE));
-                match &self.cost.compare(&[baseline, best], COMPARE_TURNS, deadline)[..] {
+                match &self
+                    .cost
+                    .compare(&[baseline, best], COMPARE_TURNS, deadline)[..]
+                {
                     [Some(b), Some(best)] => Some(Compared {
                         baseline: *b,
                         best: *best,
