@@ -112,7 +112,7 @@ fn in_process(start: &Term, programs: &[Term], jobs: usize, values: &serde_json:
                     compiled.wait();
                     let mut best = turn.lock().unwrap_or_else(|e| e.into_inner());
                     for p in part.iter() {
-                        if let Ok(runs) = engine.run(&key(p), p, true, true, 5, *best, 1e4) {
+                        if let Ok(runs) = engine.run(&key(p), p, true, true, 5, *best, 1e4, false) {
                             let mut t = runs.times_ms.clone();
                             t.sort_by(f64::total_cmp);
                             if let (Some(&median), false) = (t.get(t.len() / 2), runs.raced) {
@@ -184,7 +184,7 @@ fn overheads(jobs: usize) -> serde_json::Value {
     let local: Vec<f64> = (0..50)
         .map(|_| {
             let began = Instant::now();
-            let _ = engine.run(&key, &small, false, true, 1, None, 1e4);
+            let _ = engine.run(&key, &small, false, true, 1, None, 1e4, false);
             began.elapsed().as_secs_f64() * 1e3
         })
         .collect();

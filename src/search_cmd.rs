@@ -148,8 +148,11 @@ pub fn search(options: SearchOptions<'_>) -> Result<(), Failure> {
     let stop = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     on_signals(&stop, &signal)?;
-    let Made { cost, watch } =
-        make_cost(&options, &settings.cost, &program, &start, limits, &stop)?;
+    let Made {
+        cost,
+        watch,
+        reference,
+    } = make_cost(&options, &settings.cost, &program, &start, limits, &stop)?;
     let cost_name = cost.name();
     let space_size = space.start(&start).size_estimate();
     let mut dir = dir;
@@ -192,6 +195,13 @@ pub fn search(options: SearchOptions<'_>) -> Result<(), Failure> {
         dir.finish(&report, &program, best_program.as_ref())
             .map_err(|e| Failure(format!("{}: {e}", dir_name(dir))))?;
     }
+    let source = reference.and_then(|r| r.lock().ok().and_then(|s| *s));
+    if let Some(source) = source.filter(|s| *s != "the interpreter") {
+        output::eprintln(&format!(
+            "search: the interpreter took longer than it may (a quarter of the time budget) \
+             for the reference values: candidates were checked against {source}"
+        ));
+    }
     let line = report_json(&report, &cost_name, best_program.as_ref()).to_string();
     output::println(&line)?;
     match signal.load(Ordering::Relaxed) {
@@ -216,6 +226,7 @@ fn make_cost(
                 limits: Some(limits),
                 worker: None,
                 stop: Some(stop.clone()),
+                time: options.budget.time,
             };
             elevate::search_costs::make(name, start, &measuring)
                 .map_err(|e| Failure(format!("--cost: {e}")))
@@ -236,6 +247,7 @@ fn make_cost(
             Ok(Made {
                 cost: Box::new(cost),
                 watch: None,
+                reference: None,
             })
         }
     }

@@ -9,7 +9,8 @@ use elevate_rise::search::{Auto, Machine};
 use elevate_rise::Term;
 use elevate_strategies::search::Cost;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Candidates `model+measured` measures in each round: the model's best few.
 const MEASURED_PER_ROUND: usize = 4;
@@ -25,6 +26,10 @@ pub struct Measuring {
     pub worker: Option<WorkerCommand>,
     /// Stops the workers (killing them) once set.
     pub stop: Option<Arc<AtomicBool>>,
+    /// The search's time budget, if it has one: the interpreter may take a quarter of
+    /// it (at least 5 s) for the reference values, else the start program compiled
+    /// with `defaultLowering` alone gives them.
+    pub time: Option<Duration>,
 }
 
 /// What a measured cost is doing now, for a progress display.
@@ -36,6 +41,8 @@ pub struct Made {
     pub cost: Box<dyn Cost<Term>>,
     /// The candidates in flight, where the cost measures.
     pub watch: Option<Watch>,
+    /// Where the reference values came from, once known, where the cost measures.
+    pub reference: Option<Arc<Mutex<Option<&'static str>>>>,
 }
 
 /// The cost `name` names for searches from `start` (typed, with concrete sizes):
@@ -62,6 +69,9 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
         if let Some(stop) = &measuring.stop {
             measured = measured.stop_on(stop.clone());
         }
+        if let Some(time) = measuring.time {
+            measured = measured.reference_time((time / 4).max(Duration::from_secs(5)));
+        }
         measured
             .start_worker()
             .map_err(|e| format!("the worker: {e}"))?;
@@ -75,20 +85,22 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
         "model" => Ok(Made {
             cost: Box::new(model_cost(machine)),
             watch: None,
+            reference: None,
         }),
         // Every measured candidate gets the model's estimate too, for the report's
         // `model_spearman`.
         "measured" => {
             let m = measured()?.with_model(model_cost(machine));
-            let watch = Some(watched(&m));
+            let (watch, reference) = (Some(watched(&m)), Some(m.reference_source_handle()));
             Ok(Made {
                 cost: Box::new(m),
                 watch,
+                reference,
             })
         }
         "model+measured" => {
             let m = measured()?;
-            let watch = Some(watched(&m));
+            let (watch, reference) = (Some(watched(&m)), Some(m.reference_source_handle()));
             Ok(Made {
                 cost: Box::new(ModelMeasured::new(
                     model_cost(machine),
@@ -96,6 +108,7 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
                     MEASURED_PER_ROUND,
                 )),
                 watch,
+                reference,
             })
         }
         _ => Err(format!(

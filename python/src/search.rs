@@ -72,12 +72,14 @@ fn make_cost(
     threads: Option<usize>,
     limits: Option<CandidateLimits>,
     stop: Option<Arc<AtomicBool>>,
+    time: Option<Duration>,
 ) -> PyResult<Box<dyn Cost<Term>>> {
     let measuring = Measuring {
         threads,
         limits,
         worker: Some(worker_command(py)?),
         stop,
+        time,
     };
     let made = py
         .detach(|| search_costs::make(name, start, &measuring))
@@ -202,6 +204,7 @@ pub fn _search(
             threads,
             Some(limits),
             Some(stop.clone()),
+            budget.time,
         )?,
         Some(executor) => {
             // The name is checked here, where the search starts.
@@ -299,8 +302,9 @@ impl PyCostEvaluator {
         let threads = crate::convert::threads_of(threads, "threads")?;
         let start = Program::load(start, None)
             .map_err(|e| crate::errors::rise_error(&e, "start", start))?;
-        let cost =
-            Python::attach(|py| make_cost(py, cost, &start.entry().term, threads, None, None))?;
+        let cost = Python::attach(|py| {
+            make_cost(py, cost, &start.entry().term, threads, None, None, None)
+        })?;
         Ok(PyCostEvaluator { cost })
     }
 
@@ -374,7 +378,7 @@ impl PyEnvironment {
             let cost = match baseline {
                 Some(b) if program.fingerprint() == self.start.fingerprint() => Ok(b),
                 _ => Python::attach(|py| {
-                    make_cost(py, &self.cost, &self.start, self.threads, None, None)
+                    make_cost(py, &self.cost, &self.start, self.threads, None, None, None)
                 })?
                 .evaluate(&program)
                 .map(|m| m.cost),
@@ -414,7 +418,7 @@ impl PyEnvironment {
         let start = start(program, nats.as_ref())?;
         let space = self::space(space)?;
         let cost_name = cost;
-        let cost = Python::attach(|py| make_cost(py, cost, &start, threads, None, None))?;
+        let cost = Python::attach(|py| make_cost(py, cost, &start, threads, None, None, None))?;
         let mut env = Environment::new(space, cost);
         match features {
             "state" => {}

@@ -50,8 +50,8 @@ impl CompileRate {
 /// values with the interpreter's.
 const SETUP_TIME: Duration = Duration::from_secs(2);
 
-/// How long the interpreter may take for the reference values.
-const REFERENCE_TIME: Duration = Duration::from_secs(600);
+/// How long the interpreter may take for the reference values, by default.
+pub const REFERENCE_TIME: Duration = Duration::from_secs(600);
 
 /// A candidate in flight, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,11 +88,16 @@ pub struct Measured {
     inputs: Vec<Value>,
     runs: usize,
     limits: CandidateLimits,
+    /// How long the interpreter may take for the reference values before the start
+    /// program compiled with `defaultLowering` alone gives them instead.
+    reference_time: Duration,
     threads: Option<usize>,
     model: Option<ModelCost>,
     stop: Option<Arc<AtomicBool>>,
     shared: Mutex<Shared>,
     in_flight: Arc<Mutex<Vec<InFlight>>>,
+    /// Where the reference values came from, once known.
+    reference_source: Arc<Mutex<Option<&'static str>>>,
 }
 
 /// One candidate of a round, through the phases.
@@ -124,6 +129,7 @@ impl Measured {
             inputs,
             runs: 5,
             limits,
+            reference_time: REFERENCE_TIME,
             threads: None,
             model: None,
             stop: None,
@@ -135,6 +141,7 @@ impl Measured {
                 compile_rate: CompileRate::default(),
                 reference: None,
             }),
+            reference_source: Arc::new(Mutex::new(None)),
             in_flight: Arc::new(Mutex::new(Vec::new())),
         };
         Ok(measured.with_pool(None))
@@ -181,6 +188,33 @@ impl Measured {
         self.limits(limits)
     }
 
+    /// The same cost, where the interpreter may take `time` to compute the reference
+    /// values (once); past it (the 1024-cubed matmul takes it minutes), candidates are
+    /// checked against the start program compiled with `defaultLowering` alone (whose
+    /// values are the interpreter's in every test of the bridge) instead.
+    pub fn reference_time(mut self, time: Duration) -> Measured {
+        self.reference_time = time;
+        self
+    }
+
+    /// Where the reference values came from, once known: `the interpreter` or `the
+    /// start program compiled with defaultLowering alone`.
+    pub fn reference_source(&self) -> Option<&'static str> {
+        self.reference_source.lock().ok().and_then(|s| *s)
+    }
+
+    /// Where [`reference_source`](Self::reference_source) is kept, for a display on
+    /// another thread.
+    pub fn reference_source_handle(&self) -> Arc<Mutex<Option<&'static str>>> {
+        self.reference_source.clone()
+    }
+
+    fn set_source(&self, source: &'static str) {
+        if let Ok(mut s) = self.reference_source.lock() {
+            *s = Some(source);
+        }
+    }
+
     /// The same cost under `limits`.
     pub fn limits(mut self, limits: CandidateLimits) -> Measured {
         self.limits = limits;
@@ -197,6 +231,7 @@ impl Measured {
     /// takes minutes for large programs.
     pub fn with_reference(self, values: Json) -> Measured {
         self.lock().reference = Some(Ok(Arc::new(values.to_string())));
+        self.set_source("the values given");
         self
     }
 
@@ -397,7 +432,7 @@ impl Measured {
         let mut busy = vec![Busy {
             slot,
             since: Instant::now(),
-            limit: REFERENCE_TIME,
+            limit: self.reference_time,
             over: Status::Timeout,
             what: "the time the interpreter may take for the reference values",
         }];
@@ -411,12 +446,15 @@ impl Measured {
         let known = match outcome {
             Ok(Reply::Reference { values }) => {
                 shared.pool.set_has_reference(slot);
+                self.set_source("the interpreter");
                 Ok(Arc::new(values))
             }
             Ok(Reply::Error { reason }) => Err(why(reason)),
             Ok(other) => Err(why(format!("the worker answered {other:?}"))),
             // Stopped: not known yet, asked again next time.
             Err(r) if r.status == Status::Stopped => return Err(r),
+            // Too slow: the start program compiled with `defaultLowering` alone.
+            Err(r) if r.status == Status::Timeout => self.compiled_reference(shared, deadline),
             // Its worker died or passed a limit: that is what the candidate gets.
             Err(r) => Err(Rejection::new(
                 r.status,
@@ -426,8 +464,52 @@ impl Measured {
                 ),
             )),
         };
+        if let Err(r) = &known {
+            if r.status == Status::Stopped {
+                return known;
+            }
+        }
         shared.reference = Some(known.clone());
         known
+    }
+
+    /// The values of the start program compiled with `defaultLowering` alone, as the
+    /// reference (where the interpreter takes too long).
+    fn compiled_reference(
+        &self,
+        shared: &mut Shared,
+        deadline: Option<Instant>,
+    ) -> Result<Arc<String>, Rejection> {
+        let hash = fingerprint(&self.start);
+        let start = Candidate {
+            key: format!("{hash:016x}"),
+            hash,
+            text: print_definition("f", &self.start),
+        };
+        let how = Runs {
+            check: false,
+            warm_up: false,
+            runs: 1,
+            race: false,
+            output: true,
+        };
+        let slot = Self::any_slot(shared);
+        match self.run_one(shared, slot, &start, how, deadline)? {
+            Reply::Measured {
+                output: Some(values),
+                ..
+            } => {
+                self.set_source("the start program compiled with defaultLowering alone");
+                Ok(Arc::new(values))
+            }
+            other => Err(Rejection::new(
+                Status::WrongValues,
+                format!(
+                    "no reference values: the interpreter took too long, and the start program compiled gave none ({})",
+                    failure(other).reason
+                ),
+            )),
+        }
     }
 
     /// Runs candidate `c` on the worker in `slot` (compiling it there if it does not
@@ -445,6 +527,7 @@ impl Measured {
             warm_up,
             runs,
             race,
+            output,
         } = how;
         shared
             .pool
@@ -481,6 +564,7 @@ impl Measured {
             runs,
             best_ms: shared.best_ms.filter(|_| race),
             run_limit_ms: self.limits.run.as_secs_f64() * 1e3,
+            output,
         };
         shared.pool.send(slot, &request)?;
         self.flying(slot, Some((c, "running")));
@@ -531,6 +615,8 @@ struct Runs {
     runs: usize,
     /// Time it less when it is much slower than the best so far.
     race: bool,
+    /// Answer with its values too.
+    output: bool,
 }
 
 fn r_stopped() -> Rejection {
@@ -645,6 +731,7 @@ impl Cost<Term> for Measured {
                 warm_up: true,
                 runs: self.runs,
                 race: true,
+                output: false,
             };
             let outcome = self.run_one(shared, slot, c, how, deadline);
             let result = outcome.and_then(|reply| {
@@ -729,6 +816,7 @@ impl Cost<Term> for Measured {
                     warm_up: turn == 0 || !slow,
                     runs: 1,
                     race: false,
+                    output: false,
                 };
                 match self.run_one(shared, slot, c, how, deadline) {
                     Ok(Reply::Measured { times_ms, .. }) if !times_ms.is_empty() => {

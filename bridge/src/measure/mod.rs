@@ -46,7 +46,7 @@ mod worker;
 
 pub use limits::{machine_memory, CandidateLimits, LimitsError, DEFAULT_STACK, MIN_WORKER_MEMORY};
 #[cfg(feature = "mlir")]
-pub use measured::{CompileRate, InFlight, MeasureError, Measured};
+pub use measured::{CompileRate, InFlight, MeasureError, Measured, REFERENCE_TIME};
 #[cfg(feature = "mlir")]
 pub use model_measured::ModelMeasured;
 pub use pool::{WorkerCommand, WORKER_ENV, WORKER_PROGRAM_ENV};

@@ -64,6 +64,9 @@ pub enum Request {
         best_ms: Option<f64>,
         /// A run longer than this (milliseconds) is a timeout.
         run_limit_ms: f64,
+        /// Whether to answer with the values of its last run too (JSON text).
+        #[serde(default)]
+        output: bool,
     },
 }
 
@@ -102,6 +105,9 @@ pub enum Reply {
         /// Whether it was not timed as often as asked, being clearly slower than the
         /// best so far.
         raced: bool,
+        /// The values of its last run (JSON text), where asked for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
     /// The candidate failed: its status as the log writes it, and why.
     Failed {
@@ -147,6 +153,7 @@ mod tests {
             runs: 5,
             best_ms: Some(1.5),
             run_limit_ms: 1e4,
+            output: false,
         };
         let line = request.line();
         assert!(!line.contains('\n') && line.starts_with("{\"request\":\"run\""));
@@ -157,6 +164,7 @@ mod tests {
             warm_up_ms: Some(2.0),
             times_ms: vec![1.0, 1.25],
             raced: false,
+            output: None,
         };
         assert_eq!(serde_json::from_str::<Reply>(&reply.line()).unwrap(), reply);
     }
