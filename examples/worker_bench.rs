@@ -20,7 +20,7 @@
 //!
 //! `cargo run --release --example worker_bench [-- --quick] [-- SECONDS]`
 
-use elevate::bridge::measure::{Engine, Measured, WorkerCommand};
+use elevate::bridge::measure::{Engine, Measured, RunSpec, WorkerCommand};
 use elevate::bridge::Options;
 use elevate::core::Context;
 use elevate::rise::search::{fingerprint, Auto, ModelCost};
@@ -112,7 +112,14 @@ fn in_process(start: &Term, programs: &[Term], jobs: usize, values: &serde_json:
                     compiled.wait();
                     let mut best = turn.lock().unwrap_or_else(|e| e.into_inner());
                     for p in part.iter() {
-                        if let Ok(runs) = engine.run(&key(p), p, true, true, 5, *best, 1e4, false) {
+                        if let Ok(runs) = engine.run(
+                            &key(p),
+                            p,
+                            &RunSpec {
+                                best_ms: *best,
+                                ..RunSpec::default()
+                            },
+                        ) {
                             let mut t = runs.times_ms.clone();
                             t.sort_by(f64::total_cmp);
                             if let (Some(&median), false) = (t.get(t.len() / 2), runs.raced) {
@@ -184,7 +191,15 @@ fn overheads(jobs: usize) -> serde_json::Value {
     let local: Vec<f64> = (0..50)
         .map(|_| {
             let began = Instant::now();
-            let _ = engine.run(&key, &small, false, true, 1, None, 1e4, false);
+            let _ = engine.run(
+                &key,
+                &small,
+                &RunSpec {
+                    check: false,
+                    runs: 1,
+                    ..RunSpec::default()
+                },
+            );
             began.elapsed().as_secs_f64() * 1e3
         })
         .collect();

@@ -5,7 +5,7 @@
 //! not the exit status. Never a panic. And allocations too large for the process end
 //! in an error naming the buffer and its size, never an abort.
 
-use super::{example, stderr, stdout};
+use super::{assert_fails_with, elevate, example, stderr, stdout};
 use std::fs::File;
 use std::process::{Command, Output, Stdio};
 
@@ -230,5 +230,26 @@ fn buffers_the_system_refuses_are_errors_naming_them_not_aborts() {
     super::assert_fails_with(
         &matmul_within(3_000_000, 20_000),
         "cannot allocate 9600000000 bytes for the result's values: out of memory",
+    );
+}
+
+#[cfg(feature = "mlir")]
+#[test]
+fn search_out_a_path_that_cannot_be_a_directory_says_so() {
+    let o = elevate(&[
+        "search",
+        &example("dot.rise"),
+        "--space",
+        "auto",
+        "--budget",
+        "evals=2",
+        "--nat",
+        "n=64",
+        "--out",
+        "/dev/full",
+    ]);
+    assert_fails_with(
+        &o,
+        "--out /dev/full: /dev/full is not a directory (the search writes its files into one)",
     );
 }

@@ -51,7 +51,7 @@ pub use measured::{CompileRate, InFlight, MeasureError, Measured, REFERENCE_TIME
 pub use model_measured::ModelMeasured;
 pub use pool::{WorkerCommand, WORKER_ENV, WORKER_PROGRAM_ENV};
 #[cfg(feature = "mlir")]
-pub use worker::{serve, serve_if_asked, serve_stdio, Engine, Runs, RACE_FACTOR};
+pub use worker::{serve, serve_if_asked, serve_stdio, Engine, RunSpec, Runs, RACE_FACTOR};
 
 use elevate_rise::limits::Limits;
 use elevate_rise::search::trace::Translation;

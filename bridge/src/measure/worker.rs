@@ -52,6 +52,37 @@ pub struct Engine {
     stack: usize,
 }
 
+/// How to run a candidate: the fields of [`Request::Run`] past its program.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSpec {
+    /// Check its values against the reference.
+    pub check: bool,
+    /// Run it once untimed first.
+    pub warm_up: bool,
+    /// The most timed runs.
+    pub runs: usize,
+    /// The best median so far (a candidate much slower is timed once).
+    pub best_ms: Option<f64>,
+    /// A run longer than this (milliseconds) is a timeout.
+    pub run_limit_ms: f64,
+    /// Give the values of its last run too.
+    pub output: bool,
+}
+
+impl Default for RunSpec {
+    /// Checked, warmed up, 5 timed runs, no best yet, 10 s a run.
+    fn default() -> RunSpec {
+        RunSpec {
+            check: true,
+            warm_up: true,
+            runs: 5,
+            best_ms: None,
+            run_limit_ms: 1e4,
+            output: false,
+        }
+    }
+}
+
 /// How a candidate's runs went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Runs {
@@ -139,20 +170,17 @@ impl Engine {
         Ok(ms)
     }
 
-    /// Runs candidate `key` (compiling `program` first if it is not kept): see
-    /// [`Request::Run`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &mut self,
-        key: &str,
-        program: &Term,
-        check: bool,
-        warm_up: bool,
-        runs: usize,
-        best_ms: Option<f64>,
-        run_limit_ms: f64,
-        output: bool,
-    ) -> Result<Runs, Rejection> {
+    /// Runs candidate `key` (compiling `program` first if it is not kept) as `how`
+    /// says.
+    pub fn run(&mut self, key: &str, program: &Term, how: &RunSpec) -> Result<Runs, Rejection> {
+        let RunSpec {
+            check,
+            warm_up,
+            runs,
+            best_ms,
+            run_limit_ms,
+            output,
+        } = *how;
         let compile_ms = match self.compiled.iter().any(|(k, _)| k == key) {
             true => None,
             false => Some(self.compile(key, program)?),
@@ -245,18 +273,15 @@ impl Engine {
                 run_limit_ms,
                 output,
             } => {
-                let result = candidate(&program).and_then(|term| {
-                    self.run(
-                        &key,
-                        &term,
-                        check,
-                        warm_up,
-                        runs,
-                        best_ms,
-                        run_limit_ms,
-                        output,
-                    )
-                });
+                let how = RunSpec {
+                    check,
+                    warm_up,
+                    runs,
+                    best_ms,
+                    run_limit_ms,
+                    output,
+                };
+                let result = candidate(&program).and_then(|term| self.run(&key, &term, &how));
                 match result {
                     Ok(r) => Reply::Measured {
                         key,
