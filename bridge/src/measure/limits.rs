@@ -249,7 +249,7 @@ mod tests {
             ("memory=lots", "expected a size"),
             ("memory=4X", "unknown unit"),
             ("memory=1000000T", "machine's memory"),
-            ("stack=1M", "unknown limit `stack`"),
+            ("speed=1", "unknown limit `speed`"),
             ("compile", "expected KEY=VALUE"),
             ("", "give compile=S"),
         ] {
