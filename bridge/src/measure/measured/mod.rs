@@ -104,9 +104,22 @@ pub struct Measured {
 /// One candidate of a round, through the phases.
 #[derive(Clone)]
 struct Candidate {
+    /// Its program's fingerprint in hexadecimal: what the worker knows it by.
     key: String,
     hash: u64,
+    /// Its program as RISE text, as the worker reads it.
     text: String,
+}
+
+impl Candidate {
+    fn of(program: &Term) -> Candidate {
+        let hash = elevate_rise::search::fingerprint(program);
+        Candidate {
+            key: format!("{hash:016x}"),
+            hash,
+            text: print_definition("f", program),
+        }
+    }
 }
 
 impl Measured {

@@ -6,8 +6,6 @@ use super::rounds::{failure, Runs};
 use super::{Candidate, Measured, Shared};
 use crate::measure::pool::Busy;
 use crate::measure::protocol::{Reply, Request};
-use elevate_rise::print_definition;
-use elevate_rise::search::fingerprint;
 use elevate_strategies::search::{Rejection, Status};
 use std::sync::Arc;
 use std::time::Instant;
@@ -79,12 +77,7 @@ impl Measured {
         shared: &mut Shared,
         deadline: Option<Instant>,
     ) -> Result<Arc<String>, Rejection> {
-        let hash = fingerprint(&self.start);
-        let start = Candidate {
-            key: format!("{hash:016x}"),
-            hash,
-            text: print_definition("f", &self.start),
-        };
+        let start = Candidate::of(&self.start);
         let how = Runs {
             check: false,
             warm_up: false,

@@ -4,8 +4,7 @@
 use super::{Candidate, Measured, Shared, SETUP_TIME};
 use crate::measure::pool::Busy;
 use crate::measure::protocol::{Reply, Request};
-use elevate_rise::search::fingerprint;
-use elevate_rise::{print_definition, Term};
+use elevate_rise::Term;
 use elevate_strategies::search::{parallel_map, Cost, Measure, Rejection, Status};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -187,17 +186,7 @@ impl Measured {
         jobs: usize,
         deadline: Option<Instant>,
     ) -> Vec<Result<Measure, Rejection>> {
-        let candidates: Vec<Candidate> = programs
-            .iter()
-            .map(|p| {
-                let hash = fingerprint(p);
-                Candidate {
-                    key: format!("{hash:016x}"),
-                    hash,
-                    text: print_definition("f", p),
-                }
-            })
-            .collect();
+        let candidates: Vec<Candidate> = programs.iter().map(|p| Candidate::of(p)).collect();
         let mut guard = self.lock();
         let shared = &mut *guard;
         shared.pool.resize(jobs.max(1));
@@ -279,20 +268,11 @@ impl Measured {
         turns: usize,
         deadline: Option<Instant>,
     ) -> Vec<Option<Measure>> {
-        let candidates: Vec<Candidate> = programs
-            .iter()
-            .map(|p| {
-                let hash = fingerprint(p);
-                Candidate {
-                    key: format!("{hash:016x}"),
-                    hash,
-                    text: print_definition("f", p),
-                }
-            })
-            .collect();
+        let candidates: Vec<Candidate> = programs.iter().map(|p| Candidate::of(p)).collect();
         let mut guard = self.lock();
         let shared = &mut *guard;
-        shared.pool.resize(1);
+        // The workers that hold the programs compiled stay.
+        shared.pool.resize(shared.pool.len().max(1));
         // A warm-up run before each turn's timed one (the call's buffers are fresh
         // each time), except for programs whose run takes a second or more, for
         // which a first touch of their buffers is noise.
