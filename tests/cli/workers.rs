@@ -480,3 +480,25 @@ fn bad_limits_and_workers_that_cannot_start_are_errors_before_the_search() {
     assert_fails_with(&o, "cannot start the worker `/nonexistent/elevate`");
     assert!(stdout(&o).is_empty(), "no search ran");
 }
+
+#[test]
+fn a_log_that_cannot_grow_stops_the_search_with_an_error_and_keeps_what_was_written() {
+    // Files of at most 8 KiB (`ulimit -f`; SIGXFSZ ignored, so that a write past it
+    // fails as a full disk's does).
+    let out = dir("full");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 16; exec {} search {} --space auto --driver random --budget evals=500 --out {}",
+        env!("CARGO_BIN_EXE_elevate"),
+        example("mm64.rise"),
+        out.display()
+    );
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_fails_with(&o, "(the search stopped; what was written before is kept)");
+    assert!(stderr(&o).contains("File too large"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.join("log.jsonl")).unwrap();
+    let whole: Vec<&str> = text.lines().filter(|l| l.ends_with('}')).collect();
+    assert!(whole.len() >= 5, "{text}");
+    for line in whole {
+        assert!(serde_json::from_str::<Json>(line).is_ok(), "{line}");
+    }
+}
