@@ -58,8 +58,10 @@ pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, Unknow
 pub use driver::{compile, compile_gpu, compile_term};
 pub use error::{Error, Stage, Trap};
 pub use loops::MAX_LOOP_DEPTH;
+pub use measure::CandidateLimits;
+#[cfg(feature = "mlir")]
+pub use measure::WorkerCommand;
 pub use measure::{model_cost, translation};
-pub use measure::{CandidateLimits, WorkerCommand};
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
 pub use payload::{

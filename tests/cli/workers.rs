@@ -22,7 +22,7 @@ fn dir(name: &str) -> PathBuf {
 
 /// A search with `args`, tagged (in its environment, which its workers inherit) so
 /// that its processes can be found.
-fn search(tag: &str, args: &[&str]) -> Command {
+fn search<A: AsRef<std::ffi::OsStr>>(tag: &str, args: &[A]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_elevate"));
     command
         .arg("search")
@@ -38,6 +38,28 @@ fn matmul128() -> Vec<String> {
         .flat_map(|n| ["--nat".to_string(), format!("{n}=128")])
         .chain([example("matmul.rise")])
         .collect()
+}
+
+/// The arguments of a measured search of the slow point and `blocking` at 128
+/// cubed, one job, into `out`, with `extra`.
+fn slow_search(out: &Path, extra: &[&str]) -> Vec<String> {
+    let space = format!("{{{SLOW_TO_COMPILE}, blocking}}");
+    let mut args: Vec<String> = [
+        "--space",
+        &space,
+        "--driver",
+        "exhaustive",
+        "--cost",
+        "measured",
+    ]
+    .into_iter()
+    .chain(["--budget", "evals=10", "--jobs", "1"])
+    .chain(["--out", out.to_str().unwrap()])
+    .chain(extra.iter().copied())
+    .map(String::from)
+    .collect();
+    args.extend(matmul128());
+    args
 }
 
 /// The processes whose environment has `tag`.
@@ -95,34 +117,11 @@ fn with_strategy<'a>(log: &'a [Json], part: &str) -> &'a Json {
 #[test]
 fn a_compilation_of_minutes_is_a_compile_timeout_and_nothing_outlives_the_search() {
     let out = dir("slow");
-    let space = format!("{{{SLOW_TO_COMPILE}, blocking}}");
     let tag = "slow";
     let started = Instant::now();
-    let o = search(
-        tag,
-        &[
-            &[
-                "--space",
-                &space,
-                "--driver",
-                "exhaustive",
-                "--cost",
-                "measured",
-                "--limits",
-                "compile=3",
-                "--budget",
-                "evals=10",
-                "--jobs",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-            ][..],
-            &matmul128().iter().map(String::as_str).collect::<Vec<_>>()[..],
-        ]
-        .concat(),
-    )
-    .output()
-    .unwrap();
+    let o = search(tag, &slow_search(&out, &["--limits", "compile=3"]))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     // The compilation takes minutes: the search took its limit, and the others'.
     assert!(
@@ -148,33 +147,12 @@ fn a_compilation_of_minutes_is_a_compile_timeout_and_nothing_outlives_the_search
 #[test]
 fn a_worker_killed_by_a_signal_is_a_crashed_candidate_and_the_search_goes_on() {
     let out = dir("crash");
-    let space = format!("{{{SLOW_TO_COMPILE}, blocking}}");
     let tag = "crash";
-    let mut child: Child = search(
-        tag,
-        &[
-            &[
-                "--space",
-                &space,
-                "--driver",
-                "exhaustive",
-                "--cost",
-                "measured",
-                "--budget",
-                "evals=10",
-                "--jobs",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-            ][..],
-            &matmul128().iter().map(String::as_str).collect::<Vec<_>>()[..],
-        ]
-        .concat(),
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let mut child: Child = search(tag, &slow_search(&out, &[]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let search_pid = child.id();
     // The progress names the candidate the search waits for: then its worker aborts
     // (as one whose OpenMP runtime gives up does). (A SIGSEGV sent by another process

@@ -39,6 +39,7 @@ mod limits;
 mod measured;
 #[cfg(feature = "mlir")]
 mod model_measured;
+#[cfg(feature = "mlir")]
 mod pool;
 pub mod protocol;
 #[cfg(feature = "mlir")]
@@ -49,9 +50,11 @@ pub use limits::{machine_memory, CandidateLimits, LimitsError, DEFAULT_STACK, MI
 pub use measured::{CompileRate, InFlight, MeasureError, Measured, REFERENCE_TIME};
 #[cfg(feature = "mlir")]
 pub use model_measured::ModelMeasured;
-pub use pool::{WorkerCommand, WORKER_ENV, WORKER_PROGRAM_ENV};
 #[cfg(feature = "mlir")]
-pub use worker::{serve, serve_if_asked, serve_stdio, Engine, RunSpec, Runs, RACE_FACTOR};
+pub use pool::{WorkerCommand, WORKER_ENV, WORKER_PROGRAM_ENV};
+pub use protocol::RunSpec;
+#[cfg(feature = "mlir")]
+pub use worker::{serve, serve_if_asked, serve_stdio, Engine, Runs, RACE_FACTOR};
 
 use elevate_rise::limits::Limits;
 use elevate_rise::search::trace::Translation;

@@ -53,21 +53,43 @@ pub enum Request {
         key: String,
         /// Its program as RISE text.
         program: String,
-        /// Whether to check its values against the reference.
-        check: bool,
-        /// Whether to run it once untimed first.
-        warm_up: bool,
-        /// The most timed runs.
-        runs: usize,
-        /// The best median so far, in milliseconds (a candidate much slower stops
-        /// after one timed run); none before any.
-        best_ms: Option<f64>,
-        /// A run longer than this (milliseconds) is a timeout.
-        run_limit_ms: f64,
-        /// Whether to answer with the values of its last run too (JSON text).
-        #[serde(default)]
-        output: bool,
+        /// How to run it.
+        #[serde(flatten)]
+        how: RunSpec,
     },
+}
+
+/// How to run a candidate ([`Request::Run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Whether to check its values against the reference.
+    pub check: bool,
+    /// Whether to run it once untimed first.
+    pub warm_up: bool,
+    /// The most timed runs.
+    pub runs: usize,
+    /// The best median so far, in milliseconds (a candidate much slower stops after
+    /// one timed run); none before any.
+    pub best_ms: Option<f64>,
+    /// A run longer than this (milliseconds) is a timeout.
+    pub run_limit_ms: f64,
+    /// Whether to answer with the values of its last run too (JSON text).
+    #[serde(default)]
+    pub output: bool,
+}
+
+impl Default for RunSpec {
+    /// Checked, warmed up, 5 timed runs, no best yet, 10 s a run.
+    fn default() -> RunSpec {
+        RunSpec {
+            check: true,
+            warm_up: true,
+            runs: 5,
+            best_ms: None,
+            run_limit_ms: 1e4,
+            output: false,
+        }
+    }
 }
 
 /// A worker's reply.
@@ -148,12 +170,10 @@ mod tests {
         let request = Request::Run {
             key: "00ff".into(),
             program: "def f(x: 4.f32) =\n  x".into(),
-            check: true,
-            warm_up: true,
-            runs: 5,
-            best_ms: Some(1.5),
-            run_limit_ms: 1e4,
-            output: false,
+            how: RunSpec {
+                best_ms: Some(1.5),
+                ..RunSpec::default()
+            },
         };
         let line = request.line();
         assert!(!line.contains('\n') && line.starts_with("{\"request\":\"run\""));

@@ -3,7 +3,7 @@
 //! crash, memory without end) touches the search. [`Engine`] is what it does with
 //! each request, usable in process too (to compare the two).
 
-use super::protocol::{Reply, Request};
+use super::protocol::{Reply, Request, RunSpec};
 use super::WORKER_ENV;
 use crate::driver::{compile_term, Options};
 use crate::jit::{Compiled, OpenMp};
@@ -50,37 +50,6 @@ pub struct Engine {
     reference: Option<Json>,
     compiled: VecDeque<(String, Compiled)>,
     stack: usize,
-}
-
-/// How to run a candidate: the fields of [`Request::Run`] past its program.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RunSpec {
-    /// Check its values against the reference.
-    pub check: bool,
-    /// Run it once untimed first.
-    pub warm_up: bool,
-    /// The most timed runs.
-    pub runs: usize,
-    /// The best median so far (a candidate much slower is timed once).
-    pub best_ms: Option<f64>,
-    /// A run longer than this (milliseconds) is a timeout.
-    pub run_limit_ms: f64,
-    /// Give the values of its last run too.
-    pub output: bool,
-}
-
-impl Default for RunSpec {
-    /// Checked, warmed up, 5 timed runs, no best yet, 10 s a run.
-    fn default() -> RunSpec {
-        RunSpec {
-            check: true,
-            warm_up: true,
-            runs: 5,
-            best_ms: None,
-            run_limit_ms: 1e4,
-            output: false,
-        }
-    }
 }
 
 /// How a candidate's runs went.
@@ -263,24 +232,7 @@ impl Engine {
                 },
                 Err(r) => failed(key, r),
             },
-            Request::Run {
-                key,
-                program,
-                check,
-                warm_up,
-                runs,
-                best_ms,
-                run_limit_ms,
-                output,
-            } => {
-                let how = RunSpec {
-                    check,
-                    warm_up,
-                    runs,
-                    best_ms,
-                    run_limit_ms,
-                    output,
-                };
+            Request::Run { key, program, how } => {
                 let result = candidate(&program).and_then(|term| self.run(&key, &term, &how));
                 match result {
                     Ok(r) => Reply::Measured {

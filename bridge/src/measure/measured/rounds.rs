@@ -3,7 +3,7 @@
 
 use super::{Candidate, Measured, Shared, SETUP_TIME};
 use crate::measure::pool::Busy;
-use crate::measure::protocol::{Reply, Request};
+use crate::measure::protocol::{Reply, Request, RunSpec};
 use elevate_rise::Term;
 use elevate_strategies::search::{parallel_map, Cost, Measure, Rejection, Status};
 use std::collections::VecDeque;
@@ -135,12 +135,14 @@ impl Measured {
         let request = Request::Run {
             key: c.key.clone(),
             program: c.text.clone(),
-            check,
-            warm_up,
-            runs,
-            best_ms: shared.best_ms.filter(|_| race),
-            run_limit_ms: self.limits.run.as_secs_f64() * 1e3,
-            output,
+            how: RunSpec {
+                check,
+                warm_up,
+                runs,
+                best_ms: shared.best_ms.filter(|_| race),
+                run_limit_ms: self.limits.run.as_secs_f64() * 1e3,
+                output,
+            },
         };
         shared.pool.send(slot, &request)?;
         self.flying(slot, Some((c, "running")));
