@@ -20,6 +20,7 @@
 
 pub use elevate_bridge as bridge;
 pub use elevate_core as core;
+pub use elevate_onnx as onnx;
 pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;
 

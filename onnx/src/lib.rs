@@ -1,0 +1,1 @@
+//! `elevate-onnx`: ONNX models in, a RISE program and its weights out.
