@@ -1,11 +1,12 @@
 //! `elevate compile` and `elevate run`: the program a strategy chose, through MLIR, by
 //! the bridge's driver ([`elevate_bridge::emit`], [`elevate_bridge::compile`]).
 
-use crate::{load, output, parse_strategy, read_inputs, render, Failure};
+use crate::inputs::{self, InputOptions};
+use crate::{load, output, parse_strategy, render, Failure};
 use elevate_bridge::{Emit, Options, Target};
 use elevate_rise::nat::NatVar;
 use elevate_rise::{io, NatEnv, Program};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The most calls `--bench` times.
 pub const MAX_BENCH_RUNS: u64 = 1_000_000;
@@ -27,9 +28,8 @@ pub struct RunOptions<'a> {
     pub path: &'a Path,
     pub entry: Option<&'a str>,
     pub strategy: Option<&'a str>,
-    pub inputs: &'a [PathBuf],
-    pub random: Option<u64>,
-    pub nats: &'a [(String, i64)],
+    pub inputs: InputOptions<'a>,
+    pub out: Option<&'a Path>,
     pub check: bool,
     pub bench: Option<usize>,
     pub threads: Option<usize>,
@@ -168,7 +168,6 @@ pub fn prepare<T>(
 ) -> Result<Prepared<T>, Failure> {
     use std::time::Instant;
     let (program, source) = load(o.path, o.entry)?;
-    let signature = program.signature();
     let strategy = o.strategy.map(parse_strategy).transpose()?;
     let options = Options {
         target,
@@ -180,21 +179,11 @@ pub fn prepare<T>(
             .map_err(|e| failure(o.path, &source, &program, e))?;
         Ok::<_, Failure>((compiled, started.elapsed().as_secs_f64() * 1e3))
     };
-    let (nats, values, (compiled, compile_ms)) = match o.random {
-        Some(seed) => {
-            let nats = sizes(o.nats);
-            let compiled = compiled(&nats)?;
-            let values = io::random_inputs(&signature, &nats, seed)
-                .map_err(|e| render(&e, o.path, &source))?;
-            (nats, values, compiled)
-        }
-        None => {
-            let (nats, values) = io::bind_inputs(&signature, &read_inputs(o.inputs)?)
-                .map_err(|e| render(&e, o.path, &source))?;
-            let compiled = compiled(&nats)?;
-            (nats, values, compiled)
-        }
-    };
+    // Random values are made after the compilation has checked their sizes.
+    let binding = inputs::bind(o.path, &source, &program, o.inputs)?;
+    let nats = binding.nats.clone();
+    let (compiled, compile_ms) = compiled(&nats)?;
+    let values = binding.values(o.path, &source)?;
     Ok(Prepared {
         program,
         source,
@@ -295,7 +284,8 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
 
 /// After a run's first call: `--check` (the result against the interpreter's), then
 /// `--bench N`'s line (each call timed by `time`, in milliseconds, with `extra`
-/// fields) or the result (streamed as JSON, as `eval` prints it).
+/// fields) or the result (streamed as JSON, as `eval` prints it); with `--out`, the
+/// result goes into that file (and `--bench` still prints its line).
 #[cfg(feature = "mlir")]
 pub fn report<T>(
     o: &RunOptions,
@@ -310,6 +300,9 @@ pub fn report<T>(
     }
     match o.bench {
         Some(runs) => {
+            if let Some(out) = o.out {
+                inputs::write_out(out, result)?;
+            }
             // At most MAX_BENCH_RUNS (checked when the command line was read).
             let mut times = Vec::with_capacity(runs.max(1));
             for _ in 0..runs.max(1) {
@@ -317,6 +310,6 @@ pub fn report<T>(
             }
             bench_line(times, p.compile_ms, flops, extra)
         }
-        None => crate::print_value(o.path, result),
+        None => inputs::result(o.path, result, o.out),
     }
 }

@@ -1,8 +1,10 @@
 //! The `elevate` command line: a thin layer over the library (see `spec/cli.md`).
 
+mod arrays;
 mod bridge_cmd;
 #[cfg(feature = "mlir")]
 mod gpu_cmd;
+mod inputs;
 mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
@@ -97,6 +99,10 @@ enum Command {
         /// Sizes: the payload is specialized to them, e.g. `--nat n=1024`.
         #[arg(long = "nat", value_parser = parse_nat_binding)]
         nats: Vec<(String, i64)>,
+        /// Weights for the parameters after the first, by name: checked against
+        /// their types, and the sizes their shapes give.
+        #[arg(long, value_name = "FILE.safetensors")]
+        weights: Option<PathBuf>,
         /// Write to this file instead of standard output.
         #[arg(short = 'o')]
         output: Option<PathBuf>,
@@ -111,15 +117,24 @@ enum Command {
         /// Strategy text, or `@FILE.elv`, applied before `defaultLowering`.
         #[arg(long)]
         strategy: Option<String>,
-        /// JSON inputs, one file per parameter, in order.
+        /// Inputs, one file per parameter, in order: JSON, or NumPy `.npy` (by
+        /// extension). With `--weights`, the first parameter's only.
         #[arg(long = "input", num_args = 1.., conflicts_with = "random")]
         inputs: Vec<PathBuf>,
-        /// Reproducible pseudo-random inputs from this seed.
+        /// Reproducible pseudo-random inputs from this seed (with `--weights`, the
+        /// first parameter's only).
         #[arg(long)]
         random: Option<u64>,
         /// Sizes for random inputs, e.g. `--nat n=1024`.
         #[arg(long = "nat", value_parser = parse_nat_binding)]
         nats: Vec<(String, i64)>,
+        /// The parameters after the first, by name, from a safetensors file (passed
+        /// to the compiled function as its remaining arguments).
+        #[arg(long, value_name = "FILE.safetensors")]
+        weights: Option<PathBuf>,
+        /// Write the result into FILE.npy or FILE.json instead of printing it.
+        #[arg(long, value_name = "FILE", value_parser = inputs::parse_out)]
+        out: Option<PathBuf>,
         /// Compare the result with the reference interpreter's (standard error).
         #[arg(long)]
         check: bool,
@@ -238,6 +253,10 @@ enum Command {
         /// `progress.svg` and `progress.png` into this directory.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Weights for the parameters after the first, by name: checked against
+        /// their types, the sizes their shapes give used as `--nat`s.
+        #[arg(long, value_name = "FILE.safetensors")]
+        weights: Option<PathBuf>,
         /// Go on with the search in this directory (written by `--out`) to the budget
         /// given: its logged candidates are not evaluated again, its driver and seed
         /// are its own.
@@ -257,15 +276,23 @@ enum Command {
         /// The entry point (default: the last definition).
         #[arg(long)]
         entry: Option<String>,
-        /// JSON inputs, one file per parameter, in order.
+        /// Inputs, one file per parameter, in order: JSON, or NumPy `.npy` (by
+        /// extension). With `--weights`, the first parameter's only.
         #[arg(long = "input", num_args = 1.., conflicts_with = "random")]
         inputs: Vec<PathBuf>,
-        /// Reproducible pseudo-random inputs from this seed.
+        /// Reproducible pseudo-random inputs from this seed (with `--weights`, the
+        /// first parameter's only).
         #[arg(long)]
         random: Option<u64>,
         /// Sizes for random inputs, e.g. `--nat n=1024`.
         #[arg(long = "nat", value_parser = parse_nat_binding, requires = "random")]
         nats: Vec<(String, i64)>,
+        /// The parameters after the first, by name, from a safetensors file.
+        #[arg(long, value_name = "FILE.safetensors")]
+        weights: Option<PathBuf>,
+        /// Write the result into FILE.npy or FILE.json instead of printing it.
+        #[arg(long, value_name = "FILE", value_parser = inputs::parse_out)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -326,24 +353,6 @@ struct RewriteOptions {
     check: bool,
     nats: Vec<(String, i64)>,
     budget: Budget,
-}
-
-/// JSON inputs, one file per parameter.
-fn read_inputs(paths: &[PathBuf]) -> Result<Vec<serde_json::Value>, Failure> {
-    paths
-        .iter()
-        .map(|input| {
-            let text = read(input)?;
-            serde_json::from_str(&text).map_err(|e| {
-                Failure(format!(
-                    "{}:{}:{}: input error: not JSON: {e}",
-                    input.display(),
-                    e.line(),
-                    e.column()
-                ))
-            })
-        })
-        .collect()
 }
 
 /// The strategy given as text or as `@FILE.elv`.
@@ -529,6 +538,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             target,
             emit,
             nats,
+            weights,
             output,
         } => bridge_cmd::compile(bridge_cmd::CompileOptions {
             path: &program,
@@ -536,7 +546,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             strategy: strategy.as_deref(),
             target: &target,
             emit: &emit,
-            nats: &nats,
+            nats: &inputs::sizes_with_weights(
+                &program,
+                entry.as_deref(),
+                &nats,
+                weights.as_deref(),
+            )?,
             output: output.as_deref(),
         })?,
         Command::Run {
@@ -546,6 +561,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             inputs,
             random,
             nats,
+            weights,
+            out,
             check,
             bench,
             threads,
@@ -555,9 +572,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             path: &program,
             entry: entry.as_deref(),
             strategy: strategy.as_deref(),
-            inputs: &inputs,
-            random,
-            nats: &nats,
+            inputs: inputs::InputOptions {
+                files: &inputs,
+                random,
+                nats: &nats,
+                weights: weights.as_deref(),
+            },
+            out: out.as_deref(),
             check,
             bench,
             threads,
@@ -597,6 +618,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             nats,
             threads,
             out,
+            weights,
             resume,
             executor,
         } => search_cmd::search(search_cmd::SearchOptions {
@@ -609,7 +631,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             limits: limits.as_deref(),
             seed,
             jobs,
-            nats: &nats,
+            nats: &inputs::sizes_with_weights(
+                &program,
+                entry.as_deref(),
+                &nats,
+                weights.as_deref(),
+            )?,
             threads,
             out: out.as_deref(),
             resume: resume.as_deref(),
@@ -622,43 +649,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Eval {
-            program: path,
+            program,
             entry,
             inputs,
             random,
             nats,
-        } => {
-            let (program, source) = load(&path, entry.as_deref())?;
-            let value = match random {
-                Some(seed) => {
-                    let env = io::bind_nats(&program.signature(), &nats, None)
-                        .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
-                    program.eval_random(&env, seed)
-                }
-                None => program.eval_json(&read_inputs(&inputs)?),
-            }
-            .map_err(|e| render(&e, &path, &source))?;
-            print_value(&path, &value)?;
-        }
+            weights,
+            out,
+        } => inputs::eval(inputs::EvalOptions {
+            path: &program,
+            entry: entry.as_deref(),
+            inputs: inputs::InputOptions {
+                files: &inputs,
+                random,
+                nats: &nats,
+                weights: weights.as_deref(),
+            },
+            out: out.as_deref(),
+        })?,
     }
     Ok(())
-}
-
-/// Prints a value as one line of JSON on standard output, streamed (a large result
-/// takes no memory beyond the value). A reader that stops early (`| head`) ends the
-/// output quietly; any other write failure is an error.
-fn print_value(path: &Path, value: &elevate_rise::Value) -> Result<(), Failure> {
-    use std::io::Write;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let written = io::write_json(value, &mut out).and_then(|()| {
-        out.write_all(b"\n")?;
-        Ok(out.flush()?)
-    });
-    match written {
-        Err(io::WriteError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure(format!("{}: {e}", path.display()))),
-        Ok(()) => Ok(()),
-    }
 }
 
 fn main() -> ExitCode {

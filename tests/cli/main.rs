@@ -2,6 +2,7 @@
 
 #[cfg(feature = "mlir")]
 mod bridge;
+mod networks;
 mod output;
 #[cfg(feature = "egraph")]
 mod saturate;
