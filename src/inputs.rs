@@ -285,8 +285,11 @@ fn array_sizes(signature: &Signature, given: &[Option<Given>]) -> Result<NatEnv,
         let Some(Given::Array(array, file)) = g else {
             continue;
         };
-        let layout = arrays::check(array, ty)
-            .map_err(|e| file_error(file, &format!("{}: {e}", what(name, file))))?;
+        let misshapen = |nats: &NatEnv| {
+            let e = arrays::mismatch(array, ty, nats);
+            file_error(file, &format!("{}: {e}", what(name, file)))
+        };
+        let layout = arrays::check(array, ty).map_err(|_| misshapen(&nats))?;
         let before = equations.len();
         for (n, &len) in layout.dims().zip(&array.shape) {
             if n.try_eval(&|_| None).is_err() {
@@ -297,10 +300,6 @@ fn array_sizes(signature: &Signature, given: &[Option<Given>]) -> Result<NatEnv,
         if equations.len() == before {
             continue;
         }
-        let misshapen = |nats: &NatEnv| {
-            let e = arrays::mismatch(array, ty, nats);
-            file_error(file, &format!("{}: {e}", what(name, file)))
-        };
         let solution = solve(&equations).map_err(|_| misshapen(&nats))?;
         for (i, v) in signature.nats.iter().enumerate() {
             if let Some(value) = solution.get(&(i as u32 + 1)).and_then(Nat::as_const) {
