@@ -24,6 +24,7 @@ pub use elevate_onnx as onnx;
 pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;
 
+pub mod network;
 pub mod search_costs;
 pub mod search_dir;
 pub mod search_plot;

@@ -12,6 +12,7 @@ mod guards;
 mod hardening;
 mod lowering;
 mod measure;
+mod networks;
 mod ops;
 mod random;
 mod register_tiles;

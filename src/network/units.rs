@@ -1,0 +1,198 @@
+//! A network as units of compilation: each unit one layer, or a layer and the
+//! elementwise layers after it fused into it (`network`), written as a RISE function
+//! of what the unit reads, with the strategy it is compiled with.
+
+use super::strategy::{Assigned, NetworkStrategy, StrategyError};
+use super::{dims, Network, Source};
+use elevate_rise::search::library::{
+    conv_kernel, elementwise, micro_kernel, reduction_tiles, taps_unrolled, PARALLEL, POOLING,
+};
+use elevate_rise::Type;
+use std::collections::HashMap;
+
+/// Kinds that follow a layer elementwise: `network` fuses them into it.
+const FOLLOWERS: &[&str] = &["bias", "batchnorm", "relu", "clip", "add", "mul"];
+
+/// Kinds whose library schedule is a kernel of its own: what follows them is a unit
+/// after them.
+const KERNELS: &[&str] = &["conv", "depthwise", "gemm", "matmul", "maxpool", "avgpool"];
+
+/// One unit: the layers it computes (consecutive, each reading the one before), what
+/// it reads, its RISE function and its strategies, best first.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The layers, in order; the unit's result is the last one's.
+    pub layers: Vec<usize>,
+    /// What it reads: activations and weights, in parameter order.
+    pub reads: Vec<Source>,
+    /// The unit as RISE source: the network's definitions, then `def unit(...)`.
+    pub source: String,
+    /// The strategies to try, in order (strategy text; `id` is `defaultLowering`
+    /// alone).
+    pub strategies: Vec<String>,
+}
+
+/// The units of a network under a strategy.
+#[derive(Debug, Clone)]
+pub struct UnitPlan {
+    /// The units, in the order they run.
+    pub units: Vec<Unit>,
+}
+
+impl UnitPlan {
+    /// Plans `network` under `strategy` for a machine with `lanes` f32 lanes per
+    /// vector register; an error where the strategy names a layer or a kind the
+    /// network does not have.
+    pub fn new(
+        network: &Network,
+        strategy: &NetworkStrategy,
+        lanes: u32,
+    ) -> Result<UnitPlan, StrategyError> {
+        let layers = network.layers();
+        if let Some(i) = strategy.named_layers().find(|i| *i >= layers.len()) {
+            return Err(StrategyError(format!(
+                "layer({i}, ...): the network has {} layers (0 to {})",
+                layers.len(),
+                layers.len().saturating_sub(1)
+            )));
+        }
+        if let Some(k) = strategy
+            .named_kinds()
+            .find(|k| !layers.iter().any(|l| l.kind == *k))
+        {
+            let mut kinds: Vec<&str> = layers.iter().map(|l| l.kind.as_str()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            return Err(StrategyError(format!(
+                "layers(\"{k}\", ...): the network has no layer of that kind (it has {})",
+                kinds.join(", ")
+            )));
+        }
+        // How often each layer's result is read (the network's result counts).
+        let mut readers = vec![0usize; layers.len()];
+        for layer in layers {
+            for arg in &layer.args {
+                if let Source::Layer(i) = arg {
+                    readers[*i] += 1;
+                }
+            }
+        }
+        if let Source::Layer(i) = network.result() {
+            readers[i] += 1;
+        }
+        let assigned: Vec<Assigned> = layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| strategy.assigned(i, &l.kind))
+            .collect();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, layer) in layers.iter().enumerate() {
+            // What follows a layer elementwise is one unit with it. A follower of a
+            // product or a convolution starts a unit of its own (the library's
+            // kernels of those keep their own loop nests: fused, `convKernel`'s
+            // epilogue ran 17x slower, measured), the rest of the followers join it.
+            let follower = |k: &str| FOLLOWERS.contains(&k);
+            let fusable = assigned[i] == Assigned::Library
+                && follower(&layer.kind)
+                && groups.last().is_some_and(|g| {
+                    let last = *g.last().unwrap_or(&usize::MAX);
+                    assigned[g[0]] == Assigned::Library
+                        && (follower(&layers[g[0]].kind)
+                            || !KERNELS.contains(&layers[g[0]].kind.as_str()))
+                        && readers[last] == 1
+                        && layer.args.contains(&Source::Layer(last))
+                });
+            match groups.last_mut() {
+                Some(g) if fusable => g.push(i),
+                _ => groups.push(vec![i]),
+            }
+        }
+        let definitions = network.definitions_text();
+        let units = groups
+            .into_iter()
+            .map(|g| unit(network, &definitions, g, &assigned, lanes))
+            .collect();
+        Ok(UnitPlan { units })
+    }
+}
+
+/// The unit of `layers`, with its strategies.
+fn unit(
+    network: &Network,
+    definitions: &str,
+    layers: Vec<usize>,
+    assigned: &[Assigned],
+    lanes: u32,
+) -> Unit {
+    let mut reads: Vec<Source> = Vec::new();
+    let mut exprs: HashMap<usize, String> = HashMap::new();
+    for &i in &layers {
+        let layer = &network.layers()[i];
+        let args: Vec<String> = layer
+            .args
+            .iter()
+            .map(|a| match a {
+                Source::Layer(k) if exprs.contains_key(k) => exprs[k].clone(),
+                other => {
+                    let at = reads.iter().position(|r| r == other).unwrap_or_else(|| {
+                        reads.push(*other);
+                        reads.len() - 1
+                    });
+                    format!("unit_arg{at}")
+                }
+            })
+            .collect();
+        exprs.insert(i, format!("{}({})", layer.def, args.join(", ")));
+    }
+    let last = *layers.last().unwrap_or(&0);
+    let params: Vec<String> = reads
+        .iter()
+        .enumerate()
+        .map(|(k, r)| format!("unit_arg{k}: {}", network.type_of(*r)))
+        .collect();
+    let source = format!(
+        "{definitions}\ndef unit({}) = {}\n",
+        params.join(", "),
+        exprs[&last]
+    );
+    let head = &network.layers()[layers[0]];
+    let strategies = match &assigned[layers[0]] {
+        Assigned::Explicit(s) => vec![s.clone()],
+        Assigned::Lowering => vec!["id".to_string()],
+        Assigned::Library => {
+            let mut s = library(&head.kind, &head.ty, lanes);
+            s.push("id".to_string());
+            s
+        }
+    };
+    Unit {
+        layers,
+        reads,
+        source,
+        strategies,
+    }
+}
+
+/// The library's schedules for a layer of `kind` whose result is `ty`, best first.
+fn library(kind: &str, ty: &Type, lanes: u32) -> Vec<String> {
+    let d = dims(ty);
+    let inner = *d.last().unwrap_or(&1);
+    let parallel = |s: String| format!("{s} ; {PARALLEL}");
+    match (kind, d.as_slice()) {
+        ("conv", [_, k, _, w]) => vec![conv_kernel(*w, *k, lanes)],
+        ("depthwise", [_, _, h, w]) => reduction_tiles(*h, *w, lanes)
+            .map(|t| vec![parallel(taps_unrolled(&t)), taps_unrolled(&t)])
+            .unwrap_or_default()
+            .into_iter()
+            .chain([parallel(POOLING.to_string())])
+            .collect(),
+        ("gemm" | "matmul", [n, m]) => vec![micro_kernel(*n, *m, lanes)],
+        ("maxpool" | "avgpool", _) => vec![parallel(POOLING.to_string()), POOLING.to_string()],
+        ("softmax", _) => vec![elementwise(inner, lanes)],
+        ("globalavgpool" | "flatten" | "concat", _) => vec![PARALLEL.to_string()],
+        _ => vec![
+            parallel(elementwise(inner, lanes)),
+            elementwise(inner, lanes),
+        ],
+    }
+}

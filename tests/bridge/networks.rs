@@ -1,0 +1,174 @@
+//! Whole networks compiled layer by layer compute what the interpreter computes, with
+//! the library's `network` strategy, with layers given their own strategies, and with
+//! their weight-only arrays prepared once.
+
+use elevate::network::{Network, NetworkError, NetworkStrategy};
+use elevate::onnx::weights::{Tensor, Weights};
+
+/// A residual block at `c` channels of `h x h` pixels, in the form `import` writes.
+fn block(c: usize, h: usize) -> String {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/rise/networks/block.rise"
+    ))
+    .unwrap();
+    source
+        .replace("1.64.56.56.f32", &format!("1.{c}.{h}.{h}.f32"))
+        .replace("64.64.3.3.f32", &format!("{c}.{c}.3.3.f32"))
+        .replace("64.f32", &format!("{c}.f32"))
+}
+
+/// Reproducible values in [-0.5, 0.5).
+fn values(n: usize, seed: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 1000.0 - 0.5)
+        .collect()
+}
+
+fn weights(net: &Network) -> Weights {
+    let tensors = net
+        .weights()
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let shape: Vec<usize> = dims(&p.ty);
+            let n = shape.iter().product();
+            Tensor::new(p.name.clone(), shape, values(n, k + 1)).unwrap()
+        })
+        .collect();
+    Weights::from_tensors(tensors).unwrap()
+}
+
+fn dims(ty: &elevate::rise::Type) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut t = ty.clone();
+    while let elevate::rise::TypeKind::Array(n, e) = t.kind().clone() {
+        out.push(n.as_const().unwrap() as usize);
+        t = e;
+    }
+    out
+}
+
+fn assert_close(found: &[f32], expected: &[f32]) {
+    assert_eq!(found.len(), expected.len());
+    for (i, (a, b)) in found.iter().zip(expected).enumerate() {
+        let tolerance = 1e-4 * b.abs().max(1.0);
+        assert!((a - b).abs() <= tolerance, "element {i}: {a} against {b}");
+    }
+}
+
+fn check(strategy: &str, c: usize, h: usize) -> Vec<String> {
+    let net = Network::parse(&block(c, h)).unwrap();
+    let input = values(c * h * h, 0);
+    let expected = net.evaluate(&input, &weights(&net)).unwrap();
+    let strategy = NetworkStrategy::parse(strategy).unwrap();
+    let compiled = net.compile(&strategy, weights(&net), Some(1)).unwrap();
+    assert_close(&compiled.run(&input).unwrap(), &expected);
+    // Twice: the buffers of one run do not leak into the next.
+    assert_close(&compiled.run(&input).unwrap(), &expected);
+    compiled
+        .units()
+        .iter()
+        .map(|u| u.strategy.clone())
+        .collect()
+}
+
+#[test]
+fn the_library_strategy_computes_what_the_interpreter_computes() {
+    let used = check("network", 16, 8);
+    // The convolutions with `convKernel`, what follows them fused into one unit each.
+    assert_eq!(used.len(), 4, "{used:?}");
+    assert!(used[0].starts_with("convKernel"), "{used:?}");
+    assert!(used[1].starts_with("elementwise"), "{used:?}");
+}
+
+#[test]
+fn the_packed_weights_are_prepared_once() {
+    let net = Network::parse(&block(16, 8)).unwrap();
+    let compiled = net
+        .compile(&NetworkStrategy::library(), weights(&net), Some(1))
+        .unwrap();
+    let conv = &compiled.units()[0];
+    assert!(conv.strategy.starts_with("convKernel"));
+    assert_eq!(conv.prepared, 1, "convKernel's packed weights: {conv:?}");
+    // The second convolution reuses the first's functions with its own weights.
+    assert!(compiled.units()[2].reused);
+}
+
+#[test]
+fn layers_take_their_own_strategies() {
+    let used = check(r#"layer(2, id) ; layers("conv", id) ; network"#, 8, 6);
+    // Every layer named is a unit of its own.
+    assert_eq!(used[0], "id");
+    assert_eq!(used[2], "id");
+    assert!(used.len() >= 5, "{used:?}");
+    // Without `network`, nothing is fused and every layer is lowered alone.
+    assert_eq!(check("id", 8, 6).len(), 7);
+}
+
+#[test]
+fn strategies_that_do_not_fit_the_network_are_errors() {
+    let net = Network::parse(&block(8, 6)).unwrap();
+    let error =
+        |s: &str| match net.compile(&NetworkStrategy::parse(s).unwrap(), weights(&net), None) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("`{s}` compiled"),
+        };
+    assert!(error("layer(7, id)").contains("the network has 7 layers"));
+    assert!(error(r#"layers("pool", id)"#).contains("no layer of that kind"));
+    assert!(NetworkStrategy::parse("layer(1)").is_err());
+    assert!(NetworkStrategy::parse("noSuchRule").is_err());
+}
+
+#[test]
+fn weights_and_inputs_that_do_not_fit_are_errors_naming_them() {
+    let net = Network::parse(&block(8, 6)).unwrap();
+    let mut tensors = weights(&net).into_tensors();
+    let strategy = NetworkStrategy::library();
+    let missing = Weights::from_tensors(tensors[1..].to_vec()).unwrap();
+    let e = net.compile(&strategy, missing, None).err().unwrap();
+    assert!(
+        matches!(e, NetworkError::Weights(_)) && e.to_string().contains("conv1_w"),
+        "{e}"
+    );
+    tensors[1] = Tensor::new("conv1_b", vec![9], vec![0.0; 9]).unwrap();
+    let e = net
+        .compile(
+            &strategy,
+            Weights::from_tensors(tensors.clone()).unwrap(),
+            None,
+        )
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("`conv1_b` has shape [9]"), "{e}");
+    tensors[1] = Tensor::new("conv1_b", vec![8], vec![0.0; 8]).unwrap();
+    tensors.push(Tensor::new("stray", vec![1], vec![0.0]).unwrap());
+    let e = net
+        .compile(&strategy, Weights::from_tensors(tensors).unwrap(), None)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("`stray` is no parameter"), "{e}");
+    let compiled = net.compile(&strategy, weights(&net), None).unwrap();
+    let e = compiled.run(&[0.0; 5]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("5 values for an input of [1, 8, 6, 6]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn programs_that_are_not_networks_are_located_errors() {
+    let e = Network::parse("def f(x: 4.f32) : 4.f32 = x |> map(fun(v => v + 1.0))").unwrap_err();
+    assert!(e.to_string().contains("not a network"), "{e}");
+    let e = Network::parse(
+        "def relu(x: 4.f32) : 4.f32 = x |> map(fun(v => max(v, 0.0)))
+         def net(x: 4.f32) : 4.f32 = let y = relu(x |> map(fun(v => v))) in y",
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a layer's argument is a parameter or an earlier layer"),
+        "{e}"
+    );
+}
