@@ -481,12 +481,7 @@ fn compile_unit(unit: &Unit) -> Result<UnitFunctions, String> {
                     .and_then(|p| elevate_bridge::jit::compile(&p, &options.limits))
                     .map_err(|e| e.to_string())
             };
-            let hoisted = if std::env::var("NET_NOHOIST").is_ok() {
-                None
-            } else {
-                hoist(&chosen, &weights).map_err(|e| e.to_string())?
-            };
-            match hoisted {
+            match hoist(&chosen, &weights).map_err(|e| e.to_string())? {
                 Some(h) => Ok(UnitFunctions {
                     main: build(&h.main)?,
                     preparations: h.preparations.iter().map(build).collect::<Result<_, _>>()?,
