@@ -13,6 +13,7 @@ use elevate_rise::error::{Error, ErrorKind};
 use elevate_rise::io::{self, Signature};
 use elevate_rise::limits::Limits;
 use elevate_rise::nat::{solve, Nat, NatEquation, NatVar};
+use elevate_rise::value::VALUE_BYTES;
 use elevate_rise::{NatEnv, Program, Type, Value};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -220,6 +221,16 @@ pub fn bind(
             ))));
         }
     }
+    let elements: usize = given
+        .iter()
+        .map(|g| match g {
+            Some(Given::Array(array, _)) => array.data.len(),
+            _ => 0,
+        })
+        .sum();
+    Limits::default()
+        .check_array("the arrays given", elements as u128, VALUE_BYTES)
+        .map_err(|e| fail(input_error(e.to_string())))?;
     for (i, g) in given.iter().enumerate() {
         if let Some(Given::Array(array, file)) = g {
             let (name, ty) = &params[i];
@@ -253,7 +264,7 @@ fn array_value(
         .check_array(
             &format!("parameter `{name}` ({ty})"),
             array.data.len() as u128,
-            elevate_rise::value::VALUE_BYTES,
+            VALUE_BYTES,
         )
         .map_err(|e| file_error(file, &e.to_string()))?;
     arrays::to_value(array, ty, nats)

@@ -4,6 +4,7 @@ mod arrays;
 mod bridge_cmd;
 #[cfg(feature = "mlir")]
 mod gpu_cmd;
+mod import_cmd;
 mod inputs;
 mod output;
 #[cfg(feature = "egraph")]
@@ -268,6 +269,21 @@ enum Command {
         /// package; the Python is `ELEVATE_PYTHON`, or `python3`).
         #[arg(long, default_value = "local")]
         executor: String,
+    },
+    /// Import an ONNX model (`spec/networks.md`): write `DIR/NAME.rise` (a def per
+    /// layer kind, the network's def last: its input, then its weights) and
+    /// `DIR/NAME.safetensors` (the weights, by parameter name), and print one JSON
+    /// line: `model`, `nodes`, `layers`, `parameters`, `weights_bytes`, `rise`,
+    /// `weights`, `flops`.
+    Import {
+        /// The ONNX file.
+        model: PathBuf,
+        /// The folder to write into (default: the current one; made if missing).
+        #[arg(short = 'o', value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// The batch size a symbolic batch becomes (default 1).
+        #[arg(long, value_parser = import_cmd::parse_batch)]
+        batch: Option<i64>,
     },
     /// Run the reference interpreter; print the result as JSON.
     Eval {
@@ -642,6 +658,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             resume: resume.as_deref(),
             executor: &executor,
         })?,
+        Command::Import {
+            model,
+            output,
+            batch,
+        } => import_cmd::import(&model, output.as_deref(), batch)?,
         Command::Check { program, entry } => {
             let (program, _) = load(&program, entry.as_deref())?;
             for line in program.summary() {

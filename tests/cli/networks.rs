@@ -477,3 +477,105 @@ fn run_reads_and_writes_npy_and_passes_weights_as_arguments() {
     let o = elevate(&["run", &text(&program), "--input", &x, "--weights", &short]);
     assert_fails_with(&o, "no tensor `b`");
 }
+
+/// A model of `tests/onnx/fixtures/` (committed with the importer's tests).
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/onnx/fixtures")
+        .join(name);
+    assert!(path.exists(), "the fixture {} is missing", path.display());
+    text(&path)
+}
+
+/// The largest difference between two `.npy` files of `f32`s of one shape.
+fn max_difference(a: &Path, b: &Path) -> f32 {
+    let ((sa, a), (sb, b)) = (read_f32(a), read_f32(b));
+    assert_eq!(sa, sb);
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn import_writes_a_program_and_its_weights_that_compute_what_onnx_runtime_does() {
+    let dir = folder("import");
+    let o = elevate(&["import", &fixture("resnet_block.onnx"), "-o", &text(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    for key in [
+        "model",
+        "nodes",
+        "layers",
+        "parameters",
+        "weights_bytes",
+        "rise",
+        "weights",
+        "flops",
+    ] {
+        assert!(line.get(key).is_some(), "{key} missing: {line}");
+    }
+    assert_eq!(line["model"], "resnet_block");
+    let (rise, weights) = (
+        dir.join("resnet_block.rise"),
+        dir.join("resnet_block.safetensors"),
+    );
+    assert_eq!(line["rise"], text(&rise));
+    assert!(rise.exists() && weights.exists());
+    // The program with its weights and ONNX Runtime's input gives ONNX Runtime's output.
+    let out = dir.join("y.npy");
+    let o = elevate(&[
+        "eval",
+        &text(&rise),
+        "--input",
+        &fixture("resnet_block.input.npy"),
+        "--weights",
+        &text(&weights),
+        "--out",
+        &text(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reference = PathBuf::from(fixture("resnet_block.ort.npy"));
+    let difference = max_difference(&out, &reference);
+    assert!(
+        difference < 1e-4,
+        "differs from ONNX Runtime by {difference}"
+    );
+    // A symbolic batch becomes --batch.
+    let o = elevate(&[
+        "import",
+        &fixture("batch_symbolic.onnx"),
+        "-o",
+        &text(&dir),
+        "--batch",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let program = std::fs::read_to_string(dir.join("batch_symbolic.rise")).unwrap();
+    let entry = program.lines().rfind(|l| l.starts_with("def ")).unwrap();
+    assert!(entry.contains("2.3.8.8.f32"), "{entry}");
+    // Without -o, into the current folder.
+    let here = folder("import-here");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_elevate"))
+        .args(["import", &fixture("relu.onnx")])
+        .current_dir(&here)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(here.join("relu.rise").exists() && here.join("relu.safetensors").exists());
+}
+
+#[test]
+fn a_model_that_cannot_be_imported_is_an_error_naming_it_and_writes_nothing() {
+    let dir = folder("import-errors");
+    let import = |model: &str| elevate(&["import", &fixture(model), "-o", &text(&dir)]);
+    let o = import("bad_unsupported_op.onnx");
+    assert_fails_with(&o, "bad_unsupported_op.onnx: node 1 `the_tanh` (Tanh)");
+    let o = import("bad_truncated.onnx");
+    assert_fails_with(&o, "bad_truncated.onnx: not an ONNX model");
+    let o = elevate(&["import", &text(&dir.join("none.onnx")), "-o", &text(&dir)]);
+    assert_fails_with(&o, "none.onnx");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    let o = elevate(&["import", &fixture("relu.onnx"), "--batch", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
