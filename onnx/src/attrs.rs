@@ -161,10 +161,18 @@ pub(crate) fn window(
         }
         (None, None) => return Err(a.error("kernel_shape", "is required")),
     };
+    // Bounds that keep the windows' arithmetic within a machine word.
+    const MAX: usize = 1 << 24;
+    if kernel.iter().any(|&k| k > MAX) {
+        return Err(a.error("kernel_shape", format!("{kernel:?} is too large")));
+    }
     if kernel.contains(&0) {
         return Err(a.error("kernel_shape", format!("{kernel:?} has a size 0")));
     }
     let s = a.sizes("strides", 2, 1)?;
+    if s.iter().any(|&s| s > MAX) {
+        return Err(a.error("strides", format!("{s:?} is too large")));
+    }
     if s.contains(&0) {
         return Err(a.error("strides", format!("{s:?} has a stride 0")));
     }

@@ -53,7 +53,7 @@ pub struct Parameter {
 #[derive(Debug, Clone)]
 enum Data {
     Raw(bytes::Bytes),
-    Floats(Vec<f32>),
+    Floats(std::sync::Arc<[f32]>),
 }
 
 /// An imported network: its RISE program, its weights and what they hold.
@@ -154,7 +154,7 @@ pub fn import(path: &Path, options: &ImportOptions) -> Result<Imported, ImportEr
             ConstData::RawF32(b) => Data::Raw(b),
             ConstData::F32(v) => Data::Floats(v),
             // `translate` makes parameters of f32 constants only.
-            _ => Data::Floats(Vec::new()),
+            _ => Data::Floats(Vec::new().into()),
         })
         .collect::<Vec<_>>();
     let weights_bytes = parameters
@@ -201,7 +201,7 @@ impl Imported {
                         .chunks_exact(4)
                         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                         .collect(),
-                    Data::Floats(v) => v.clone(),
+                    Data::Floats(v) => v.to_vec(),
                 },
             })
             .collect();
@@ -238,7 +238,7 @@ impl Imported {
         let views = self.parameters.iter().zip(&self.data).map(|(p, d)| {
             let data = match d {
                 Data::Raw(b) => Cow::Borrowed(&b[..]),
-                Data::Floats(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+                Data::Floats(v) => Cow::Borrowed(bytemuck::cast_slice(&v[..])),
             };
             (
                 p.name.clone(),

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use prost::Message;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The operator sets of the default domain the importer covers.
 pub const OPSETS: std::ops::RangeInclusive<i64> = 13..=21;
@@ -32,8 +33,9 @@ pub(crate) struct Const {
 pub(crate) enum ConstData {
     /// Little-endian `f32`s, a slice of the file's buffer.
     RawF32(Bytes),
-    /// `f32`s (a tensor's `float_data`, an attribute's floats).
-    F32(Vec<f32>),
+    /// `f32`s (a tensor's `float_data`, an attribute's floats), shared: a weight
+    /// is never copied.
+    F32(Arc<[f32]>),
     /// Integers (a `Reshape`'s shape).
     I64(Vec<i64>),
     /// Another element type (ONNX's number for it): an error where it is used.
@@ -54,7 +56,7 @@ impl Const {
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                     .collect(),
             ),
-            ConstData::F32(v) => Some(v.clone()),
+            ConstData::F32(v) => Some(v.to_vec()),
             _ => None,
         }
     }
@@ -177,6 +179,11 @@ pub(crate) fn load(path: &Path, batch: Option<i64>) -> Result<Model, ImportError
             }
         });
     }
+    if !crate::translate::fits(&shape) {
+        return Err(ImportErrorKind::Graph(format!(
+            "input `{name}` of {shape:?} has more than 2^40 elements"
+        )));
+    }
     let [output] = graph.output.as_slice() else {
         return Err(ImportErrorKind::Graph(format!(
             "the graph has {} outputs; a network has one",
@@ -277,7 +284,12 @@ pub(crate) fn constant(
     };
     let mut shape = Vec::new();
     for &d in &t.dims {
-        shape.push(usize::try_from(d).map_err(|_| size_error(0, 0, &t))?);
+        shape.push(usize::try_from(d).map_err(|_| {
+            ImportErrorKind::Graph(format!(
+                "tensor `{name}` (initializer {order}) has a negative size: {:?}",
+                t.dims
+            ))
+        })?);
     }
     let elements = shape
         .iter()
@@ -300,7 +312,7 @@ pub(crate) fn constant(
                 if v.len() as u64 != elements {
                     return Err(size_error(elements, v.len() as u64, &t));
                 }
-                ConstData::F32(v)
+                ConstData::F32(v.into())
             }
         },
         Ok(tensor_proto::DataType::Int64) => {

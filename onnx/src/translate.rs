@@ -227,6 +227,18 @@ fn prune(t: Translation) -> Translation {
     }
 }
 
+/// The most elements an activation may have (4 TiB of `f32`s): what keeps every size
+/// computed from a model's shapes within a machine word.
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 40;
+
+/// Whether an array of this shape has at most [`MAX_ELEMENTS`] elements.
+pub(crate) fn fits(shape: &[usize]) -> bool {
+    shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .is_some_and(|n| n <= MAX_ELEMENTS)
+}
+
 fn elements(shape: &[usize]) -> f64 {
     shape.iter().map(|&d| d as f64).product()
 }
@@ -329,6 +341,14 @@ impl State<'_> {
         let Some(first) = node.proto.output.first().filter(|o| !o.is_empty()) else {
             return Err(unsupported(&node.at, "it has no output"));
         };
+        if let Val::Act(_, s) = &val {
+            if !fits(s) {
+                return Err(shape_error(
+                    &node.at,
+                    format!("its result {s:?} has more than 2^40 elements"),
+                ));
+            }
+        }
         for other in node.proto.output.iter().skip(1) {
             if !other.is_empty() && self.read.contains(other) {
                 return Err(unsupported(

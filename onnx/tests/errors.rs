@@ -153,8 +153,8 @@ fn no_cut_or_flipped_byte_panics() {
             "cut at {cut}"
         );
     }
-    for at in (0..good.len()).step_by(step) {
-        for flip in [0x01u8, 0x80, 0xff] {
+    for (i, at) in (0..good.len()).step_by(step).enumerate() {
+        for flip in [[0x01u8, 0x80, 0xff][i % 3]] {
             let mut bytes = good.clone();
             bytes[at] ^= flip;
             std::fs::write(&path, &bytes).unwrap();
@@ -335,6 +335,42 @@ fn made_models_are_refused_with_located_errors() {
         vec![b],
     ));
     assert!(e.contains("(Gemm): a product of [1, 5] and [3, 4]"), "{e}");
+    // Sizes whose products would overflow.
+    let e = error_of(&write_model(
+        "huge.onnx",
+        &[1, 1 << 30, 1 << 30, 4],
+        vec![relu()],
+        vec![],
+    ));
+    assert!(e.contains("more than 2^40 elements"), "{e}");
+    let ints = |name: &str, v: &[i64]| AttributeProto {
+        name: Some(name.into()),
+        ints: v.to_vec(),
+        r#type: Some(7),
+        ..Default::default()
+    };
+    let pool = node(
+        "MaxPool",
+        &["x"],
+        "y",
+        vec![ints("kernel_shape", &[1 << 40, 1])],
+    );
+    let e = error_of(&write_model("pool.onnx", &[1, 1, 4, 4], vec![pool], vec![]));
+    assert!(
+        e.contains("attribute `kernel_shape`: [1099511627776, 1] is too large"),
+        "{e}"
+    );
+    let neg = floats("w", &[-1, 2], vec![]);
+    let e = error_of(&write_model(
+        "neg.onnx",
+        &[1, 2],
+        vec![node("MatMul", &["x", "w"], "y", vec![])],
+        vec![neg],
+    ));
+    assert!(
+        e.contains("tensor `w` (initializer 0) has a negative size"),
+        "{e}"
+    );
     // Training-mode BatchNormalization.
     let bn_inputs = ["x", "s", "b", "m", "v"];
     let params = ["s", "b", "m", "v"]

@@ -201,7 +201,7 @@ impl State<'_> {
                 self.flatten(node, x, s)
             }
             "Reshape" => {
-                Attrs::new(at, list, &["allowzero"])?;
+                let a = Attrs::new(at, list, &["allowzero"])?;
                 let (x, s) = self.act(node, 0)?;
                 let c = self
                     .konst(node, 1)?
@@ -209,7 +209,8 @@ impl State<'_> {
                 let target = self.consts[c]
                     .i64s()
                     .ok_or_else(|| unsupported(at, "its shape is not int64"))?;
-                let target = reshaped(&s, target).map_err(|m| shape_error(at, m))?;
+                let target = reshaped(&s, target, a.int("allowzero", 0) == 1)
+                    .map_err(|m| shape_error(at, m))?;
                 if target == s {
                     return self.output(node, Val::Act(x, s));
                 }
@@ -299,14 +300,14 @@ impl State<'_> {
             Const {
                 name: name.clone(),
                 shape: vec![],
-                data: ConstData::F32(vec![a.float("value_float", 0.0)]),
+                data: ConstData::F32(vec![a.float("value_float", 0.0)].into()),
                 order,
             }
         } else if let Some(v) = a.floats("value_floats") {
             Const {
                 name: name.clone(),
                 shape: vec![v.len()],
-                data: ConstData::F32(v.to_vec()),
+                data: ConstData::F32(v.into()),
                 order,
             }
         } else if a.has("value_int") {
@@ -512,7 +513,7 @@ impl State<'_> {
         } else {
             Def::MatMul
         };
-        let flops = 2.0 * (s[0] * k * m) as f64;
+        let flops = 2.0 * elements(&[s[0], k, m]);
         let mut out = self.layer(node, def, vec![x, b], out_shape.clone(), flops);
         if gemm {
             if let Some(c) = self.konst(node, 2)? {
@@ -630,12 +631,14 @@ fn axes(
 }
 
 /// ONNX's `Reshape` of `s` to `target` (0: the input's size there, -1: what is left).
-fn reshaped(s: &[usize], target: &[i64]) -> Result<Vec<usize>, String> {
+/// With `allowzero`, a 0 is a size 0.
+fn reshaped(s: &[usize], target: &[i64], allowzero: bool) -> Result<Vec<usize>, String> {
     let total: usize = s.iter().product();
     let mut out = Vec::new();
     let mut infer = None;
     for (i, &t) in target.iter().enumerate() {
         match t {
+            0 if allowzero => out.push(0),
             0 => out.push(
                 *s.get(i)
                     .ok_or_else(|| format!("a 0 at {i} beyond the input's rank"))?,
@@ -648,15 +651,18 @@ fn reshaped(s: &[usize], target: &[i64]) -> Result<Vec<usize>, String> {
             t => return Err(format!("the shape {target:?} has {t}")),
         }
     }
-    let known: usize = out.iter().product();
+    let fail = || format!("{s:?} cannot be reshaped to {target:?}");
+    let known = out
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(fail)?;
     if let Some(i) = infer {
         if known == 0 || !total.is_multiple_of(known) {
-            return Err(format!("{s:?} cannot be reshaped to {target:?}"));
+            return Err(fail());
         }
         out[i] = total / known;
-    }
-    if out.iter().product::<usize>() != total {
-        return Err(format!("{s:?} cannot be reshaped to {target:?}"));
+    } else if known != total {
+        return Err(fail());
     }
     Ok(out)
 }
