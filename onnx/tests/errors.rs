@@ -154,12 +154,10 @@ fn no_cut_or_flipped_byte_panics() {
         );
     }
     for (i, at) in (0..good.len()).step_by(step).enumerate() {
-        for flip in [[0x01u8, 0x80, 0xff][i % 3]] {
-            let mut bytes = good.clone();
-            bytes[at] ^= flip;
-            std::fs::write(&path, &bytes).unwrap();
-            let _ = import(&path, &ImportOptions::default());
-        }
+        let mut bytes = good.clone();
+        bytes[at] ^= [0x01u8, 0x80, 0xff][i % 3];
+        std::fs::write(&path, &bytes).unwrap();
+        let _ = import(&path, &ImportOptions::default());
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
