@@ -274,17 +274,29 @@ fn median(sorted: &[f64]) -> f64 {
 /// Ours: the ONNX import and the network compiler.
 mod ours {
     use std::path::{Path, PathBuf};
+    use std::time::Instant;
 
-    /// A network imported: its RISE program and weights, and the seconds it took.
+    /// A network imported: its RISE program and weights (written, and in memory), and
+    /// the seconds it took.
     pub struct Imported {
+        pub net: elevate::onnx::Imported,
         pub rise: PathBuf,
         pub weights: PathBuf,
         pub seconds: f64,
     }
 
-    /// Imports the ONNX model at `onnx` into `dir` (batch 1).
-    pub fn import(_onnx: &Path, _dir: &Path) -> Result<Imported, String> {
-        Err("the ONNX import (elevate::onnx::import) is not there yet".to_string())
+    /// Imports the ONNX model at `onnx` (batch 1) and writes it into `dir`.
+    pub fn import(onnx: &Path, dir: &Path) -> Result<Imported, String> {
+        let started = Instant::now();
+        let options = elevate::onnx::ImportOptions { batch: Some(1) };
+        let net = elevate::onnx::import(onnx, &options).map_err(|e| e.to_string())?;
+        let (rise, weights) = net.write(dir).map_err(|e| e.to_string())?;
+        Ok(Imported {
+            net,
+            rise,
+            weights,
+            seconds: started.elapsed().as_secs_f64(),
+        })
     }
 
     /// A function of the input's `f32`s: the network's output, or why not.
@@ -350,7 +362,9 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
         Ok(imported) => imported,
         Err(e) => return failed(format!("import: {e}")),
     };
-    let mut lines = Vec::new();
+    // What the import made of it (its FLOPs beside the export's count).
+    let mut lines = vec![json!({"network": network, "import": imported.net.summary(),
+        "import_s": round(imported.seconds), "export_flops": flops})];
     for &t in &settings.threads {
         let mut compiled = match ours::compile(&imported, STRATEGY, t) {
             Ok(c) => c,
@@ -385,6 +399,7 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
                 "vs_onnxruntime": vs("onnxruntime"), "vs_pytorch": vs("pytorch"),
                 "compile_s": round(compiled.compile_seconds),
                 "import_s": round(imported.seconds),
+                "layers": imported.net.layers.len(),
                 "correct": correct, "top1": top1, "max_rel_err": err,
             }),
         ));
