@@ -172,3 +172,56 @@ fn programs_that_are_not_networks_are_located_errors() {
         "{e}"
     );
 }
+
+/// A `.npy` file of f32s: its shape and values.
+fn npy(path: &std::path::Path) -> (Vec<u64>, Vec<f32>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = npyz::NpyFile::new(&bytes[..]).unwrap();
+    let shape = file.shape().to_vec();
+    (shape, file.into_vec::<f32>().unwrap())
+}
+
+/// Every fixture model (`scripts/onnx-fixtures`: each operator alone and small
+/// networks, with ONNX Runtime's output) imported, compiled with `network` and run,
+/// equal to ONNX Runtime's output within 1e-4 relative.
+#[test]
+fn imported_models_compiled_compute_what_onnx_runtime_computes() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/fixtures");
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".ort.npy").map(String::from)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 40, "{names:?}");
+    let mut failures = Vec::new();
+    for name in &names {
+        let model = folder.join(format!("{name}.onnx"));
+        let (shape, input) = npy(&folder.join(format!("{name}.input.npy")));
+        // The batch of a model whose batch is symbolic: the input's.
+        let options = elevate::onnx::ImportOptions {
+            batch: Some(shape[0] as i64),
+        };
+        let imported = elevate::onnx::import(&model, &options).unwrap();
+        let net = Network::parse(&imported.program).unwrap();
+        let compiled = net
+            .compile(&NetworkStrategy::library(), imported.weights(), Some(1))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (_, expected) = npy(&folder.join(format!("{name}.ort.npy")));
+        let found = compiled.run(&input).unwrap();
+        let worst = found
+            .iter()
+            .zip(&expected)
+            .map(|(a, b)| (a - b).abs() / b.abs().max(1.0))
+            .fold(0f32, f32::max);
+        if found.len() != expected.len() || worst > 1e-4 {
+            failures.push(format!(
+                "{name}: {} values, worst relative error {worst}",
+                found.len()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
