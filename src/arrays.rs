@@ -300,9 +300,9 @@ pub fn check(array: &NdArray, ty: &Type) -> Result<Layout, ArrayError> {
     Ok(layout)
 }
 
-/// The array as a value of type `ty`, its sizes from `nats`: the dtype and every
-/// dimension must be the type's.
-pub fn to_value(array: &NdArray, ty: &Type, nats: &NatEnv) -> Result<Value, ArrayError> {
+/// The layout of `ty` if the array can be one of its values at the sizes `nats`: the
+/// same dtype, and every dimension the type's.
+pub fn check_shape(array: &NdArray, ty: &Type, nats: &NatEnv) -> Result<Layout, ArrayError> {
     let layout = check(array, ty)?;
     let mut shape = Vec::with_capacity(layout.dims.len());
     for (n, _) in &layout.dims {
@@ -325,6 +325,13 @@ pub fn to_value(array: &NdArray, ty: &Type, nats: &NatEnv) -> Result<Value, Arra
             array.data.len()
         )));
     }
+    Ok(layout)
+}
+
+/// The array as a value of type `ty`, its sizes from `nats`: the dtype and every
+/// dimension must be the type's.
+pub fn to_value(array: &NdArray, ty: &Type, nats: &NatEnv) -> Result<Value, ArrayError> {
+    let layout = check_shape(array, ty, nats)?;
     let bound = match &layout.element {
         Element::Index(n) => Some(
             n.try_eval(&|v| nats.get(v).copied())

@@ -121,6 +121,18 @@ pub fn bind(
     program: &Program,
     o: InputOptions,
 ) -> Result<Binding, Failure> {
+    bind_as(path, source, program, o, true)
+}
+
+/// [`bind`], the arrays made values only where `make` (else only checked: for the
+/// sizes alone).
+fn bind_as(
+    path: &Path,
+    source: &str,
+    program: &Program,
+    o: InputOptions,
+    make: bool,
+) -> Result<Binding, Failure> {
     let signature = program.signature();
     let fail = |e: Error| render(&e, path, source);
     let params = &signature.params;
@@ -228,13 +240,20 @@ pub fn bind(
             _ => 0,
         })
         .sum();
-    Limits::default()
-        .check_array("the arrays given", elements as u128, VALUE_BYTES)
-        .map_err(|e| fail(input_error(e.to_string())))?;
+    if make {
+        Limits::default()
+            .check_array("the arrays given", elements as u128, VALUE_BYTES)
+            .map_err(|e| fail(input_error(e.to_string())))?;
+    }
     for (i, g) in given.iter().enumerate() {
         if let Some(Given::Array(array, file)) = g {
             let (name, ty) = &params[i];
-            values[i] = Some(array_value(array, name, ty, &nats, file)?);
+            if make {
+                values[i] = Some(array_value(array, name, ty, &nats, file)?);
+            } else {
+                arrays::check_shape(array, ty, &nats)
+                    .map_err(|e| file_error(file, &format!("{}: {e}", what(name, file))))?;
+            }
         }
     }
     Ok(Binding {
@@ -432,17 +451,13 @@ pub fn sizes_with_weights(
         return Ok(nats.to_vec());
     };
     let (program, source) = crate::load(path, entry)?;
-    let binding = bind(
-        path,
-        &source,
-        &program,
-        InputOptions {
-            files: &[],
-            random: Some(0),
-            nats,
-            weights: Some(weights),
-        },
-    )?;
+    let only = InputOptions {
+        files: &[],
+        random: Some(0),
+        nats,
+        weights: Some(weights),
+    };
+    let binding = bind_as(path, &source, &program, only, false)?;
     let mut sizes = nats.to_vec();
     for (var, value) in binding.nats {
         if let NatVar::Named(n) = &var {
