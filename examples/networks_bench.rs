@@ -20,8 +20,13 @@
 //!   median, min and max of up to `--runs` runs, fewer past 15 s, 3 at least): one line
 //!   per (network, version, threads), `{"network", "version", "strategy", "threads",
 //!   "ms", "min_ms", "max_ms", "runs", "gflops", "vs_onnxruntime", "vs_pytorch",
-//!   "compile_s", "import_s", "correct", "top1", "max_rel_err"}`; `vs_*` is the peer's
-//!   time over ours at the same thread count (above 1: we are faster);
+//!   "compile_s", "import_s", "correct", "top1", "max_rel_err", "cpu_per_wall",
+//!   "units", "layers"}`; `vs_*` is the peer's time over ours at the same thread count
+//!   (above 1: we are faster); `compile_s` runs from the written files (program and
+//!   weights read, planned, compiled, the weights bound) to the callable;
+//!   `cpu_per_wall` is the process's CPU time over the wall time of the timed runs
+//!   (about 1 on one thread, more where the threads took effect). Before them, a line
+//!   with the import's summary (`"import"`) beside the export's FLOPs;
 //! - then `benches/peers/networks/plot_networks.py` draws each network's time, ours
 //!   beside the peers', per thread count, into `target/networks_bench/networks.png`
 //!   and `.svg` (with the repository's `.venv`, which has Matplotlib).
@@ -240,14 +245,32 @@ fn check(y: &[f32], reference: &[f32]) -> (bool, Option<usize>, Option<f64>) {
     )
 }
 
-/// The times of `run` (ms): a warm-up, then up to `runs` runs (at least 3, no more
-/// once [`SECONDS`] have passed), sorted; and the last output.
-fn timed<E>(
-    mut run: impl FnMut() -> Result<Vec<f32>, E>,
-    runs: usize,
-) -> Result<(Vec<f64>, Vec<f32>), E> {
+/// The CPU seconds this process has used (user and system, every thread), from
+/// `/proc/self/stat` (in clock ticks of 1/100 s).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name (which is in parentheses).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
+/// What [`timed`] measured.
+struct Timed {
+    /// Each run's milliseconds, sorted.
+    times: Vec<f64>,
+    /// The process's CPU time over the wall time of the timed runs: about 1 on one
+    /// thread, more where the threads took effect.
+    cpu_per_wall: Option<f64>,
+    /// The last output.
+    out: Vec<f32>,
+}
+
+/// `run` warmed up once, then timed up to `runs` times (at least 3, no more once
+/// [`SECONDS`] have passed).
+fn timed<E>(mut run: impl FnMut() -> Result<Vec<f32>, E>, runs: usize) -> Result<Timed, E> {
     let mut out = run()?;
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
     let mut times = Vec::new();
     while times.len() < runs.max(1) {
         let t = Instant::now();
@@ -257,8 +280,17 @@ fn timed<E>(
             break;
         }
     }
+    let wall = start.elapsed().as_secs_f64();
+    let cpu_per_wall = match (cpu, cpu_seconds()) {
+        (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
+        _ => None,
+    };
     times.sort_by(f64::total_cmp);
-    Ok((times, out))
+    Ok(Timed {
+        times,
+        cpu_per_wall,
+        out,
+    })
 }
 
 /// The median of sorted times.
@@ -299,26 +331,37 @@ mod ours {
         })
     }
 
-    /// A function of the input's `f32`s: the network's output, or why not.
-    pub type Run = Box<dyn FnMut(&[f32]) -> Result<Vec<f32>, String>>;
-
     /// A network compiled at a thread count.
     pub struct Compiled {
-        pub run: Run,
+        pub network: elevate::network::CompiledNetwork,
         pub compile_seconds: f64,
     }
 
-    /// Compiles `imported` with `strategy` for `threads` threads.
+    impl Compiled {
+        pub fn run(&self, input: &[f32]) -> Result<Vec<f32>, String> {
+            self.network.run(input).map_err(|e| e.to_string())
+        }
+    }
+
+    /// Compiles `imported` (its program and weights as written) with `strategy` for
+    /// `threads` threads: from the files to a callable, all of it in the seconds.
     pub fn compile(
         imported: &Imported,
-        _strategy: &str,
-        _threads: usize,
+        strategy: &str,
+        threads: usize,
     ) -> Result<Compiled, String> {
-        Err(format!(
-            "the network compiler (elevate::network) is not there yet for {} and {}",
-            imported.rise.display(),
-            imported.weights.display()
-        ))
+        let started = Instant::now();
+        let strategy =
+            elevate::network::NetworkStrategy::parse(strategy).map_err(|e| e.to_string())?;
+        let network = elevate::network::Network::load(&imported.rise)?;
+        let weights = elevate::onnx::Weights::read(&imported.weights).map_err(|e| e.to_string())?;
+        let network = network
+            .compile(&strategy, weights, Some(threads))
+            .map_err(|e| e.to_string())?;
+        Ok(Compiled {
+            network,
+            compile_seconds: started.elapsed().as_secs_f64(),
+        })
     }
 }
 
@@ -366,14 +409,18 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
     let mut lines = vec![json!({"network": network, "import": imported.net.summary(),
         "import_s": round(imported.seconds), "export_flops": flops})];
     for &t in &settings.threads {
-        let mut compiled = match ours::compile(&imported, STRATEGY, t) {
+        let compiled = match ours::compile(&imported, STRATEGY, t) {
             Ok(c) => c,
             Err(e) => {
                 lines.push(line(t, json!({"error": format!("compile: {e}")})));
                 continue;
             }
         };
-        let (times, y) = match timed(|| (compiled.run)(&input), settings.runs) {
+        let Timed {
+            times,
+            cpu_per_wall,
+            out: y,
+        } = match timed(|| compiled.run(&input), settings.runs) {
             Ok(timed) => timed,
             Err(e) => {
                 lines.push(line(
@@ -400,6 +447,9 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
                 "compile_s": round(compiled.compile_seconds),
                 "import_s": round(imported.seconds),
                 "layers": imported.net.layers.len(),
+                "cpu_per_wall": cpu_per_wall.map(round),
+                "units": compiled.network.units().len(),
+                "library_compile_s": round(compiled.network.compile_seconds()),
                 "correct": correct, "top1": top1, "max_rel_err": err,
             }),
         ));

@@ -13,7 +13,7 @@ per (network, peer, threads):
 
     {"network", "peer", "threads", "ms", "min_ms", "max_ms", "runs", "gflops",
      "flops", "cpu_per_wall", "threads_in_effect", "correct", "top1",
-     "max_rel_err", "version"}
+     "max_rel_err", "peer_version"}
 
 `cpu_per_wall` is the process's CPU time over the wall time of the timed runs: about
 1 on one thread, more where the threads took effect (ONNX Runtime's pool spins while
@@ -84,7 +84,7 @@ def line(network, peer, threads, times, ratio, in_effect, flops, y, ref, version
         "runs": len(times), "gflops": round(flops / (ms * 1e6), 3) if flops else None,
         "flops": flops, "cpu_per_wall": round(ratio, 3) if ratio is not None else None,
         "threads_in_effect": in_effect, "correct": correct, "top1": top1,
-        "max_rel_err": err, "version": version,
+        "max_rel_err": err, "peer_version": version,
     }
 
 
