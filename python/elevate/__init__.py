@@ -13,16 +13,19 @@ function on NumPy arrays, and :func:`search` explores a space of strategies.
 
 from __future__ import annotations
 
-from . import rules
+from . import onnx, rules
 from ._native import (
     CompileError,
     Compiled,
+    CompiledNetwork,
     ElevateError,
     Environment,
     EvalError,
     GpuCompiled,
     GpuError,
     InputError,
+    ModelError,
+    Network,
     ParseError,
     Program,
     SearchError,
@@ -43,12 +46,15 @@ except ImportError:  # pragma: no cover - Gymnasium is optional
 __all__ = [
     "CompileError",
     "Compiled",
+    "CompiledNetwork",
     "ElevateError",
     "Environment",
     "EvalError",
     "GpuCompiled",
     "GpuError",
     "InputError",
+    "ModelError",
+    "Network",
     "ParseError",
     "Program",
     "SearchError",
@@ -57,6 +63,7 @@ __all__ = [
     "TypeCheckError",
     "UnknownNameError",
     "__version__",
+    "onnx",
     "rules",
     "saturate",
     "search",

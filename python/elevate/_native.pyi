@@ -6,6 +6,8 @@ be an integer from 1 to 1000000, found 0``; ``nats['n'] must be a non-negative i
 below 2**63, found -1``). Sizes (``nats``) are below 2**63, counts of threads at most
 4096, budgets' steps below 2**64."""
 
+import os
+import pathlib
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -30,6 +32,13 @@ class CompileError(ElevateError): ...
 class StrategyError(ElevateError): ...
 class SearchError(ElevateError): ...
 class GpuError(ElevateError): ...
+
+class ModelError(ElevateError):
+    """A model that cannot be imported, or weights that cannot be read."""
+
+    node: Optional[Dict[str, Any]]
+    attribute: Optional[str]
+    tensor: Optional[str]
 
 Budget = Union[int, Mapping[str, float], None]
 Sizes = Optional[Mapping[str, int]]
@@ -104,6 +113,73 @@ class GpuCompiled:
     def launches(self) -> str: ...
     @property
     def compile_ms(self) -> float: ...
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+class Network:
+    """A network: a RISE program of a chain of layers, and its weights by name."""
+
+    @staticmethod
+    def from_onnx(path: PathLike, batch: Optional[int] = None) -> Network: ...
+    @staticmethod
+    def load(rise_path: PathLike, weights_path: Optional[PathLike] = None) -> Network: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def program(self) -> Program: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def weights(self) -> Dict[str, npt.NDArray[np.float32]]: ...
+    @property
+    def layers(self) -> List[Dict[str, Any]]: ...
+    @property
+    def input_name(self) -> str: ...
+    @property
+    def input_shape(self) -> Tuple[int, ...]: ...
+    @property
+    def output_shape(self) -> Tuple[int, ...]: ...
+    @property
+    def flops(self) -> Optional[float]: ...
+    @property
+    def interpreter_seconds(self) -> float: ...
+    def compile(
+        self, strategy: StrategyLike = None, threads: Optional[int] = None
+    ) -> CompiledNetwork:
+        """``strategy``: network strategy text (``"network"`` by default;
+        ``layer(i, S)``, ``layers("KIND", S)``, parts separated by ``;``) or a
+        ``Strategy`` for every layer."""
+    def eval(self, x: npt.ArrayLike, max_seconds: float = 60.0) -> npt.NDArray[np.float32]: ...
+    def save(self, dir: PathLike) -> Tuple[pathlib.Path, pathlib.Path]:
+        """Writes ``DIR/NAME.rise`` and ``DIR/NAME.safetensors``; their paths."""
+
+class CompiledNetwork:
+    """A compiled network: one callable of its input (``float32``, ``input_shape``)."""
+
+    def __call__(
+        self, x: npt.ArrayLike, out: Optional[npt.NDArray[np.float32]] = None
+    ) -> npt.NDArray[np.float32]: ...
+    def bench(self, x: Optional[npt.ArrayLike] = None, runs: Optional[int] = None) -> Dict[str, float]:
+        """Times ``runs`` calls (10 by default, 1 to 10^6); a random input where ``x`` is ``None``."""
+    def profile(
+        self, x: Optional[npt.ArrayLike] = None, runs: Optional[int] = None
+    ) -> List[Dict[str, Any]]:
+        """Each unit's median milliseconds over ``runs`` calls (5 by default)."""
+    def random_input(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def units(self) -> List[Dict[str, Any]]: ...
+    @property
+    def compile_seconds(self) -> float: ...
+    @property
+    def input_shape(self) -> Tuple[int, ...]: ...
+    @property
+    def output_shape(self) -> Tuple[int, ...]: ...
+    @property
+    def strategy(self) -> str: ...
+    @property
+    def threads(self) -> Optional[int]: ...
 
 class Environment:
     """The search's decisions, a step at a time (``spec/search.md``)."""

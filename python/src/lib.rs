@@ -6,6 +6,7 @@
 mod compiled;
 mod convert;
 mod errors;
+mod network;
 mod program;
 mod search;
 mod strategy;
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compiled::PyGpuCompiled>()?;
     m.add_class::<search::PyEnvironment>()?;
     m.add_class::<search::PyCostEvaluator>()?;
+    network::register(m)?;
     m.add_function(wrap_pyfunction!(strategy::library, m)?)?;
     m.add_function(wrap_pyfunction!(search::_search, m)?)?;
     m.add_function(wrap_pyfunction!(search::_serve_worker, m)?)?;
