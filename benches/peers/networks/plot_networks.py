@@ -85,6 +85,15 @@ def cpu_name(records):
     return None
 
 
+def load_of(records):
+    """The machine's load when the run began, and its cores, where a line says."""
+    for record in records:
+        if isinstance(record.get("load_1min"), (int, float)):
+            cores = record.get("cores")
+            return f"load {record['load_1min']:g}" + (f" on {cores} cores" if cores else "")
+    return None
+
+
 def plot(records, out_dir):
     """Draws the panels and writes them as PNG and SVG into `out_dir`; the paths."""
     networks, threads, series, values = collect(records)
@@ -133,9 +142,9 @@ def plot(records, out_dir):
     fig.legend([handles[i] for i in order], [labels[i] for i in order],
                ncol=len(labels), loc="upper center", bbox_to_anchor=(0.5, 0.94),
                fontsize="small")
-    cpu = cpu_name(records)
+    machine = [m for m in (cpu_name(records), load_of(records)) if m]
     title = "Whole networks: time per inference"
-    fig.suptitle(f"{title} ({cpu})" if cpu else title, y=0.99)
+    fig.suptitle(f"{title} ({', '.join(machine)})" if machine else title, y=0.99)
     fig.tight_layout(rect=(0, 0, 1, 0.89))
     os.makedirs(out_dir, exist_ok=True)
     paths = [os.path.join(out_dir, f"networks.{ext}") for ext in ("png", "svg")]
