@@ -199,7 +199,7 @@ impl Window {
 
     /// The windows of one channel `head` (`h.w` as [`Window::input`] says) padded with
     /// `pad`: `(h+a).(w+a).kh.kw`.
-    fn of(&self, head: &str, pad: &str) -> String {
+    fn of(&self, head: &str, pad: &str, indent: usize) -> String {
         let (r, c) = (&self.rows, &self.cols);
         let mut t = head.to_string();
         if r.drop > 0 {
@@ -218,8 +218,8 @@ impl Window {
             ));
         }
         t.push_str(&format!(
-            " |> map(slide({}, {})) |> slide({}, {}) |> map(transpose)",
-            c.k, c.s, r.k, r.s
+            "\n{:indent$}|> map(slide({}, {})) |> slide({}, {}) |> map(transpose)",
+            "", c.k, c.s, r.k, r.s
         ));
         t
     }
@@ -346,7 +346,7 @@ impl Def {
                 w.rows.k,
                 w.cols.k,
                 w.output(),
-                w.of("ch", "0.0"),
+                w.of("ch", "0.0", 23),
             ),
             Def::Depthwise(w) => format!(
                 "def {name}(x: n.c.{}.f32, wt: c.1.{}.{}.f32) : n.c.{}.f32 =\n\
@@ -359,7 +359,7 @@ impl Def {
                 w.rows.k,
                 w.cols.k,
                 w.output(),
-                w.of("fst(cw)", "0.0"),
+                w.of("fst(cw)", "0.0", 6),
             ),
             Def::BiasNchw => format!(
                 "def {name}(x: n.k.h.w.f32, b: k.f32) : n.k.h.w.f32 =\n\
@@ -409,7 +409,7 @@ impl Def {
                  \x20     |> map(map(fun(nbh => join(nbh) |> reduce(max, {LOWEST})))))))\n",
                 w.input(),
                 w.output(),
-                w.of("ch", LOWEST),
+                w.of("ch", LOWEST, 6),
             ),
             Def::AvgPool(w, false) => format!(
                 "def {name}(x: n.c.{}.f32) : n.c.{}.f32 =\n\
@@ -418,7 +418,7 @@ impl Def {
                  \x20     |> map(map(fun(nbh => (join(nbh) |> reduce(add, 0.0)) / {}))))))\n",
                 w.input(),
                 w.output(),
-                w.of("ch", "0.0"),
+                w.of("ch", "0.0", 6),
                 literal((w.rows.k * w.cols.k) as f32),
             ),
             Def::AvgPool(w, true) => format!(
@@ -432,8 +432,8 @@ impl Def {
                  \x20   zip(sums, counts) |> map(fun(r => zip(fst(r), snd(r)) |> map(fun(p => fst(p) / snd(p))))))))\n",
                 w.input(),
                 w.output(),
-                w.of("ch", "0.0"),
-                w.of("(ch |> map(map(fun(v => 1.0))))", "0.0"),
+                w.of("ch", "0.0", 6),
+                w.of("(ch |> map(map(fun(v => 1.0))))", "0.0", 6),
             ),
             Def::GlobalAvgPool => format!(
                 "def {name}(x: n.c.h.w.f32) : n.c.1.1.f32 =\n\

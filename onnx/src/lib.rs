@@ -7,6 +7,35 @@
 //! of `let`s, one per layer. [`Imported::write`] writes `NAME.rise` and
 //! `NAME.safetensors`.
 //!
+//! # The program
+//!
+//! Each def is named `KIND` or `KIND_DETAILS` (KIND without an underscore: what
+//! `layers("conv", S)` names), is generic in its sizes, and has the form the library's
+//! strategies rewrite:
+//!
+//! | def | parameters and result | ONNX |
+//! |---|---|---|
+//! | `conv_k3x3_s2_p1100` | `x: n.c.(2*h+2).(2*w+2).f32, wt: k.c.3.3.f32` to `n.k.(h+1).(w+1).f32` | `Conv` (groups 1), as `conv2d_stride2.rise`: `convKernel` tiles it |
+//! | `depthwise_k3x3_s1_p1111` | `x: n.c.h.w.f32, wt: c.1.3.3.f32` to `n.c.h.w.f32` | `Conv` (groups = channels) |
+//! | `bias_nchw`, `bias_nc` | `x: n.k.h.w.f32, b: k.f32`; `x: n.m.f32, b: m.f32` | a convolution's or `Gemm`'s bias, `Add` of a broadcast weight |
+//! | `batchnorm_eps0p00001` | `x: n.c.h.w.f32, scale, bias, mean, var: c.f32` | `BatchNormalization` (inference) |
+//! | `relu_nchw`, `clip_0_6_nchw`, `mul_0p5_nchw` (`_nc` on 2-D) | `x` to the same type | `Relu`, `Clip` (constant bounds), `Mul` by a constant |
+//! | `add_nchw`, `add_nc` | `x, y` of one type | `Add` of two activations |
+//! | `maxpool_k3x3_s2_p1100`, `avgpool_k2x2_s2_p0000`, `..._excl` | `x: n.c.(2*h+2).(2*w+2).f32` to `n.c.(h+1).(w+1).f32` | `MaxPool`, `AveragePool` (`_excl`: the padding not counted) |
+//! | `globalavgpool` | `n.c.h.w.f32` to `n.c.1.1.f32` | `GlobalAveragePool` |
+//! | `flatten_nchw` | `n.c.h.w.f32` to `n.(c*h*w).f32` | `Flatten`, `Reshape` to 2-D |
+//! | `gemm`, `gemm_tb`, `matmul` | `a: n.k.f32, b: k.m.f32` (`gemm_tb`: `bt: m.k.f32`) to `n.m.f32` | `Gemm` (`transB` 0 or 1), `MatMul`: `microKernel` tiles them |
+//! | `softmax_nc` | `n.m.f32` to `n.m.f32` | `Softmax` on the last axis |
+//! | `concat_2_nchw` | `x1: n.c1.h.w.f32, x2: n.c2.h.w.f32` to `n.(c1+c2).h.w.f32` | `Concat` along the channels |
+//!
+//! A window's name says its kernel, stride and the padding some window reads (top,
+//! left, bottom, right; ONNX's trailing padding past the last window is left out),
+//! `_d1x1` if rows or columns past the last window are never read (`take` drops them),
+//! and its input's size is `s*h + b` for the output's `h + a` (`h` at stride 1, `h+1`
+//! at a stride). The network's def takes the input (NCHW) and then the weights in the
+//! model's order, named after the initializers; its body is `let v1 = DEF(ARGS) in
+//! ... vN`, each argument a parameter or an earlier variable.
+//!
 //! - [`weights`]: named `f32` tensors, read from and written to safetensors files;
 //! - [`proto`]: ONNX's protobuf types, generated from `onnx.proto` at build time.
 //!
