@@ -106,6 +106,8 @@ pub struct UnitReport {
     pub strategy: String,
     /// How many arrays it computes from its weights once, when they are bound.
     pub prepared: usize,
+    /// Why each strategy tried before the one that compiled it did not.
+    pub declined: Vec<String>,
     /// Whether an earlier unit with the same program and strategy was reused.
     pub reused: bool,
     /// Seconds spent compiling it and preparing its weights.
@@ -376,6 +378,7 @@ struct UnitFunctions {
     /// Functions of the unit's weights (in `reads` order), one per prepared array.
     preparations: Vec<Compiled>,
     strategy: String,
+    declined: Vec<String>,
 }
 
 // SAFETY: once compiled, a `Compiled` is only read: its payload, its interface and its
@@ -441,6 +444,7 @@ fn compile_units(
                 .collect(),
             strategy: functions.strategy.clone(),
             prepared: prepared.len(),
+            declined: functions.declined.clone(),
             reused,
             seconds: started.elapsed().as_secs_f64(),
         });
@@ -470,7 +474,7 @@ fn compile_unit(unit: &Unit) -> Result<UnitFunctions, String> {
         .map(|(k, _)| k)
         .collect();
     let options = Options::default();
-    let mut last = String::from("no strategy");
+    let mut declined = Vec::new();
     for text in &unit.strategies {
         let strategy = registry().parse(text).map_err(|e| e.to_string())?;
         let compiled = (|| -> Result<UnitFunctions, String> {
@@ -486,18 +490,20 @@ fn compile_unit(unit: &Unit) -> Result<UnitFunctions, String> {
                     main: build(&h.main)?,
                     preparations: h.preparations.iter().map(build).collect::<Result<_, _>>()?,
                     strategy: text.clone(),
+                    declined: Vec::new(),
                 }),
                 None => Ok(UnitFunctions {
                     main: build(&chosen)?,
                     preparations: Vec::new(),
                     strategy: text.clone(),
+                    declined: Vec::new(),
                 }),
             }
         })();
         match compiled {
-            Ok(f) => return Ok(f),
-            Err(e) => last = format!("`{text}`: {e}"),
+            Ok(f) => return Ok(UnitFunctions { declined, ..f }),
+            Err(e) => declined.push(format!("`{text}`: {e}")),
         }
     }
-    Err(last)
+    Err(declined.pop().unwrap_or_else(|| "no strategy".to_string()))
 }

@@ -160,7 +160,9 @@ fn unit(
         Assigned::Explicit(s) => vec![s.clone()],
         Assigned::Lowering => vec!["id".to_string()],
         Assigned::Library => {
-            let mut s = library(&head.kind, &head.ty, lanes);
+            let input = head.args.first().map(|a| network.type_of(*a).clone());
+            let input = input.unwrap_or_else(|| head.ty.clone());
+            let mut s = library(&head.kind, &head.ty, &input, lanes);
             s.push("id".to_string());
             s
         }
@@ -173,26 +175,57 @@ fn unit(
     }
 }
 
-/// The library's schedules for a layer of `kind` whose result is `ty`, best first.
-fn library(kind: &str, ty: &Type, lanes: u32) -> Vec<String> {
+/// The library's schedules for a layer of `kind` whose result is `ty` and whose
+/// first argument (its activation) is `input`, best first.
+///
+/// A network at batch 1 has a single iteration in its outermost loop: the loops on
+/// threads are then the next ones (`parallel @ skip(1)`: the second map from the
+/// outside, the channels of an image or the columns of a product's row).
+fn library(kind: &str, ty: &Type, input: &Type, lanes: u32) -> Vec<String> {
     let d = dims(ty);
     let inner = *d.last().unwrap_or(&1);
-    let parallel = |s: String| format!("{s} ; {PARALLEL}");
+    let batch_of_one = d.first() == Some(&1);
+    let on_threads = |s: &str| {
+        let mut out = Vec::new();
+        if batch_of_one {
+            out.push(format!("{s} ; parallel @ skip(1)"));
+        }
+        out.push(format!("{s} ; {PARALLEL}"));
+        out.push(s.to_string());
+        out
+    };
     match (kind, d.as_slice()) {
         ("conv", [_, k, _, w]) => vec![conv_kernel(*w, *k, lanes)],
         ("depthwise", [_, _, h, w]) => reduction_tiles(*h, *w, lanes)
-            .map(|t| vec![parallel(taps_unrolled(&t)), taps_unrolled(&t)])
+            .map(|t| on_threads(&taps_unrolled(&t)))
             .unwrap_or_default()
             .into_iter()
-            .chain([parallel(POOLING.to_string())])
+            .chain(on_threads(POOLING))
             .collect(),
+        // A product of fewer rows than a register tile's (a batch of one): each
+        // result a dot product of vectors, the columns on threads.
+        ("gemm" | "matmul", [n, m]) if *n < 4 => {
+            let k = *dims(input).last().unwrap_or(&1);
+            let w = widest(k, 2 * i64::from(lanes));
+            let mut s = vec![
+                format!("vectorizeReduce({w}) @ topDown ; parallel @ skip(1)"),
+                format!("vectorizeReduce({w}) @ topDown"),
+            ];
+            s.push(micro_kernel(*n, *m, lanes));
+            s
+        }
         ("gemm" | "matmul", [n, m]) => vec![micro_kernel(*n, *m, lanes)],
-        ("maxpool" | "avgpool", _) => vec![parallel(POOLING.to_string()), POOLING.to_string()],
+        ("maxpool" | "avgpool", _) => on_threads(POOLING),
         ("softmax", _) => vec![elementwise(inner, lanes)],
-        ("globalavgpool" | "flatten" | "concat", _) => vec![PARALLEL.to_string()],
-        _ => vec![
-            parallel(elementwise(inner, lanes)),
-            elementwise(inner, lanes),
-        ],
+        // Copies and small reductions: as they are.
+        ("globalavgpool" | "flatten" | "concat", _) => Vec::new(),
+        _ => on_threads(&elementwise(inner, lanes)),
     }
+}
+
+/// The widest power of two up to `most` that divides `n` (at least 1).
+fn widest(n: i64, most: i64) -> i64 {
+    std::iter::successors(Some(most.max(1)), |w| (*w > 1).then_some(w / 2))
+        .find(|w| n % w == 0 && (w & (w - 1)) == 0)
+        .unwrap_or(1)
 }

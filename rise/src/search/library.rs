@@ -53,12 +53,17 @@ pub fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
 /// tiles of up to 28 pixels (what of it divides the row), blocks of channels, and
 /// the first register tile of the machine's (pixels by channels) whose pixels divide
 /// the tile: 14 x 32 in blocks of 256 channels with 16 lanes (28 of AVX-512's 32
-/// registers), 4 x 16 or 14 x 8 in blocks of 64 with 8 (8 or 14 of AVX2's 16).
+/// registers), 4 x 16 or 14 x 8 in blocks of 64 with 8 (8 or 14 of AVX2's 16). The
+/// register tile's channels are the widest power of two up to its width that divides
+/// the channels (vectors of 24 lanes, say, are slow), and the block the largest
+/// multiple of them that divides the channels too.
 ///
 /// ```
 /// use elevate_rise::search::library::conv_kernel;
 /// assert_eq!(conv_kernel(56, 64, 8), "convKernel(28, 64, 4, 16)");
 /// assert_eq!(conv_kernel(14, 256, 16), "convKernel(14, 256, 14, 32)");
+/// assert_eq!(conv_kernel(56, 144, 16), "convKernel(28, 144, 14, 16)"); // MobileNetV2
+/// assert_eq!(conv_kernel(7, 960, 16), "convKernel(7, 192, 7, 32)");
 /// ```
 pub fn conv_kernel(pixels: i64, channels: i64, lanes: u32) -> String {
     let (tiles, block): (&[(i64, i64)], i64) = if lanes >= 16 {
@@ -66,14 +71,24 @@ pub fn conv_kernel(pixels: i64, channels: i64, lanes: u32) -> String {
     } else {
         (&[(4, 16), (14, 8), (7, 8), (2, 16)], 64)
     };
+    // The widest power of two up to `width` that divides the channels (at least 2).
+    let lanes_of = |width: i64| {
+        std::iter::successors(Some(width.max(2)), |w| (*w > 2).then_some(w / 2))
+            .find(|w| channels % w == 0 && (w & (w - 1)) == 0)
+            .unwrap_or(2)
+    };
     let mc = fit(28, pixels);
     let (r, w) = tiles
         .iter()
-        .map(|&(r, w)| (r, fit(w, channels).max(2)))
+        .map(|&(r, w)| (r, lanes_of(w)))
         .find(|(r, _)| mc % r == 0)
-        .unwrap_or((1, fit(16, channels).max(2)));
-    let nc = fit(block, channels) / w * w;
-    format!("convKernel({mc}, {}, {r}, {w})", nc.max(w))
+        .unwrap_or((1, lanes_of(16)));
+    let nc = (1..=(block / w).max(1))
+        .rev()
+        .map(|k| k * w)
+        .find(|n| channels % n == 0)
+        .unwrap_or(w);
+    format!("convKernel({mc}, {nc}, {r}, {w})")
 }
 
 /// `reductionTiles` for nests of `rows x cols` around a reduction (a batched
