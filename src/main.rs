@@ -6,6 +6,8 @@ mod bridge_cmd;
 mod gpu_cmd;
 mod import_cmd;
 mod inputs;
+#[cfg(feature = "mlir")]
+mod network_cmd;
 mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;

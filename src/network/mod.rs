@@ -271,10 +271,16 @@ impl Network {
     }
 
     /// About how long the reference interpreter takes for the network: its
-    /// multiply-adds (each layer's results times the taps of its weights) at the
-    /// interpreter's rate (about 10 million a second).
+    /// [multiply-adds](Network::multiply_adds) at the interpreter's rate (about 10
+    /// million a second).
     pub fn interpreter_seconds(&self) -> f64 {
-        const RATE: f64 = 1e7;
+        self.multiply_adds() / 1e7
+    }
+
+    /// The network's multiply-adds, about: each layer's results times the taps of the
+    /// weights it reads (a convolution's input channels and window, a product's
+    /// inner size), one for a layer without weights.
+    pub fn multiply_adds(&self) -> f64 {
         let elements = |ty: &Type| dims(ty).iter().product::<i64>() as f64;
         self.layers
             .iter()
@@ -291,7 +297,6 @@ impl Network {
                 elements(&l.ty) * taps
             })
             .sum::<f64>()
-            / RATE
     }
 
     /// The definitions the layers call, as RISE text (every definition but the
@@ -309,7 +314,7 @@ impl Network {
 
 /// The dimensions of an array type, outermost first (1 for a size that is not a
 /// constant).
-pub(crate) fn dims(ty: &Type) -> Vec<i64> {
+pub fn dims(ty: &Type) -> Vec<i64> {
     let mut out = Vec::new();
     let mut t = ty.clone();
     while let TypeKind::Array(n, e) = t.kind().clone() {
