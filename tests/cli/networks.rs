@@ -579,3 +579,76 @@ fn a_model_that_cannot_be_imported_is_an_error_naming_it_and_writes_nothing() {
     let o = elevate(&["import", &fixture("relu.onnx"), "--batch", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `run` of an imported network: compiled layer by layer with `network`, equal to
+/// ONNX Runtime's output, `--check`ed against the interpreter, timed by `--bench`.
+#[cfg(feature = "mlir")]
+#[test]
+fn run_compiles_an_imported_network_layer_by_layer() {
+    let dir = folder("run-network");
+    let o = elevate(&["import", &fixture("tiny_resnet.onnx"), "-o", &text(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (rise, weights) = (
+        dir.join("tiny_resnet.rise"),
+        dir.join("tiny_resnet.safetensors"),
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            rise.to_str().unwrap(),
+            "--weights",
+            weights.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        elevate(&args)
+    };
+    let out = dir.join("y.npy");
+    let input = fixture("tiny_resnet.input.npy");
+    let o = run(&[
+        "--input",
+        &input,
+        "--out",
+        &text(&out),
+        "--check",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("check: same values as the interpreter"),
+        "{}",
+        stderr(&o)
+    );
+    let reference = PathBuf::from(fixture("tiny_resnet.ort.npy"));
+    let difference = max_difference(&out, &reference);
+    assert!(
+        difference < 1e-4,
+        "differs from ONNX Runtime by {difference}"
+    );
+    // --bench: one line, the units compiled once each.
+    let o = run(&["--input", &input, "--bench", "3", "--strategy", "network"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["runs"], 3);
+    assert!(
+        line["units"].as_u64().unwrap() <= line["layers"].as_u64().unwrap(),
+        "{line}"
+    );
+    assert!(
+        line["prepared"].as_u64().unwrap() >= 1,
+        "convKernel's packed weights: {line}"
+    );
+    // A layer given its own strategy; a strategy naming a layer it does not have.
+    let o = run(&["--random", "1", "--strategy", "layer(0, id) ; network"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["--random", "1", "--strategy", "layer(999, id)"]);
+    assert_fails_with(&o, "layer(999, ...): the network has");
+    let o = run(&["--random", "1", "--strategy", r#"layers("nope", id)"#]);
+    assert_fails_with(&o, "no layer of that kind");
+    // An input of another shape names the parameter and the shape expected.
+    let wrong = dir.join("wrong.npy");
+    let wrong = npy(&wrong, &[1, 2, 2], &[0f32; 4]);
+    let o = run(&["--input", &wrong]);
+    assert_fails_with(&o, "expected");
+    assert!(stderr(&o).contains("[1, 2, 2]"), "{}", stderr(&o));
+}
