@@ -271,10 +271,10 @@ impl Network {
     }
 
     /// About how long the reference interpreter takes for the network: its
-    /// [multiply-adds](Network::multiply_adds) at the interpreter's rate (about 10
-    /// million a second).
+    /// [multiply-adds](Network::multiply_adds) at the interpreter's rate (about a
+    /// million a second: 0.97 million, measured on a residual block of 32 channels).
     pub fn interpreter_seconds(&self) -> f64 {
-        self.multiply_adds() / 1e7
+        self.multiply_adds() / 1e6
     }
 
     /// The network's multiply-adds, about: each layer's results times the taps of the
