@@ -266,9 +266,6 @@ pub fn run(o: RunOptions) -> Result<(), Failure> {
         // Read by the OpenMP runtime when the JIT loads it (before any parallel loop).
         std::env::set_var("OMP_NUM_THREADS", threads.max(1).to_string());
     }
-    if let Some(net) = crate::network_cmd::network(&o) {
-        return crate::network_cmd::run(&o, &net);
-    }
     let p = prepare(&o, Target::Cpu, elevate_bridge::compile)?;
     let mut call = p
         .compiled

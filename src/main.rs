@@ -351,6 +351,10 @@ fn run_command(o: bridge_cmd::RunOptions) -> Result<(), Failure> {
     if o.target == "gpu" {
         return gpu_cmd::run(o);
     }
+    #[cfg(feature = "mlir")]
+    if let Some(net) = network_cmd::network(&o) {
+        return network_cmd::run(&o, &net);
+    }
     bridge_cmd::run(o)
 }
 

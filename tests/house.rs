@@ -13,11 +13,12 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 850;
 
 /// The crates' source folders.
-const CRATES: [&str; 5] = [
+const CRATES: [&str; 6] = [
     "core/src",
     "strategies/src",
     "rise/src",
     "bridge/src",
+    "onnx/src",
     "src",
 ];
 

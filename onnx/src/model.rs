@@ -179,7 +179,7 @@ pub(crate) fn load(path: &Path, batch: Option<i64>) -> Result<Model, ImportError
             }
         });
     }
-    if !crate::translate::fits(&shape) {
+    if !fits(&shape) {
         return Err(ImportErrorKind::Graph(format!(
             "input `{name}` of {shape:?} has more than 2^40 elements"
         )));
@@ -473,4 +473,16 @@ fn sorted(nodes: Vec<Node>, known: &HashSet<String>) -> Result<Vec<Node>, Import
     }
     let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     Ok(order.into_iter().filter_map(|i| slots[i].take()).collect())
+}
+
+/// The most elements an activation may have (4 TiB of `f32`s): what keeps every size
+/// computed from a model's shapes within a machine word.
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 40;
+
+/// Whether an array of this shape has at most [`MAX_ELEMENTS`] elements.
+pub(crate) fn fits(shape: &[usize]) -> bool {
+    shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .is_some_and(|n| n <= MAX_ELEMENTS)
 }

@@ -5,7 +5,7 @@
 
 use crate::defs::Def;
 use crate::error::{shape as shape_error, unsupported, ImportErrorKind, NodeRef};
-use crate::model::{type_name, Const, ConstData, Model, Node};
+use crate::model::{fits, type_name, Const, ConstData, Model, Node};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -225,18 +225,6 @@ fn prune(t: Translation) -> Translation {
         output: renumber(t.output),
         output_shape: t.output_shape,
     }
-}
-
-/// The most elements an activation may have (4 TiB of `f32`s): what keeps every size
-/// computed from a model's shapes within a machine word.
-pub(crate) const MAX_ELEMENTS: u64 = 1 << 40;
-
-/// Whether an array of this shape has at most [`MAX_ELEMENTS`] elements.
-pub(crate) fn fits(shape: &[usize]) -> bool {
-    shape
-        .iter()
-        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
-        .is_some_and(|n| n <= MAX_ELEMENTS)
 }
 
 fn elements(shape: &[usize]) -> f64 {
