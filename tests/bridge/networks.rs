@@ -208,7 +208,10 @@ fn imported_networks_compiled_compute_what_onnx_runtime_computes() {
         "batch_symbolic",
         "tiny_resnet",
     ];
-    assert!(small_networks.iter().all(|n| names.iter().any(|m| m == n)), "{names:?}");
+    assert!(
+        small_networks.iter().all(|n| names.iter().any(|m| m == n)),
+        "{names:?}"
+    );
     names.retain(|n| small_networks.contains(&n.as_str()));
     let mut failures = Vec::new();
     for name in &names {
