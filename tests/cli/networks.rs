@@ -651,4 +651,45 @@ fn run_compiles_an_imported_network_layer_by_layer() {
     let o = run(&["--input", &wrong]);
     assert_fails_with(&o, "expected");
     assert!(stderr(&o).contains("[1, 2, 2]"), "{}", stderr(&o));
+    let (shape, values) = read_f32(Path::new(&input));
+    let as_f64: Vec<f64> = values.iter().map(|v| f64::from(*v)).collect();
+    let doubles = npy(&dir.join("doubles.npy"), &shape, &as_f64);
+    let o = run(&["--input", &doubles]);
+    assert_fails_with(&o, "found a float64 array");
+    // Weights without one of the network's tensors, or with one of another shape.
+    let tensors = elevate::onnx::weights::Weights::read(&weights)
+        .unwrap()
+        .into_tensors();
+    let name = tensors[0].name.clone();
+    let fewer = elevate::onnx::weights::Weights::from_tensors(tensors[1..].to_vec()).unwrap();
+    let missing = dir.join("missing.safetensors");
+    fewer.write(&missing).unwrap();
+    let o = elevate(&[
+        "run",
+        &text(&rise),
+        "--weights",
+        &text(&missing),
+        "--random",
+        "1",
+    ]);
+    assert_fails_with(&o, &format!("`{name}`"));
+    let mut reshaped = tensors.clone();
+    let n = reshaped[0].data.len();
+    reshaped[0] =
+        elevate::onnx::weights::Tensor::new(name.clone(), vec![n], reshaped[0].data.clone())
+            .unwrap();
+    let misshapen = dir.join("misshapen.safetensors");
+    elevate::onnx::weights::Weights::from_tensors(reshaped)
+        .unwrap()
+        .write(&misshapen)
+        .unwrap();
+    let o = elevate(&[
+        "run",
+        &text(&rise),
+        "--weights",
+        &text(&misshapen),
+        "--random",
+        "1",
+    ]);
+    assert_fails_with(&o, &format!("`{name}` has shape [{n}]"));
 }
