@@ -1,6 +1,7 @@
 //! A network compiled: each distinct unit compiled once, the weights bound, and one
 //! call of the input that runs the units in order on buffers the network owns.
 
+use super::fold::fold_batchnorms;
 use super::hoist::hoist;
 use super::strategy::{NetworkStrategy, StrategyError};
 use super::units::{Unit, UnitPlan};
@@ -128,6 +129,7 @@ pub struct CompiledNetwork {
     threads: Option<usize>,
     compile_seconds: f64,
     units: Vec<UnitReport>,
+    batchnorms_folded: usize,
 }
 
 /// The dimensions of an f32 array type, outermost first.
@@ -160,7 +162,24 @@ impl CompiledNetwork {
         threads: Option<usize>,
     ) -> Result<CompiledNetwork, NetworkError> {
         let started = Instant::now();
-        let weights = bind(network, weights)?;
+        let mut given: HashMap<String, (Vec<usize>, Vec<f32>)> = HashMap::new();
+        for (name, shape, data) in weights {
+            given.insert(name, (shape, data));
+        }
+        // BatchNorms folded into their convolutions: new weights, computed here, once.
+        let folded = fold_batchnorms(network, strategy, &given).map_err(NetworkError::Weights)?;
+        let batchnorms_folded = folded.as_ref().map_or(0, |(_, t)| t.len() / 2);
+        let network = match folded {
+            Some((network, tensors)) => {
+                for (name, shape, data) in tensors {
+                    given.insert(name, (shape, data));
+                }
+                std::borrow::Cow::Owned(network)
+            }
+            None => std::borrow::Cow::Borrowed(network),
+        };
+        let network: &Network = &network;
+        let weights = bind(network, given)?;
         let input_dims = f32_dims(&network.input().ty).ok_or_else(|| {
             NetworkError::Input(format!(
                 "the network's input `{}` is {}: an f32 array is expected",
@@ -192,6 +211,7 @@ impl CompiledNetwork {
             threads,
             compile_seconds: started.elapsed().as_secs_f64(),
             units,
+            batchnorms_folded,
         })
     }
 
@@ -213,6 +233,12 @@ impl CompiledNetwork {
     /// How each unit was compiled.
     pub fn units(&self) -> &[UnitReport] {
         &self.units
+    }
+
+    /// How many BatchNorms were folded into the convolutions before them (their
+    /// weights scaled, their shift a bias, computed when the weights were bound).
+    pub fn batchnorms_folded(&self) -> usize {
+        self.batchnorms_folded
     }
 
     /// Runs the network on `input` (row-major, the input's dimensions).
@@ -336,12 +362,8 @@ impl CompiledNetwork {
 /// The weights in parameter order, each checked against its parameter's type.
 fn bind(
     network: &Network,
-    weights: impl IntoIterator<Item = (String, Vec<usize>, Vec<f32>)>,
+    mut given: HashMap<String, (Vec<usize>, Vec<f32>)>,
 ) -> Result<Vec<Aligned>, NetworkError> {
-    let mut given: HashMap<String, (Vec<usize>, Vec<f32>)> = HashMap::new();
-    for (name, shape, data) in weights {
-        given.insert(name, (shape, data));
-    }
     let mut bound = Vec::with_capacity(network.weights().len());
     for param in network.weights() {
         let (shape, data) = given.remove(&param.name).ok_or_else(|| {

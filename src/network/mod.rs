@@ -25,6 +25,7 @@
 
 #[cfg(feature = "mlir")]
 mod compiled;
+mod fold;
 #[cfg(feature = "mlir")]
 mod hoist;
 mod strategy;
@@ -84,6 +85,8 @@ pub struct Network {
     weights: Vec<Param>,
     layers: Vec<Layer>,
     result: Source,
+    /// Definitions the layers call besides the file's (a folded BatchNorm's bias).
+    extra_definitions: String,
 }
 
 impl Network {
@@ -177,6 +180,7 @@ impl Network {
             weights: weights.iter().map(|(_, p)| p.clone()).collect(),
             layers,
             result,
+            extra_definitions: String::new(),
         })
     }
 
@@ -308,7 +312,7 @@ impl Network {
             .source
             .rfind(&format!("def {}", entry.name))
             .unwrap_or(self.source.len());
-        self.source[..cut].to_string()
+        format!("{}\n{}", &self.source[..cut], self.extra_definitions)
     }
 }
 
@@ -331,20 +335,22 @@ fn nested(ty: &Type, data: &[f32]) -> Result<Value, String> {
     if usize::try_from(count).ok() != Some(data.len()) {
         return Err(format!("{} values for {ty}", data.len()));
     }
-    fn build(d: &[i64], data: &[f32]) -> Value {
-        match d.split_first() {
-            None => Value::F32(data[0]),
-            Some((n, rest)) => {
-                let step = rest.iter().product::<i64>() as usize;
-                Value::array(
-                    (0..*n as usize)
-                        .map(|i| build(rest, &data[i * step..(i + 1) * step]))
-                        .collect(),
-                )
-            }
+    Ok(nested_value(&d, data))
+}
+
+/// `data` (row-major, as many values as the dimensions' product) as nested arrays.
+pub(crate) fn nested_value(d: &[i64], data: &[f32]) -> Value {
+    match d.split_first() {
+        None => Value::F32(data.first().copied().unwrap_or(0.0)),
+        Some((n, rest)) => {
+            let step = rest.iter().product::<i64>().max(0) as usize;
+            Value::array(
+                (0..(*n).max(0) as usize)
+                    .map(|i| nested_value(rest, &data[i * step..(i + 1) * step]))
+                    .collect(),
+            )
         }
     }
-    Ok(build(&d, data))
 }
 
 /// The f32s of `value` in row-major order.

@@ -242,3 +242,57 @@ fn imported_networks_compiled_compute_what_onnx_runtime_computes() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// A convolution and the inference BatchNorm after it, then a ReLU (as an exporter
+/// that does not fold BatchNorm writes them), at `c` channels of `h x h` pixels.
+fn conv_batchnorm(c: usize, h: usize) -> String {
+    let conv = block(c, h);
+    let conv = &conv[..conv.find("def bias_nchw").unwrap()];
+    format!(
+        "{conv}
+def batchnorm_eps0p00001(x: n.c.h.w.f32, scale: c.f32, bias: c.f32, mean: c.f32, var: c.f32) : n.c.h.w.f32 =
+  x |> map(fun(img =>
+    zip(img, zip(zip(scale, bias), zip(mean, var))) |> map(fun(cp =>
+      let g = fst(fst(snd(cp))) / sqrt(snd(snd(snd(cp))) + 0.00001) in
+      fst(cp) |> map(map(fun(v => (v - fst(snd(snd(cp)))) * g + snd(fst(snd(cp))))))))))
+
+def relu_nchw(x: n.k.h.w.f32) : n.k.h.w.f32 =
+  x |> map(map(map(map(fun(v => max(v, 0.0))))))
+
+def net(input: 1.{c}.{h}.{h}.f32, w: {c}.{c}.3.3.f32, scale: {c}.f32, shift: {c}.f32,
+        mean: {c}.f32, var: {c}.f32) : 1.{c}.{h}.{h}.f32 =
+  let y = conv_k3x3_s1_p1111(input, w) in
+  let z = batchnorm_eps0p00001(y, scale, shift, mean, var) in
+  let r = relu_nchw(z) in
+  r"
+    )
+}
+
+#[test]
+fn a_batchnorm_after_a_convolution_is_folded_into_its_weights() {
+    let net = Network::parse(&conv_batchnorm(16, 8)).unwrap();
+    let mut tensors = weights(&net).into_tensors();
+    // A variance must be positive.
+    for v in &mut tensors[4].data {
+        *v = v.abs() + 0.1;
+    }
+    let bound = || Weights::from_tensors(tensors.clone()).unwrap();
+    let input = values(16 * 8 * 8, 0);
+    let expected = net.evaluate(&input, &bound()).unwrap();
+    let compiled = net
+        .compile(&NetworkStrategy::library(), bound(), Some(1))
+        .unwrap();
+    assert_eq!(compiled.batchnorms_folded(), 1);
+    assert_close(&compiled.run(&input).unwrap(), &expected);
+    // The convolution with its folded weights prepared, the BatchNorm a bias fused
+    // with the ReLU.
+    let defs: Vec<Vec<String>> = compiled.units().iter().map(|u| u.defs.clone()).collect();
+    assert_eq!(defs.len(), 2, "{defs:?}");
+    assert!(compiled.units()[0].strategy.starts_with("convKernel"));
+    assert_eq!(defs[1], ["bias_foldedbatchnorm", "relu_nchw"]);
+    // A BatchNorm given its own strategy is not folded, and computes the same.
+    let own = NetworkStrategy::parse("layer(1, id) ; network").unwrap();
+    let compiled = net.compile(&own, bound(), Some(1)).unwrap();
+    assert_eq!(compiled.batchnorms_folded(), 0);
+    assert_close(&compiled.run(&input).unwrap(), &expected);
+}
