@@ -543,14 +543,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Strategies => {
             let registry = elevate_rise::registry();
+            let network = elevate::network::VOCABULARY;
             let width = registry
                 .entries()
                 .map(|e| e.name.len() + e.params.len())
+                .chain(network.iter().map(|(n, p, _)| n.len() + p.len()))
                 .max()
                 .unwrap_or(0);
             for e in registry.entries() {
                 let signature = format!("{}{}", e.name, e.params);
                 output::println(&format!("{signature:width$}  {}", e.doc))?;
+            }
+            for (name, params, doc) in network {
+                let signature = format!("{name}{params}");
+                output::println(&format!("{signature:width$}  {doc}"))?;
             }
         }
         Command::Compile {

@@ -33,7 +33,7 @@ mod units;
 
 #[cfg(feature = "mlir")]
 pub use compiled::{CompiledNetwork, NetworkError};
-pub use strategy::{NetworkStrategy, Part};
+pub use strategy::{NetworkStrategy, Part, VOCABULARY};
 pub use units::{Unit, UnitPlan};
 
 use elevate_onnx::weights::Weights;

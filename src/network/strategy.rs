@@ -22,6 +22,26 @@
 use elevate_rise::registry;
 use std::fmt;
 
+/// The words of a network's strategy, as `elevate strategies` lists them: name,
+/// arguments, meaning.
+pub const VOCABULARY: [(&str, &str, &str); 3] = [
+    (
+        "network",
+        "",
+        "a network's strategy (`run NET.rise --weights`): every layer its library schedule, what follows a kernel elementwise fused, BatchNorm folded",
+    ),
+    (
+        "layer",
+        "(i, s)",
+        "in a network's strategy: the i-th layer (from 0) gets s, compiled on its own",
+    ),
+    (
+        "layers",
+        "(\"KIND\", s)",
+        "in a network's strategy: every layer of a kind (conv, depthwise, gemm, maxpool, relu, ...) gets s",
+    ),
+];
+
 /// One part of a network's strategy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {

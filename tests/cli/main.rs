@@ -217,6 +217,10 @@ fn strategies_lists_every_name_with_its_meaning() {
         "mapFusion",
         "argumentOf(PRIM, s)",
         "BENF",
+        // A network's strategy.
+        "network ",
+        "layer(i, s)",
+        "layers(\"KIND\", s)",
     ] {
         assert!(
             out.lines().any(|l| l.starts_with(line)),
