@@ -4,9 +4,8 @@
 
 use crate::bridge_cmd::{bench_line, RunOptions};
 use crate::{arrays, inputs, output, Failure};
-use elevate::network::{Network, NetworkStrategy};
+use elevate::network::{f32_values, nested_value, Network, NetworkStrategy};
 use elevate_onnx::weights::Weights;
-use elevate_rise::Value;
 use std::path::Path;
 use std::time::Instant;
 
@@ -52,10 +51,10 @@ pub fn run(o: &RunOptions, net: &Network) -> Result<(), Failure> {
     if o.check {
         check(o, net, &input, &result)?;
     }
-    let dims: Vec<u64> = compiled.output_dims().iter().map(|d| *d as u64).collect();
+    let dims = compiled.output_dims();
     if let Some(runs) = o.bench {
         if let Some(out) = o.out {
-            inputs::write_out(out, &nested(&dims, &result))?;
+            inputs::write_out(out, &nested_value(dims, &result))?;
         }
         let mut out = vec![0f32; result.len()];
         let mut times = Vec::with_capacity(runs.max(1));
@@ -76,7 +75,7 @@ pub fn run(o: &RunOptions, net: &Network) -> Result<(), Failure> {
         });
         return bench_line(times, compile_ms, network_flops(net) as u64, extra);
     }
-    inputs::result(path, &nested(&dims, &result), o.out)
+    inputs::result(path, &nested_value(dims, &result), o.out)
 }
 
 /// The input: `--input FILE` (`.npy` or `.json`) or `--random SEED`, of the input's
@@ -122,19 +121,16 @@ fn input(o: &RunOptions, net: &Network) -> Result<Vec<f32>, Failure> {
                         expected()
                     ))
                 })?;
-            let mut out = Vec::new();
-            flatten(&value, &mut out);
-            Ok(out)
+            f32_values(&value).map_err(|e| Failure(format!("{}: {e}", file.display())))
         }
         ([], Some(seed)) => {
             let signature = elevate_rise::io::signature(&net.program().entry().term);
             let values = elevate_rise::io::random_inputs(&signature, &Default::default(), seed)
                 .map_err(|e| Failure(format!("{}: {e}", o.path.display())))?;
-            let mut out = Vec::new();
-            if let Some(first) = values.first() {
-                flatten(first, &mut out);
-            }
-            Ok(out)
+            let first = values.first().ok_or_else(|| {
+                Failure(format!("{}: a network takes an input", o.path.display()))
+            })?;
+            f32_values(first).map_err(|e| Failure(format!("{}: {e}", o.path.display())))
         }
         (files, _) => Err(Failure(format!(
             "a network takes one input, `{}` (--input FILE or --random SEED); found {} files",
@@ -187,31 +183,4 @@ fn human(seconds: f64) -> String {
 /// The network's floating-point operations (a multiply-add is two).
 fn network_flops(net: &Network) -> f64 {
     2.0 * net.multiply_adds()
-}
-
-fn flatten(value: &Value, out: &mut Vec<f32>) {
-    match value {
-        Value::F32(x) => out.push(*x),
-        Value::Array(a) => {
-            for item in a.to_vec().unwrap_or_default() {
-                flatten(&item, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Row-major `data` of dimensions `dims` as nested arrays.
-fn nested(dims: &[u64], data: &[f32]) -> Value {
-    match dims.split_first() {
-        None => Value::F32(data.first().copied().unwrap_or(0.0)),
-        Some((n, rest)) => {
-            let step = rest.iter().product::<u64>() as usize;
-            Value::array(
-                (0..*n as usize)
-                    .map(|i| nested(rest, &data[i * step..(i + 1) * step]))
-                    .collect(),
-            )
-        }
-    }
 }

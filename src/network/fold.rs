@@ -11,7 +11,7 @@
 
 use super::strategy::{Assigned, NetworkStrategy};
 use super::{dims, nested_value, Layer, Network, Param, Source};
-use elevate_rise::{Program, Value};
+use elevate_rise::Program;
 use std::collections::HashMap;
 
 /// The bias layer a folded BatchNorm becomes.
@@ -34,15 +34,7 @@ pub(crate) fn fold_batchnorms(
     weights: &HashMap<String, (Vec<usize>, Vec<f32>)>,
 ) -> Result<Option<(Network, Vec<Tensor>)>, String> {
     let layers = network.layers();
-    let mut readers = vec![0usize; layers.len()];
-    for arg in layers.iter().flat_map(|l| &l.args) {
-        if let Source::Layer(i) = arg {
-            readers[*i] += 1;
-        }
-    }
-    if let Source::Layer(i) = network.result() {
-        readers[i] += 1;
-    }
+    let readers = network.readers();
     let library = |i: usize| strategy.assigned(i, &layers[i].kind) == Assigned::Library;
     let mut folded = network.clone();
     let mut tensors = Vec::new();
@@ -162,8 +154,7 @@ fn affine(
     let program = Program::load(&source, None).map_err(|e| e.to_string())?;
     let out = elevate_rise::evaluate(&program.entry().term, &Default::default(), &values)
         .map_err(|e| e.to_string())?;
-    let mut flat = Vec::new();
-    flatten_f32(&out, &mut flat);
+    let flat = super::f32_values(&out).map_err(|e| e.to_string())?;
     if flat.len() != 2 * channels {
         return Err(format!(
             "the BatchNorm `{}` gave {} values for {channels} channels",
@@ -174,16 +165,4 @@ fn affine(
     let shift: Vec<f32> = flat.chunks(2).map(|p| p[0]).collect();
     let scale: Vec<f32> = flat.chunks(2).map(|p| p[1] - p[0]).collect();
     Ok((scale, shift))
-}
-
-fn flatten_f32(value: &Value, out: &mut Vec<f32>) {
-    match value {
-        Value::F32(x) => out.push(*x),
-        Value::Array(a) => {
-            for item in a.to_vec().unwrap_or_default() {
-                flatten_f32(&item, out);
-            }
-        }
-        _ => {}
-    }
 }

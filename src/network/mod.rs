@@ -239,6 +239,21 @@ impl Network {
         self.result
     }
 
+    /// How often each layer's result is read: by later layers, and once more for the
+    /// network's result.
+    pub(crate) fn readers(&self) -> Vec<usize> {
+        let mut readers = vec![0usize; self.layers.len()];
+        for arg in self.layers.iter().flat_map(|l| &l.args) {
+            if let Source::Layer(i) = arg {
+                readers[*i] += 1;
+            }
+        }
+        if let Source::Layer(i) = self.result {
+            readers[i] += 1;
+        }
+        readers
+    }
+
     /// The type of a value the layers read.
     pub fn type_of(&self, source: Source) -> &Type {
         match source {
@@ -269,9 +284,7 @@ impl Network {
         }
         let value =
             elevate_rise::evaluate(&self.program.entry().term, &Default::default(), &values)?;
-        let mut out = Vec::new();
-        flatten(&value, &mut out).map_err(|e| unlocated(e.to_string()))?;
-        Ok(out)
+        f32_values(&value).map_err(|e| unlocated(format!("a network's result: {e}")))
     }
 
     /// About how long the reference interpreter takes for the network: its
@@ -338,8 +351,15 @@ fn nested(ty: &Type, data: &[f32]) -> Result<Value, String> {
     Ok(nested_value(&d, data))
 }
 
-/// `data` (row-major, as many values as the dimensions' product) as nested arrays.
-pub(crate) fn nested_value(d: &[i64], data: &[f32]) -> Value {
+/// `data` (row-major, as many values as the dimensions' product) as nested arrays:
+/// the interpreter's form of an activation or a weight.
+///
+/// ```
+/// use elevate::network::{f32_values, nested_value};
+/// let v = nested_value(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+/// assert_eq!(f32_values(&v).unwrap(), [1.0, 2.0, 3.0, 4.0]);
+/// ```
+pub fn nested_value(d: &[i64], data: &[f32]) -> Value {
     match d.split_first() {
         None => Value::F32(data.first().copied().unwrap_or(0.0)),
         Some((n, rest)) => {
@@ -353,18 +373,24 @@ pub(crate) fn nested_value(d: &[i64], data: &[f32]) -> Value {
     }
 }
 
-/// The f32s of `value` in row-major order.
-fn flatten(value: &Value, out: &mut Vec<f32>) -> Result<(), elevate_rise::EvalError> {
-    match value {
-        Value::F32(x) => out.push(*x),
-        Value::Array(a) => {
-            for item in a.to_vec()? {
-                flatten(&item, out)?;
+/// The f32s of `value` (nested arrays of f32) in row-major order; an error for
+/// anything else.
+pub fn f32_values(value: &Value) -> Result<Vec<f32>, elevate_rise::EvalError> {
+    fn flatten(value: &Value, out: &mut Vec<f32>) -> Result<(), elevate_rise::EvalError> {
+        match value {
+            Value::F32(x) => out.push(*x),
+            Value::Array(a) => {
+                for item in a.to_vec()? {
+                    flatten(&item, out)?;
+                }
             }
+            _ => return Err("expected arrays of f32".to_string().into()),
         }
-        _ => return Err("a network's result is an f32 array".to_string().into()),
+        Ok(())
     }
-    Ok(())
+    let mut out = Vec::new();
+    flatten(value, &mut out)?;
+    Ok(out)
 }
 
 /// `let(value)(fun(x => rest))` as `(value, x's identity, rest)`.

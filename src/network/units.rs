@@ -68,18 +68,7 @@ impl UnitPlan {
                 kinds.join(", ")
             )));
         }
-        // How often each layer's result is read (the network's result counts).
-        let mut readers = vec![0usize; layers.len()];
-        for layer in layers {
-            for arg in &layer.args {
-                if let Source::Layer(i) = arg {
-                    readers[*i] += 1;
-                }
-            }
-        }
-        if let Source::Layer(i) = network.result() {
-            readers[i] += 1;
-        }
+        let readers = network.readers();
         let assigned: Vec<Assigned> = layers
             .iter()
             .enumerate()
