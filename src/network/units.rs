@@ -13,6 +13,10 @@ use std::collections::HashMap;
 /// Kinds that follow a layer elementwise: `network` fuses them into it.
 const FOLLOWERS: &[&str] = &["bias", "batchnorm", "relu", "clip", "add", "mul"];
 
+/// The most layers one unit fuses: a network's epilogues are a few layers long, and a
+/// longer chain (a program of 100,000 ReLUs) is units of this many, compiled once.
+const MAX_FUSED: usize = 8;
+
 /// Kinds whose library schedule is a kernel of its own: what follows them is a unit
 /// after them.
 const KERNELS: &[&str] = &["conv", "depthwise", "gemm", "matmul", "maxpool", "avgpool"];
@@ -89,6 +93,7 @@ impl UnitPlan {
                         && (follower(&layers[g[0]].kind)
                             || !KERNELS.contains(&layers[g[0]].kind.as_str()))
                         && readers[last] == 1
+                        && g.len() < MAX_FUSED
                         && layer.args.contains(&Source::Layer(last))
                 });
             match groups.last_mut() {

@@ -296,3 +296,32 @@ fn a_batchnorm_after_a_convolution_is_folded_into_its_weights() {
     assert_eq!(compiled.batchnorms_folded(), 0);
     assert_close(&compiled.run(&input).unwrap(), &expected);
 }
+
+/// A network of 100,000 layers (a bias, then ReLUs) parses, plans and compiles: the
+/// chain is units of a few layers each, compiled once.
+#[test]
+fn a_network_of_100000_layers_compiles_and_runs() {
+    let mut source = String::from(
+        "def relu_nc(x: n.c.f32) : n.c.f32 = x |> map(map(fun(v => max(v, 0.0))))
+         def bias_nc(x: n.m.f32, b: m.f32) : n.m.f32 =
+           x |> map(fun(row => zip(row, b) |> map(fun(p => fst(p) + snd(p)))))
+         def net(input: 1.4.f32, b: 4.f32) : 1.4.f32 =
+           let v0 = bias_nc(input, b) in\n",
+    );
+    for i in 1..100_000 {
+        source.push_str(&format!("let v{i} = relu_nc(v{}) in\n", i - 1));
+    }
+    source.push_str("v99999\n");
+    let net = Network::parse(&source).unwrap();
+    assert_eq!(net.layers().len(), 100_000);
+    let weights = Weights::from_tensors(vec![
+        Tensor::new("b", vec![4], vec![0.5, -2.0, 0.0, 1.0]).unwrap()
+    ])
+    .unwrap();
+    let compiled = net
+        .compile(&NetworkStrategy::library(), weights, Some(1))
+        .unwrap();
+    let found = compiled.run(&[1.0, 1.0, -1.0, 0.25]).unwrap();
+    assert_eq!(found, [1.5, 0.0, 0.0, 1.25]);
+    assert!(compiled.units().iter().filter(|u| !u.reused).count() <= 4);
+}
