@@ -504,27 +504,52 @@ fn main() {
     lines.save_and_plot();
 }
 
-/// The lines printed, kept for the JSON file and the plot.
+/// The lines printed, each also appended to the JSON file as it comes (a run stopped
+/// midway keeps what it measured), kept for the plot.
 #[derive(Default)]
-struct Lines(Vec<Value>);
+struct Lines {
+    lines: Vec<Value>,
+    file: Option<std::fs::File>,
+}
 
 impl Lines {
-    /// Prints `line` and keeps it.
-    fn emit(&mut self, line: Value) {
-        println!("{line}");
-        self.0.push(line);
+    /// `target/networks_bench/networks_bench.jsonl`.
+    fn path() -> PathBuf {
+        root().join("target/networks_bench/networks_bench.jsonl")
     }
 
-    /// Writes the lines to `target/networks_bench/networks_bench.jsonl` and draws the
-    /// plot beside it (with a python that has Matplotlib: the repository's `.venv`).
+    /// Prints `line`, appends it to the file and keeps it.
+    fn emit(&mut self, line: Value) {
+        use std::io::Write;
+        println!("{line}");
+        if self.file.is_none() && self.lines.is_empty() {
+            let path = Self::path();
+            let made = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|_| std::fs::File::create(&path));
+            match made {
+                Ok(f) => self.file = Some(f),
+                Err(e) => eprintln!("warning: {}: {e}", path.display()),
+            }
+        }
+        if let Some(f) = &mut self.file {
+            if let Err(e) = writeln!(f, "{line}").and_then(|_| f.flush()) {
+                eprintln!("warning: {}: {e}", Self::path().display());
+                self.file = None;
+            }
+        }
+        self.lines.push(line);
+    }
+
+    /// Draws the plot beside the file (with a python that has Matplotlib: the
+    /// repository's `.venv`).
     fn save_and_plot(&self) {
-        let out = root().join("target/networks_bench");
-        let file = out.join("networks_bench.jsonl");
-        let text: String = self.0.iter().map(|l| format!("{l}\n")).collect();
-        if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&file, text)) {
-            eprintln!("warning: {}: {e}", file.display());
+        let file = Self::path();
+        if !file.exists() {
             return;
         }
+        let out = root().join("target/networks_bench");
         let Some(python) = plotting_python() else {
             eprintln!("warning: no plot: no python with Matplotlib (the repository's .venv)");
             return;
