@@ -35,10 +35,12 @@
 //! (2 x the multiply-adds of every Conv, Gemm and MatMul), the same for everyone.
 //!
 //! `cargo run --release --example networks_bench [-- --quick] [--only NAME...]
-//! [--threads LIST] [--runs N] [--no-peers]`: `--quick` runs ResNet-18 only, with
+//! [--threads LIST] [--runs N] [--no-peers] [--profile] [--strategy S]`: `--quick` runs ResNet-18 only, with
 //! fewer runs; `--only` the networks named (resnet18, resnet50, vgg11, mobilenet_v2);
 //! `--threads` the thread counts, comma-separated (default: 1 and every core);
-//! `--no-peers` leaves the peers out (the models must have been exported).
+//! `--no-peers` leaves the peers out (the models must have been exported); `--profile`
+//! adds a line per compiled unit: its layers, strategy, median milliseconds and GFLOPS;
+//! `--strategy` compiles ours with a network strategy other than the library's `network`.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -80,6 +82,8 @@ struct Settings {
     threads: Vec<usize>,
     runs: usize,
     peers: bool,
+    profile: bool,
+    strategy: String,
 }
 
 impl Settings {
@@ -132,11 +136,20 @@ impl Settings {
             None => 20,
         };
         let peers = !args.iter().any(|a| a == "--no-peers");
+        let profile = args.iter().any(|a| a == "--profile");
+        let strategy = values("--strategy").join(" ");
+        let strategy = if strategy.is_empty() {
+            STRATEGY.to_string()
+        } else {
+            strategy
+        };
         Ok(Settings {
             networks,
             threads,
             runs,
             peers,
+            profile,
+            strategy,
         })
     }
 }
@@ -333,6 +346,7 @@ mod ours {
 
     /// A network compiled at a thread count.
     pub struct Compiled {
+        pub net: elevate::network::Network,
         pub network: elevate::network::CompiledNetwork,
         pub compile_seconds: f64,
     }
@@ -355,11 +369,12 @@ mod ours {
             elevate::network::NetworkStrategy::parse(strategy).map_err(|e| e.to_string())?;
         let network = elevate::network::Network::load(&imported.rise)?;
         let weights = elevate::onnx::Weights::read(&imported.weights).map_err(|e| e.to_string())?;
-        let network = network
+        let compiled = network
             .compile(&strategy, weights, Some(threads))
             .map_err(|e| e.to_string())?;
         Ok(Compiled {
-            network,
+            net: network,
+            network: compiled,
             compile_seconds: started.elapsed().as_secs_f64(),
         })
     }
@@ -369,7 +384,7 @@ mod ours {
 fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peers) -> Vec<Value> {
     let base = models().join(network);
     let line = |threads: usize, fields: Value| {
-        let mut line = json!({"network": network, "version": STRATEGY, "strategy": STRATEGY,
+        let mut line = json!({"network": network, "version": STRATEGY, "strategy": settings.strategy,
             "threads": threads});
         if let (Value::Object(line), Value::Object(fields)) = (&mut line, fields) {
             line.extend(fields);
@@ -409,7 +424,7 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
     let mut lines = vec![json!({"network": network, "import": imported.net.summary(),
         "import_s": round(imported.seconds), "export_flops": flops})];
     for &t in &settings.threads {
-        let compiled = match ours::compile(&imported, STRATEGY, t) {
+        let compiled = match ours::compile(&imported, &settings.strategy, t) {
             Ok(c) => c,
             Err(e) => {
                 lines.push(line(t, json!({"error": format!("compile: {e}")})));
@@ -453,8 +468,47 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
                 "correct": correct, "top1": top1, "max_rel_err": err,
             }),
         ));
+        if settings.profile {
+            lines.extend(profile(network, t, &compiled, &input, settings.runs));
+        }
     }
     lines
+}
+
+/// With `--profile`: a line per unit of the compiled network, `{"network", "threads",
+/// "unit", "layers", "defs", "strategy", "ms", "gflops"}` (the unit's median over
+/// `runs` runs of the whole network; GFLOPS of its layers' multiply-adds).
+fn profile(
+    network: &str,
+    threads: usize,
+    compiled: &ours::Compiled,
+    input: &[f32],
+    runs: usize,
+) -> Vec<Value> {
+    let times = match compiled.network.profile(input, runs) {
+        Ok(times) => times,
+        Err(e) => {
+            return vec![json!({"network": network, "threads": threads,
+            "error": format!("profile: {e}")})]
+        }
+    };
+    compiled
+        .network
+        .units()
+        .iter()
+        .zip(times)
+        .enumerate()
+        .map(|(i, (unit, ms))| {
+            let macs: f64 = unit
+                .layers
+                .iter()
+                .map(|&l| compiled.net.layer_multiply_adds(l))
+                .sum();
+            json!({"network": network, "threads": threads, "unit": i,
+                "layers": unit.layers, "defs": unit.defs, "strategy": unit.strategy,
+                "ms": round(ms), "gflops": round(2.0 * macs / (ms * 1e6))})
+        })
+        .collect()
 }
 
 /// The model's FLOPs, as `export_models.py` counted them.
@@ -479,7 +533,7 @@ fn main() {
     lines.emit(json!({"bench": "networks", "cpu": cpu_name(),
         "cores": std::thread::available_parallelism().map_or(1, |c| c.get()),
         "load_1min": load_1min(), "threads": settings.threads,
-        "networks": settings.networks, "strategy": STRATEGY}));
+        "networks": settings.networks, "strategy": settings.strategy}));
     let peers = if settings.peers {
         run_peers(&settings).unwrap_or_else(|e| {
             eprintln!("warning: no peers: {e}");

@@ -294,26 +294,31 @@ impl Network {
         self.multiply_adds() / 1e6
     }
 
-    /// The network's multiply-adds, about: each layer's results times the taps of the
-    /// weights it reads (a convolution's input channels and window, a product's
-    /// inner size), one for a layer without weights.
+    /// The network's multiply-adds, about: the sum of its layers'
+    /// ([`Network::layer_multiply_adds`]).
     pub fn multiply_adds(&self) -> f64 {
-        let elements = |ty: &Type| dims(ty).iter().product::<i64>() as f64;
-        self.layers
+        (0..self.layers.len())
+            .map(|i| self.layer_multiply_adds(i))
+            .sum()
+    }
+
+    /// Layer `layer`'s multiply-adds, about: its results times the taps of the
+    /// weights it reads (a convolution's input channels and window, a product's
+    /// inner size), one for a layer without weights (0 for a layer it does not have).
+    pub fn layer_multiply_adds(&self, layer: usize) -> f64 {
+        let Some(l) = self.layers.get(layer) else {
+            return 0.0;
+        };
+        let taps = l
+            .args
             .iter()
-            .map(|l| {
-                let taps = l
-                    .args
-                    .iter()
-                    .filter_map(|a| match a {
-                        Source::Weight(i) => Some(dims(&self.weights[*i].ty)),
-                        _ => None,
-                    })
-                    .map(|d| d.iter().skip(1).product::<i64>().max(1) as f64)
-                    .fold(1.0, f64::max);
-                elements(&l.ty) * taps
+            .filter_map(|a| match a {
+                Source::Weight(i) => Some(dims(&self.weights[*i].ty)),
+                _ => None,
             })
-            .sum::<f64>()
+            .map(|d| d.iter().skip(1).product::<i64>().max(1) as f64)
+            .fold(1.0, f64::max);
+        dims(&l.ty).iter().product::<i64>() as f64 * taps
     }
 
     /// The definitions the layers call, as RISE text (every definition but the

@@ -5,7 +5,8 @@
 use super::strategy::{Assigned, NetworkStrategy, StrategyError};
 use super::{dims, Network, Source};
 use elevate_rise::search::library::{
-    conv_kernel, elementwise, micro_kernel, reduction_tiles, taps_unrolled, PARALLEL, POOLING,
+    conv_kernel, conv_kernel_small, elementwise, micro_kernel, reduction_tiles, taps_unrolled,
+    PARALLEL, POOLING, SMALL_IMAGE,
 };
 use elevate_rise::Type;
 use std::collections::HashMap;
@@ -156,7 +157,9 @@ fn unit(
         Assigned::Library => {
             let input = head.args.first().map(|a| network.type_of(*a).clone());
             let input = input.unwrap_or_else(|| head.ty.clone());
-            let mut s = library(&head.kind, &head.ty, &input, lanes);
+            let outputs = dims(&head.ty).iter().product::<i64>().max(1) as f64;
+            let taps = (network.layer_multiply_adds(layers[0]) / outputs).round() as i64;
+            let mut s = library(&head.kind, &head.ty, &input, taps, lanes);
             s.push("id".to_string());
             s
         }
@@ -175,7 +178,7 @@ fn unit(
 /// A network at batch 1 has a single iteration in its outermost loop: the loops on
 /// threads are then the next ones (`parallel @ skip(1)`: the second map from the
 /// outside, the channels of an image or the columns of a product's row).
-fn library(kind: &str, ty: &Type, input: &Type, lanes: u32) -> Vec<String> {
+fn library(kind: &str, ty: &Type, input: &Type, taps: i64, lanes: u32) -> Vec<String> {
     let d = dims(ty);
     let inner = *d.last().unwrap_or(&1);
     let batch_of_one = d.first() == Some(&1);
@@ -189,6 +192,10 @@ fn library(kind: &str, ty: &Type, input: &Type, lanes: u32) -> Vec<String> {
         out
     };
     match (kind, d.as_slice()) {
+        ("conv", [_, k, h, w]) if h * w <= SMALL_IMAGE => vec![
+            conv_kernel_small(h * w, *k, taps, lanes),
+            conv_kernel(*w, *k, lanes),
+        ],
         ("conv", [_, k, _, w]) => vec![conv_kernel(*w, *k, lanes)],
         ("depthwise", [_, _, h, w]) => reduction_tiles(*h, *w, lanes)
             .map(|t| on_threads(&taps_unrolled(&t)))
@@ -213,7 +220,9 @@ fn library(kind: &str, ty: &Type, input: &Type, lanes: u32) -> Vec<String> {
         ("softmax", _) => vec![elementwise(inner, lanes)],
         // Copies and small reductions: as they are.
         ("globalavgpool" | "flatten" | "concat", _) => Vec::new(),
-        _ => on_threads(&elementwise(inner, lanes)),
+        // `elementwise` puts the threads on the outermost loop of more than one
+        // iteration itself.
+        _ => vec![elementwise(inner, lanes)],
     }
 }
 

@@ -231,6 +231,26 @@ fn eta_reduction_keeping_primitives() -> Strategy<Term> {
     })
 }
 
+/// `overMany`: a predicate, the node is `map(f)` (a function of an array) or an
+/// application to an array, and that array is not of one element. Threads on a loop
+/// of one iteration (the batch of a network at batch 1) only cost: the loops inside
+/// it then run on one thread (a nested parallel region), entering a parallel region
+/// at each iteration of the loops around them (a bias over 512 channels of 7x7 ran in
+/// 0.45 ms instead of 0.02, measured).
+pub fn over_many() -> Strategy<Term> {
+    predicate("overMany", |t| {
+        let walked = match t.ty().map(|ty| ty.kind()) {
+            Some(TypeKind::Fun(param, _)) => Some(param.clone()),
+            _ => match t.expr() {
+                Expr::App(_, a) => a.ty().cloned(),
+                _ => None,
+            },
+        };
+        !matches!(walked.as_ref().map(|w| w.kind()),
+            Some(TypeKind::Array(n, _)) if n.as_const() == Some(1))
+    })
+}
+
 /// `DFNF`, the data-flow normal form: `BENF`, then every function given to `map` or
 /// `reduce` is a lambda and every map is applied to its array, so that `fmap`,
 /// `mapNest` and the movement rules find `map(fun(x => ...))(xs)`. Ends by re-inferring
@@ -412,7 +432,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
         infer_types,
     );
     type Predicate = fn() -> Strategy<Term>;
-    let predicates: [(&str, &str, Predicate); 8] = [
+    let predicates: [(&str, &str, Predicate); 9] = [
         ("isMap", "the node is the map primitive", is_map),
         ("isReduce", "the node is the reduce primitive", is_reduce),
         (
@@ -433,6 +453,11 @@ pub(super) fn register(r: &mut Registry<Term>) {
         ),
         ("isLambda", "the node is a lambda", is_lambda),
         ("isApply", "the node is an application f(a)", is_apply),
+        (
+            "overMany",
+            "the node is map(f) or map(f)(xs) over more than one element (or a length not known)",
+            over_many,
+        ),
     ];
     for (name, doc, make) in predicates {
         r.rule(name, doc, make);

@@ -51,6 +51,10 @@ const ONLY_ON_THEIR_EXAMPLE: &[&str] = &[
     // it would produce.
     "separateDotHV",
     "separateDotVH",
+    // Three maps nested directly in each other's lambdas, the middle one walking the
+    // outer's array of rows and the inner one its lambda's row, around a reduction:
+    // a convolution's channels around its pixels, which random programs do not nest.
+    "joinPixels",
     // Needs a function generic in a size, `depFun(n => ...)(k)`. Random programs keep
     // sizes concrete: under a `depFun`, rules that split an array (`splitJoin`,
     // `splitJoin2`, `blockedReduce`) assume that the symbolic length divides, which
