@@ -404,6 +404,7 @@ pub(super) const RULES: &[RuleDef] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::test_support::same_program;
     use crate::{infer, parse_term};
 
     const CONV: &str = "fun(x: 4.10.10.f32, wt: 16.4.3.3.f32 =>
@@ -456,27 +457,6 @@ mod tests {
             text.contains("asVector(16)") && text.contains("mapPar"),
             "{text}"
         );
-    }
-
-    /// `after` has `before`'s type and computes its values on random inputs.
-    fn same_program(before: &Term, after: &Term) {
-        use crate::{evaluate, io, NatEnv};
-        assert_eq!(before.ty(), after.ty());
-        for seed in 0..2 {
-            let inputs =
-                io::random_inputs(&io::signature(before), &NatEnv::default(), seed).unwrap();
-            let value = |t: &Term| {
-                evaluate(t, &NatEnv::default(), &inputs)
-                    .unwrap()
-                    .to_json()
-                    .unwrap()
-            };
-            assert!(
-                io::approx_eq(&value(before), &value(after)),
-                "{}",
-                crate::print_term(after)
-            );
-        }
     }
 
     /// The whole convolution, a closed function of its image and weights.

@@ -367,7 +367,8 @@ pub(super) fn register(r: &mut Registry<Term>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{evaluate, io, print_term, registry, NatEnv, Program};
+    use crate::rules::test_support::same_program;
+    use crate::{print_term, registry, Program};
     use elevate_core::Context;
 
     /// A 128 x 64 by 64 x 96 product, as `matmul.rise` writes it.
@@ -377,26 +378,6 @@ mod tests {
 
     fn product() -> Term {
         Program::load(PRODUCT, None).unwrap().entry().term.clone()
-    }
-
-    /// `after` has `before`'s type and computes its values on random inputs.
-    fn same_program(before: &Term, after: &Term) {
-        assert_eq!(before.ty(), after.ty());
-        for seed in 0..2 {
-            let inputs =
-                io::random_inputs(&io::signature(before), &NatEnv::default(), seed).unwrap();
-            let value = |t: &Term| {
-                evaluate(t, &NatEnv::default(), &inputs)
-                    .unwrap()
-                    .to_json()
-                    .unwrap()
-            };
-            assert!(
-                io::approx_eq(&value(before), &value(after)),
-                "{}",
-                print_term(after)
-            );
-        }
     }
 
     fn tiles(rows: i64, cols: i64, thread_rows: i64, thread_cols: i64, depth: i64) -> SgemmTiles {

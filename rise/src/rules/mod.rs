@@ -319,4 +319,25 @@ pub(crate) mod test_support {
         let r = rule.apply(body, &mut Context::default()).ok()?;
         Some(print_term(&r))
     }
+
+    /// `after` has `before`'s type and computes its values on two random inputs.
+    pub(crate) fn same_program(before: &Term, after: &Term) {
+        use crate::{evaluate, io, NatEnv};
+        assert_eq!(before.ty(), after.ty());
+        for seed in 0..2 {
+            let inputs =
+                io::random_inputs(&io::signature(before), &NatEnv::default(), seed).unwrap();
+            let value = |t: &Term| {
+                evaluate(t, &NatEnv::default(), &inputs)
+                    .unwrap()
+                    .to_json()
+                    .unwrap()
+            };
+            assert!(
+                io::approx_eq(&value(before), &value(after)),
+                "{}",
+                print_term(after)
+            );
+        }
+    }
 }
