@@ -25,8 +25,35 @@ pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;
 
 pub mod network;
+pub mod prelude;
 pub mod search_costs;
 pub mod search_dir;
 pub mod search_plot;
 pub mod search_remote;
 pub mod search_report;
+
+/// Compiling an [`rise::Instance`] through MLIR to machine code: `defaultLowering`, the
+/// payload and its Transform script, the JIT (`elevate run`'s path).
+#[cfg(feature = "mlir")]
+pub trait Compile {
+    /// Compiled with the default [`bridge::Options`] (budget and memory limits).
+    fn compile(&self) -> Result<bridge::jit::Compiled, bridge::Error> {
+        self.compile_with(&bridge::Options::default())
+    }
+
+    /// Compiled with `options`.
+    fn compile_with(
+        &self,
+        options: &bridge::Options,
+    ) -> Result<bridge::jit::Compiled, bridge::Error>;
+}
+
+#[cfg(feature = "mlir")]
+impl Compile for rise::Instance {
+    fn compile_with(
+        &self,
+        options: &bridge::Options,
+    ) -> Result<bridge::jit::Compiled, bridge::Error> {
+        bridge::compile_term(self.name(), self.term(), None, options)
+    }
+}

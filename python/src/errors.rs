@@ -96,6 +96,7 @@ pub fn rise_error(e: &Error, file: &str, source: &str) -> PyErr {
         ErrorKind::Input => located::<InputError>(message, file, at),
         ErrorKind::Eval => located::<EvalError>(message, file, at),
         ErrorKind::Compile => located::<CompileError>(message, file, at),
+        ErrorKind::Strategy => located::<StrategyError>(message, file, at),
     }
 }
 

@@ -46,6 +46,8 @@ pub enum ErrorKind {
     Eval,
     /// Compiling the program (the MLIR bridge) failed.
     Compile,
+    /// A strategy did not parse, failed, or ran out of its budget.
+    Strategy,
 }
 
 impl ErrorKind {
@@ -58,6 +60,7 @@ impl ErrorKind {
             ErrorKind::Input => "input error",
             ErrorKind::Eval => "evaluation error",
             ErrorKind::Compile => "compile error",
+            ErrorKind::Strategy => "strategy error",
         }
     }
 }

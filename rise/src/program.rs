@@ -2,8 +2,10 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::infer::{infer_program, TypedDefinition};
+use crate::instance::Instance;
 use crate::interp::{evaluate, NatEnv};
 use crate::io::{bind_inputs, random_inputs, signature, Signature};
+use crate::nat::NatVar;
 use crate::parser::parse_program;
 use crate::value::Value;
 
@@ -37,6 +39,25 @@ impl Program {
             })?,
         };
         Ok(Program { defs, entry })
+    }
+
+    /// Parses and type-checks `source`; its last definition is the entry point.
+    pub fn parse(source: &str) -> Result<Program, Error> {
+        Program::load(source, None)
+    }
+
+    /// The entry point with its sizes fixed: `sizes` names each nat parameter's value
+    /// (`&[("n", 1024)]`; empty for a program without any). A missing or negative size,
+    /// or one the program's constraints reject, is a located error.
+    pub fn at(&self, sizes: &[(&str, i64)]) -> Result<Instance, Error> {
+        let nats: NatEnv = sizes
+            .iter()
+            .map(|&(name, n)| (NatVar::Named(name.into()), n))
+            .collect();
+        Ok(Instance::new(
+            self.entry().name.clone(),
+            self.instantiate(&nats)?,
+        ))
     }
 
     /// The entry point.

@@ -230,6 +230,20 @@ pub enum Value {
     Function(Arc<dyn Function>),
 }
 
+/// An `f32` scalar.
+impl From<f32> for Value {
+    fn from(x: f32) -> Value {
+        Value::F32(x)
+    }
+}
+
+/// A one-dimensional array of `f32`s (`n.f32`); nest with [`Value::array`].
+impl From<Vec<f32>> for Value {
+    fn from(xs: Vec<f32>) -> Value {
+        Value::array(xs.into_iter().map(Value::F32).collect())
+    }
+}
+
 /// A function value.
 pub trait Function: Send + Sync {
     /// Applies the function.
