@@ -29,7 +29,7 @@ pub struct EnvTimes {
 
 /// A space of rule-level steps, ELEVATE's heuristic-search neighbourhood: each step is
 /// one rule at one location.
-pub const RULE_STEPS: &str = "DFNF ; steps(6, {splitJoin(32), loopInterchange, mapLastFission, mapFusion, liftReduce, fuseReduceMap}) ; defaultLowering";
+pub const RULE_STEPS: &str = "DFNF ; steps(6, {splitJoin(32), loopInterchange, mapFission, mapFusion, liftReduce, fuseReduceMap}) ; defaultLowering";
 
 /// An environment over `space` (`auto` or any space text) on `start` with the model
 /// cost, reset once.

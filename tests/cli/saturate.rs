@@ -53,7 +53,7 @@ fn saturate_prints_a_program_that_checks_again_then_a_json_report() {
     assert_eq!(report["rules"], "default", "{report}");
     let applied = report["applied"].as_array().expect("applied");
     assert!(
-        applied.iter().any(|a| a[0] == "reduceToSeq" && a[1] == 1),
+        applied.iter().any(|a| a[0] == "reduceSeq" && a[1] == 1),
         "{report}"
     );
     // Progress, one line per iteration when standard error is not a terminal.
@@ -72,7 +72,7 @@ fn saturate_prints_a_program_that_checks_again_then_a_json_report() {
 #[test]
 fn saturate_extracts_by_the_cost_model_asked_for() {
     let scal = example("scal.rise");
-    let args = ["saturate", &scal, "--rules", "mapToSeq,mapToPar"];
+    let args = ["saturate", &scal, "--rules", "mapSeq,mapPar"];
     let (lowered, report) = program_and_report(&elevate(&args));
     assert!(lowered.contains("mapSeq"), "{lowered}");
     assert_eq!(report["stop_reason"], "saturated", "{report}");
@@ -103,7 +103,7 @@ fn saturate_writes_the_egraph_for_graphviz_and_explains() {
         "saturate",
         &example("scal.rise"),
         "--rules",
-        "mapToSeq",
+        "mapSeq",
         "--dot",
         &dot,
         "--explain",
@@ -116,7 +116,7 @@ fn saturate_writes_the_egraph_for_graphviz_and_explains() {
     assert!(
         err.contains("explanation: 1 rewrite(s)")
             && err.contains("  input: depFun(n => fun(alpha: f32, x: n.f32 => x |> map(")
-            && err.contains("  mapToSeq: depFun(n => fun(alpha: f32, x: n.f32 => x |> mapSeq("),
+            && err.contains("  mapSeq: depFun(n => fun(alpha: f32, x: n.f32 => x |> mapSeq("),
         "{err}"
     );
     // Large e-graphs are refused.
@@ -139,7 +139,7 @@ fn saturate_reports_wrong_rules_limits_and_costs() {
     let o = elevate(&["saturate", &dot, "--rules", "mapFusion,nope"]);
     assert_fails_with(
         &o,
-        "--rules: `nope` is not a rule the e-graph knows (known: betaReduction, fstReduction",
+        "--rules: `nope` is not a rule the e-graph knows (known: betaReduction, etaReduction, fstReduction",
     );
     assert!(stderr(&o).contains("mapFusion, "), "{}", stderr(&o));
     let o = elevate(&["saturate", &dot, "--rules", "splitJoin(x)"]);
@@ -235,9 +235,9 @@ fn sketches_guide_saturation_step_by_step() {
         "saturate",
         &mm,
         "--rules",
-        "splitJoin(32),blockedSum(4),reduceToSeq",
+        "splitJoin(32),blockedSum(4),reduceSeq",
         "--rules",
-        "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,eta",
+        "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduce,mapMapEta,betaReduction,etaReduction",
         "--sketch",
         &tiled,
         "--sketch",
@@ -305,7 +305,7 @@ fn sketch_errors_say_where() {
 #[test]
 fn sketch_guided_search_is_a_strategy_in_text() {
     let mm = temp("mm64-guided.rise", MATMUL_64);
-    let strategy = r#"sketchGuided("contains(map[2](map[32](?)))", "splitJoin(32)", "iterations=5", "contains(mapPar[2](?))", "mapToPar", "iterations=5", "lowered")"#;
+    let strategy = r#"sketchGuided("contains(map[2](map[32](?)))", "splitJoin(32)", "iterations=5", "contains(mapPar[2](?))", "mapPar", "iterations=5", "lowered")"#;
     let o = elevate(&["rewrite", &mm, "--strategy", strategy, "--check"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(

@@ -66,9 +66,9 @@ fn step(sketch: String, rules: &str, limits: Limits) -> GuideStep {
 
 /// The rules of the steps.
 const SPLIT: &str =
-    "splitJoin(32),blockedSum(4),reduceToSeq,splitBeforeMap,reduceSeqMapFusion,reduceMapToSeq,betaReduction";
+    "splitJoin(32),blockedSum(4),reduceSeq,splitBeforeMap,reduceSeqMapFusion,reduceMapToSeq,betaReduction";
 const REORDER: &str =
-    "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduceSeqInit,mapMapEta,betaReduction,eta";
+    "mapFission,mapMapInterchange,liftReduceSeq,liftReduceSeqInit,addReduceSeqInit,mapMapEta,betaReduction,etaReduction";
 
 /// The seven goals for an `n x n` matmul (`n` a multiple of 32; ELEVATE's is 1024):
 /// 32x32 blocks of the result, the reduction split in blocks of 4, the innermost
@@ -129,7 +129,7 @@ pub fn matmul_goals(n: i64) -> Vec<Goal> {
         format!(
             "mapSeq[{n}](fun(contains(mapSeq[{n}](fun(reduceSeq[{n}](?, ?, zip(?, ?))), ?))), ?)"
         ),
-        "lowering,betaReduction,eta",
+        "lowering,betaReduction,etaReduction",
         limits,
     );
     // Tile and split, reorder into `loops`, then (if any) finish with `rules` until
@@ -143,8 +143,8 @@ pub fn matmul_goals(n: i64) -> Vec<Goal> {
     };
     let vectorize = "vectorize(32),betaReduction";
     let pack = "packB,vectorize(32),betaReduction";
-    let unroll = "packB,vectorize(32),reduceSeqToUnroll,betaReduction";
-    let parallelize = "packB,vectorize(32),reduceSeqToUnroll,mapToPar,betaReduction";
+    let unroll = "packB,vectorize(32),unroll,betaReduction";
+    let parallelize = "packB,vectorize(32),unroll,mapPar,betaReduction";
     let perm = permuted("map", "reduceSeq");
     vec![
         Goal {

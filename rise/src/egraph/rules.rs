@@ -6,6 +6,7 @@
 
 use super::rewrite::{beta_rewrite, rewrite, strategy_rewrite, RewriteError, RiseRewrite};
 use crate::rules::catalogue::{ArgError, EGraphUse, Make, RuleDef, Set};
+use crate::rules::Equation;
 
 /// Why a rule set's text names no rewrites.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -196,6 +197,7 @@ fn make(def: &RuleDef, args: &[i64], item: &str) -> Result<RiseRewrite, RuleSetE
     let label = def.label(args);
     match def.egraph {
         EGraphUse::Beta => Ok(beta_rewrite()),
+        EGraphUse::Equation(text) => rewrite(&Equation::known(def.name, text)).map_err(failed),
         EGraphUse::At(pattern, make) => {
             let strategy = match make {
                 Make::Plain(make) => make(),

@@ -1,6 +1,6 @@
 //! Algorithmic rules: fusion and fission of maps, split/join, transpose pairs, reduce.
 
-use super::catalogue::{Param, RuleDef, Set, ALGORITHMIC};
+use super::catalogue::{EGraphUse, Param, RuleDef, Set, ALGORITHMIC};
 use super::pattern::{applied, call};
 use super::pattern::{rule, rule_with_names};
 use crate::prim::Prim;
@@ -16,8 +16,8 @@ pub fn map_fusion() -> Strategy<Term> {
 /// `map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))` where `x` is not free
 /// in `f`, and `e` is data and not a variable: the last function applied in the body
 /// becomes a map of its own.
-pub fn map_last_fission() -> Strategy<Term> {
-    rule("mapLastFission", |t: &Term| {
+pub fn map_fission() -> Strategy<Term> {
+    rule("mapFission", |t: &Term| {
         let (_, args) = applied(t, Prim::Map, 2)?;
         let Expr::Lambda(x, annotation, body) = args[0].expr() else {
             return None;
@@ -52,7 +52,7 @@ pub fn map_last_fission() -> Strategy<Term> {
             let inferred = super::typing::typed_result(t, built());
             assert!(
                 inferred.is_some_and(|i| i == typed && super::typing::same_types(&i, &typed)),
-                "mapLastFission typed {t} apart from inference"
+                "mapFission typed {t} apart from inference"
             );
         }
         Some(typed)
@@ -241,12 +241,17 @@ pub(super) const RULES: &[RuleDef] = &[
     .bias(Prim::Map)
     .sets(ALGORITHMIC),
     RuleDef::rule(
-        "mapLastFission",
+        "mapFission",
         "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))",
-        map_last_fission,
+        map_fission,
     )
     .note("x not free in f; e data, not a variable")
-    .bias(Prim::Map),
+    .bias(Prim::Map)
+    .example("fun(xs: 4.f32 => xs |> map(fun(x => abs(x + 1.0))))")
+    .egraph(EGraphUse::Equation(
+        "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))",
+    ))
+    .sets(ALGORITHMIC),
     RuleDef::rule(
         "mapFullFission",
         "map(fun(x => f1(f2(...fk(x)))))(xs) -> map(f1)(map(f2)(...map(fk)(xs)))",
@@ -285,10 +290,4 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef::equation("joinSplit", "join(split(n)(x)) -> x")
         .bias(Prim::Split)
         .sets(ALGORITHMIC),
-    RuleDef::equation(
-        "mapFission",
-        "map(fun(x => f(e)))(xs) -> map(f)(map(fun(x => e))(xs))",
-    )
-    .example("fun(xs: 4.f32 => xs |> map(fun(x => abs(x + 1.0))))")
-    .sets(ALGORITHMIC),
 ];

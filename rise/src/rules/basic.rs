@@ -113,7 +113,11 @@ pub(super) const RULES: &[RuleDef] = &[
     .bias(Prim::Let)
     .sets(ALGORITHMIC)
     .egraph(EGraphUse::Beta),
-    RuleDef::rule("etaReduction", "fun(x => f(x)) -> f", eta_reduction).note("x not free in f"),
+    RuleDef::rule("etaReduction", "fun(x => f(x)) -> f", eta_reduction)
+        .note("x not free in f")
+        .example("fun(xs: 4.f32 => xs |> map(fun(x => neg(x))))")
+        .egraph(EGraphUse::Equation("fun(x => f(x)) -> f"))
+        .sets(ALGORITHMIC),
     RuleDef::rule("etaAbstraction", "f -> fun(x => f(x))", eta_abstraction)
         .note("f a function")
         .bias(Prim::Map),
@@ -128,7 +132,4 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef::equation("sndReduction", "snd((a, b)) -> b").sets(ALGORITHMIC),
     RuleDef::rule("idAfter", "x -> id(x)", id_after),
     RuleDef::rule("removeId", "id(x) -> x", remove_id),
-    RuleDef::equation("eta", "fun(x => f(x)) -> f")
-        .example("fun(xs: 4.f32 => xs |> map(fun(x => neg(x))))")
-        .sets(ALGORITHMIC),
 ];

@@ -137,6 +137,11 @@ pub enum EGraphUse {
     /// Where the pattern (RISE pattern text) matches, the class's smallest term is
     /// rewritten by this strategy.
     At(&'static str, Make),
+    /// As this equation (RISE pattern text, `lhs -> rhs`): what the strategy written in
+    /// Rust does, where the e-graph needs it as a pattern (applied rather than on a bare
+    /// primitive, or without the side condition). A test checks that the two agree on
+    /// the rule's example.
+    Equation(&'static str),
 }
 
 /// The e-graph's named rule sets (`--rules algorithmic`).
@@ -566,11 +571,43 @@ mod tests {
                 assert!(def.in_egraph(), "{} is in {set:?}", def.name);
                 def.check(args).unwrap();
             }
-            if let EGraphUse::At(pattern, _) = def.egraph {
-                Equation::new(def.name, &format!("{pattern} -> {pattern}"))
-                    .unwrap_or_else(|e| panic!("{}: {e}", def.name));
+            match def.egraph {
+                EGraphUse::At(pattern, _) => {
+                    Equation::new(def.name, &format!("{pattern} -> {pattern}"))
+                        .unwrap_or_else(|e| panic!("{}: {e}", def.name));
+                }
+                EGraphUse::Equation(text) => {
+                    Equation::new(def.name, text).unwrap_or_else(|e| panic!("{}: {e}", def.name));
+                }
+                EGraphUse::No | EGraphUse::Beta => {}
             }
         }
+    }
+
+    #[test]
+    fn a_rule_and_the_equation_the_e_graph_applies_for_it_agree_on_its_example() {
+        use crate::{infer, parse_term, print_term};
+        use elevate_strategies::top_down;
+        let mut checked = 0;
+        for def in catalogue() {
+            let EGraphUse::Equation(text) = def.egraph else {
+                continue;
+            };
+            assert!(!def.example.is_empty(), "{} has no example", def.name);
+            let example = infer(&parse_term(def.example).unwrap()).unwrap();
+            let apply = |s: Strategy<Term>| {
+                let t = top_down(s)
+                    .apply(&example, &mut Context::default())
+                    .unwrap_or_else(|e| panic!("{} on its example: {e}", def.name));
+                print_term(&t)
+            };
+            let rule = apply(def.strategy(&[]).unwrap());
+            let equation = apply(Equation::known(def.name, text).strategy());
+            assert_eq!(rule, equation, "{}: the rule and `{text}`", def.name);
+            checked += 1;
+        }
+        // The nine rules that had a twin for the e-graph.
+        assert_eq!(checked, 9);
     }
 
     #[test]

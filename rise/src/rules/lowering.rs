@@ -613,11 +613,17 @@ pub(super) fn register(r: &mut Registry<Term>) {
 /// The rules of this module, for the [catalogue](super::catalogue).
 pub(super) const RULES: &[RuleDef] = &[
     RuleDef::rule("mapSeq", "map -> mapSeq", map_seq)
-        .bias(Prim::Map),
+        .bias(Prim::Map)
+        .example("fun(xs: 4.f32 => xs |> map(neg))")
+        .egraph(EGraphUse::Equation("map(f)(xs) -> mapSeq(f)(xs)"))
+        .sets(LOWERING),
     RuleDef::rule("mapSeqUnroll", "map -> mapSeqUnroll", map_seq_unroll)
         .bias(Prim::Map),
     RuleDef::rule("mapPar", "map -> mapPar", map_par)
-        .bias(Prim::Map),
+        .bias(Prim::Map)
+        .example("fun(xs: 4.f32 => xs |> map(neg))")
+        .egraph(EGraphUse::Equation("map(f)(xs) -> mapPar(f)(xs)"))
+        .sets(LOWERING),
     RuleDef::sized("mapGlobal", &[Param::dimension("d")], "map -> mapGlobal(d)", map_global_unchecked)
         .bias(Prim::Map)
         .typical(&[0]),
@@ -628,12 +634,17 @@ pub(super) const RULES: &[RuleDef] = &[
         .bias(Prim::Map)
         .typical(&[0]),
     RuleDef::rule("reduceSeq", "reduce -> reduceSeq", reduce_seq)
-        .bias(Prim::Reduce),
+        .bias(Prim::Reduce)
+        .example("fun(xs: 4.f32 => xs |> reduce(add, 0.0))")
+        .egraph(EGraphUse::Equation("reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)"))
+        .sets(LOWERING),
     RuleDef::rule("reduceSeqUnroll", "reduce -> reduceSeqUnroll", reduce_seq_unroll)
         .bias(Prim::Reduce),
     RuleDef::rule("unroll", "reduceSeq -> reduceSeqUnroll", unroll)
         .bias(Prim::ReduceSeq)
-        .example("fun(x: 4.f32 => x |> reduceSeq(fun(a, y => a + y), 0.0))"),
+        .example("fun(x: 4.f32 => x |> reduceSeq(fun(a, y => a + y), 0.0))")
+        .egraph(EGraphUse::Equation("reduceSeq(op)(init)(xs) -> reduceSeqUnroll(op)(init)(xs)"))
+        .sets(LOWERING),
     RuleDef::rule("parallel", "map(f) -> mapPar(f)", parallel)
         .note("f computes on scalars")
         .bias(Prim::Map)
@@ -661,16 +672,4 @@ pub(super) const RULES: &[RuleDef] = &[
         .example("fun(x: 8.f32, y: 8.f32 => (x |> map(fun(v => v * 2.0 + 1.0)), zip(x, y) |> map(fun(p => fst(p) * snd(p)))))")
         .typical(&[4])
         .egraph(EGraphUse::At("map(f)(xs)", Make::Sized(vectorize_unchecked))),
-    RuleDef::equation("reduceToSeq", "reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)")
-        .example("fun(xs: 4.f32 => xs |> reduce(add, 0.0))")
-        .sets(LOWERING),
-    RuleDef::equation("mapToSeq", "map(f)(xs) -> mapSeq(f)(xs)")
-        .example("fun(xs: 4.f32 => xs |> map(neg))")
-        .sets(LOWERING),
-    RuleDef::equation("mapToPar", "map(f)(xs) -> mapPar(f)(xs)")
-        .example("fun(xs: 4.f32 => xs |> map(neg))")
-        .sets(LOWERING),
-    RuleDef::equation("reduceSeqToUnroll", "reduceSeq(op)(init)(xs) -> reduceSeqUnroll(op)(init)(xs)")
-        .example("fun(xs: 4.f32 => xs |> reduceSeq(add, 0.0))")
-        .sets(LOWERING),
 ];

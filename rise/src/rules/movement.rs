@@ -1,7 +1,7 @@
 //! Movement rules: exchange the order of data-layout primitives and maps, and other
 //! applied-form equations of the ELEVATE library (`docs/elevate-rise-library.md`, §3.2–3.3).
 
-use super::catalogue::{RuleDef, ALGORITHMIC};
+use super::catalogue::{EGraphUse, RuleDef, ALGORITHMIC};
 use super::pattern::{applied, call};
 use super::pattern::{rule, rule_with_names};
 use crate::nat::Nat;
@@ -527,9 +527,13 @@ pub fn pad_clamp_after_map() -> Strategy<Term> {
 /// The rules of this module, for the [catalogue](super::catalogue).
 pub(super) const RULES: &[RuleDef] = &[
     RuleDef::rule("mapMapFBeforeTranspose", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))", map_map_f_before_transpose)
-        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)"),
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)")
+        .egraph(EGraphUse::Equation("transpose(map(map(f))(y)) -> map(map(f))(transpose(y))"))
+        .sets(ALGORITHMIC),
     RuleDef::rule("transposeBeforeMapMapF", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))", transpose_before_map_map_f)
-        .example("fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))"),
+        .example("fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))")
+        .egraph(EGraphUse::Equation("map(map(f))(transpose(y)) -> transpose(map(map(f))(y))"))
+        .sets(ALGORITHMIC),
     RuleDef::rule("slideBeforeMapMapF", "map(map(f))(slide(n, m)(y)) -> slide(n, m)(map(f)(y)), likewise split(n)", slide_before_map_map_f)
         .example("fun(y: 6.f32 => (y |> slide(3, 1) |> map(map(neg)), y |> split(2) |> map(map(neg))))"),
     RuleDef::rule("slideBeforeMap", "slide(n, m)(map(f)(y)) -> map(map(f))(slide(n, m)(y))", slide_before_map)
@@ -544,7 +548,9 @@ pub(super) const RULES: &[RuleDef] = &[
         .example("fun(y: 2.3.f32 => y |> join |> map(neg))")
         .sets(ALGORITHMIC),
     RuleDef::rule("mapMapFBeforeJoin", "join(map(map(f))(y)) -> map(f)(join(y))", map_map_f_before_join)
-        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> join)"),
+        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> join)")
+        .egraph(EGraphUse::Equation("join(map(map(f))(y)) -> map(f)(join(y))"))
+        .sets(ALGORITHMIC),
     RuleDef::equation("takeBeforeMap", "take(n)(map(f)(x)) -> map(f)(take(n)(x))")
         .bias(Prim::Take)
         .example("fun(y: 5.f32 => y |> map(neg) |> take(2))"),
@@ -635,17 +641,8 @@ pub(super) const RULES: &[RuleDef] = &[
     RuleDef::rule("padClampAfterMap", "map(f)(padClamp(l, r)(x)) -> padClamp(l, r)(map(f)(x))", pad_clamp_after_map)
         .bias(Prim::PadClamp)
         .example("fun(x: 4.f32 => x |> padClamp(2, 1) |> map(fun(v => v * 2.0)))"),
-    RuleDef::equation("transposeMapMap", "transpose(map(map(f))(y)) -> map(map(f))(transpose(y))")
-        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> transpose)")
-        .sets(ALGORITHMIC),
-    RuleDef::equation("mapMapTranspose", "map(map(f))(transpose(y)) -> transpose(map(map(f))(y))")
-        .example("fun(y: 2.3.f32 => y |> transpose |> map(map(neg)))")
-        .sets(ALGORITHMIC),
     RuleDef::equation("mapMapBeforeSplit", "map(map(f))(split(n)(y)) -> split(n)(map(f)(y))")
         .example("fun(y: 6.f32 => y |> split(2) |> map(map(neg)))")
-        .sets(ALGORITHMIC),
-    RuleDef::equation("mapMapJoin", "join(map(map(f))(y)) -> map(f)(join(y))")
-        .example("fun(y: 2.3.f32 => y |> map(map(neg)) |> join)")
         .sets(ALGORITHMIC),
     RuleDef::equation("mapMapEta", "map(map(f))(x) -> map(fun(y => map(f)(y)))(x)")
         .example("fun(y: 2.3.f32 => y |> map(map(neg)))"),

@@ -1,6 +1,6 @@
 //! RISE predicates (succeed with the term unchanged, or fail) and normal forms.
 
-use super::algorithmic::{map_fusion, map_last_fission};
+use super::algorithmic::{map_fission, map_fusion};
 use super::basic::{beta_nat_reduction, beta_reduction, eta_reduction};
 use super::pattern::named;
 use super::traversal::{argument_of, body, function};
@@ -286,9 +286,9 @@ fn build_dfnf() -> Strategy<Term> {
 }
 
 /// `RNF`, the rewrite normal form (every map fissioned):
-/// `repeat(DFNF ; topDown(mapLastFission) ; normalize(mapLastFission)) ; DFNF`.
+/// `repeat(DFNF ; topDown(mapFission) ; normalize(mapFission)) ; DFNF`.
 ///
-/// ELEVATE writes `normalize(DFNF ; mapLastFission) ; DFNF`, which applies DFNF at each
+/// ELEVATE writes `normalize(DFNF ; mapFission) ; DFNF`, which applies DFNF at each
 /// node; a map nested as `map(map(f))` only becomes `map(fun(x => map(f)(x)))` when
 /// DFNF runs at its parent, so that form can stop with fissionable maps left and a
 /// second RNF changes the program. Putting DFNF at the root of every round makes RNF
@@ -301,8 +301,7 @@ pub fn rnf() -> Strategy<Term> {
     RNF.get_or_init(|| {
         named(
             "RNF",
-            repeat(dfnf() >> top_down(map_last_fission()) >> normalize(map_last_fission()))
-                >> dfnf(),
+            repeat(dfnf() >> top_down(map_fission()) >> normalize(map_fission())) >> dfnf(),
         )
     })
     .clone()
@@ -422,7 +421,7 @@ pub(super) fn register(r: &mut Registry<Term>) {
     );
     r.rule(
         "RNF",
-        "rewrite normal form: repeat(DFNF ; topDown(mapLastFission) ; normalize(mapLastFission)) ; DFNF",
+        "rewrite normal form: repeat(DFNF ; topDown(mapFission) ; normalize(mapFission)) ; DFNF",
         rnf,
     );
     r.rule("CNF", "codegen normal form: normalize(mapFusion)", cnf);

@@ -161,7 +161,7 @@ pub fn separate_dot_vh() -> Strategy<Term> {
 /// `P >> Sv >> *(T >> *(Dv)) >> *(Sh >> *(Dh))`: ELEVATE's base-to-scanline rewrite
 /// (`separateDotVH`, `slideBeforeMap`, map fusion, `mapSlideBeforeTranspose`,
 /// `removeTransposePair`, `mapFirstFission`, `slideBeforeMapMapF`), then
-/// scanline-to-separated (`mapLastFission`, `mapFusion`), each step on the BENF of the
+/// scanline-to-separated (`mapFission`, `mapFusion`), each step on the BENF of the
 /// previous result.
 pub fn separable_convolution() -> Strategy<Term> {
     let step = |s: Strategy<Term>| benf() >> s;

@@ -39,7 +39,7 @@ fn saturated(src: &str, rules: &str, cost: CostModel) -> Term {
 fn map_fusion_in_the_egraph() {
     let out = saturated(
         "fun(xs: 8.f32 => xs |> map(neg) |> map(abs))",
-        "mapFusion,betaReduction,eta",
+        "mapFusion,betaReduction,etaReduction",
         CostModel::Lowered,
     );
     assert_eq!(
@@ -178,9 +178,9 @@ fn rule_sets_say_what_is_wrong_with_a_rule() {
         assert_eq!(e.to_string(), message);
     }
     // A rule of the library that the e-graph does not apply.
-    let e = RuleSet::parse("mapLastFission").err().unwrap().to_string();
+    let e = RuleSet::parse("mapFullFission").err().unwrap().to_string();
     assert!(
-        e.starts_with("`mapLastFission` is not a rule the e-graph knows (known: "),
+        e.starts_with("`mapFullFission` is not a rule the e-graph knows (known: "),
         "{e}"
     );
     assert!(

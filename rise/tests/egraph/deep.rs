@@ -142,9 +142,13 @@ fn deep_lets_saturate_and_extract() {
 fn sketches_extract_from_deep_programs() {
     for (program, wanted) in [(chain(), "contains(add)"), (lets(), "or(contains(let), ?)")] {
         let limits: Limits = "iterations=1,nodes=2000000,ms=60000".parse().unwrap();
-        let mut grown = Saturation::new(RuleSet::parse("eta").unwrap(), limits, CostModel::Lowered)
-            .grow(&program)
-            .unwrap();
+        let mut grown = Saturation::new(
+            RuleSet::parse("etaReduction").unwrap(),
+            limits,
+            CostModel::Lowered,
+        )
+        .grow(&program)
+        .unwrap();
         let wanted = Sketch::parse(wanted).unwrap();
         assert!(satisfied(&grown.egraph, grown.root, &wanted));
         let (_, body) = extract(&grown.egraph, grown.root, &wanted, CostModel::Lowered).unwrap();

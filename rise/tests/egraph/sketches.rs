@@ -347,11 +347,11 @@ quickcheck! {
 
 /// Algorithmic rules (the set `algorithmic` has rules that do not enter the e-graph
 /// yet).
-const ALGORITHMIC: &str = "mapFusion,mapFission,eta,betaReduction,removeTransposePair,\
-    transposeMapMap,mapMapTranspose,splitJoin(4)";
+const ALGORITHMIC: &str = "mapFusion,mapFission,etaReduction,betaReduction,removeTransposePair,\
+    mapMapFBeforeTranspose,transposeBeforeMapMapF,splitJoin(4)";
 
 const TWO_MAPS: &str = "fun(xs: 8.f32 => xs |> map(neg) |> map(abs))";
-const FUSION_RULES: &str = "mapFusion,mapFission,betaReduction,eta";
+const FUSION_RULES: &str = "mapFusion,mapFission,betaReduction,etaReduction";
 
 #[test]
 fn extraction_satisfies_the_sketch_rather_than_the_cost_model_alone() {
@@ -508,7 +508,7 @@ fn loop_sizes_come_from_the_types() {
 fn loop_sizes_of_reductions_and_symbolic_sizes() {
     let src = "fun(xs: 8.4.f32 => xs |> map(fun(r => r |> reduce(add, 0.0))))";
     let input = typed(src);
-    let mut grown = grow(src, "reduceToSeq,mapToSeq", "");
+    let mut grown = grow(src, "reduceSeq,mapSeq", "");
     for (text, found) in [
         ("mapSeq[8](fun(reduceSeq[4](?, ?, ?)), ?)", true),
         ("contains(reduce[4])", true),

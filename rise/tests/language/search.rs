@@ -25,10 +25,9 @@ impl Cost<Term> for Nodes {
 }
 
 /// Rules that often apply to generated pipelines.
-const RULES: [&str; 14] = [
+const RULES: [&str; 13] = [
     "mapFusion",
     "mapFission",
-    "mapLastFission",
     "splitJoin(2)",
     "splitJoin(4)",
     "reduceMapFusion",
@@ -36,8 +35,8 @@ const RULES: [&str; 14] = [
     "removeId",
     "betaReduction",
     "etaReduction",
-    "transposeMapMap",
-    "mapMapTranspose",
+    "mapMapFBeforeTranspose",
+    "transposeBeforeMapMapF",
     "mapSeq",
     "reduceSeq",
 ];

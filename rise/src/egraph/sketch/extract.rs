@@ -35,7 +35,7 @@ use std::time::Instant;
 /// use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
 /// use elevate_rise::{infer, parse_term, print_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
-/// let rules = RuleSet::parse("mapFusion,mapFission,betaReduction,eta").unwrap();
+/// let rules = RuleSet::parse("mapFusion,mapFission,betaReduction,etaReduction").unwrap();
 /// let mut grown = Saturation::new(rules, Limits::default(), CostModel::Lowered).grow(&t).unwrap();
 /// // The cheapest program fuses the maps; this sketch wants them apart.
 /// let two_maps: Sketch = "map(abs, map(neg, ?))".parse().unwrap();

@@ -73,7 +73,7 @@ pub struct GuidedOutcome {
 ///     // Tile the loop: 2 chunks of 4.
 ///     step("contains(map[2](map[4](?)))", "splitJoin(4)"),
 ///     // Then process the chunks in parallel.
-///     step("contains(mapPar(map[4](?)))", "mapToPar"),
+///     step("contains(mapPar(map[4](?)))", "mapPar"),
 /// ];
 /// let out = guided(&t, &steps, CostModel::Lowered).unwrap();
 /// assert_eq!(
