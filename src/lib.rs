@@ -1,4 +1,6 @@
-//! `elevate`: a strategy-combinator rewriting engine in the style of ELEVATE.
+#![doc = include_str!("../README.md")]
+//!
+//! # The crates
 //!
 //! This facade re-exports the workspace's crates:
 //! - [`core`] (`elevate-core`): strategies, failures, the traversal contract, paths,
