@@ -610,6 +610,166 @@ mod tests {
         assert_eq!(checked, 9);
     }
 
+    /// Rules written in Rust whose documented equation is not one the parser takes,
+    /// or not one without the rule's own computation: why.
+    const NOT_EQUATIONS: &[(&str, &str)] = &[
+        ("betaReduction", "substitutes its argument for a variable"),
+        ("letInline", "substitutes its value for a variable"),
+        (
+            "betaNatReduction",
+            "substitutes its size for a nat variable",
+        ),
+        ("mapFullFission", "any number of functions"),
+        ("mapFirstFission", "any number of functions"),
+        ("slideBeforeMapMapF", "two equations (slide and split)"),
+        ("loopInterchange", "two equations"),
+        ("fuseReduceMap", "a function of the reduction's operator"),
+        ("splitStrategy", "a strategy of rules"),
+        ("reduceSeqInitFusion", "a function of the initial value"),
+        ("copyAfter", "a copy as deep as the type"),
+        ("vectorize", "f rewritten on vectors"),
+        ("vectorizeReduce", "op rewritten on vectors"),
+        ("takeBeforeJoin", "sizes computed from the match"),
+        ("idxReduction", "an index computed from the match"),
+        ("zipUnzipAccessSimplification", "any access path"),
+        ("padMap", "the padding computed from the match"),
+        ("letSwap", "moves a binding"),
+        ("letSame", "compares two bindings"),
+        ("hoistLet", "moves a binding"),
+        ("separateDotHV", "weights as an outer product"),
+        ("separateDotVH", "weights as an outer product"),
+        ("blockLanes", "a block of lanes"),
+        ("separateSumHV", "the literal 0 of the reduction's type"),
+        ("dropBeforeJoin", "m is the inner length"),
+        ("takeInSlide", "w computed from the match"),
+        ("joinPixels", "m is the row length"),
+    ];
+
+    /// Rules whose equation is checked nowhere yet for want of an example.
+    const WITHOUT_EXAMPLE: &[&str] = &[
+        "etaAbstraction",
+        "idAfter",
+        "removeId",
+        "createTransposePair",
+        "mapIdentityAfter",
+        "slideAfter",
+        "zipSwap",
+        "mapSeqUnroll",
+        "mapGlobal",
+        "mapWorkGroup",
+        "mapLocal",
+        "reduceSeqUnroll",
+    ];
+
+    /// `text` with the whole word `name` replaced by `value`.
+    fn substitute(text: &str, name: &str, value: i64) -> String {
+        let mut out = String::new();
+        let mut word = String::new();
+        for c in text.chars().chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+                continue;
+            }
+            out.push_str(&if word == name {
+                value.to_string()
+            } else {
+                std::mem::take(&mut word)
+            });
+            word.clear();
+            out.push(c);
+        }
+        out.pop();
+        out
+    }
+
+    /// Every subterm of `t`.
+    fn subterms(t: &Term) -> Vec<Term> {
+        use elevate_core::Traversable;
+        let mut all = vec![t.clone()];
+        let mut i = 0;
+        while i < all.len() {
+            let s = all[i].clone();
+            all.extend((0..s.arity()).map(|k| s.child(k).clone()));
+            i += 1;
+        }
+        all
+    }
+
+    #[test]
+    fn every_rule_written_in_rust_does_what_its_documented_equation_says_on_its_example() {
+        use crate::{infer, parse_term, print_term};
+        let normal_form = crate::registry()
+            .parse("BENF ; try(normalize(mapIdentity)) ; BENF")
+            .unwrap();
+        let mut checked = 0;
+        for def in catalogue() {
+            let in_rust = !matches!(def.make, Make::Equation);
+            let twin = matches!(def.egraph, EGraphUse::Equation(_));
+            if !in_rust || twin || def.role != Role::Rule {
+                continue;
+            }
+            let listed = NOT_EQUATIONS.iter().any(|(name, _)| *name == def.name);
+            let mut text = def.equation.to_string();
+            for (param, value) in def.params.iter().zip(def.typical) {
+                text = substitute(&text, param.name, *value);
+            }
+            let Ok(equation) = Equation::new(def.name, &text) else {
+                assert!(
+                    listed,
+                    "{}: `{text}` is not an equation: list it in NOT_EQUATIONS with why",
+                    def.name
+                );
+                continue;
+            };
+            if def.example.is_empty() {
+                assert!(
+                    WITHOUT_EXAMPLE.contains(&def.name),
+                    "{} has no example",
+                    def.name
+                );
+                continue;
+            }
+            let rule = def.strategy(def.typical).unwrap();
+            let example = infer(&parse_term(def.example).unwrap()).unwrap();
+            // Wherever both apply they agree (the rule may apply where the equation does
+            // not: a wider form, or where the equation's sizes are not yet known).
+            let mut both = 0;
+            for s in subterms(&example) {
+                let by_rule = rule.apply(&s, &mut Context::default());
+                let by_equation = equation.strategy().apply(&s, &mut Context::default());
+                if let (Ok(a), Ok(b)) = (by_rule, by_equation) {
+                    // Up to beta, eta and identity maps: the equation leaves `op(a)(b)`
+                    // and `map(fun(x => x))` where the rule writes `a + b` and nothing.
+                    let normal = |t: &Term| normal_form.apply(t, &mut Context::default()).unwrap();
+                    let (a, b) = (normal(&a), normal(&b));
+                    assert!(
+                        a.alpha_eq(&b),
+                        "{}: the rule and `{text}` at {}:\n  {}\n  {}",
+                        def.name,
+                        print_term(&s),
+                        print_term(&a),
+                        print_term(&b)
+                    );
+                    both += 1;
+                }
+            }
+            match listed {
+                true if both == 0 => continue,
+                true => panic!(
+                    "{} is in NOT_EQUATIONS, but its equation `{text}` holds on its example",
+                    def.name
+                ),
+                false => assert!(
+                    both > 0,
+                    "{}: the rule and `{text}` never apply at one place on its example",
+                    def.name
+                ),
+            }
+            checked += 1;
+        }
+        assert!(checked >= 50, "only {checked} rules checked");
+    }
+
     #[test]
     fn arguments_are_checked_with_a_reason() {
         let split_join = known("splitJoin");
