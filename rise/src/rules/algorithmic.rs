@@ -277,7 +277,8 @@ pub(super) const RULES: &[RuleDef] = &[
         create_transpose_pair,
     )
     .note("x a 2D array")
-    .bias(Prim::Transpose),
+    .bias(Prim::Transpose)
+    .example("fun(x: 2.3.f32 => x |> map(map(neg)))"),
     RuleDef::sized_equation(
         "splitJoin",
         &[Param::size("n")],

@@ -120,7 +120,8 @@ pub(super) const RULES: &[RuleDef] = &[
         .sets(ALGORITHMIC),
     RuleDef::rule("etaAbstraction", "f -> fun(x => f(x))", eta_abstraction)
         .note("f a function")
-        .bias(Prim::Map),
+        .bias(Prim::Map)
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::rule("letInline", "let(v, fun(x => b)) -> b[x := v]", let_inline).bias(Prim::Let),
     RuleDef::rule(
         "betaNatReduction",
@@ -130,6 +131,7 @@ pub(super) const RULES: &[RuleDef] = &[
     .example("fun(y: 4.f32 => depFun(n => fun(x: n.f32 => x |> map(neg)))(4, y))"),
     RuleDef::equation("fstReduction", "fst((a, b)) -> a").sets(ALGORITHMIC),
     RuleDef::equation("sndReduction", "snd((a, b)) -> b").sets(ALGORITHMIC),
-    RuleDef::rule("idAfter", "x -> id(x)", id_after),
-    RuleDef::rule("removeId", "id(x) -> x", remove_id),
+    RuleDef::rule("idAfter", "x -> id(x)", id_after).example("fun(xs: 4.f32 => xs |> map(neg))"),
+    RuleDef::rule("removeId", "id(x) -> x", remove_id)
+        .example("fun(xs: 4.f32 => xs |> id |> map(neg))"),
 ];

@@ -618,7 +618,8 @@ pub(super) const RULES: &[RuleDef] = &[
         .egraph(EGraphUse::Equation("map(f)(xs) -> mapSeq(f)(xs)"))
         .sets(LOWERING),
     RuleDef::rule("mapSeqUnroll", "map -> mapSeqUnroll", map_seq_unroll)
-        .bias(Prim::Map),
+        .bias(Prim::Map)
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::rule("mapPar", "map -> mapPar", map_par)
         .bias(Prim::Map)
         .example("fun(xs: 4.f32 => xs |> map(neg))")
@@ -626,20 +627,24 @@ pub(super) const RULES: &[RuleDef] = &[
         .sets(LOWERING),
     RuleDef::sized("mapGlobal", &[Param::dimension("d")], "map -> mapGlobal(d)", map_global_unchecked)
         .bias(Prim::Map)
-        .typical(&[0]),
+        .typical(&[0])
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::sized("mapWorkGroup", &[Param::dimension("d")], "map -> mapWorkGroup(d)", map_work_group_unchecked)
         .bias(Prim::Map)
-        .typical(&[0]),
+        .typical(&[0])
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::sized("mapLocal", &[Param::dimension("d")], "map -> mapLocal(d)", map_local_unchecked)
         .bias(Prim::Map)
-        .typical(&[0]),
+        .typical(&[0])
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::rule("reduceSeq", "reduce -> reduceSeq", reduce_seq)
         .bias(Prim::Reduce)
         .example("fun(xs: 4.f32 => xs |> reduce(add, 0.0))")
         .egraph(EGraphUse::Equation("reduce(op)(init)(xs) -> reduceSeq(op)(init)(xs)"))
         .sets(LOWERING),
     RuleDef::rule("reduceSeqUnroll", "reduce -> reduceSeqUnroll", reduce_seq_unroll)
-        .bias(Prim::Reduce),
+        .bias(Prim::Reduce)
+        .example("fun(xs: 4.f32 => xs |> reduce(add, 0.0))"),
     RuleDef::rule("unroll", "reduceSeq -> reduceSeqUnroll", unroll)
         .bias(Prim::ReduceSeq)
         .example("fun(x: 4.f32 => x |> reduceSeq(fun(a, y => a + y), 0.0))")

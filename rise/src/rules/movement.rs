@@ -613,7 +613,8 @@ pub(super) const RULES: &[RuleDef] = &[
         .bias(Prim::Join)
         .example("fun(x: 3.4.i32 => x |> join |> reduce(add, 0))"),
     RuleDef::rule("mapIdentityAfter", "e -> map(fun(x => x))(e)", map_identity_after)
-        .note("e an array"),
+        .note("e an array")
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::equation("mapIdentity", "map(fun(x => x))(xs) -> xs")
         .example("fun(xs: 3.f32 => xs |> map(fun(x => x)))")
         .sets(ALGORITHMIC),
@@ -623,7 +624,8 @@ pub(super) const RULES: &[RuleDef] = &[
         .note("x has n elements")
         .example("fun(x: 3.f32 => x |> take(3))"),
     RuleDef::rule("slideAfter", "e -> join(slide(1, 1)(e))", slide_after)
-        .note("e an array"),
+        .note("e an array")
+        .example("fun(xs: 4.f32 => xs |> map(neg))"),
     RuleDef::rule("zipRotateLeft", "zip(a)(zip(b)(c)) -> map(fun(x => (fst(fst(x)), (snd(fst(x)), snd(x)))))(zip(zip(a)(b))(c))", zip_rotate_left)
         .bias(Prim::Zip)
         .example("fun(a: 3.f32, b: 3.i32, c: 3.f32 => zip(a, zip(b, c)))"),
@@ -631,7 +633,8 @@ pub(super) const RULES: &[RuleDef] = &[
         .bias(Prim::Zip)
         .example("fun(a: 3.f32, b: 3.i32, c: 3.f32 => zip(zip(a, b), c))"),
     RuleDef::rule("zipSwap", "zip(a)(b) -> map(fun(x => (snd(x), fst(x))))(zip(b)(a))", zip_swap)
-        .bias(Prim::Zip),
+        .bias(Prim::Zip)
+        .example("fun(a: 3.f32, b: 3.i32 => zip(a, b))"),
     RuleDef::equation("unzipZipIsPair", "unzip(zip(a)(b)) -> (a, b)")
         .bias(Prim::Zip)
         .example("fun(a: 3.f32, b: 3.i32 => unzip(zip(a, b)))"),
