@@ -66,9 +66,9 @@ impl FromStr for Target {
 
 impl Options {
     /// The default budget's rewrite steps (as `elevate rewrite`'s).
-    pub const DEFAULT_STEPS: u64 = 10_000_000;
+    pub const DEFAULT_STEPS: u64 = elevate_rise::Instance::STEPS;
     /// The default budget's time (as `elevate rewrite`'s).
-    pub const DEFAULT_TIME: Duration = Duration::from_secs(60);
+    pub const DEFAULT_TIME: Duration = elevate_rise::Instance::TIME;
 }
 
 impl Default for Options {

@@ -21,6 +21,8 @@ use crate::term::Term;
 /// // A strategy that fails (or runs out of its budget) is an error naming it.
 /// let e = twice.rewrite("mapFusion").unwrap_err();
 /// assert!(e.to_string().contains("`mapFusion` failed"), "{e}");
+/// // Text that is not a strategy is an error too, not a panic.
+/// assert_eq!(twice.rewrite("topDown(").unwrap_err().kind, elevate_rise::ErrorKind::Strategy);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Instance {
