@@ -1,9 +1,9 @@
 //! The costs and the `auto` space `elevate search` offers for RISE programs, and the
 //! MLIR text of the best program.
 
-use elevate_bridge::measure::{
-    model_cost, CandidateLimits, InFlight, Measured, ModelMeasured, WorkerCommand,
-};
+use elevate_bridge::measure::{model_cost, CandidateLimits};
+#[cfg(feature = "mlir")]
+use elevate_bridge::measure::{InFlight, Measured, ModelMeasured, WorkerCommand};
 use elevate_bridge::Options;
 use elevate_rise::search::{Auto, Machine};
 use elevate_rise::Term;
@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Candidates `model+measured` measures in each round: the model's best few.
+#[cfg(feature = "mlir")]
 const MEASURED_PER_ROUND: usize = 4;
 
 /// How a measured cost measures: its workers, their limits, when it stops.
@@ -23,6 +24,7 @@ pub struct Measuring {
     /// The limits of each candidate.
     pub limits: Option<CandidateLimits>,
     /// How workers are started (`None`: [`WorkerCommand::from_env`]).
+    #[cfg(feature = "mlir")]
     pub worker: Option<WorkerCommand>,
     /// Stops the workers (killing them) once set.
     pub stop: Option<Arc<AtomicBool>>,
@@ -33,6 +35,7 @@ pub struct Measuring {
 }
 
 /// What a measured cost is doing now, for a progress display.
+#[cfg(feature = "mlir")]
 pub type Watch = Arc<dyn Fn() -> Vec<InFlight> + Send + Sync>;
 
 /// A cost made by [`make`], and what its measurements are doing, where it measures.
@@ -40,6 +43,7 @@ pub struct Made {
     /// The cost.
     pub cost: Box<dyn Cost<Term>>,
     /// The candidates in flight, where the cost measures.
+    #[cfg(feature = "mlir")]
     pub watch: Option<Watch>,
     /// Where the reference values came from, once known, where the cost measures.
     pub reference: Option<Arc<Mutex<Option<&'static str>>>>,
@@ -55,6 +59,36 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
     if let Some(threads) = measuring.threads {
         machine.cores = u32::try_from(threads.max(1)).unwrap_or(u32::MAX);
     }
+    match name {
+        "model" => Ok(Made {
+            cost: Box::new(model_cost(machine)),
+            #[cfg(feature = "mlir")]
+            watch: None,
+            reference: None,
+        }),
+        #[cfg(feature = "mlir")]
+        "measured" | "model+measured" => make_measured(name, machine, start, measuring),
+        #[cfg(not(feature = "mlir"))]
+        "measured" | "model+measured" => {
+            let _ = start;
+            Err(format!(
+                "the cost `{name}` compiles candidates: it needs the `mlir` feature"
+            ))
+        }
+        _ => Err(format!(
+            "unknown cost `{name}` (model, measured, model+measured)"
+        )),
+    }
+}
+
+/// The costs that measure: `measured` or `model+measured`.
+#[cfg(feature = "mlir")]
+fn make_measured(
+    name: &str,
+    machine: Machine,
+    start: &Term,
+    measuring: &Measuring,
+) -> Result<Made, String> {
     let measured = || {
         let mut measured = Measured::new(start).map_err(|e| e.to_string())?;
         if let Some(worker) = &measuring.worker {
@@ -82,11 +116,6 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
         Arc::new(move || handle.lock().map(|f| f.clone()).unwrap_or_default())
     };
     match name {
-        "model" => Ok(Made {
-            cost: Box::new(model_cost(machine)),
-            watch: None,
-            reference: None,
-        }),
         // Every measured candidate gets the model's estimate too, for the report's
         // `model_spearman`.
         "measured" => {
@@ -98,7 +127,7 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
                 reference,
             })
         }
-        "model+measured" => {
+        _ => {
             let m = measured()?;
             let (watch, reference) = (Some(watched(&m)), Some(m.reference_source_handle()));
             Ok(Made {
@@ -111,9 +140,6 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
                 reference,
             })
         }
-        _ => Err(format!(
-            "unknown cost `{name}` (model, measured, model+measured)"
-        )),
     }
 }
 

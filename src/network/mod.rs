@@ -25,6 +25,7 @@
 
 #[cfg(feature = "mlir")]
 mod compiled;
+#[cfg(feature = "mlir")]
 mod fold;
 #[cfg(feature = "mlir")]
 mod hoist;
