@@ -43,6 +43,8 @@ fn main() {
                 json!({"bench": "env_step", "space": name, "n": n, "cost": "model", "episodes": count,
                    "us_per_step": round(times.us_per_step),
                    "us_per_step_median": round(times.us_per_step_median),
+                   "us_per_end_step": round(times.us_per_end_step),
+                   "us_per_end_step_median": round(times.us_per_end_step_median),
                    "us_per_episode": round(times.us_per_episode),
                    "steps_per_episode": round(times.steps_per_episode),
                    "us_first_reset": round(times.us_first_reset)})

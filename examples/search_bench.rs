@@ -304,6 +304,8 @@ fn main() {
         json!({"bench": "env_step", "n": 256, "cost": "model", "episodes": 100,
                "us_per_step": round(times.us_per_step),
                "us_per_step_median": round(times.us_per_step_median),
+               "us_per_end_step": round(times.us_per_end_step),
+               "us_per_end_step_median": round(times.us_per_end_step_median),
                "us_per_episode": round(times.us_per_episode)})
     );
 }

@@ -18,6 +18,12 @@ pub struct EnvTimes {
     pub us_per_step: f64,
     /// The median of those steps, in microseconds.
     pub us_per_step_median: f64,
+    /// Microseconds per step that ends an episode: the step, the model's cost of the
+    /// program it ends with (where the environment has not met that program before)
+    /// included. The median.
+    pub us_per_end_step_median: f64,
+    /// Their mean.
+    pub us_per_end_step: f64,
     /// Microseconds per episode: the reset and every step to the end, the end's cost
     /// included.
     pub us_per_episode: f64,
@@ -70,7 +76,7 @@ pub fn episodes(start: &Term, space: &str, count: u32) -> EnvTimes {
     let first = Instant::now();
     let mut env = environment(start, space);
     let us_first_reset = first.elapsed().as_secs_f64() * 1e6;
-    let (mut steps, mut all_steps) = (Vec::new(), 0usize);
+    let (mut steps, mut ends, mut all_steps) = (Vec::new(), Vec::new(), 0usize);
     let mut episode_time = Duration::ZERO;
     let mut seed = 1u64;
     for _ in 0..count {
@@ -79,14 +85,19 @@ pub fn episodes(start: &Term, space: &str, count: u32) -> EnvTimes {
         episode_time += t.elapsed();
         all_steps += taken.len();
         steps.extend(taken.iter().filter(|(_, done)| !done).map(|(d, _)| *d));
+        ends.extend(taken.iter().filter(|(_, done)| *done).map(|(d, _)| *d));
     }
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let total: Duration = steps.iter().sum();
+    let end_total: Duration = ends.iter().sum();
     steps.sort();
+    ends.sort();
     let count = f64::from(count.max(1));
     EnvTimes {
         us_per_step: us(total) / steps.len().max(1) as f64,
         us_per_step_median: steps.get(steps.len() / 2).map_or(0.0, |d| us(*d)),
+        us_per_end_step: us(end_total) / ends.len().max(1) as f64,
+        us_per_end_step_median: ends.get(ends.len() / 2).map_or(0.0, |d| us(*d)),
         us_per_episode: us(episode_time) / count,
         us_first_reset,
         steps_per_episode: all_steps as f64 / count,

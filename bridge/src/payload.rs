@@ -114,15 +114,27 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
 
 /// Whether `term`'s payload (see [`payload`]) computes every kernel as a structured
 /// operation: the same answer as `payload(..).all_structured()`, without writing the
-/// module where the program is structured as a whole (the search's model asks this
-/// of every candidate).
+/// module or its script, and without translating any stage as loops (the search's
+/// model asks this of every candidate).
 pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     let Ok(sig) = signature(term, limits) else {
         return false;
     };
-    match crate::structured::translate(&sig, limits, false) {
-        Ok(_) => true,
-        Err(why) => staged("f", term, sig, limits, why.0).is_ok_and(|p| p.all_structured()),
+    if crate::structured::structures(&sig, limits, false) {
+        return true;
+    }
+    let split = crate::stages::split(sig.body);
+    match crate::structured::StageBuilder::new(&sig, limits) {
+        Ok(structured) if !split.stages.is_empty() => {
+            match stages(&sig, limits, structured, split, false) {
+                Ok(Some((stages, _))) if stages.kernels.is_empty() => {
+                    loops("f", term, sig, limits).is_ok()
+                }
+                Ok(Some(_)) => true,
+                _ => false,
+            }
+        }
+        _ => crate::structured::structures(&sig, limits, true),
     }
 }
 
@@ -198,33 +210,9 @@ fn staged(
             return Ok(p);
         }
     };
-    let mut translation = Stages {
-        structured,
-        loops: crate::loops::LoopStages::new(&sig, limits),
-        aliases: Default::default(),
-        parts: Vec::new(),
-        kernels: Vec::new(),
+    let Some((translation, buffers)) = stages(&sig, limits, structured, split, true)? else {
+        unreachable!("with loops, every stage is translated");
     };
-    for (alias, of) in split.aliases {
-        translation.aliases.entry(of).or_default().push(alias);
-    }
-    for (id, _, _) in &sig.params {
-        translation.resolve_aliases(*id);
-    }
-    // The stages' buffers: each name and its memref type.
-    let mut buffers: Vec<(String, String)> = Vec::new();
-    for (k, stage) in split.stages.iter().enumerate() {
-        let storage =
-            crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
-                crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
-                let buffer = format!("%stage{k}_{leaf}");
-                buffers.push((buffer.clone(), memref_type(dims, s)));
-                Ok(buffer)
-            })?;
-        translation.stage(&stage.term, &storage)?;
-        translation.bind(stage.var.id, &storage, &stage.ty);
-    }
-    translation.stage(&split.result, &sig.out)?;
     let Stages {
         structured,
         loops: loop_stages,
@@ -238,7 +226,7 @@ fn staged(
         p.loops_because = Some(why);
         return Ok(p);
     }
-    let (loop_flops, mut traps) = loop_stages.finish();
+    let (loop_flops, mut traps) = loop_stages.map(|l| l.finish()).unwrap_or_default();
     // (The structured kernels' traps after the loops'.)
     let structured = structured.finish(traps.len());
     let mut ops = structured.ops;
@@ -283,6 +271,50 @@ fn staged(
     })
 }
 
+/// The program's stages (`split`) translated in turn, each structured where it can be
+/// and otherwise, `with_loops`, as explicit loops; without, `None` at the first
+/// stage that is not structured. Also the stages' buffers: each name and its memref
+/// type.
+fn stages(
+    sig: &Signature,
+    limits: &Limits,
+    structured: crate::structured::StageBuilder,
+    split: crate::stages::Staged,
+    with_loops: bool,
+) -> Result<Option<(Stages, Vec<(String, String)>)>, Error> {
+    let mut translation = Stages {
+        structured,
+        loops: with_loops.then(|| crate::loops::LoopStages::new(sig, limits)),
+        aliases: Default::default(),
+        parts: Vec::new(),
+        kernels: Vec::new(),
+    };
+    for (alias, of) in split.aliases {
+        translation.aliases.entry(of).or_default().push(alias);
+    }
+    for (id, _, _) in &sig.params {
+        translation.resolve_aliases(*id);
+    }
+    let mut buffers: Vec<(String, String)> = Vec::new();
+    for (k, stage) in split.stages.iter().enumerate() {
+        let storage =
+            crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
+                crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
+                let buffer = format!("%stage{k}_{leaf}");
+                buffers.push((buffer.clone(), memref_type(dims, s)));
+                Ok(buffer)
+            })?;
+        if !translation.stage(&stage.term, &storage)? {
+            return Ok(None);
+        }
+        translation.bind(stage.var.id, &storage, &stage.ty);
+    }
+    if !translation.stage(&split.result, &sig.out)? {
+        return Ok(None);
+    }
+    Ok(Some((translation, buffers)))
+}
+
 /// The function's arguments, with the trap record where an operation may trap.
 fn with_trap(mut args: Vec<String>, traps: &[TrapSite]) -> Vec<String> {
     if !traps.is_empty() {
@@ -313,7 +345,9 @@ enum Part {
 /// The two translations of a program's stages, side by side.
 struct Stages {
     structured: crate::structured::StageBuilder,
-    loops: crate::loops::LoopStages,
+    /// The explicit loops of the stages that are not structured, where they are
+    /// translated.
+    loops: Option<crate::loops::LoopStages>,
     /// The aliases of each variable not bound yet.
     aliases: std::collections::HashMap<u64, Vec<u64>>,
     parts: Vec<Part>,
@@ -321,8 +355,9 @@ struct Stages {
 }
 
 impl Stages {
-    /// Translates one stage, structured if it can be.
-    fn stage(&mut self, term: &Term, out: &Storage) -> Result<(), Error> {
+    /// Translates one stage, structured if it can be; `false` where it cannot be and
+    /// no loops are translated.
+    fn stage(&mut self, term: &Term, out: &Storage) -> Result<bool, Error> {
         let structured = self
             .structured
             .stage(term, out, false)
@@ -334,11 +369,14 @@ impl Stages {
                 self.parts.push(Part::Kernels(kernels.len()));
             }
             Err(why) => {
-                self.parts.push(Part::Loops(self.loops.stage(term, out)?));
+                let Some(loops) = &mut self.loops else {
+                    return Ok(false);
+                };
+                self.parts.push(Part::Loops(loops.stage(term, out)?));
                 self.kernels.push(KernelForm::Loops(why.0));
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Binds a stage's variable to its buffers in both translations.
@@ -346,7 +384,9 @@ impl Stages {
         // A stage's array is plain data of known sizes, which the structured
         // translation reads; were it not, a later stage reading it would be loops.
         let _ = self.structured.bind(id, storage, ty);
-        self.loops.bind(id, storage, ty);
+        if let Some(loops) = &mut self.loops {
+            loops.bind(id, storage, ty);
+        }
         self.resolve_aliases(id);
     }
 
@@ -356,7 +396,9 @@ impl Stages {
         while let Some(of) = ready.pop() {
             for alias in self.aliases.remove(&of).unwrap_or_default() {
                 self.structured.alias(alias, of);
-                self.loops.alias(alias, of);
+                if let Some(loops) = &mut self.loops {
+                    loops.alias(alias, of);
+                }
                 ready.push(alias);
             }
         }

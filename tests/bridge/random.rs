@@ -4,7 +4,7 @@
 //! and both are counted, with the reasons for the loops.
 
 use super::{compiled_and_interpreted, limits};
-use elevate::bridge::{payload, Error};
+use elevate::bridge::{payload, payload::all_structured, Error};
 use elevate::core::Context;
 use elevate::rise::generate::Generator;
 use elevate::rise::{infer, io, print_term, rules};
@@ -23,6 +23,8 @@ fn random_programs_compile_and_match_the_interpreter() {
             .unwrap();
         match payload("f", &low, &limits()) {
             Ok(p) => {
+                // The search's quick answer is the payload's.
+                assert_eq!(all_structured(&low, &limits()), p.all_structured());
                 kernels += p.kernels.len();
                 for why in p.loop_kernels() {
                     *loop_kernels.entry(why.to_string()).or_default() += 1;

@@ -116,14 +116,39 @@ mod tests {
             "blocking",
         );
         assert_eq!(translation(&clamped), Translation::Loops);
-        // The quick answer is the payload's.
-        for t in [&blocking, &clamped] {
-            let payload = crate::payload::payload("f", t, &Limits::default()).unwrap();
-            assert_eq!(
-                crate::payload::all_structured(t, &Limits::default()),
-                payload.all_structured()
-            );
+        // The quick answer is the payload's, for the library's schedules of both (whose
+        // stages are structured, or not, in every mixture).
+        let clamped_source = MATMUL.replace(
+            "zip(arow,",
+            "zip(arow |> map(fun(x => [x] |> idx(natAsIndex(1, cast(x * 0.0) : i64)))),",
+        );
+        let mut answers = std::collections::BTreeSet::new();
+        for source in [MATMUL, &clamped_source] {
+            for strategy in [
+                "id",
+                "blocking",
+                "vectorization",
+                "loopPerm",
+                "arrayPacking",
+                "cacheBlocks",
+                "par",
+            ] {
+                let t = lowered(source, strategy);
+                let payload = crate::payload::payload("f", &t, &Limits::default()).unwrap();
+                let quick = crate::payload::all_structured(&t, &Limits::default());
+                assert_eq!(
+                    quick,
+                    payload.all_structured(),
+                    "{strategy}: {:?}",
+                    payload.kernels
+                );
+                answers.insert((quick, payload.kernels.len() > 1));
+            }
         }
+        assert!(
+            answers.contains(&(true, false)) && answers.contains(&(false, true)),
+            "{answers:?}"
+        );
         let bridge = model_cost(Machine::default());
         let plain = ModelCost::default();
         // Where the bridge's translation is structured, both agree; where it is

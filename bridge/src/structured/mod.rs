@@ -105,6 +105,14 @@ pub(crate) fn translate(
     whole(sig, limits, reads_in_body, None)
 }
 
+/// Whether the entry point `sig` has a structured body (what [`translate`] would
+/// give), found without writing its operations or its script.
+pub(crate) fn structures(sig: &Signature, limits: &Limits, reads_in_body: bool) -> bool {
+    StageBuilder::new(sig, limits)
+        .and_then(|mut stages| stages.stage(sig.body, &sig.out, reads_in_body))
+        .is_ok()
+}
+
 /// The structured translation of a whole program for the GPU: its kernels as for the
 /// CPU, its script mapping each kernel's GPU maps to blocks and threads of a launch of
 /// its own ([`gpu`]); why not, where a kernel is in no GPU map or the program is not
