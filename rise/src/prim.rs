@@ -1,4 +1,11 @@
 //! The primitives of RISE, high- and low-level, with their types.
+//!
+//! Each primitive is defined once, in the table below (its name and nat parameters;
+//! its type in [`Prim::instantiate`]). Every consumer that gives primitives a meaning matches
+//! on [`Prim`] without a wildcard arm, so that a primitive added here fails to compile
+//! until each says what it does with it: the interpreter (`interp`), the cost model's
+//! trace (`search::trace`), the e-graph's cost (`egraph::cost`), and the bridge's two
+//! translations.
 
 use crate::nat::{Nat, NatVar};
 use crate::types::{Scalar, Type};

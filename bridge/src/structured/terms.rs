@@ -162,6 +162,15 @@ fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
 
 /// `toMem(x)` or `let(x)(f)`, fully applied: the primitive and its value arguments.
 fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
+    // Most applications are none: look at the head before collecting the arguments.
+    let (mut head, mut arity) = (t, 0);
+    while let Expr::App(f, _) = head.expr() {
+        (head, arity) = (f, arity + 1);
+    }
+    match head.expr() {
+        Expr::Prim(p) if (p.stores() && arity == 1) || (*p == Prim::Let && arity == 2) => {}
+        _ => return None,
+    }
     let (head, args) = t.value_arguments();
     let p = match head.expr() {
         // At the top level every address space is the same memory.
@@ -431,7 +440,9 @@ impl Ex {
                     None,
                 )?))
             }
-            _ => no(format!("`{}`", p.name())),
+            // Not in the structured fragment: the kernel is explicit loops. (No
+            // wildcard here: a new primitive must be placed.)
+            Not | Cast | IndexAsNat | ScanSeq | Iterate => no(format!("`{}`", p.name())),
         }
     }
 

@@ -92,7 +92,59 @@ fn loop_shape(p: Prim) -> Option<(usize, f64)> {
         Prim::MapPar => (1, 0.5),
         Prim::Map => (1, 1.0),
         Prim::Reduce => (2, 1.0),
-        _ => return None,
+        // Loops the cost does not weigh as loops (on the GPU, a scan, an iteration),
+        // and everything that is not a loop. (No wildcard: a new primitive must be
+        // placed.)
+        Prim::MapGlobal | Prim::MapWorkGroup | Prim::MapLocal | Prim::ScanSeq | Prim::Iterate => {
+            return None
+        }
+        Prim::Id
+        | Prim::Neg
+        | Prim::Not
+        | Prim::Add
+        | Prim::Sub
+        | Prim::Mul
+        | Prim::Div
+        | Prim::Mod
+        | Prim::Max
+        | Prim::Min
+        | Prim::Exp
+        | Prim::Sqrt
+        | Prim::Abs
+        | Prim::Lt
+        | Prim::Gt
+        | Prim::Equal
+        | Prim::Select
+        | Prim::Cast
+        | Prim::Let
+        | Prim::ToMem
+        | Prim::ToGlobal
+        | Prim::ToShared
+        | Prim::ToPrivate
+        | Prim::Generate
+        | Prim::Idx
+        | Prim::IndexAsNat
+        | Prim::NatAsIndex
+        | Prim::Take
+        | Prim::Drop
+        | Prim::Concat
+        | Prim::Split
+        | Prim::Join
+        | Prim::Slide
+        | Prim::Transpose
+        | Prim::PadCst
+        | Prim::PadClamp
+        | Prim::Zip
+        | Prim::Unzip
+        | Prim::MakePair
+        | Prim::Fst
+        | Prim::Snd
+        | Prim::MapFst
+        | Prim::MapSnd
+        | Prim::VectorFromScalar
+        | Prim::AsVector
+        | Prim::AsVectorAligned
+        | Prim::AsScalar => return None,
     })
 }
 
