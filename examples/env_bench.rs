@@ -9,6 +9,10 @@
 //! are taken for the first time, and 1000, as an agent in training meets them, where
 //! what a decision gave before comes from the space's cache.
 //!
+//! A last line splits the model's cost of the programs episodes end with (what an
+//! episode's last step asks for): `defaultLowering`, the bridge's answer to which
+//! translation the program gets (`translation`), and the model's trace and estimate.
+//!
 //! `cargo run --release --no-default-features --example env_bench [-- N EPISODES]`
 //! (256 by default; one line of `EPISODES` if given).
 
@@ -17,7 +21,15 @@ mod env;
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
 
+use elevate::bridge::measure::{model_cost, translation};
+use elevate::core::Context;
+use elevate::rise::rules::default_lowering;
+use elevate::rise::search::trace::trace_as;
+use elevate::rise::search::Machine;
+use elevate::rise::Term;
+use elevate::strategies::search::Cost;
 use serde_json::json;
+use std::time::Instant;
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
@@ -51,4 +63,58 @@ fn main() {
             );
         }
     }
+    end_costs(&start);
+}
+
+/// The model's cost of the programs 200 random `auto` episodes end with, and its parts.
+fn end_costs(start: &Term) {
+    let mut environment = env::environment(start, "auto");
+    let mut seed = 7u64;
+    let ends: Vec<Term> = (0..200)
+        .map(|_| {
+            env::episode(&mut environment, start, &mut seed);
+            environment.state().program().clone()
+        })
+        .collect();
+    let lowered: Vec<Term> = ends
+        .iter()
+        .map(|t| {
+            default_lowering()
+                .apply(t, &mut Context::default())
+                .expect("lowers")
+        })
+        .collect();
+    let cost = model_cost(Machine::host());
+    // Microseconds per program of `f` over `programs`, the best of three passes.
+    let per = |programs: &[Term], f: &dyn Fn(&Term)| {
+        (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                programs.iter().for_each(f);
+                t.elapsed().as_secs_f64() * 1e6 / programs.len() as f64
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let whole = per(&ends, &|t| drop(std::hint::black_box(cost.evaluate(t))));
+    let lowering = per(&ends, &|t| {
+        drop(std::hint::black_box(
+            default_lowering().apply(t, &mut Context::default()),
+        ))
+    });
+    let question = per(&lowered, &|t| {
+        std::hint::black_box(translation(t));
+    });
+    let traced = per(&lowered, &|t| {
+        drop(std::hint::black_box(trace_as(t, translation(t))))
+    });
+    let structured = lowered
+        .iter()
+        .filter(|t| translation(t) == elevate::rise::search::trace::Translation::Structured)
+        .count();
+    println!(
+        "{}",
+        json!({"bench": "env_end_cost", "programs": ends.len(), "structured": structured,
+           "us_model_cost": round(whole), "us_lowering": round(lowering),
+           "us_translation": round(question), "us_trace": round(traced - question)})
+    );
 }

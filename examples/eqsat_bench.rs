@@ -11,7 +11,7 @@
 
 use elevate::rise::egraph::goals::{matmul, matmul_goals, reach, Goal};
 use elevate::rise::egraph::sketch::satisfied;
-use elevate::rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+use elevate::rise::egraph::{CostModel, RuleSet, Saturation, SaturationLimits};
 use elevate::rise::rules;
 use elevate::rise::Term;
 use serde_json::json;
@@ -89,7 +89,7 @@ fn main() {
 /// sketch is looked for in the e-graph. Prints one JSON line.
 fn unguided(input: &Term, goals: &[Goal], label: &str, names: Vec<String>, seconds: u64) {
     let rules = RuleSet::parse(&names.join(",")).expect("the rules");
-    let limits = Limits {
+    let limits = SaturationLimits {
         iterations: 1_000_000,
         nodes: usize::MAX,
         time: Duration::from_secs(seconds),

@@ -188,8 +188,8 @@ enum Command {
         sketches: Vec<String>,
         /// When to stop, whichever comes first: `iterations=N,nodes=N,ms=N,mb=N`
         /// (any subset; the rest keep their defaults).
-        #[arg(long, default_value_t = elevate_rise::egraph::Limits::default())]
-        limits: elevate_rise::egraph::Limits,
+        #[arg(long, default_value_t = elevate_rise::egraph::SaturationLimits::default())]
+        limits: elevate_rise::egraph::SaturationLimits,
         /// How extraction ranks programs: `lowered` (a work model of low-level RISE:
         /// loops cost their trip counts times their bodies, parallel and vector loops
         /// less, high-level `map`/`reduce` prohibitively much) or `size` (nodes).

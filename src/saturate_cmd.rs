@@ -3,7 +3,9 @@
 use crate::output;
 use crate::{load, Failure};
 use elevate_rise::egraph::sketch::{satisfied, Sketch};
-use elevate_rise::egraph::{CostModel, Limits, Progress, Report, RiseGraph, RuleSet, Saturation};
+use elevate_rise::egraph::{
+    CostModel, Progress, Report, RiseGraph, RuleSet, Saturation, SaturationLimits,
+};
 use elevate_rise::{infer, print_definition};
 use indicatif::ProgressBar;
 use std::io::IsTerminal;
@@ -20,7 +22,7 @@ pub struct SaturateOptions<'a> {
     pub entry: Option<&'a str>,
     pub rules: &'a [String],
     pub sketches: &'a [String],
-    pub limits: Limits,
+    pub limits: SaturationLimits,
     pub cost: CostModel,
     pub dot: Option<&'a Path>,
     pub explain: bool,

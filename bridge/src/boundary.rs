@@ -5,7 +5,7 @@
 //! the memory limits.
 
 use crate::error::Error;
-use crate::text::{memref_type, mlir_scalar, scalar_bytes};
+use crate::mlir_types::{memref_type, mlir_scalar, scalar_bytes};
 use elevate_core::stack::guard;
 use elevate_rise::limits::Limits;
 use elevate_rise::nat::Nat;

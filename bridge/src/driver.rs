@@ -4,7 +4,7 @@
 //! 1. fix the sizes ([`Program::instantiate`]),
 //! 2. rewrite with the strategy, then `defaultLowering` (one budget for both),
 //! 3. translate to the MLIR payload and its Transform script ([`payload()`]),
-//! 4. apply the script, lower, JIT ([`crate::jit::compile`], feature `mlir`).
+//! 4. apply the script, lower, JIT ([`crate::jit::compile_payload`], feature `mlir`).
 //!
 //! [`compile`] does all of it and returns what can be called and timed; [`emit`] stops
 //! at the stage asked for and returns its text (`elevate compile --emit`). Nothing here
@@ -224,7 +224,7 @@ pub fn compile(
     strategy: Option<&Strategy<Term>>,
     options: &Options,
 ) -> Result<crate::jit::Compiled, Error> {
-    crate::jit::compile(
+    crate::jit::compile_payload(
         &translate(program, nats, strategy, options)?,
         &options.limits,
     )
@@ -257,7 +257,7 @@ pub fn compile_term(
     options: &Options,
 ) -> Result<crate::jit::Compiled, Error> {
     let chosen = rewrite(term, strategy, options)?;
-    crate::jit::compile(&payload(name, &chosen, &options.limits)?, &options.limits)
+    crate::jit::compile_payload(&payload(name, &chosen, &options.limits)?, &options.limits)
 }
 
 #[cfg(feature = "mlir")]

@@ -30,14 +30,14 @@
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
 //! | [`ir`] | MLIR operations as values: what both translations build, printed in the generic form |
-//! | `text` | MLIR type and constant texts both translations write |
+//! | `mlir_types` | MLIR type and constant texts both translations write |
 //! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
 //! | [`measure`] | the costs of search: the model told the bridge's translation; measured (compiled in parallel, timed one at a time, checked) |
 
 #![warn(missing_docs)]
 
 pub mod boundary;
-mod checks;
+mod deep_rc;
 mod driver;
 mod env;
 pub mod error;
@@ -47,11 +47,11 @@ pub mod ir;
 pub mod jit;
 mod loops;
 pub mod measure;
+mod mlir_types;
 pub mod payload;
-mod shared;
 mod stages;
 mod structured;
-mod text;
+mod trap_checks;
 
 pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, UnknownStage};
 #[cfg(feature = "mlir")]

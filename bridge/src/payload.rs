@@ -7,7 +7,7 @@ use crate::boundary::{signature, Signature, Storage};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
 use crate::ir::{self, Op};
-use crate::text::memref_type;
+use crate::mlir_types::memref_type;
 use elevate_rise::limits::Limits;
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
@@ -127,7 +127,7 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     match crate::structured::StageBuilder::new(&sig, limits) {
         Ok(structured) if !split.stages.is_empty() => {
             match stages(&sig, limits, structured, split, false) {
-                Ok(Some((stages, _))) if stages.kernels.is_empty() => {
+                Ok(Some(stages)) if stages.kernels.is_empty() => {
                     loops("f", term, sig, limits).is_ok()
                 }
                 Ok(Some(_)) => true,
@@ -210,7 +210,7 @@ fn staged(
             return Ok(p);
         }
     };
-    let Some((translation, buffers)) = stages(&sig, limits, structured, split, true)? else {
+    let Some(translation) = stages(&sig, limits, structured, split, true)? else {
         unreachable!("with loops, every stage is translated");
     };
     let Stages {
@@ -218,6 +218,7 @@ fn staged(
         loops: loop_stages,
         parts,
         kernels,
+        buffers,
         ..
     } = translation;
     if !kernels.contains(&KernelForm::Structured) {
@@ -281,13 +282,14 @@ fn stages(
     structured: crate::structured::StageBuilder,
     split: crate::stages::Staged,
     with_loops: bool,
-) -> Result<Option<(Stages, Vec<(String, String)>)>, Error> {
+) -> Result<Option<Stages>, Error> {
     let mut translation = Stages {
         structured,
         loops: with_loops.then(|| crate::loops::LoopStages::new(sig, limits)),
         aliases: Default::default(),
         parts: Vec::new(),
         kernels: Vec::new(),
+        buffers: Vec::new(),
     };
     for (alias, of) in split.aliases {
         translation.aliases.entry(of).or_default().push(alias);
@@ -295,13 +297,14 @@ fn stages(
     for (id, _, _) in &sig.params {
         translation.resolve_aliases(*id);
     }
-    let mut buffers: Vec<(String, String)> = Vec::new();
     for (k, stage) in split.stages.iter().enumerate() {
         let storage =
             crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
                 crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
                 let buffer = format!("%stage{k}_{leaf}");
-                buffers.push((buffer.clone(), memref_type(dims, s)));
+                translation
+                    .buffers
+                    .push((buffer.clone(), memref_type(dims, s)));
                 Ok(buffer)
             })?;
         if !translation.stage(&stage.term, &storage)? {
@@ -312,7 +315,7 @@ fn stages(
     if !translation.stage(&split.result, &sig.out)? {
         return Ok(None);
     }
-    Ok(Some((translation, buffers)))
+    Ok(Some(translation))
 }
 
 /// The function's arguments, with the trap record where an operation may trap.
@@ -352,6 +355,8 @@ struct Stages {
     aliases: std::collections::HashMap<u64, Vec<u64>>,
     parts: Vec<Part>,
     kernels: Vec<KernelForm>,
+    /// The stages' buffers: each name and its memref type.
+    buffers: Vec<(String, String)>,
 }
 
 impl Stages {

@@ -504,7 +504,7 @@ fn compile_unit(unit: &Unit) -> Result<UnitFunctions, String> {
                 .map_err(|e| e.to_string())?;
             let build = |t: &Term| {
                 elevate_bridge::payload("unit", t, &options.limits)
-                    .and_then(|p| elevate_bridge::jit::compile(&p, &options.limits))
+                    .and_then(|p| elevate_bridge::jit::compile_payload(&p, &options.limits))
                     .map_err(|e| e.to_string())
             };
             match hoist(&chosen, &weights).map_err(|e| e.to_string())? {

@@ -75,7 +75,7 @@ fn exp_of_f32_is_within_two_ulp_of_the_c_library_on_scalars_and_vectors() {
         let term = lowered(&source, &sizes(&[]), strategy);
         let p = super::payload("f", &term);
         assert!(!p.mlir.contains("math.exp"), "{strategy}: {}", p.mlir);
-        let compiled = elevate::bridge::jit::compile(&p, &super::limits()).unwrap();
+        let compiled = elevate::bridge::jit::compile_payload(&p, &super::limits()).unwrap();
         let (_, inputs) = elevate::rise::io::bind_inputs(
             &elevate::rise::io::signature(&term),
             std::slice::from_ref(&input),

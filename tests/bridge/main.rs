@@ -88,8 +88,8 @@ pub fn built_payload(name: &str, term: &Term) -> Payload {
 /// inputs from `seed`: the compiled result and the interpreter's.
 pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
     let payload = built_payload("f", term);
-    let compiled =
-        jit::compile(&payload, &limits()).unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
+    let compiled = jit::compile_payload(&payload, &limits())
+        .unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
     let signature = io::signature(term);
     let inputs = io::random_inputs(&signature, &NatEnv::default(), seed).unwrap();
     let found = compiled

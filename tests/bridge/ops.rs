@@ -240,7 +240,8 @@ fn run_payload(
 ) -> serde_json::Value {
     use elevate::rise::{io, NatEnv};
     let limits = elevate::rise::limits::Limits::default();
-    let compiled = elevate::bridge::jit::compile(p, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let compiled =
+        elevate::bridge::jit::compile_payload(p, &limits).unwrap_or_else(|e| panic!("{e}"));
     let inputs = io::random_inputs(&io::signature(term), &NatEnv::default(), seed).unwrap();
     compiled.run(&inputs).unwrap().to_json().unwrap()
 }

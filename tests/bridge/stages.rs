@@ -94,7 +94,7 @@ fn a_gather_at_indices_read_from_data_is_a_kernel_beside_the_scheduled_product()
     let program = Program::load(source, None).unwrap();
     let (p, _) = forms(source, "id");
     assert!(p.all_structured(), "{:?}", p.kernels);
-    let compiled = jit::compile(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = jit::compile_payload(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
     let sig = io::signature(&program.entry().term);
     let inputs = |ids: &str| {
         let json: Vec<serde_json::Value> = ["[[1,2,3],[4,5,6],[7,8,9],[10,11,12]]", ids]
@@ -208,7 +208,7 @@ fn a_division_that_may_trap_is_checked_in_its_kernel_beside_one_in_loops() {
         "{}",
         p.mlir
     );
-    let compiled = jit::compile(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = jit::compile_payload(&p, &super::limits()).unwrap_or_else(|e| panic!("{e}"));
     let sig = io::signature(&program.entry().term);
     let inputs = |d: &str, zero_at: Option<usize>| {
         let mut y = vec!["1"; 1032];

@@ -111,7 +111,7 @@ fn a_transform_script_tiles_and_vectorizes_a_linalg_matmul_that_then_computes_it
             && scheduled.contains("linalg.fill"),
         "{scheduled}"
     );
-    let compiled = jit::compile(&payload, &limits()).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = jit::compile_payload(&payload, &limits()).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         compiled.llvm_dialect().contains("omp.parallel"),
         "the forall runs on threads: {}",
@@ -134,7 +134,7 @@ fn a_transform_script_tiles_and_vectorizes_a_linalg_matmul_that_then_computes_it
         transform: None,
         ..payload
     };
-    let compiled = jit::compile(&plain, &limits()).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = jit::compile_payload(&plain, &limits()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!compiled.llvm_dialect().contains("omp."));
     assert!(io::approx_eq(&run(&compiled), &expected));
     let lowered = jit::lower_payload(&plain).unwrap();
@@ -144,7 +144,7 @@ fn a_transform_script_tiles_and_vectorizes_a_linalg_matmul_that_then_computes_it
 #[test]
 fn a_broken_script_is_a_transform_error_with_mlir_s_message() {
     let error = |script: &str| {
-        let e = jit::compile(&matmul_payload(script), &limits())
+        let e = jit::compile_payload(&matmul_payload(script), &limits())
             .err()
             .expect("a broken script fails");
         assert_eq!(e.stage(), Stage::Transform, "{e}");

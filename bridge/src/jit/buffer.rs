@@ -3,7 +3,7 @@
 //! ([`crate::boundary`]).
 
 use crate::error::Error;
-use crate::text::scalar_bytes;
+use crate::mlir_types::scalar_bytes;
 use elevate_core::stack::guard;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use elevate_rise::Value;

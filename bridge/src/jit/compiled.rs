@@ -53,7 +53,7 @@ impl Compiled {
 
 /// Compiles a payload: parse, verify, apply the transform script (if any), lower, JIT
 /// (LLVM optimization level 3). Calls check their buffers against `limits`.
-pub fn compile(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
+pub fn compile_payload(payload: &Payload, limits: &Limits) -> Result<Compiled, Error> {
     let (context, messages) = context();
     let module = lowered_payload(&context, payload, &messages)?;
     let llvm_dialect = module.as_operation().to_string();

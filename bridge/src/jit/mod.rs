@@ -40,7 +40,7 @@ mod scopes;
 pub use build::printed;
 pub use bundle::{Bundle, BUNDLE_FORMAT};
 pub use call::Call;
-pub use compiled::{compile, Compiled, OPENMP_RUNTIME};
+pub use compiled::{compile_payload, Compiled, OPENMP_RUNTIME};
 pub use cuda::CUDA_DRIVER_ENV;
 pub use device::{compile_gpu, GpuCall, GpuCompiled};
 pub use gpu::{

@@ -4,10 +4,10 @@
 use super::emitter::Gen;
 use super::value::{lanes_value, Val};
 use crate::boundary::{Check, TrapSite};
-use crate::checks;
 use crate::error::Error;
 use crate::ir;
-use crate::text::{binary_op, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
+use crate::mlir_types::{binary_op, can_trap, is_comparison, lane_type, mlir_scalar, safe_divisor};
+use crate::trap_checks;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
 use elevate_rise::types::Scalar;
@@ -77,7 +77,7 @@ impl Gen {
     }
 
     /// The divisor `y` of `x` (integers of type `s`, or vectors of them), with 1 where
-    /// the division would trap, which records its code ([`checks::divisor`]).
+    /// the division would trap, which records its code ([`trap_checks::divisor`]).
     fn guard_divisor(
         &mut self,
         p: Prim,
@@ -93,7 +93,7 @@ impl Gen {
             check: Check::Division(s),
             span: at.span(),
         });
-        checks::divisor(self, site, p, [x, y], s, lanes)
+        trap_checks::divisor(self, site, p, [x, y], s, lanes)
     }
 
     /// Counts one floating-point operation on `lanes` lanes where the code runs.

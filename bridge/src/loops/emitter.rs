@@ -2,9 +2,9 @@
 //! (loop bodies) with the buffers they free, loops, the trap record.
 
 use crate::boundary::{Check, TrapSite};
-use crate::checks;
 use crate::error::Error;
 use crate::ir::{self, Block, Op};
+use crate::trap_checks;
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
@@ -167,11 +167,11 @@ impl Gen {
             check: Check::Index { bound },
             span: at.span(),
         });
-        checks::index(self, site, x, bound)
+        trap_checks::index(self, site, x, bound)
     }
 }
 
-impl checks::Ops for Gen {
+impl trap_checks::Ops for Gen {
     fn op(&mut self, op: Op) -> String {
         Gen::op(self, op)
     }

@@ -7,7 +7,7 @@ use crate::boundary::{check_buffer, size, Storage};
 use crate::env::{bind, lookup};
 use crate::error::Error;
 use crate::ir::{self, Op};
-use crate::text::{lane_type, literal_text, memref_type, mlir_scalar};
+use crate::mlir_types::{lane_type, literal_text, memref_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};

@@ -8,7 +8,7 @@ use super::views::reshaped;
 use crate::boundary::{lanes, positive, size};
 use crate::error::Error;
 use crate::ir::{self, Block, Op};
-use crate::text::lane_type;
+use crate::mlir_types::lane_type;
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;

@@ -2,10 +2,10 @@
 //! functions (views), pairs, functions; helpers on them.
 
 use super::emitter::Gen;
+use crate::deep_rc::DeepRc;
 use crate::error::Error;
 use crate::ir;
-use crate::shared::Shared;
-use crate::text::{lane_type, mlir_scalar};
+use crate::mlir_types::{lane_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::term::Term;
@@ -26,14 +26,14 @@ pub(super) enum Val {
     /// A pair.
     Pair(Box<Val>, Box<Val>),
     /// A function, applied by generating its body where it is called.
-    Fun(Shared<FunVal>),
+    Fun(DeepRc<FunVal>),
 }
 
 pub(super) type FunVal = dyn Fn(&mut Gen, Val) -> Result<Val, Error>;
 
 /// A function value.
 pub(super) fn fun(f: impl Fn(&mut Gen, Val) -> Result<Val, Error> + 'static) -> Val {
-    Val::Fun(Shared::new(Rc::new(f)))
+    Val::Fun(DeepRc::new(Rc::new(f)))
 }
 
 pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, Error>;
@@ -43,7 +43,7 @@ pub(super) type Getter = dyn Fn(&mut Gen, &str) -> Result<Val, Error>;
 pub(super) struct ArrayVal {
     pub(super) len: i64,
     pub(super) elem: Type,
-    pub(super) get: Shared<Getter>,
+    pub(super) get: DeepRc<Getter>,
     /// Where the elements lie one after the other in a buffer, if they do: vectors of
     /// them are loaded at once.
     pub(super) contiguous: Option<Rc<Contiguous>>,
@@ -69,7 +69,7 @@ impl ArrayVal {
         ArrayVal {
             len,
             elem,
-            get: Shared::new(Rc::new(get)),
+            get: DeepRc::new(Rc::new(get)),
             contiguous: None,
             zipped: None,
         }

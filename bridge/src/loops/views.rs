@@ -8,7 +8,7 @@ use super::emitter::Gen;
 use super::value::{arith_of, array_of, elem_of, scalar_of, select_val, ArrayVal, Contiguous, Val};
 use crate::error::Error;
 use crate::ir::{self, Op};
-use crate::text::{lane_type, memref_type, mlir_scalar};
+use crate::mlir_types::{lane_type, memref_type, mlir_scalar};
 use elevate_rise::term::Term;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use elevate_rise::view::{Indexing, Reshape, Row, Source};

@@ -2,7 +2,7 @@
 //! output: the interior reads the array where it is, the slabs around it read padded
 //! copies of the little they read (as TVM's `loop_partition` does).
 
-use super::eval::{Ex, LoopRec, SExpr};
+use super::eval::{LoopRec, ScalarExpr, SymbolicEvaluator};
 use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Builder, Target};
 use super::prepare::BORDER_FILL_ELEMENTS;
@@ -16,10 +16,10 @@ impl Builder {
     /// guard is no bound on an output position, or there is no interior.
     pub(crate) fn split_at_padding(
         &self,
-        ex: &mut Ex,
+        ex: &mut SymbolicEvaluator,
         loops: &[(Var, LoopRec)],
         positions: &[Var],
-        e: &SExpr,
+        e: &ScalarExpr,
         target: &Target,
     ) -> Option<Vec<OutputBox>> {
         if target.offset.iter().any(|o| *o != 0) {
@@ -42,9 +42,9 @@ impl Builder {
         let mut large = false;
         let mut pending = vec![e];
         while let Some(x) = pending.pop() {
-            if let SExpr::Select { conds, then, .. } = x {
+            if let ScalarExpr::Select { conds, then, .. } = x {
                 guards.extend(conds.iter().cloned());
-                if let SExpr::Load(b, _, _) = &**then {
+                if let ScalarExpr::Load(b, _, _) = &**then {
                     let elements = self.bufs[*b]
                         .dims
                         .iter()
@@ -125,10 +125,10 @@ impl Builder {
     #[allow(clippy::too_many_arguments)]
     fn output_box(
         &self,
-        ex: &mut Ex,
+        ex: &mut SymbolicEvaluator,
         loops: &[(Var, LoopRec)],
         positions: &[Var],
-        e: &SExpr,
+        e: &ScalarExpr,
         target: &Target,
         steps: &[i64],
         range: &[(i64, i64)],
@@ -182,7 +182,7 @@ impl Builder {
 pub(crate) struct OutputBox {
     pub(crate) loops: Vec<(Var, LoopRec)>,
     pub(crate) positions: Vec<Var>,
-    pub(crate) e: SExpr,
+    pub(crate) e: ScalarExpr,
     pub(crate) target: Target,
 }
 
@@ -222,9 +222,9 @@ pub(crate) fn fold_digits(a: &Aff) -> Aff {
 }
 
 /// `e` with each padding guard that always holds, or never, decided.
-pub(crate) fn drop_decided_guards(e: &SExpr, ex: &Ex) -> SExpr {
+pub(crate) fn drop_decided_guards(e: &ScalarExpr, ex: &SymbolicEvaluator) -> ScalarExpr {
     let e = e.map_each(&mut |c| drop_decided_guards(c, ex));
-    let SExpr::Select { conds, then, other } = e else {
+    let ScalarExpr::Select { conds, then, other } = e else {
         return e;
     };
     let mut open = Vec::new();
@@ -239,7 +239,7 @@ pub(crate) fn drop_decided_guards(e: &SExpr, ex: &Ex) -> SExpr {
     }
     match open.is_empty() {
         true => *then,
-        false => SExpr::Select {
+        false => ScalarExpr::Select {
             conds: open,
             then,
             other,

@@ -2,11 +2,11 @@
 //! the kernel is one, `linalg.generic` otherwise, on memrefs and views of them). The
 //! Transform script that applies the program's schedule to them is [`super::script`].
 
-use super::eval::SExpr;
+use super::eval::ScalarExpr;
 use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction};
 use crate::boundary::TrapSite;
 use crate::ir::{self, Block, Op};
-use crate::text::{binary_op, literal_text, memref_type, mlir_scalar};
+use crate::mlir_types::{binary_op, literal_text, memref_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 
@@ -27,10 +27,10 @@ pub(crate) fn matmul_dims(k: &Kernel) -> Option<[usize; 3]> {
     {
         return None;
     }
-    let [SExpr::Bin(Prim::Mul, a, b)] = k.body.as_slice() else {
+    let [ScalarExpr::Bin(Prim::Mul, a, b)] = k.body.as_slice() else {
         return None;
     };
-    let (SExpr::Load(0, _, s), SExpr::Load(1, _, s2)) = (&**a, &**b) else {
+    let (ScalarExpr::Load(0, _, s), ScalarExpr::Load(1, _, s2)) = (&**a, &**b) else {
         return None;
     };
     if s != s2 || !s.is_float() {
@@ -395,11 +395,11 @@ pub(crate) fn payload_ops(
 
 /// Floating-point operations per iteration of a kernel.
 fn float_ops(k: &Kernel) -> usize {
-    fn count(e: &SExpr) -> usize {
+    fn count(e: &ScalarExpr) -> usize {
         match e {
-            SExpr::Bin(_, a, b) => usize::from(a.scalar().is_float()) + count(a) + count(b),
-            SExpr::Un(_, a) => usize::from(a.scalar().is_float()) + count(a),
-            SExpr::Pick(c, a, b) => count(c) + count(a) + count(b),
+            ScalarExpr::Bin(_, a, b) => usize::from(a.scalar().is_float()) + count(a) + count(b),
+            ScalarExpr::Un(_, a) => usize::from(a.scalar().is_float()) + count(a),
+            ScalarExpr::Pick(c, a, b) => count(c) + count(a) + count(b),
             _ => 0,
         }
     }
@@ -441,27 +441,27 @@ impl Body<'_> {
         x
     }
 
-    pub(super) fn expr(&mut self, e: &SExpr) -> String {
+    pub(super) fn expr(&mut self, e: &ScalarExpr) -> String {
         match e {
-            SExpr::Lit(l) => {
+            ScalarExpr::Lit(l) => {
                 let (text, s) = literal_text(*l);
                 self.op(ir::constant(text, mlir_scalar(s)))
             }
-            SExpr::Param(name, _) => name.clone(),
-            SExpr::Load(k, _, _) => format!("%in{k}"),
-            SExpr::Gather(g) => self.gather(g),
-            SExpr::Position(a) => self.position(a),
-            SExpr::Checked { op, x, y, span } => {
+            ScalarExpr::Param(name, _) => name.clone(),
+            ScalarExpr::Load(k, _, _) => format!("%in{k}"),
+            ScalarExpr::Gather(g) => self.gather(g),
+            ScalarExpr::Position(a) => self.position(a),
+            ScalarExpr::Checked { op, x, y, span } => {
                 let s = x.scalar();
                 let (x, y) = (self.expr(x), self.expr(y));
                 self.checked_division(*op, &x, &y, s, *span)
             }
-            SExpr::Bin(p, a, b) => {
+            ScalarExpr::Bin(p, a, b) => {
                 let s = a.scalar();
                 let (x, y) = (self.expr(a), self.expr(b));
                 self.binary(*p, &x, &y, s)
             }
-            SExpr::Un(p, a) => {
+            ScalarExpr::Un(p, a) => {
                 let s = a.scalar();
                 let x = self.expr(a);
                 let t = mlir_scalar(s);
@@ -481,14 +481,14 @@ impl Body<'_> {
                     _ => self.op(unary("math.absi")),
                 }
             }
-            SExpr::Pick(c, a, b) => {
+            ScalarExpr::Pick(c, a, b) => {
                 let t = mlir_scalar(a.scalar());
                 let (c, x, y) = (self.expr(c), self.expr(a), self.expr(b));
                 self.op(ir::select(&c, &x, &y, t))
             }
             // A fold's accumulator (numbered as its output).
-            SExpr::Acc(j, _, _) => format!("%acc{j}"),
-            SExpr::Red { .. } | SExpr::Fold { .. } | SExpr::Select { .. } => {
+            ScalarExpr::Acc(j, _, _) => format!("%acc{j}"),
+            ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } | ScalarExpr::Select { .. } => {
                 unreachable!("kernel bodies have no reductions or guards")
             }
         }

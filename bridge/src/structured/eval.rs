@@ -1,7 +1,7 @@
 //! Symbolic evaluation of a low-level RISE program into loop nests.
 //!
 //! Arrays are index functions, as in the loop translation, but indices are symbolic
-//! ([`Aff`]) and scalars are expression trees ([`SExpr`]). Each computing primitive
+//! ([`Aff`]) and scalars are expression trees ([`ScalarExpr`]). Each computing primitive
 //! records the loop it stands for, in the order the program nests them: `mapPar`,
 //! `mapSeq`, `mapSeqUnroll` (one loop per element, its counter substituted by the
 //! position where the element is read), `reduceSeq`, `reduceSeqUnroll` (a reduction
@@ -10,7 +10,7 @@
 //! the program "not structured", and the bridge translates it to explicit loops.
 
 use super::index::{Aff, Extents, Var};
-use crate::shared::Shared;
+use crate::deep_rc::DeepRc;
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
@@ -24,9 +24,9 @@ use std::rc::Rc;
 #[derive(Debug, Clone)]
 pub struct NotStructured(pub String);
 
-pub(crate) type R<T> = Result<T, NotStructured>;
+pub(crate) type Structuring<T> = Result<T, NotStructured>;
 
-pub(crate) fn no<T>(why: impl Into<String>) -> R<T> {
+pub(crate) fn not_structured<T>(why: impl Into<String>) -> Structuring<T> {
     Err(NotStructured(why.into()))
 }
 
@@ -37,21 +37,31 @@ pub(crate) fn no<T>(why: impl Into<String>) -> R<T> {
 pub(crate) const MAX_EXPRESSION_SIZE: usize = 1000;
 
 /// A constant size.
-pub(crate) fn size(n: &Nat) -> R<i64> {
+pub(crate) fn size(n: &Nat) -> Structuring<i64> {
     n.as_const()
         .ok_or_else(|| NotStructured(format!("the size {n} is not known")))
 }
 
 /// What `toMem`/`let` do with an array at the top level.
 pub(crate) trait Materialize {
-    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal>;
+    fn materialize(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
+        ty: &Type,
+    ) -> Structuring<SymValue>;
 }
 
 /// Inside functions: nothing (the value is used where it is).
 pub(crate) struct Inline;
 
 impl Materialize for Inline {
-    fn materialize(&mut self, _: &mut Ex, value: SVal, _: &Type) -> R<SVal> {
+    fn materialize(
+        &mut self,
+        _: &mut SymbolicEvaluator,
+        value: SymValue,
+        _: &Type,
+    ) -> Structuring<SymValue> {
         Ok(value)
     }
 }
@@ -114,7 +124,7 @@ pub(crate) struct LoopRec {
 
 /// A scalar computed by the program, in terms of loop variables.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum SExpr {
+pub(crate) enum ScalarExpr {
     Lit(Literal),
     /// A scalar parameter of the function (its SSA name).
     Param(String, Scalar),
@@ -122,25 +132,25 @@ pub(crate) enum SExpr {
     Load(usize, Vec<Aff>, Scalar),
     /// An element of a reduction's accumulator, while its step is evaluated.
     Acc(u32, Vec<Aff>, Scalar),
-    Bin(Prim, Box<SExpr>, Box<SExpr>),
-    Un(Prim, Box<SExpr>),
+    Bin(Prim, Box<ScalarExpr>, Box<ScalarExpr>),
+    Un(Prim, Box<ScalarExpr>),
     /// `then` where every index `a` of `conds` is in `lo..hi`, `other` elsewhere
     /// (padding: the element of the array inside its bounds, the constant outside).
     Select {
         conds: Vec<(Aff, i64, i64)>,
-        then: Box<SExpr>,
-        other: Box<SExpr>,
+        then: Box<ScalarExpr>,
+        other: Box<ScalarExpr>,
     },
     /// `select(cond, then, other)` on values: `then` where `cond` holds, `other`
     /// elsewhere (`arith.select`).
-    Pick(Box<SExpr>, Box<SExpr>, Box<SExpr>),
+    Pick(Box<ScalarExpr>, Box<ScalarExpr>, Box<ScalarExpr>),
     /// An integer division or remainder (`op`) whose divisor may be 0 (or -1, of the
     /// smallest dividend): checked in the kernel's body, where a trap is recorded for
     /// `span` and 1 divides instead.
     Checked {
         op: Prim,
-        x: Box<SExpr>,
-        y: Box<SExpr>,
+        x: Box<ScalarExpr>,
+        y: Box<ScalarExpr>,
         span: Option<elevate_rise::Span>,
     },
     /// An element of a buffer at an index computed from data ([`Gathered`]).
@@ -150,9 +160,9 @@ pub(crate) enum SExpr {
     /// `init ⊕ Σ_{vars} body`
     Red {
         op: Prim,
-        init: Box<SExpr>,
+        init: Box<ScalarExpr>,
         vars: Vec<Var>,
-        body: Box<SExpr>,
+        body: Box<ScalarExpr>,
     },
     /// A reduction whose step is any function of its accumulators, which are one or
     /// more scalars (a pair: argmax's value and position, a softmax's running maximum
@@ -161,9 +171,9 @@ pub(crate) enum SExpr {
     /// accumulator `component`.
     Fold {
         id: u32,
-        inits: Vec<SExpr>,
+        inits: Vec<ScalarExpr>,
         vars: Vec<Var>,
-        steps: Vec<SExpr>,
+        steps: Vec<ScalarExpr>,
         component: usize,
     },
 }
@@ -184,23 +194,23 @@ pub(crate) struct Gathered {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct DataIndex {
     pub(crate) var: Var,
-    pub(crate) value: SExpr,
+    pub(crate) value: ScalarExpr,
     pub(crate) bound: i64,
     pub(crate) span: Option<elevate_rise::Span>,
 }
 
-impl SExpr {
+impl ScalarExpr {
     /// Whether a reduction, or an accumulator left over from one (other than a fold's
     /// own, where `fold`), is inside the expression.
     pub(crate) fn contains_reduction(&self, fold: bool) -> bool {
         match self {
-            SExpr::Acc(..) => !fold,
-            SExpr::Red { .. } | SExpr::Fold { .. } => true,
-            SExpr::Bin(..)
-            | SExpr::Un(..)
-            | SExpr::Pick(..)
-            | SExpr::Gather(..)
-            | SExpr::Checked { .. } => self
+            ScalarExpr::Acc(..) => !fold,
+            ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } => true,
+            ScalarExpr::Bin(..)
+            | ScalarExpr::Un(..)
+            | ScalarExpr::Pick(..)
+            | ScalarExpr::Gather(..)
+            | ScalarExpr::Checked { .. } => self
                 .children()
                 .into_iter()
                 .any(|c| c.contains_reduction(fold)),
@@ -213,14 +223,14 @@ impl SExpr {
     /// its element three times).
     pub(crate) fn collect_loads(&self, out: &mut Vec<(usize, Vec<Aff>)>) {
         match self {
-            SExpr::Load(b, idx, _) if !out.iter().any(|(c, jdx)| c == b && jdx == idx) => {
+            ScalarExpr::Load(b, idx, _) if !out.iter().any(|(c, jdx)| c == b && jdx == idx) => {
                 out.push((*b, idx.clone()));
             }
-            SExpr::Bin(..)
-            | SExpr::Un(..)
-            | SExpr::Pick(..)
-            | SExpr::Gather(..)
-            | SExpr::Checked { .. } => {
+            ScalarExpr::Bin(..)
+            | ScalarExpr::Un(..)
+            | ScalarExpr::Pick(..)
+            | ScalarExpr::Gather(..)
+            | ScalarExpr::Checked { .. } => {
                 for c in self.children() {
                     c.collect_loads(out);
                 }
@@ -230,34 +240,34 @@ impl SExpr {
     }
 
     /// The expression with each load replaced by its operand: its place in `loads`
-    /// ([`SExpr::collect_loads`]).
-    pub(crate) fn number_loads(&self, loads: &[(usize, Vec<Aff>)]) -> SExpr {
+    /// ([`ScalarExpr::collect_loads`]).
+    pub(crate) fn number_loads(&self, loads: &[(usize, Vec<Aff>)]) -> ScalarExpr {
         match self {
-            SExpr::Load(b, idx, s) => {
+            ScalarExpr::Load(b, idx, s) => {
                 let k = loads
                     .iter()
                     .position(|(c, jdx)| c == b && jdx == idx)
                     .unwrap_or_default();
-                SExpr::Load(k, Vec::new(), *s)
+                ScalarExpr::Load(k, Vec::new(), *s)
             }
-            SExpr::Bin(..)
-            | SExpr::Un(..)
-            | SExpr::Pick(..)
-            | SExpr::Gather(..)
-            | SExpr::Checked { .. } => self.map_each(&mut |c| c.number_loads(loads)),
+            ScalarExpr::Bin(..)
+            | ScalarExpr::Un(..)
+            | ScalarExpr::Pick(..)
+            | ScalarExpr::Gather(..)
+            | ScalarExpr::Checked { .. } => self.map_each(&mut |c| c.number_loads(loads)),
             other => other.clone(),
         }
     }
 
     /// `e`, if it has at most [`MAX_EXPRESSION_SIZE`] operations (counted without
     /// recursion, and no further than the limit).
-    pub(crate) fn bounded(self) -> R<SExpr> {
+    pub(crate) fn bounded(self) -> Structuring<ScalarExpr> {
         let mut pending = vec![&self];
         let mut count = 0;
         while let Some(e) = pending.pop() {
             count += 1;
             if count > MAX_EXPRESSION_SIZE {
-                return no(format!(
+                return not_structured(format!(
                     "a scalar expression of more than {MAX_EXPRESSION_SIZE} operations"
                 ));
             }
@@ -268,46 +278,50 @@ impl SExpr {
 
     pub(crate) fn scalar(&self) -> Scalar {
         match self {
-            SExpr::Lit(l) => match l {
+            ScalarExpr::Lit(l) => match l {
                 Literal::Bool(_) => Scalar::Bool,
                 Literal::I32(_) => Scalar::I32,
                 Literal::I64(_) => Scalar::I64,
                 Literal::F32(_) => Scalar::F32,
                 Literal::F64(_) => Scalar::F64,
             },
-            SExpr::Position(_) => Scalar::I64,
-            SExpr::Param(_, s) | SExpr::Load(_, _, s) | SExpr::Acc(_, _, s) => *s,
-            SExpr::Gather(g) => g.scalar,
-            SExpr::Bin(p, a, _) => match p {
+            ScalarExpr::Position(_) => Scalar::I64,
+            ScalarExpr::Param(_, s) | ScalarExpr::Load(_, _, s) | ScalarExpr::Acc(_, _, s) => *s,
+            ScalarExpr::Gather(g) => g.scalar,
+            ScalarExpr::Bin(p, a, _) => match p {
                 Prim::Lt | Prim::Gt | Prim::Equal => Scalar::Bool,
                 _ => a.scalar(),
             },
-            SExpr::Un(_, a) | SExpr::Checked { x: a, .. } => a.scalar(),
-            SExpr::Red { init, .. } => init.scalar(),
-            SExpr::Fold {
+            ScalarExpr::Un(_, a) | ScalarExpr::Checked { x: a, .. } => a.scalar(),
+            ScalarExpr::Red { init, .. } => init.scalar(),
+            ScalarExpr::Fold {
                 inits, component, ..
             } => inits[*component].scalar(),
-            SExpr::Select { then, .. } | SExpr::Pick(_, then, _) => then.scalar(),
+            ScalarExpr::Select { then, .. } | ScalarExpr::Pick(_, then, _) => then.scalar(),
         }
     }
 
-    pub(crate) fn map_indices(&self, f: &mut dyn FnMut(&Aff) -> Aff) -> SExpr {
+    pub(crate) fn map_indices(&self, f: &mut dyn FnMut(&Aff) -> Aff) -> ScalarExpr {
         let mapped = match self {
-            SExpr::Load(b, idx, s) => SExpr::Load(*b, idx.iter().map(&mut *f).collect(), *s),
-            SExpr::Acc(a, idx, s) => SExpr::Acc(*a, idx.iter().map(&mut *f).collect(), *s),
-            SExpr::Gather(g) => {
+            ScalarExpr::Load(b, idx, s) => {
+                ScalarExpr::Load(*b, idx.iter().map(&mut *f).collect(), *s)
+            }
+            ScalarExpr::Acc(a, idx, s) => {
+                ScalarExpr::Acc(*a, idx.iter().map(&mut *f).collect(), *s)
+            }
+            ScalarExpr::Gather(g) => {
                 let mut g = (**g).clone();
                 g.idx = g.idx.iter().map(&mut *f).collect();
                 for d in &mut g.data {
                     d.value = d.value.map_indices(f);
                 }
-                SExpr::Gather(Box::new(g))
+                ScalarExpr::Gather(Box::new(g))
             }
-            SExpr::Position(a) => SExpr::Position(f(a)),
+            ScalarExpr::Position(a) => ScalarExpr::Position(f(a)),
             _ => self.map_each(&mut |c| c.map_indices(f)),
         };
         match mapped {
-            SExpr::Select { conds, then, other } => SExpr::Select {
+            ScalarExpr::Select { conds, then, other } => ScalarExpr::Select {
                 conds: conds.iter().map(|(a, lo, hi)| (f(a), *lo, *hi)).collect(),
                 then,
                 other,
@@ -316,7 +330,7 @@ impl SExpr {
         }
     }
 
-    pub(crate) fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SExpr {
+    pub(crate) fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> ScalarExpr {
         self.map_indices(&mut |a| a.subst(v, e, x))
     }
 
@@ -325,7 +339,7 @@ impl SExpr {
         let mut vars = BTreeSet::new();
         let mut pending = vec![self];
         while let Some(e) = pending.pop() {
-            if let SExpr::Red { vars: vs, .. } | SExpr::Fold { vars: vs, .. } = e {
+            if let ScalarExpr::Red { vars: vs, .. } | ScalarExpr::Fold { vars: vs, .. } = e {
                 vars.extend(vs.iter().copied());
             }
             pending.extend(e.children());
@@ -335,31 +349,31 @@ impl SExpr {
 
     fn mentions_acc(&self, id: u32) -> bool {
         match self {
-            SExpr::Acc(a, _, _) => *a == id,
+            ScalarExpr::Acc(a, _, _) => *a == id,
             e => e.children().into_iter().any(|c| c.mentions_acc(id)),
         }
     }
 
     /// The expressions directly inside `self`.
-    pub(crate) fn children(&self) -> Vec<&SExpr> {
+    pub(crate) fn children(&self) -> Vec<&ScalarExpr> {
         match self {
-            SExpr::Bin(_, a, b) | SExpr::Checked { x: a, y: b, .. } => vec![a, b],
-            SExpr::Un(_, a) => vec![a],
-            SExpr::Red { init, body, .. } => vec![init, body],
-            SExpr::Fold { inits, steps, .. } => inits.iter().chain(steps).collect(),
-            SExpr::Select { then, other, .. } => vec![then, other],
-            SExpr::Pick(c, a, b) => vec![c, a, b],
-            SExpr::Gather(g) => g.data.iter().map(|d| &d.value).collect(),
-            SExpr::Lit(_)
-            | SExpr::Param(..)
-            | SExpr::Load(..)
-            | SExpr::Acc(..)
-            | SExpr::Position(_) => Vec::new(),
+            ScalarExpr::Bin(_, a, b) | ScalarExpr::Checked { x: a, y: b, .. } => vec![a, b],
+            ScalarExpr::Un(_, a) => vec![a],
+            ScalarExpr::Red { init, body, .. } => vec![init, body],
+            ScalarExpr::Fold { inits, steps, .. } => inits.iter().chain(steps).collect(),
+            ScalarExpr::Select { then, other, .. } => vec![then, other],
+            ScalarExpr::Pick(c, a, b) => vec![c, a, b],
+            ScalarExpr::Gather(g) => g.data.iter().map(|d| &d.value).collect(),
+            ScalarExpr::Lit(_)
+            | ScalarExpr::Param(..)
+            | ScalarExpr::Load(..)
+            | ScalarExpr::Acc(..)
+            | ScalarExpr::Position(_) => Vec::new(),
         }
     }
 
-    /// [`SExpr::map_children`] for an `f` that cannot fail.
-    pub(crate) fn map_each(&self, f: &mut dyn FnMut(&SExpr) -> SExpr) -> SExpr {
+    /// [`ScalarExpr::map_children`] for an `f` that cannot fail.
+    pub(crate) fn map_each(&self, f: &mut dyn FnMut(&ScalarExpr) -> ScalarExpr) -> ScalarExpr {
         self.map_children(&mut |c| Ok::<_, Infallible>(f(c)))
             .unwrap_or_else(|never| match never {})
     }
@@ -367,132 +381,141 @@ impl SExpr {
     /// `self` with each expression directly inside replaced by `f` of it.
     pub(crate) fn map_children<E>(
         &self,
-        f: &mut dyn FnMut(&SExpr) -> Result<SExpr, E>,
-    ) -> Result<SExpr, E> {
+        f: &mut dyn FnMut(&ScalarExpr) -> Result<ScalarExpr, E>,
+    ) -> Result<ScalarExpr, E> {
         Ok(match self {
-            SExpr::Bin(p, a, b) => SExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
-            SExpr::Un(p, a) => SExpr::Un(*p, Box::new(f(a)?)),
-            SExpr::Checked { op, x, y, span } => SExpr::Checked {
+            ScalarExpr::Bin(p, a, b) => ScalarExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
+            ScalarExpr::Un(p, a) => ScalarExpr::Un(*p, Box::new(f(a)?)),
+            ScalarExpr::Checked { op, x, y, span } => ScalarExpr::Checked {
                 op: *op,
                 x: Box::new(f(x)?),
                 y: Box::new(f(y)?),
                 span: *span,
             },
-            SExpr::Red {
+            ScalarExpr::Red {
                 op,
                 init,
                 vars,
                 body,
-            } => SExpr::Red {
+            } => ScalarExpr::Red {
                 op: *op,
                 init: Box::new(f(init)?),
                 vars: vars.clone(),
                 body: Box::new(f(body)?),
             },
-            SExpr::Fold {
+            ScalarExpr::Fold {
                 id,
                 inits,
                 vars,
                 steps,
                 component,
-            } => SExpr::Fold {
+            } => ScalarExpr::Fold {
                 id: *id,
                 inits: inits.iter().map(&mut *f).collect::<Result<_, E>>()?,
                 vars: vars.clone(),
                 steps: steps.iter().map(&mut *f).collect::<Result<_, E>>()?,
                 component: *component,
             },
-            SExpr::Select { conds, then, other } => SExpr::Select {
+            ScalarExpr::Select { conds, then, other } => ScalarExpr::Select {
                 conds: conds.clone(),
                 then: Box::new(f(then)?),
                 other: Box::new(f(other)?),
             },
-            SExpr::Pick(c, a, b) => SExpr::Pick(Box::new(f(c)?), Box::new(f(a)?), Box::new(f(b)?)),
-            SExpr::Gather(g) => {
+            ScalarExpr::Pick(c, a, b) => {
+                ScalarExpr::Pick(Box::new(f(c)?), Box::new(f(a)?), Box::new(f(b)?))
+            }
+            ScalarExpr::Gather(g) => {
                 let mut g = (**g).clone();
                 for d in &mut g.data {
                     d.value = f(&d.value)?;
                 }
-                SExpr::Gather(Box::new(g))
+                ScalarExpr::Gather(Box::new(g))
             }
-            SExpr::Lit(_)
-            | SExpr::Param(..)
-            | SExpr::Load(..)
-            | SExpr::Acc(..)
-            | SExpr::Position(_) => self.clone(),
+            ScalarExpr::Lit(_)
+            | ScalarExpr::Param(..)
+            | ScalarExpr::Load(..)
+            | ScalarExpr::Acc(..)
+            | ScalarExpr::Position(_) => self.clone(),
         })
     }
 }
 
 /// A value during symbolic evaluation.
 #[derive(Clone)]
-pub(crate) enum SVal {
-    Scalar(SExpr),
+pub(crate) enum SymValue {
+    Scalar(ScalarExpr),
     /// A vector: its lanes are the values of `elem` for `lane` in `0..n`.
     Vector {
         lane: Var,
         n: i64,
-        elem: SExpr,
+        elem: ScalarExpr,
     },
     Index(Aff),
-    Array(SArr),
-    Pair(Box<SVal>, Box<SVal>),
-    Fun(Shared<SFun>),
+    Array(SymArray),
+    Pair(Box<SymValue>, Box<SymValue>),
+    Fun(DeepRc<SFun>),
 }
 
 /// A function value.
-pub(crate) fn sfun(f: impl Fn(&mut Ex, SVal) -> R<SVal> + 'static) -> SVal {
-    SVal::Fun(Shared::new(Rc::new(f)))
+pub(crate) fn sfun(
+    f: impl Fn(&mut SymbolicEvaluator, SymValue) -> Structuring<SymValue> + 'static,
+) -> SymValue {
+    SymValue::Fun(DeepRc::new(Rc::new(f)))
 }
 
-pub(crate) type SFun = dyn Fn(&mut Ex, SVal) -> R<SVal>;
-type SGet = dyn Fn(&mut Ex, &Aff) -> R<SVal>;
+pub(crate) type SFun = dyn Fn(&mut SymbolicEvaluator, SymValue) -> Structuring<SymValue>;
+type SGet = dyn Fn(&mut SymbolicEvaluator, &Aff) -> Structuring<SymValue>;
 
 /// An array: its length and its elements as a function of a symbolic index.
 #[derive(Clone)]
-pub(crate) struct SArr {
+pub(crate) struct SymArray {
     pub(crate) len: i64,
-    pub(crate) get: Shared<SGet>,
+    pub(crate) get: DeepRc<SGet>,
     /// For `concat(a, b)`: its two parts, written into the two parts of a buffer by
     /// kernels of their own (an element read at a symbolic index is in neither part).
-    pub(crate) parts: Option<Rc<(SArr, SArr)>>,
+    pub(crate) parts: Option<Rc<(SymArray, SymArray)>>,
 }
 
-impl SArr {
-    pub(crate) fn new(len: i64, get: impl Fn(&mut Ex, &Aff) -> R<SVal> + 'static) -> SArr {
-        SArr {
+impl SymArray {
+    pub(crate) fn new(
+        len: i64,
+        get: impl Fn(&mut SymbolicEvaluator, &Aff) -> Structuring<SymValue> + 'static,
+    ) -> SymArray {
+        SymArray {
             len,
-            get: Shared::new(Rc::new(get)),
+            get: DeepRc::new(Rc::new(get)),
             parts: None,
         }
     }
 
     /// The element at `i`: views of views read through each other, as deep as the
     /// program nests them.
-    pub(crate) fn at(&self, ex: &mut Ex, i: &Aff) -> R<SVal> {
+    pub(crate) fn at(&self, ex: &mut SymbolicEvaluator, i: &Aff) -> Structuring<SymValue> {
         guard(|| (self.get)(ex, i))
     }
 }
 
-impl SVal {
-    fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SVal {
+impl SymValue {
+    fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SymValue {
         match self {
-            SVal::Scalar(s) => SVal::Scalar(s.subst(v, e, x)),
-            SVal::Vector { lane, n, elem } => SVal::Vector {
+            SymValue::Scalar(s) => SymValue::Scalar(s.subst(v, e, x)),
+            SymValue::Vector { lane, n, elem } => SymValue::Vector {
                 lane: *lane,
                 n: *n,
                 elem: elem.subst(v, e, x),
             },
-            SVal::Index(a) => SVal::Index(a.subst(v, e, x)),
-            SVal::Array(arr) => {
+            SymValue::Index(a) => SymValue::Index(a.subst(v, e, x)),
+            SymValue::Array(arr) => {
                 let (arr, e) = (arr.clone(), e.clone());
-                SVal::Array(SArr::new(arr.len, move |ex, i| {
+                SymValue::Array(SymArray::new(arr.len, move |ex, i| {
                     let y = arr.at(ex, i)?;
                     Ok(y.subst(v, &e, ex))
                 }))
             }
-            SVal::Pair(a, b) => SVal::Pair(Box::new(a.subst(v, e, x)), Box::new(b.subst(v, e, x))),
-            SVal::Fun(f) => {
+            SymValue::Pair(a, b) => {
+                SymValue::Pair(Box::new(a.subst(v, e, x)), Box::new(b.subst(v, e, x)))
+            }
+            SymValue::Fun(f) => {
                 let (f, e) = (f.clone(), e.clone());
                 sfun(move |ex, arg| {
                     let y = f(ex, arg)?;
@@ -502,17 +525,17 @@ impl SVal {
         }
     }
 
-    pub(crate) fn array(&self) -> R<SArr> {
+    pub(crate) fn array(&self) -> Structuring<SymArray> {
         match self {
-            SVal::Array(a) => Ok(a.clone()),
-            _ => no("expected an array"),
+            SymValue::Array(a) => Ok(a.clone()),
+            _ => not_structured("expected an array"),
         }
     }
 }
 
 /// The evaluator's state: variables, the loops recorded for the kernel being built.
 #[derive(Default)]
-pub(crate) struct Ex {
+pub(crate) struct SymbolicEvaluator {
     pub(crate) extents: Vec<i64>,
     pub(crate) loops: BTreeMap<Var, LoopRec>,
     /// How deep in computing loops the evaluation is (0: top level, where `toMem`
@@ -525,13 +548,13 @@ pub(crate) struct Ex {
     pub(crate) shared: BTreeSet<usize>,
 }
 
-impl Extents for Ex {
+impl Extents for SymbolicEvaluator {
     fn extent(&self, v: Var) -> i64 {
         self.extents[v as usize]
     }
 }
 
-impl Ex {
+impl SymbolicEvaluator {
     pub(crate) fn var(&mut self, extent: i64) -> Var {
         self.extents.push(extent.max(1));
         (self.extents.len() - 1) as Var
@@ -558,13 +581,13 @@ impl Ex {
     }
 
     /// Records that lane loop `lane` is read at `i`.
-    pub(crate) fn read_lane(&mut self, lane: Var, i: &Aff) -> R<()> {
+    pub(crate) fn read_lane(&mut self, lane: Var, i: &Aff) -> Structuring<()> {
         self.record(lane, i)
     }
 
     /// Records that the element of loop `v` was read at `i`; a loop read at two
     /// positions is shared (each read computes its element).
-    fn record(&mut self, v: Var, i: &Aff) -> R<()> {
+    fn record(&mut self, v: Var, i: &Aff) -> Structuring<()> {
         let rec = self
             .loops
             .get_mut(&v)
@@ -576,65 +599,76 @@ impl Ex {
         Ok(())
     }
 
-    pub(crate) fn apply(&mut self, f: &SVal, x: SVal) -> R<SVal> {
+    pub(crate) fn apply(&mut self, f: &SymValue, x: SymValue) -> Structuring<SymValue> {
         match f {
-            SVal::Fun(f) => f(self, x),
-            _ => no("applying a value that is not a function"),
+            SymValue::Fun(f) => f(self, x),
+            _ => not_structured("applying a value that is not a function"),
         }
     }
 
     /// `mapSeq`/`mapPar`/`mapSeqUnroll`: a loop whose element is `f(xs[v])`.
-    pub(crate) fn computed_map(&mut self, kind: LoopKind, f: &SVal, xs: &SArr) -> R<SVal> {
+    pub(crate) fn computed_map(
+        &mut self,
+        kind: LoopKind,
+        f: &SymValue,
+        xs: &SymArray,
+    ) -> Structuring<SymValue> {
         let v = self.new_loop(xs.len, kind);
         self.depth += 1;
         let x = xs.at(self, &Aff::var(v));
         let y = x.and_then(|x| self.apply(f, x));
         self.depth -= 1;
         let y = y?;
-        Ok(SVal::Array(SArr::new(xs.len, move |ex, i| {
+        Ok(SymValue::Array(SymArray::new(xs.len, move |ex, i| {
             ex.record(v, i)?;
             Ok(y.subst(v, i, ex))
         })))
     }
 
     /// A placeholder accumulator shaped like `like`: its elements are `Acc(id, path)`.
-    fn placeholder(&mut self, id: u32, like: &SVal, path: Vec<Aff>) -> R<SVal> {
+    fn placeholder(&mut self, id: u32, like: &SymValue, path: Vec<Aff>) -> Structuring<SymValue> {
         match like {
-            SVal::Scalar(e) => Ok(SVal::Scalar(SExpr::Acc(id, path, e.scalar()))),
-            SVal::Vector { n, elem, .. } => {
+            SymValue::Scalar(e) => Ok(SymValue::Scalar(ScalarExpr::Acc(id, path, e.scalar()))),
+            SymValue::Vector { n, elem, .. } => {
                 let lane = self.new_loop(*n, LoopKind::Lane);
                 let mut path = path;
                 path.push(Aff::var(lane));
-                Ok(SVal::Vector {
+                Ok(SymValue::Vector {
                     lane,
                     n: *n,
-                    elem: SExpr::Acc(id, path, elem.scalar()),
+                    elem: ScalarExpr::Acc(id, path, elem.scalar()),
                 })
             }
-            SVal::Array(a) => {
+            SymValue::Array(a) => {
                 // The shape of an element, read at a fresh position.
                 let probe = self.var(a.len);
                 let elem = a.at(self, &Aff::var(probe))?;
                 let elem = Rc::new(elem);
-                Ok(SVal::Array(SArr::new(a.len, move |ex, i| {
+                Ok(SymValue::Array(SymArray::new(a.len, move |ex, i| {
                     let mut p = path.clone();
                     p.push(i.clone());
                     ex.placeholder(id, &elem, p)
                 })))
             }
-            _ => no("a reduction whose accumulator is not numbers or arrays of them"),
+            _ => not_structured("a reduction whose accumulator is not numbers or arrays of them"),
         }
     }
 
     /// `reduceSeq(f)(init)(xs)` in closed form, `init ⊕ Σ_r x(r)` element-wise; a
     /// reduction of scalars whose step is no `acc ⊕ x`, or of pairs of scalars, as a
-    /// fold ([`SExpr::Fold`] per scalar).
-    pub(crate) fn reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
+    /// fold ([`ScalarExpr::Fold`] per scalar).
+    pub(crate) fn reduction(
+        &mut self,
+        kind: LoopKind,
+        f: &SymValue,
+        init: SymValue,
+        xs: &SymArray,
+    ) -> Structuring<SymValue> {
         // Of no element: its start.
         if xs.len == 0 {
             return Ok(init);
         }
-        if !matches!(init, SVal::Scalar(_) | SVal::Pair(..)) {
+        if !matches!(init, SymValue::Scalar(_) | SymValue::Pair(..)) {
             return self.closed_reduction(kind, f, init, xs);
         }
         let inits = scalar_leaves(&init)?;
@@ -643,14 +677,14 @@ impl Ex {
         self.next_acc = self.next_acc.saturating_add(inits.len() as u32);
         // Accumulator `k` is `Acc(id + k)` (a scalar's is what `placeholder` makes).
         let mut k = 0;
-        let acc = rebuild(&init, &mut |s: &SExpr| {
+        let acc = rebuild(&init, &mut |s: &ScalarExpr| {
             k += 1;
-            SExpr::Acc(id + k as u32 - 1, Vec::new(), s.scalar())
+            ScalarExpr::Acc(id + k as u32 - 1, Vec::new(), s.scalar())
         });
         let step = self.step(f, acc, xs, r)?;
-        if let (SVal::Scalar(i0), SVal::Scalar(e)) = (&init, &step) {
+        if let (SymValue::Scalar(i0), SymValue::Scalar(e)) = (&init, &step) {
             if let Ok(closed) = fold(id, r, i0.clone(), e.clone(), &[]) {
-                return Ok(SVal::Scalar(closed));
+                return Ok(SymValue::Scalar(closed));
             }
         }
         let steps = scalar_leaves(&step)?;
@@ -660,15 +694,15 @@ impl Ex {
                 .zip(&inits)
                 .any(|(s, i)| s.scalar() != i.scalar())
         {
-            return no("a reduction step that changes the accumulator's type");
+            return not_structured("a reduction step that changes the accumulator's type");
         }
         if steps.iter().any(|s| !s.reduction_vars().is_empty()) {
-            return no("a reduction step of pairs that reduces");
+            return not_structured("a reduction step of pairs that reduces");
         }
         let mut component = 0;
         Ok(rebuild(&init, &mut |_| {
             component += 1;
-            SExpr::Fold {
+            ScalarExpr::Fold {
                 id,
                 inits: inits.clone(),
                 vars: vec![r],
@@ -679,12 +713,18 @@ impl Ex {
     }
 
     /// A reduction of vectors or arrays: `init ⊕ Σ_r x(r)` element-wise.
-    fn closed_reduction(&mut self, kind: LoopKind, f: &SVal, init: SVal, xs: &SArr) -> R<SVal> {
+    fn closed_reduction(
+        &mut self,
+        kind: LoopKind,
+        f: &SymValue,
+        init: SymValue,
+        xs: &SymArray,
+    ) -> Structuring<SymValue> {
         let r = self.new_loop(xs.len, kind);
         let id = self.next_acc;
         self.next_acc += 1;
         if let Some(rec) = self.loops.get_mut(&r) {
-            rec.array_acc = matches!(init, SVal::Array(_));
+            rec.array_acc = matches!(init, SymValue::Array(_));
         }
         let acc = self.placeholder(id, &init, Vec::new())?;
         let step = self.step(f, acc, xs, r)?;
@@ -692,7 +732,13 @@ impl Ex {
     }
 
     /// A reduction's step, `f(acc)(x(r))`, inside its loop.
-    fn step(&mut self, f: &SVal, acc: SVal, xs: &SArr, r: Var) -> R<SVal> {
+    fn step(
+        &mut self,
+        f: &SymValue,
+        acc: SymValue,
+        xs: &SymArray,
+        r: Var,
+    ) -> Structuring<SymValue> {
         self.depth += 1;
         let step = (|| {
             let x = xs.at(self, &Aff::var(r))?;
@@ -705,42 +751,55 @@ impl Ex {
 }
 
 /// The scalars of a value of scalars and pairs of them, in order.
-fn scalar_leaves(v: &SVal) -> R<Vec<SExpr>> {
+fn scalar_leaves(v: &SymValue) -> Structuring<Vec<ScalarExpr>> {
     let mut out = Vec::new();
     let mut pending = vec![v];
     while let Some(v) = pending.pop() {
         match v {
-            SVal::Scalar(e) => out.push(e.clone()),
-            SVal::Pair(a, b) => pending.extend([&**b, &**a]),
-            _ => return no("a reduction whose accumulator mixes scalars with vectors or arrays"),
+            SymValue::Scalar(e) => out.push(e.clone()),
+            SymValue::Pair(a, b) => pending.extend([&**b, &**a]),
+            _ => {
+                return not_structured(
+                    "a reduction whose accumulator mixes scalars with vectors or arrays",
+                )
+            }
         }
     }
     Ok(out)
 }
 
 /// `v` (scalars and pairs of them) with each scalar, in order, replaced by `f` of it.
-fn rebuild(v: &SVal, f: &mut dyn FnMut(&SExpr) -> SExpr) -> SVal {
+fn rebuild(v: &SymValue, f: &mut dyn FnMut(&ScalarExpr) -> ScalarExpr) -> SymValue {
     match v {
-        SVal::Pair(a, b) => {
+        SymValue::Pair(a, b) => {
             let a = rebuild(a, f);
-            SVal::Pair(Box::new(a), Box::new(rebuild(b, f)))
+            SymValue::Pair(Box::new(a), Box::new(rebuild(b, f)))
         }
-        SVal::Scalar(e) => SVal::Scalar(f(e)),
+        SymValue::Scalar(e) => SymValue::Scalar(f(e)),
         other => other.clone(),
     }
 }
 
 /// The reduction's result at `path`: `init ⊕ Σ_r x` where the step is `acc ⊕ x`.
-fn closed(ex: &mut Ex, id: u32, r: Var, init: SVal, step: SVal, path: Vec<Aff>) -> R<SVal> {
+fn closed(
+    ex: &mut SymbolicEvaluator,
+    id: u32,
+    r: Var,
+    init: SymValue,
+    step: SymValue,
+    path: Vec<Aff>,
+) -> Structuring<SymValue> {
     match (init, step) {
-        (SVal::Scalar(i0), SVal::Scalar(e)) => Ok(SVal::Scalar(fold(id, r, i0, e, &path)?)),
+        (SymValue::Scalar(i0), SymValue::Scalar(e)) => {
+            Ok(SymValue::Scalar(fold(id, r, i0, e, &path)?))
+        }
         (
-            SVal::Vector {
+            SymValue::Vector {
                 lane: l0,
                 n,
                 elem: e0,
             },
-            SVal::Vector { lane, elem, .. },
+            SymValue::Vector { lane, elem, .. },
         ) => {
             // Lanes are one loop: the step's.
             let e0 = e0.subst(l0, &Aff::var(lane), ex);
@@ -759,57 +818,59 @@ fn closed(ex: &mut Ex, id: u32, r: Var, init: SVal, step: SVal, path: Vec<Aff>) 
                 }
                 _ => elem,
             };
-            Ok(SVal::Vector {
+            Ok(SymValue::Vector {
                 lane,
                 n,
                 elem: fold(id, r, e0, elem, &p)?,
             })
         }
-        (SVal::Array(a0), SVal::Array(s)) => Ok(SVal::Array(SArr::new(a0.len, move |ex, i| {
-            let (x0, y) = (a0.at(ex, i)?, s.at(ex, i)?);
-            let mut p = path.clone();
-            p.push(i.clone());
-            closed(ex, id, r, x0, y, p)
-        }))),
-        _ => no("a reduction whose step changes the accumulator's shape"),
+        (SymValue::Array(a0), SymValue::Array(s)) => {
+            Ok(SymValue::Array(SymArray::new(a0.len, move |ex, i| {
+                let (x0, y) = (a0.at(ex, i)?, s.at(ex, i)?);
+                let mut p = path.clone();
+                p.push(i.clone());
+                closed(ex, id, r, x0, y, p)
+            })))
+        }
+        _ => not_structured("a reduction whose step changes the accumulator's shape"),
     }
 }
 
 /// The lane variable of the accumulator's element in a vector step, if any.
-fn acc_lane(e: &SExpr, id: u32) -> Option<Var> {
+fn acc_lane(e: &ScalarExpr, id: u32) -> Option<Var> {
     match e {
-        SExpr::Acc(a, idx, _) if *a == id => idx.last().and_then(Aff::as_var),
+        ScalarExpr::Acc(a, idx, _) if *a == id => idx.last().and_then(Aff::as_var),
         e => e.children().into_iter().find_map(|c| acc_lane(c, id)),
     }
 }
 
-fn is_acc(e: &SExpr, id: u32, path: &[Aff]) -> bool {
-    matches!(e, SExpr::Acc(a, idx, _) if *a == id && idx.as_slice() == path)
+fn is_acc(e: &ScalarExpr, id: u32, path: &[Aff]) -> bool {
+    matches!(e, ScalarExpr::Acc(a, idx, _) if *a == id && idx.as_slice() == path)
 }
 
 /// `acc ⊕ x` (or a reduction starting from `acc`) becomes `init ⊕ Σ_r x`.
-fn fold(id: u32, r: Var, init: SExpr, e: SExpr, path: &[Aff]) -> R<SExpr> {
+fn fold(id: u32, r: Var, init: ScalarExpr, e: ScalarExpr, path: &[Aff]) -> Structuring<ScalarExpr> {
     let associative = |p: Prim| matches!(p, Prim::Add | Prim::Mul | Prim::Max | Prim::Min);
     match e {
-        SExpr::Bin(op, a, b) if associative(op) => {
+        ScalarExpr::Bin(op, a, b) if associative(op) => {
             let x = if is_acc(&a, id, path) {
                 b
             } else if is_acc(&b, id, path) {
                 a
             } else {
-                return no("a reduction step that is not `acc ⊕ x`");
+                return not_structured("a reduction step that is not `acc ⊕ x`");
             };
             if x.mentions_acc(id) {
-                return no("a reduction step that reads the accumulator twice");
+                return not_structured("a reduction step that reads the accumulator twice");
             }
-            Ok(SExpr::Red {
+            Ok(ScalarExpr::Red {
                 op,
                 init: Box::new(init),
                 vars: vec![r],
                 body: x,
             })
         }
-        SExpr::Red {
+        ScalarExpr::Red {
             op,
             init: inner,
             vars,
@@ -817,13 +878,13 @@ fn fold(id: u32, r: Var, init: SExpr, e: SExpr, path: &[Aff]) -> R<SExpr> {
         } if is_acc(&inner, id, path) && !body.mentions_acc(id) => {
             let mut all = vec![r];
             all.extend(vars);
-            Ok(SExpr::Red {
+            Ok(ScalarExpr::Red {
                 op,
                 init: Box::new(init),
                 vars: all,
                 body,
             })
         }
-        _ => no("a reduction step that is not `acc ⊕ x`"),
+        _ => not_structured("a reduction step that is not `acc ⊕ x`"),
     }
 }

@@ -1,7 +1,7 @@
 //! Folds: a reduction whose accumulator is several scalars is one kernel with an
 //! output per scalar, whichever of them the program writes or reads.
 
-use super::eval::{SExpr, R};
+use super::eval::{ScalarExpr, Structuring};
 use super::kernel::{Builder, Kernel, Operand, Reduction};
 use elevate_rise::term::Literal;
 use elevate_rise::types::Scalar;
@@ -15,7 +15,7 @@ pub(crate) fn carried(
     builder: &mut Builder,
     mut kernel: Kernel,
     component: usize,
-) -> R<Option<Kernel>> {
+) -> Structuring<Option<Kernel>> {
     let Some(Reduction::Fold(inits)) = kernel.reduction.clone() else {
         return Ok(Some(kernel));
     };
@@ -66,5 +66,5 @@ pub(crate) fn carried(
 
 /// The scalar type of a constant.
 fn literal_scalar(l: Literal) -> Scalar {
-    SExpr::Lit(l).scalar()
+    ScalarExpr::Lit(l).scalar()
 }

@@ -1,16 +1,18 @@
 //! Numbers computed from data used as indices (`natAsIndex`): each is a variable of
 //! the indices it reaches, standing for its value; a load whose index reads one is a
-//! gather, which the kernel's body computes ([`super::checked`]). So is, as a last
+//! gather, which the kernel's body computes ([`super::body_ops`]). So is, as a last
 //! resort, a read at an index that is not affine in the loops.
 
-use super::eval::{no, DataIndex, Ex, Gathered, SExpr, R};
+use super::eval::{
+    not_structured, DataIndex, Gathered, ScalarExpr, Structuring, SymbolicEvaluator,
+};
 use super::index::{Aff, Var};
 use elevate_rise::types::Scalar;
 
-impl Ex {
+impl SymbolicEvaluator {
     /// Element `idx` of buffer `buf`: a load, or where the index reads numbers from
     /// data, a gather.
-    pub(crate) fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> SExpr {
+    pub(crate) fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> ScalarExpr {
         let data: Vec<DataIndex> = self
             .data
             .values()
@@ -18,9 +20,9 @@ impl Ex {
             .cloned()
             .collect();
         if data.is_empty() {
-            return SExpr::Load(buf, idx, scalar);
+            return ScalarExpr::Load(buf, idx, scalar);
         }
-        SExpr::Gather(Box::new(Gathered {
+        ScalarExpr::Gather(Box::new(Gathered {
             buf,
             idx,
             data,
@@ -30,15 +32,15 @@ impl Ex {
 
     /// `e` with every load whose index reads numbers from data a gather (a map's
     /// counter replaced by such a number after the load was made), or why not.
-    pub(crate) fn with_gathers(&self, e: &SExpr) -> R<SExpr> {
+    pub(crate) fn with_gathers(&self, e: &ScalarExpr) -> Structuring<ScalarExpr> {
         if self.data.is_empty() {
             return Ok(e.clone());
         }
         let e = match e {
-            SExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
+            ScalarExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
             // (Its numbers as the kernel's substitutions left them, and any its
             // index reads now.)
-            SExpr::Gather(g) => {
+            ScalarExpr::Gather(g) => {
                 let mut g = (**g).clone();
                 for d in self.data.values() {
                     let read = g.idx.iter().any(|a| a.mentions(d.var));
@@ -49,14 +51,14 @@ impl Ex {
                 for d in &mut g.data {
                     d.value = self.with_gathers(&d.value)?;
                 }
-                return Ok(SExpr::Gather(Box::new(g)));
+                return Ok(ScalarExpr::Gather(Box::new(g)));
             }
-            SExpr::Select { conds, .. }
+            ScalarExpr::Select { conds, .. }
                 if conds
                     .iter()
                     .any(|(a, _, _)| self.data.keys().any(|v| a.mentions(*v))) =>
             {
-                return no("a guard on an index computed from data");
+                return not_structured("a guard on an index computed from data");
             }
             e => e.clone(),
         };
@@ -66,7 +68,7 @@ impl Ex {
     /// A variable for the number `value` computed from data, an index below `bound`.
     pub(crate) fn data_index(
         &mut self,
-        value: SExpr,
+        value: ScalarExpr,
         bound: i64,
         span: Option<elevate_rise::Span>,
     ) -> Var {
@@ -84,31 +86,31 @@ impl Ex {
 
 /// Whether `e` reads at an index computed in the body, reads a position or checks a
 /// division: operations the vectorizer does not take.
-pub(crate) fn checks(e: &SExpr) -> bool {
+pub(crate) fn checks(e: &ScalarExpr) -> bool {
     matches!(
         e,
-        SExpr::Gather(_) | SExpr::Checked { .. } | SExpr::Position(_)
+        ScalarExpr::Gather(_) | ScalarExpr::Checked { .. } | ScalarExpr::Position(_)
     ) || e.children().into_iter().any(checks)
 }
 
 /// `e` with each load at an index that is not `affine` read in the body
-/// ([`SExpr::Gather`] with no number from data).
-pub(crate) fn read_in_body(e: &SExpr, affine: &dyn Fn(usize, &[Aff]) -> bool) -> SExpr {
+/// ([`ScalarExpr::Gather`] with no number from data).
+pub(crate) fn read_in_body(e: &ScalarExpr, affine: &dyn Fn(usize, &[Aff]) -> bool) -> ScalarExpr {
     match e {
-        SExpr::Load(b, idx, s) if !affine(*b, idx) => SExpr::Gather(Box::new(Gathered {
+        ScalarExpr::Load(b, idx, s) if !affine(*b, idx) => ScalarExpr::Gather(Box::new(Gathered {
             buf: *b,
             idx: idx.clone(),
             data: Vec::new(),
             scalar: *s,
         })),
-        SExpr::Load(..) => e.clone(),
+        ScalarExpr::Load(..) => e.clone(),
         _ => e.map_each(&mut |c| read_in_body(c, affine)),
     }
 }
 
-/// The indices of the gathers in `e` ([`SExpr::Gather`]), in their data's too.
-pub(crate) fn gathers(e: &SExpr, out: &mut Vec<Vec<Aff>>) {
-    if let SExpr::Gather(g) = e {
+/// The indices of the gathers in `e` ([`ScalarExpr::Gather`]), in their data's too.
+pub(crate) fn gathers(e: &ScalarExpr, out: &mut Vec<Vec<Aff>>) {
+    if let ScalarExpr::Gather(g) = e {
         out.push(g.idx.clone());
     }
     for c in e.children() {

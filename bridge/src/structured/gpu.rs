@@ -8,7 +8,7 @@
 //! sequential loops and reductions inside a thread) runs in each thread as loops.
 
 use super::emit::matmul_dims;
-use super::eval::{GpuLevel, LoopKind, SExpr};
+use super::eval::{GpuLevel, LoopKind, ScalarExpr};
 use super::kernel::Kernel;
 use super::script::{matching, script_module, tiling, vectorize, ANY};
 use crate::ir::{self, Op};
@@ -420,11 +420,11 @@ fn staged(
 
 /// The bytes of an element of kernel `k`'s input `i` (as its body loads it).
 fn scalar_bytes(k: &Kernel, i: usize) -> i64 {
-    let mut pending: Vec<&SExpr> = k.body.iter().collect();
+    let mut pending: Vec<&ScalarExpr> = k.body.iter().collect();
     while let Some(e) = pending.pop() {
-        if let SExpr::Load(j, _, s) = e {
+        if let ScalarExpr::Load(j, _, s) = e {
             if *j == i {
-                return crate::text::scalar_bytes(*s) as i64;
+                return crate::mlir_types::scalar_bytes(*s) as i64;
             }
         }
         pending.extend(e.children());

@@ -6,7 +6,7 @@
 //! computed at a position outside it).
 
 use super::boxes::{drop_decided_guards, fold_digits};
-use super::eval::{no, Ex, SExpr, R};
+use super::eval::{not_structured, ScalarExpr, Structuring, SymbolicEvaluator};
 use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Builder, Target};
 use super::prepare::variables;
@@ -23,7 +23,7 @@ const MAX_CONDITIONS: usize = 8;
 /// positions (one per buffer dimension, each counting from the box's corner), and
 /// where the box starts in the buffer.
 struct Pending {
-    e: SExpr,
+    e: ScalarExpr,
     positions: Vec<Var>,
     corner: Vec<i64>,
 }
@@ -32,7 +32,7 @@ struct Pending {
 /// one padded image): one buffer holds them all, over the union of what they read.
 struct Group {
     /// The first guard found, digits folded.
-    first: SExpr,
+    first: ScalarExpr,
     /// Each condition's own variable and the rest of its index.
     own: Vec<(Var, Aff)>,
     /// Each condition's index: the least and the greatest value any guard reads.
@@ -40,15 +40,15 @@ struct Group {
 }
 
 impl Group {
-    fn new(e: SExpr, ex: &Ex) -> R<Group> {
-        let SExpr::Select { conds, .. } = &e else {
-            return no("a guard that is no guard");
+    fn new(e: ScalarExpr, ex: &SymbolicEvaluator) -> Structuring<Group> {
+        let ScalarExpr::Select { conds, .. } = &e else {
+            return not_structured("a guard that is no guard");
         };
         if mentions_accumulator(&e) {
-            return no("a guarded value read by a reduction's step");
+            return not_structured("a guarded value read by a reduction's step");
         }
         if conds.len() > MAX_CONDITIONS {
-            return no(format!(
+            return not_structured(format!(
                 "a guard of more than {MAX_CONDITIONS} conditions on different positions"
             ));
         }
@@ -64,7 +64,7 @@ impl Group {
             });
             let Some(v) = v else {
                 let digits = a.terms.keys().any(|t| !matches!(t, Atom::Var(_)));
-                return no(match digits {
+                return not_structured(match digits {
                     // (a `join`ed `concat` read across its parts)
                     true => "a guard on a position's digits (`p / d`, `p mod d`)",
                     false => "a guard on a position shared with another guard",
@@ -84,8 +84,8 @@ impl Group {
 
     /// The shift of each condition's position that makes the first guard `e`, if one
     /// does.
-    fn shifts(&self, e: &SExpr, ex: &Ex) -> Option<Vec<i64>> {
-        let (SExpr::Select { conds: mine, .. }, SExpr::Select { conds: theirs, .. }) =
+    fn shifts(&self, e: &ScalarExpr, ex: &SymbolicEvaluator) -> Option<Vec<i64>> {
+        let (ScalarExpr::Select { conds: mine, .. }, ScalarExpr::Select { conds: theirs, .. }) =
             (&self.first, e)
         else {
             return None;
@@ -119,14 +119,18 @@ impl Builder {
     /// `e` with each guard that is not a buffer's padding (the buffer's element
     /// within its bounds, a constant outside) read from a buffer of its own, one per
     /// group of guards that differ by a shift.
-    pub(crate) fn materialize_guards(&mut self, ex: &mut Ex, e: &SExpr) -> R<SExpr> {
+    pub(crate) fn materialize_guards(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        e: &ScalarExpr,
+    ) -> Structuring<ScalarExpr> {
         // (A guard at a constant position, an unrolled reduction's, is decided.)
         let e = &drop_decided_guards(e, ex);
         let mut found = Vec::new();
         let mut pending = vec![e];
         while let Some(x) = pending.pop() {
             match x {
-                SExpr::Select { .. } if self.padding_of(x).is_none() => found.push(x),
+                ScalarExpr::Select { .. } if self.padding_of(x).is_none() => found.push(x),
                 _ => pending.extend(x.children()),
             }
         }
@@ -139,7 +143,7 @@ impl Builder {
             let known = groups.iter_mut().find_map(|g| Some((g.shifts(&x, ex)?, g)));
             match known {
                 Some((_, g)) => {
-                    let SExpr::Select { conds, .. } = &x else {
+                    let ScalarExpr::Select { conds, .. } = &x else {
                         unreachable!("a group holds guards")
                     };
                     for ((a, _, _), (min, max)) in conds.iter().zip(&mut g.ranges) {
@@ -153,22 +157,22 @@ impl Builder {
         let written = groups
             .iter()
             .map(|g| self.write_group(ex, g))
-            .collect::<R<Vec<_>>>()?;
+            .collect::<Structuring<Vec<_>>>()?;
         self.read_guards(ex, e, &groups, &written)
     }
 
     /// `e` with each guard read from its group's buffer.
     fn read_guards(
         &mut self,
-        ex: &mut Ex,
-        e: &SExpr,
+        ex: &mut SymbolicEvaluator,
+        e: &ScalarExpr,
         groups: &[Group],
         written: &[Written],
-    ) -> R<SExpr> {
-        if let SExpr::Select { .. } = e {
+    ) -> Structuring<ScalarExpr> {
+        if let ScalarExpr::Select { .. } = e {
             if self.padding_of(e).is_none() {
                 let x = normalized(e);
-                let SExpr::Select { conds, .. } = &x else {
+                let ScalarExpr::Select { conds, .. } = &x else {
                     unreachable!("folding keeps a guard")
                 };
                 let Some(w) = groups
@@ -176,7 +180,7 @@ impl Builder {
                     .zip(written)
                     .find_map(|(g, w)| g.shifts(&x, ex).map(|_| w))
                 else {
-                    return no("a guard of no group");
+                    return not_structured("a guard of no group");
                 };
                 let index = conds
                     .iter()
@@ -184,7 +188,7 @@ impl Builder {
                     .map(|((a, _, _), min)| a.plus(-min))
                     .chain(w.free.iter().map(|f| Aff::var(*f)))
                     .collect();
-                return Ok(SExpr::Load(w.buf, index, x.scalar()));
+                return Ok(ScalarExpr::Load(w.buf, index, x.scalar()));
             }
         }
         e.map_children(&mut |c| self.read_guards(ex, c, groups, written))
@@ -195,9 +199,11 @@ impl Builder {
     /// variable `v` of its own in `a = v + rest`, which the branches read only through
     /// `a` (they are read at `v = p - rest`: a position `p` of the buffer, over the
     /// range `a` takes).
-    fn write_group(&mut self, ex: &mut Ex, g: &Group) -> R<Written> {
+    fn write_group(&mut self, ex: &mut SymbolicEvaluator, g: &Group) -> Structuring<Written> {
         let guarded: BTreeSet<Var> = match &g.first {
-            SExpr::Select { conds, .. } => conds.iter().flat_map(|(a, _, _)| a.vars()).collect(),
+            ScalarExpr::Select { conds, .. } => {
+                conds.iter().flat_map(|(a, _, _)| a.vars()).collect()
+            }
             _ => BTreeSet::new(),
         };
         let mut positions: Vec<Var> = g
@@ -215,7 +221,9 @@ impl Builder {
             .filter(|v| !positions.contains(v))
             .collect();
         if free.iter().any(|v| guarded.contains(v)) {
-            return no("a guarded value that reads its position other than through its guard");
+            return not_structured(
+                "a guarded value that reads its position other than through its guard",
+            );
         }
         for f in &free {
             let p = ex.var(ex.extent(*f));
@@ -235,7 +243,13 @@ impl Builder {
     /// The kernels that write `e` (over `positions`) into `buf`, box by box: a box
     /// whose expression is a guard on its own positions is split where each
     /// condition changes, until each box computes one branch.
-    fn write_boxes(&mut self, ex: &mut Ex, buf: usize, e: SExpr, positions: Vec<Var>) -> R<()> {
+    fn write_boxes(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        buf: usize,
+        e: ScalarExpr,
+        positions: Vec<Var>,
+    ) -> Structuring<()> {
         let corner = vec![0; positions.len()];
         let mut pending = vec![Pending {
             e,
@@ -251,7 +265,7 @@ impl Builder {
             }
             written += 1;
             if written > MAX_BOXES {
-                return no(format!(
+                return not_structured(format!(
                     "a guarded value written by more than {MAX_BOXES} kernels (an array literal read at computed positions)"
                 ));
             }
@@ -269,8 +283,12 @@ impl Builder {
 /// `b` split where the conditions of its guard `e` change, if `e` is a guard whose
 /// conditions are each on one of the box's positions (`p + c`): a box per range of
 /// each, the guard's branch in it.
-fn split_box(ex: &mut Ex, e: &SExpr, b: &Pending) -> R<Option<Vec<Pending>>> {
-    let SExpr::Select { conds, then, other } = e else {
+fn split_box(
+    ex: &mut SymbolicEvaluator,
+    e: &ScalarExpr,
+    b: &Pending,
+) -> Structuring<Option<Vec<Pending>>> {
+    let ScalarExpr::Select { conds, then, other } = e else {
         return Ok(None);
     };
     // For each position, the (lo, hi) of its condition in the box's own counting.
@@ -317,7 +335,7 @@ fn split_box(ex: &mut Ex, e: &SExpr, b: &Pending) -> R<Option<Vec<Pending>>> {
         .iter()
         .try_fold(1usize, |n, r| n.checked_mul(r.len()));
     if count.is_none_or(|n| n > MAX_BOXES) {
-        return no(format!("a guard of more than {MAX_BOXES} boxes"));
+        return not_structured(format!("a guard of more than {MAX_BOXES} boxes"));
     }
     // Every combination of the positions' ranges.
     let mut boxes = vec![(Vec::new(), true)];
@@ -359,9 +377,9 @@ fn split_box(ex: &mut Ex, e: &SExpr, b: &Pending) -> R<Option<Vec<Pending>>> {
 
 /// The guard `e` with its positions' digits put back together, and its conditions
 /// on one index (up to a constant: paddings of paddings) as one.
-fn normalized(e: &SExpr) -> SExpr {
+fn normalized(e: &ScalarExpr) -> ScalarExpr {
     let e = e.map_indices(&mut fold_digits);
-    let SExpr::Select { conds, then, other } = e else {
+    let ScalarExpr::Select { conds, then, other } = e else {
         return e;
     };
     // Each index without its constant: the index, and the range it must be in.
@@ -382,17 +400,20 @@ fn normalized(e: &SExpr) -> SExpr {
             }
         }
     }
-    SExpr::Select {
+    ScalarExpr::Select {
         conds: merged.into_values().collect(),
         then,
         other,
     }
 }
 
-fn mentions_accumulator(e: &SExpr) -> bool {
+fn mentions_accumulator(e: &ScalarExpr) -> bool {
     let mut pending = vec![e];
     while let Some(x) = pending.pop() {
-        if matches!(x, SExpr::Acc(..) | SExpr::Red { .. } | SExpr::Fold { .. }) {
+        if matches!(
+            x,
+            ScalarExpr::Acc(..) | ScalarExpr::Red { .. } | ScalarExpr::Fold { .. }
+        ) {
             return true;
         }
         pending.extend(x.children());

@@ -2,7 +2,9 @@
 //! iteration dimensions, its operands' indexing, its body) and its schedule (the
 //! program's loops, outermost first, as tiles of those dimensions).
 
-use super::eval::{no, size, Ex, LoopKind, LoopRec, SExpr, SVal, R};
+use super::eval::{
+    not_structured, size, LoopKind, LoopRec, ScalarExpr, Structuring, SymValue, SymbolicEvaluator,
+};
 use super::from_data::{checks, gathers, read_in_body};
 use super::index::{flattened_digits, Aff, Extents, Var};
 use super::start::{constants, starting};
@@ -159,16 +161,16 @@ pub(crate) struct Kernel {
     pub(crate) inputs: Vec<Operand>,
     /// What it writes: one buffer, or one per accumulator of a fold.
     pub(crate) outs: Vec<Operand>,
-    /// Each output's value: `SExpr::Load(k, [], _)` is input operand `k`; in a fold,
-    /// `SExpr::Acc(j, [], _)` is accumulator `j` before the step.
-    pub(crate) body: Vec<SExpr>,
+    /// Each output's value: `ScalarExpr::Load(k, [], _)` is input operand `k`; in a fold,
+    /// `ScalarExpr::Acc(j, [], _)` is accumulator `j` before the step.
+    pub(crate) body: Vec<ScalarExpr>,
     pub(crate) reduction: Option<Reduction>,
     pub(crate) schedule: Vec<ScheduledLoop>,
     /// No loop of the program writes it (a copy or a fill the bridge adds: a padded
     /// operand, a result's rows read from a larger buffer): its schedule is the
     /// bridge's to choose.
     pub(crate) free: bool,
-    /// Where the body reads at indices it computes ([`SExpr::Gather`]: from data, or
+    /// Where the body reads at indices it computes ([`ScalarExpr::Gather`]: from data, or
     /// not affine in the loops): each loop's dimension, step and trip count (its counter
     /// is `(index(d) / step) mod trips`); empty elsewhere.
     pub(crate) counters: BTreeMap<Var, (usize, i64, i64)>,
@@ -207,7 +209,7 @@ pub(crate) struct Builder {
     /// The limits the program's own buffers are checked against.
     pub(crate) limits: Limits,
     /// Reductions computed into buffers of their own, and the reads that replace them.
-    pub(crate) reductions: Vec<(SExpr, SExpr)>,
+    pub(crate) reductions: Vec<(ScalarExpr, ScalarExpr)>,
     /// The buffers of parameters, stages and the result, by name.
     pub(crate) by_name: std::collections::HashMap<String, usize>,
     /// Buffers a fold writes only because it carries them (an accumulator the
@@ -236,7 +238,7 @@ impl Builder {
 }
 
 /// The dimensions and scalar of an array of scalars.
-pub(crate) fn shape(ty: &Type) -> R<(Vec<i64>, Scalar)> {
+pub(crate) fn shape(ty: &Type) -> Structuring<(Vec<i64>, Scalar)> {
     let mut dims = Vec::new();
     let mut t = ty;
     loop {
@@ -246,7 +248,7 @@ pub(crate) fn shape(ty: &Type) -> R<(Vec<i64>, Scalar)> {
                 t = e;
             }
             TypeKind::Scalar(s) => return Ok((dims, *s)),
-            _ => return no(format!("a buffer of type {ty} (arrays of scalars only)")),
+            _ => return not_structured(format!("a buffer of type {ty} (arrays of scalars only)")),
         }
     }
 }
@@ -258,11 +260,11 @@ impl Builder {
     /// `(position, a, b)` of the type's positions, outermost first).
     pub(crate) fn kernel(
         &mut self,
-        ex: &mut Ex,
-        value: SVal,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
         out: usize,
         natural: bool,
-    ) -> R<Layout> {
+    ) -> Structuring<Layout> {
         self.kernel_at(ex, value, out, natural, 0)
     }
 
@@ -270,14 +272,14 @@ impl Builder {
     /// of a `concat`), as long as it is.
     pub(crate) fn kernel_at(
         &mut self,
-        ex: &mut Ex,
-        value: SVal,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
         out: usize,
         natural: bool,
         offset: i64,
-    ) -> R<Layout> {
+    ) -> Structuring<Layout> {
         let mut dims = self.bufs[out].dims.clone();
-        if let (Some(d), SVal::Array(a)) = (dims.first_mut(), &value) {
+        if let (Some(d), SymValue::Array(a)) = (dims.first_mut(), &value) {
             *d = a.len;
         }
         if dims.contains(&0) {
@@ -290,8 +292,8 @@ impl Builder {
         for p in &positions {
             v = v.array()?.at(ex, &Aff::var(*p))?;
         }
-        let SVal::Scalar(e) = v else {
-            return no("an array whose elements are not scalars");
+        let SymValue::Scalar(e) = v else {
+            return not_structured("an array whose elements are not scalars");
         };
         // A reduction whose result the value does not read (the other component of a
         // pair, another part of a `concat`) is no loop of this kernel.
@@ -328,13 +330,13 @@ pub(crate) struct Target {
 
 /// `loops` are the loops recorded, outermost first.
 pub(crate) fn analyze(
-    ex: &mut Ex,
+    ex: &mut SymbolicEvaluator,
     loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
-    e: SExpr,
+    e: ScalarExpr,
     target: Target,
     builder: &mut Builder,
-) -> R<(Kernel, Layout, usize)> {
+) -> Structuring<(Kernel, Layout, usize)> {
     let Target {
         buf: out,
         natural,
@@ -417,7 +419,7 @@ pub(crate) fn analyze(
         for (a, v) in digits.chain([(ex.extent(*p), None)]) {
             if a != covered {
                 if a < covered || a % covered != 0 {
-                    return no("an output position not covered once by its loops");
+                    return not_structured("an output position not covered once by its loops");
                 }
                 gaps.push((covered, a / covered));
                 covered = a;
@@ -468,10 +470,11 @@ pub(crate) fn analyze(
         .rev()
         .find(|l| !l.rec.kind.is_reduction())
         .is_none_or(|l| digit_of.get(&l.var) == Some(&(positions.len() - 1, 1)));
-    let row_major = matches!(e, SExpr::Red { .. } | SExpr::Fold { .. }) && innermost_is_last;
+    let row_major =
+        matches!(e, ScalarExpr::Red { .. } | ScalarExpr::Fold { .. }) && innermost_is_last;
     let by_loops = natural && !row_major;
     if by_loops && offset.iter().any(|o| *o != 0) {
-        return no("a part of a buffer laid out as its loops nest");
+        return not_structured("a part of a buffer laid out as its loops nest");
     }
     let mut layout = Vec::new();
     let out_index: Vec<Aff> = if by_loops {
@@ -499,18 +502,20 @@ pub(crate) fn analyze(
     // 3. The body: `init ⊕ Σ body`, a fold's steps (which output this kernel is
     //    for), or a plain expression.
     let (reduction, body, reduced, component) = match e {
-        SExpr::Red {
+        ScalarExpr::Red {
             op,
             init,
             vars,
             body,
         } => {
-            let SExpr::Lit(init) = *init else {
-                return no("a reduction that starts from something other than a constant");
+            let ScalarExpr::Lit(init) = *init else {
+                return not_structured(
+                    "a reduction that starts from something other than a constant",
+                );
             };
             (Some(Reduction::Combine(op, init)), vec![*body], vars, 0)
         }
-        SExpr::Fold {
+        ScalarExpr::Fold {
             id,
             inits,
             vars,
@@ -522,7 +527,7 @@ pub(crate) fn analyze(
             let steps = starting(steps, &inits, id, &vars)
                 .iter()
                 .map(|s| renumber_accs(s, id))
-                .collect::<R<_>>()?;
+                .collect::<Structuring<_>>()?;
             (
                 Some(Reduction::Fold(constants(&inits))),
                 steps,
@@ -534,23 +539,23 @@ pub(crate) fn analyze(
     };
     let fold = matches!(reduction, Some(Reduction::Fold(_)));
     if body.iter().any(|b| b.contains_reduction(fold)) {
-        return no("a reduction inside another computation");
+        return not_structured("a reduction inside another computation");
     }
     for l in &nest {
         if l.rec.kind.is_reduction() != reduced.contains(&l.var) {
-            return no("a reduction loop that is not the kernel's reduction");
+            return not_structured("a reduction loop that is not the kernel's reduction");
         }
     }
 
     // 4. The accesses, affine in the loops; a read at an index that is not (a position
     // walked as digits that do not divide it) is a load in the body.
-    let linear = |idx: &[Aff]| -> R<Vec<Linear>> {
+    let linear = |idx: &[Aff]| -> Structuring<Vec<Linear>> {
         idx.iter()
             .map(|a| {
                 let a = a.recombined();
                 match a.linear() {
                     Some(t) => Ok((t, a.c)),
-                    None => no("an index that is not affine in the loops"),
+                    None => not_structured("an index that is not affine in the loops"),
                 }
             })
             .collect()
@@ -559,7 +564,7 @@ pub(crate) fn analyze(
         let flat = flattened_digits(idx, &bufs[b].dims, ex);
         !reads_in_body || linear(flat.as_deref().unwrap_or(idx)).is_ok()
     };
-    let body: Vec<SExpr> = body.iter().map(|b| read_in_body(b, &affine)).collect();
+    let body: Vec<ScalarExpr> = body.iter().map(|b| read_in_body(b, &affine)).collect();
     let mut loads: Vec<(usize, Vec<Aff>)> = Vec::new();
     for b in &body {
         b.collect_loads(&mut loads);
@@ -572,7 +577,7 @@ pub(crate) fn analyze(
             Some(flat) => linear(&flat),
             None => linear(idx),
         })
-        .collect::<R<_>>()?;
+        .collect::<Structuring<_>>()?;
     // Reads at indices computed from data: affine in the loops besides, which they
     // group into dimensions as operands do (each variable of an index that is not
     // affine is a component of its own).
@@ -586,7 +591,7 @@ pub(crate) fn analyze(
                 Ok(vars.into_iter().map(|v| (vec![(v, 1)], 0)).collect())
             })
         })
-        .collect::<R<_>>()?;
+        .collect::<Structuring<_>>()?;
     let components: Vec<&(Vec<(Var, i64)>, i64)> = out_lin
         .iter()
         .chain(loads_lin.iter().flatten())
@@ -656,7 +661,7 @@ pub(crate) fn analyze(
         let (dim, step) = place[&l.var];
         if let Some(prev) = last_step.get(&dim) {
             if *prev <= step {
-                return no("a loop order that tiling cannot express");
+                return not_structured("a loop order that tiling cannot express");
             }
         }
         last_step.insert(dim, step);
@@ -683,7 +688,10 @@ pub(crate) fn analyze(
         terms.retain(|(_, k)| *k != 0);
         DimExpr { terms, c: c.1 }
     };
-    let operand = |buf: usize, comps: &[(Vec<(Var, i64)>, i64)], output: bool| -> R<Operand> {
+    let operand = |buf: usize,
+                   comps: &[(Vec<(Var, i64)>, i64)],
+                   output: bool|
+     -> Structuring<Operand> {
         let mut expand = Vec::new();
         let mut map = Vec::new();
         let mut window = Vec::new();
@@ -722,7 +730,7 @@ pub(crate) fn analyze(
                     window.push((0, dims[*d].extent));
                 }
             } else if output && !(chained && de.c >= 0 && de.c.saturating_add(covered) <= size) {
-                return no("an output index that is not a permutation of the loops");
+                return not_structured("an output index that is not a permutation of the loops");
             } else {
                 // (An output written at a mixed-radix combination of dimensions that
                 // covers part of the buffer dimension, a part of a `concat` of a
@@ -752,7 +760,7 @@ pub(crate) fn analyze(
     let mut inputs = Vec::new();
     for ((buf, _), comps) in loads.iter().zip(&loads_lin) {
         if bufs[*buf].dims.contains(&0) {
-            return no("an empty array");
+            return not_structured("an empty array");
         }
         inputs.push(operand(*buf, comps, false)?);
     }
@@ -784,7 +792,7 @@ pub(crate) fn analyze(
             strided: None,
         });
     }
-    let body: Vec<SExpr> = body.iter().map(|b| b.number_loads(&loads)).collect();
+    let body: Vec<ScalarExpr> = body.iter().map(|b| b.number_loads(&loads)).collect();
     // Where the body computes indices, each loop's place, for its counter.
     let counters = match body.iter().any(checks) {
         false => BTreeMap::new(),
@@ -829,12 +837,12 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
 
 /// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
 /// accumulator of another reduction is no part of this kernel.
-fn renumber_accs(e: &SExpr, id: u32) -> R<SExpr> {
+fn renumber_accs(e: &ScalarExpr, id: u32) -> Structuring<ScalarExpr> {
     match e {
-        SExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
-            Ok(SExpr::Acc(a - id, Vec::new(), *s))
+        ScalarExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
+            Ok(ScalarExpr::Acc(a - id, Vec::new(), *s))
         }
-        SExpr::Acc(..) => no("a reduction inside another computation"),
+        ScalarExpr::Acc(..) => not_structured("a reduction inside another computation"),
         e => e.map_children(&mut |c| renumber_accs(c, id)),
     }
 }

@@ -2,7 +2,7 @@
 //! its own by a kernel, and read back through its type's shape; or, where it already
 //! lies in one of the program's buffers, read from there.
 
-use super::eval::{Ex, Materialize, SExpr, SVal, R};
+use super::eval::{Materialize, ScalarExpr, Structuring, SymValue, SymbolicEvaluator};
 use super::index::Aff;
 use super::kernel::{shape, Builder, Kernel, Layout, Operand};
 use elevate_rise::types::{Scalar, Type};
@@ -11,7 +11,12 @@ use std::rc::Rc;
 impl Materialize for Builder {
     /// A buffer of the program's own: laid out as the loops that write it nest (the
     /// layout of a packed array is the packing), read back through its type's shape.
-    fn materialize(&mut self, ex: &mut Ex, value: SVal, ty: &Type) -> R<SVal> {
+    fn materialize(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
+        ty: &Type,
+    ) -> Structuring<SymValue> {
         let (dims, scalar) = shape(ty)?;
         // Over the limits, the loops translation reports it, located.
         let b = self.own_buffer(dims.clone(), scalar)?;
@@ -37,7 +42,7 @@ impl Builder {
     /// buffer of the same shape, if that is all `k` does and the source is one of the
     /// program's own buffers, written once (no parameter, stage or accumulator).
     fn whole_copy_of(&self, k: &Kernel) -> Option<usize> {
-        let ([input], [out], [SExpr::Load(0, index, _)], None) =
+        let ([input], [out], [ScalarExpr::Load(0, index, _)], None) =
             (&k.inputs[..], &k.outs[..], &k.body[..], &k.reduction)
         else {
             return None;
@@ -65,24 +70,27 @@ impl Builder {
 
 /// Element `position` of a buffer laid out as `layout`: digit `(p, a, b)` of the
 /// layout is `(position[p] / a) mod b`.
-fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec<Aff>) -> SVal {
+fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec<Aff>) -> SymValue {
     let dims2 = dims.to_vec();
-    SVal::Array(super::eval::SArr::new(dims[prefix.len()], move |ex, i| {
-        let mut p = prefix.clone();
-        p.push(i.clone());
-        if p.len() < dims2.len() {
-            return Ok(laid_out(buf, layout.clone(), &dims2, s, p));
-        }
-        // A digit that is a whole position is the position: read out of range only
-        // where a guard (padding) discards the value, it stays affine.
-        let index = layout
-            .iter()
-            .map(|(k, a, b)| match (*a, a.saturating_mul(*b) == dims2[*k]) {
-                (1, true) => p[*k].clone(),
-                (_, true) => p[*k].div(*a, ex),
-                _ => p[*k].div(*a, ex).rem(*b, ex),
-            })
-            .collect();
-        Ok(SVal::Scalar(ex.load(buf, index, s)))
-    }))
+    SymValue::Array(super::eval::SymArray::new(
+        dims[prefix.len()],
+        move |ex, i| {
+            let mut p = prefix.clone();
+            p.push(i.clone());
+            if p.len() < dims2.len() {
+                return Ok(laid_out(buf, layout.clone(), &dims2, s, p));
+            }
+            // A digit that is a whole position is the position: read out of range only
+            // where a guard (padding) discards the value, it stays affine.
+            let index = layout
+                .iter()
+                .map(|(k, a, b)| match (*a, a.saturating_mul(*b) == dims2[*k]) {
+                    (1, true) => p[*k].clone(),
+                    (_, true) => p[*k].div(*a, ex),
+                    _ => p[*k].div(*a, ex).rem(*b, ex),
+                })
+                .collect();
+            Ok(SymValue::Scalar(ex.load(buf, index, s)))
+        },
+    ))
 }

@@ -44,7 +44,7 @@
 //! defined ([`guards`]).
 //!
 //! A read at an index computed from data (`natAsIndex`), and an integer division
-//! whose divisor may be 0, are checked in the kernel's body ([`checked`]): the kernel
+//! whose divisor may be 0, are checked in the kernel's body ([`body_ops`]): the kernel
 //! stays structured, and is not vectorized.
 //!
 //! A program outside this fragment (a vector of more lanes than a kernel takes, ...)
@@ -53,8 +53,8 @@
 //! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
 //! become explicit loops.
 
+mod body_ops;
 mod boxes;
-mod checked;
 mod emit;
 mod eval;
 mod fold;
@@ -75,7 +75,7 @@ pub use eval::NotStructured;
 use crate::boundary::{Param, Signature, Storage};
 use elevate_rise::limits::Limits;
 use elevate_rise::types::Type;
-use eval::{no, Ex, SArr, SExpr, SVal, R};
+use eval::{not_structured, ScalarExpr, Structuring, SymArray, SymValue, SymbolicEvaluator};
 use index::Aff;
 use kernel::{Buf, Builder, Kernel};
 use std::rc::Rc;
@@ -175,7 +175,7 @@ impl StageBuilder {
         for (id, ty, param) in &sig.params {
             match param {
                 Param::Scalar(arg, s) => {
-                    let value = SVal::Scalar(SExpr::Param(arg.clone(), *s));
+                    let value = SymValue::Scalar(ScalarExpr::Param(arg.clone(), *s));
                     stages.env = crate::env::bind(&stages.env, *id, value);
                 }
                 Param::Data(storage) => stages.bind(*id, storage, ty)?,
@@ -185,7 +185,7 @@ impl StageBuilder {
     }
 
     /// Binds `id` to the array of type `ty` in `storage`.
-    pub(crate) fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) -> R<()> {
+    pub(crate) fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) -> Structuring<()> {
         self.external.extend(leaf_names(storage));
         let value = data(&mut self.builder, storage, ty)?;
         self.env = crate::env::bind(&self.env, id, value);
@@ -229,20 +229,30 @@ impl StageBuilder {
         }
     }
 
-    fn try_stage(&mut self, term: &elevate_rise::Term, out: &Storage) -> R<()> {
+    fn try_stage(&mut self, term: &elevate_rise::Term, out: &Storage) -> Structuring<()> {
         self.external.extend(leaf_names(out));
-        let mut ex = Ex::default();
+        let mut ex = SymbolicEvaluator::default();
         let value = ex.expr(term, &self.env, &mut self.builder)?;
         self.write(&mut ex, value, out)
     }
 
     /// The kernels that write `value` into `out`: one per leaf of a value of pairs
     /// (each computes its component; the loops recorded are each kernel's).
-    fn write(&mut self, ex: &mut Ex, value: SVal, out: &Storage) -> R<()> {
+    fn write(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
+        out: &Storage,
+    ) -> Structuring<()> {
         elevate_core::stack::guard(|| self.write_leaves(ex, value, out))
     }
 
-    fn write_leaves(&mut self, ex: &mut Ex, value: SVal, out: &Storage) -> R<()> {
+    fn write_leaves(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
+        out: &Storage,
+    ) -> Structuring<()> {
         match out {
             Storage::Leaf { .. } => {
                 let out = buffer_ids(&mut self.builder, out)[0].1;
@@ -275,22 +285,34 @@ impl StageBuilder {
     /// The kernels that write `value` into buffer `out` from row `offset` on: a
     /// `concat` part by part, each a kernel into its rows (the loops recorded are each
     /// part's).
-    fn write_part(&mut self, ex: &mut Ex, value: SVal, out: usize, offset: i64) -> R<()> {
+    fn write_part(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
+        out: usize,
+        offset: i64,
+    ) -> Structuring<()> {
         // As deep as the program nests its `concat`s.
         elevate_core::stack::guard(|| self.write_part_at(ex, value, out, offset))
     }
 
-    fn write_part_at(&mut self, ex: &mut Ex, value: SVal, out: usize, offset: i64) -> R<()> {
+    fn write_part_at(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        value: SymValue,
+        out: usize,
+        offset: i64,
+    ) -> Structuring<()> {
         match &value {
-            SVal::Array(SArr {
+            SymValue::Array(SymArray {
                 parts: Some(parts), ..
             }) => {
                 let (a, b) = (**parts).clone();
                 let loops = ex.loops.clone();
                 let after = offset.saturating_add(a.len);
-                self.write_part(ex, SVal::Array(a), out, offset)?;
+                self.write_part(ex, SymValue::Array(a), out, offset)?;
                 ex.loops = loops;
-                self.write_part(ex, SVal::Array(b), out, after)
+                self.write_part(ex, SymValue::Array(b), out, after)
             }
             _ => {
                 self.builder.kernel_at(ex, value, out, false, offset)?;
@@ -301,16 +323,17 @@ impl StageBuilder {
 }
 
 /// The first or second component of a pair, or of each element of an array of pairs.
-fn component(value: &SVal, first: bool) -> R<SVal> {
+fn component(value: &SymValue, first: bool) -> Structuring<SymValue> {
     match value {
-        SVal::Pair(a, b) => Ok(if first { (**a).clone() } else { (**b).clone() }),
-        SVal::Array(xs) => {
+        SymValue::Pair(a, b) => Ok(if first { (**a).clone() } else { (**b).clone() }),
+        SymValue::Array(xs) => {
             let xs = xs.clone();
-            Ok(SVal::Array(eval::SArr::new(xs.len, move |ex, i| {
-                component(&xs.at(ex, i)?, first)
-            })))
+            Ok(SymValue::Array(eval::SymArray::new(
+                xs.len,
+                move |ex, i| component(&xs.at(ex, i)?, first),
+            )))
         }
-        _ => no("a component of something other than pairs"),
+        _ => not_structured("a component of something other than pairs"),
     }
 }
 
@@ -327,7 +350,7 @@ fn leaf_names(storage: &Storage) -> Vec<String> {
 }
 
 /// A parameter's data: its memrefs as buffers, read as arrays.
-fn data(builder: &mut Builder, storage: &Storage, ty: &Type) -> R<SVal> {
+fn data(builder: &mut Builder, storage: &Storage, ty: &Type) -> Structuring<SymValue> {
     fn plain(ty: &Type) -> bool {
         use elevate_rise::types::TypeKind;
         match ty.kind() {
@@ -338,10 +361,16 @@ fn data(builder: &mut Builder, storage: &Storage, ty: &Type) -> R<SVal> {
         }
     }
     if !plain(ty) {
-        return no(format!("a parameter of type {ty}"));
+        return not_structured(format!("a parameter of type {ty}"));
     }
     let bufs = buffer_ids(builder, storage);
-    Ok(read(&Ex::default(), &bufs, storage, ty, Vec::new()))
+    Ok(read(
+        &SymbolicEvaluator::default(),
+        &bufs,
+        storage,
+        ty,
+        Vec::new(),
+    ))
 }
 
 /// The buffer numbers of a storage's leaves, registering them once.
@@ -388,24 +417,24 @@ fn buffer_ids(builder: &mut Builder, storage: &Storage) -> Rc<Vec<(String, usize
 
 /// The value of type `ty` in `storage` at `prefix`.
 fn read(
-    ex: &Ex,
+    ex: &SymbolicEvaluator,
     bufs: &Rc<Vec<(String, usize)>>,
     storage: &Storage,
     ty: &Type,
     prefix: Vec<Aff>,
-) -> SVal {
+) -> SymValue {
     use elevate_rise::types::TypeKind;
     match (ty.kind(), storage) {
         (TypeKind::Array(n, e), _) => {
             let (bufs, storage, e) = (bufs.clone(), storage.clone(), e.clone());
             let n = n.as_const().unwrap_or(0);
-            SVal::Array(eval::SArr::new(n, move |ex, i| {
+            SymValue::Array(eval::SymArray::new(n, move |ex, i| {
                 let mut p = prefix.clone();
                 p.push(i.clone());
                 Ok(read(ex, &bufs, &storage, &e, p))
             }))
         }
-        (TypeKind::Pair(a, b), Storage::Pair(sa, sb)) => SVal::Pair(
+        (TypeKind::Pair(a, b), Storage::Pair(sa, sb)) => SymValue::Pair(
             Box::new(read(ex, bufs, sa, a, prefix.clone())),
             Box::new(read(ex, bufs, sb, b, prefix)),
         ),
@@ -414,7 +443,7 @@ fn read(
                 .iter()
                 .find(|(b, _)| b == buffer)
                 .map_or(0, |(_, id)| *id);
-            SVal::Scalar(ex.load(id, prefix, *scalar))
+            SymValue::Scalar(ex.load(id, prefix, *scalar))
         }
         _ => unreachable!("storage made for this type"),
     }

@@ -2,10 +2,10 @@
 //! loops over flattened windows split into their digits, inner reductions computed
 //! into buffers of their own, padded reads turned into reads of padded copies.
 
-use super::eval::{no, Ex, LoopRec, SExpr, R};
+use super::eval::{not_structured, LoopRec, ScalarExpr, Structuring, SymbolicEvaluator};
 use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Layout, Operand, Target};
-use crate::text::scalar_bytes;
+use crate::mlir_types::scalar_bytes;
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
@@ -22,12 +22,14 @@ type Pads = BTreeMap<(usize, String), (Literal, Vec<(i64, i64)>)>;
 pub(crate) const BORDER_FILL_ELEMENTS: i64 = 1 << 20;
 
 /// Every index expression of `e`, conditions included (only those where `guards_only`).
-fn indices<'a>(e: &'a SExpr, out: &mut Vec<&'a Aff>, guards_only: bool) {
+fn indices<'a>(e: &'a ScalarExpr, out: &mut Vec<&'a Aff>, guards_only: bool) {
     let mut pending = vec![e];
     while let Some(e) = pending.pop() {
         match e {
-            SExpr::Load(_, idx, _) | SExpr::Acc(_, idx, _) if !guards_only => out.extend(idx),
-            SExpr::Select { conds, .. } => out.extend(conds.iter().map(|(a, _, _)| a)),
+            ScalarExpr::Load(_, idx, _) | ScalarExpr::Acc(_, idx, _) if !guards_only => {
+                out.extend(idx)
+            }
+            ScalarExpr::Select { conds, .. } => out.extend(conds.iter().map(|(a, _, _)| a)),
             _ => {}
         }
         pending.extend(e.children());
@@ -63,10 +65,10 @@ fn digits_of(r: Var, a: &Aff, out: &mut BTreeSet<(i64, i64)>) -> Option<()> {
 /// joined window reads its rows and columns) become one loop per digit, outermost
 /// first, so that each digit is an affine index.
 pub(crate) fn delinearize(
-    ex: &mut Ex,
+    ex: &mut SymbolicEvaluator,
     loops: Vec<(Var, LoopRec)>,
-    mut e: SExpr,
-) -> (Vec<(Var, LoopRec)>, SExpr) {
+    mut e: ScalarExpr,
+) -> (Vec<(Var, LoopRec)>, ScalarExpr) {
     let mut out = Vec::with_capacity(loops.len());
     for (r, rec) in loops {
         let split = rec
@@ -110,11 +112,11 @@ const TINY_REDUCTION: i64 = 3;
 /// fill before it or a read of it at every step (a 3-tap filter over a large image
 /// is then one pass over it).
 fn unroll_into_body(
-    ex: &mut Ex,
+    ex: &mut SymbolicEvaluator,
     loops: Vec<(Var, LoopRec)>,
-    e: SExpr,
-) -> R<(Vec<(Var, LoopRec)>, SExpr)> {
-    let SExpr::Red {
+    e: ScalarExpr,
+) -> Structuring<(Vec<(Var, LoopRec)>, ScalarExpr)> {
+    let ScalarExpr::Red {
         op,
         init,
         vars,
@@ -152,7 +154,7 @@ fn unroll_into_body(
             x = x.subst(*v, &Aff::cst(rest % n), ex);
             rest /= n;
         }
-        value = SExpr::Bin(*op, Box::new(value), Box::new(x));
+        value = ScalarExpr::Bin(*op, Box::new(value), Box::new(x));
     }
     let value = value.bounded()?;
     let loops = loops
@@ -172,11 +174,11 @@ fn unroll_into_body(
 /// finer digits in its place, the outermost of its kind (`mapPar` stays parallel),
 /// the others sequential.
 pub(crate) fn split_positions(
-    ex: &mut Ex,
+    ex: &mut SymbolicEvaluator,
     mut loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
-    mut e: SExpr,
-) -> (Vec<(Var, LoopRec)>, SExpr) {
+    mut e: ScalarExpr,
+) -> (Vec<(Var, LoopRec)>, ScalarExpr) {
     use super::eval::LoopKind;
     let mut outer = Vec::new();
     for p in positions {
@@ -244,7 +246,7 @@ pub(crate) fn split_positions(
 /// One loop per digit of position `p` between consecutive `cuts`, outermost first,
 /// each reading its digit of `p`; the outermost is of `kind`, the others sequential.
 fn bounds_to_loops(
-    ex: &mut Ex,
+    ex: &mut SymbolicEvaluator,
     p: Var,
     cuts: &[i64],
     kind: super::eval::LoopKind,
@@ -273,7 +275,7 @@ fn bounds_to_loops(
 /// The points at which reduction `r` of `extent` is cut into digits, from 1 to
 /// `extent`, each dividing the next; `None` where it is read whole or not in digits.
 /// Only the indices of guards where `guards_only`.
-fn cuts(r: Var, extent: i64, e: &SExpr, guards_only: bool) -> Option<Vec<i64>> {
+fn cuts(r: Var, extent: i64, e: &ScalarExpr, guards_only: bool) -> Option<Vec<i64>> {
     let mut idx = Vec::new();
     indices(e, &mut idx, guards_only);
     let mut digits = BTreeSet::new();
@@ -293,26 +295,26 @@ fn cuts(r: Var, extent: i64, e: &SExpr, guards_only: bool) -> Option<Vec<i64>> {
 }
 
 /// `e` with reduction variable `r` replaced by `vars` in every `Red`.
-fn rename_reduction(e: &SExpr, r: Var, vars: &[Var]) -> SExpr {
+fn rename_reduction(e: &ScalarExpr, r: Var, vars: &[Var]) -> ScalarExpr {
     match e.map_each(&mut |c| rename_reduction(c, r, vars)) {
-        SExpr::Red {
+        ScalarExpr::Red {
             op,
             init,
             vars: vs,
             body,
-        } if vs.contains(&r) => SExpr::Red {
+        } if vs.contains(&r) => ScalarExpr::Red {
             op,
             init,
             vars: renamed(&vs, r, vars),
             body,
         },
-        SExpr::Fold {
+        ScalarExpr::Fold {
             id,
             inits,
             vars: vs,
             steps,
             component,
-        } if vs.contains(&r) => SExpr::Fold {
+        } if vs.contains(&r) => ScalarExpr::Fold {
             id,
             inits,
             vars: renamed(&vs, r, vars),
@@ -336,9 +338,9 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
 /// starts from a constant, and the value is combined where it is read. (Exact for
 /// maxima, minima and integers; a sum of floats is reassociated, as a vectorized
 /// reduction is.)
-fn from_identity(e: &SExpr) -> SExpr {
+fn from_identity(e: &ScalarExpr) -> ScalarExpr {
     let e = e.map_each(&mut from_identity);
-    let SExpr::Red {
+    let ScalarExpr::Red {
         op,
         init,
         vars,
@@ -347,17 +349,18 @@ fn from_identity(e: &SExpr) -> SExpr {
     else {
         return e;
     };
-    let Some(identity) = identity(*op, init.scalar()).filter(|_| !matches!(**init, SExpr::Lit(_)))
+    let Some(identity) =
+        identity(*op, init.scalar()).filter(|_| !matches!(**init, ScalarExpr::Lit(_)))
     else {
         return e;
     };
-    let reduction = SExpr::Red {
+    let reduction = ScalarExpr::Red {
         op: *op,
-        init: Box::new(SExpr::Lit(identity)),
+        init: Box::new(ScalarExpr::Lit(identity)),
         vars: vars.clone(),
         body: body.clone(),
     };
-    SExpr::Bin(*op, init.clone(), Box::new(reduction))
+    ScalarExpr::Bin(*op, init.clone(), Box::new(reduction))
 }
 
 /// The value `x` for which `x op y = y` for every `y` of type `s`, where there is one.
@@ -385,14 +388,14 @@ fn identity(op: Prim, s: Scalar) -> Option<Literal> {
 }
 
 /// The variables `e`'s indices read (its loads' and its guards' conditions').
-/// Numbers from data stand for the variables their values read ([`SExpr::Gather`]).
-pub(crate) fn variables(e: &SExpr) -> BTreeSet<Var> {
+/// Numbers from data stand for the variables their values read ([`ScalarExpr::Gather`]).
+pub(crate) fn variables(e: &ScalarExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
     indices(e, &mut idx, false);
     let mut vars: BTreeSet<Var> = idx.into_iter().flat_map(|a| a.vars()).collect();
     let mut pending = vec![e];
     while let Some(e) = pending.pop() {
-        if let SExpr::Gather(g) = e {
+        if let ScalarExpr::Gather(g) = e {
             vars.extend(g.idx.iter().flat_map(|a| a.vars()));
             for d in &g.data {
                 vars.remove(&d.var);
@@ -408,12 +411,12 @@ impl Builder {
     /// inner reductions' (each into a buffer of its own) and its padded operands'.
     pub(crate) fn build(
         &mut self,
-        ex: &mut Ex,
+        ex: &mut SymbolicEvaluator,
         loops: Vec<(Var, LoopRec)>,
         positions: &[Var],
-        e: SExpr,
+        e: ScalarExpr,
         target: Target,
-    ) -> R<Layout> {
+    ) -> Structuring<Layout> {
         let e = from_identity(&ex.with_gathers(&e)?);
         let (loops, e) = unroll_into_body(ex, loops, e)?;
         let (loops, e) = delinearize(ex, loops, e);
@@ -432,12 +435,12 @@ impl Builder {
     /// The kernel of `e`, its padded reads reading padded copies.
     fn padded_kernel(
         &mut self,
-        ex: &mut Ex,
+        ex: &mut SymbolicEvaluator,
         loops: Vec<(Var, LoopRec)>,
         positions: &[Var],
-        e: SExpr,
+        e: ScalarExpr,
         target: Target,
-    ) -> R<Layout> {
+    ) -> Structuring<Layout> {
         let e = self.hoist_padding(ex, e)?;
         let (mut kernel, layout, component) =
             super::kernel::analyze(ex, loops, positions, e, target, self)?;
@@ -451,14 +454,14 @@ impl Builder {
     }
 
     /// A new buffer of the program's own, checked against the limits.
-    pub(crate) fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> R<usize> {
+    pub(crate) fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> Structuring<usize> {
         let elements = dims
             .iter()
             .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
             .unwrap_or(u128::MAX);
         let limits = Limits::with_max_bytes(self.limits.max_bytes.min(i64::MAX as u64));
         if let Err(e) = limits.check_array("a buffer", elements, scalar_bytes(scalar)) {
-            return no(e.to_string());
+            return not_structured(e.to_string());
         }
         self.bufs.push(Buf {
             name: format!("%buf{}", self.bufs.len()),
@@ -473,19 +476,19 @@ impl Builder {
     /// indexed by the variables it depends on, and read from there.
     pub(crate) fn extract_reductions(
         &mut self,
-        ex: &mut Ex,
+        ex: &mut SymbolicEvaluator,
         loops: Vec<(Var, LoopRec)>,
         positions: &[Var],
-        e: SExpr,
-    ) -> R<(Vec<(Var, LoopRec)>, SExpr)> {
+        e: ScalarExpr,
+    ) -> Structuring<(Vec<(Var, LoopRec)>, ScalarExpr)> {
         let mut done = std::mem::take(&mut self.reductions);
         let mut moved = BTreeSet::new();
         let ranges = BTreeMap::new();
         let mut lift =
-            |c: &SExpr| self.lift(ex, &loops, positions, c, &ranges, &mut done, &mut moved);
+            |c: &ScalarExpr| self.lift(ex, &loops, positions, c, &ranges, &mut done, &mut moved);
         // The kernel's own reduction stays; reductions inside it move.
         let e = match e {
-            SExpr::Red { .. } | SExpr::Fold { .. } => e.map_children(&mut lift)?,
+            ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } => e.map_children(&mut lift)?,
             e => lift(&e)?,
         };
         self.reductions.extend(done);
@@ -503,15 +506,15 @@ impl Builder {
     #[allow(clippy::too_many_arguments)]
     fn lift(
         &mut self,
-        ex: &mut Ex,
+        ex: &mut SymbolicEvaluator,
         loops: &[(Var, LoopRec)],
         positions: &[Var],
-        e: &SExpr,
+        e: &ScalarExpr,
         ranges: &BTreeMap<Var, (i64, i64)>,
-        done: &mut Vec<(SExpr, SExpr)>,
+        done: &mut Vec<(ScalarExpr, ScalarExpr)>,
         moved: &mut BTreeSet<Var>,
-    ) -> R<SExpr> {
-        if let SExpr::Select { conds, then, other } = e {
+    ) -> Structuring<ScalarExpr> {
+        if let ScalarExpr::Select { conds, then, other } = e {
             let mut inner = ranges.clone();
             for (a, lo, hi) in conds {
                 let mut v = a.clone();
@@ -522,13 +525,13 @@ impl Builder {
             }
             let then = self.lift(ex, loops, positions, then, &inner, done, moved)?;
             let other = self.lift(ex, loops, positions, other, ranges, done, moved)?;
-            return Ok(SExpr::Select {
+            return Ok(ScalarExpr::Select {
                 conds: conds.clone(),
                 then: Box::new(then),
                 other: Box::new(other),
             });
         }
-        if !matches!(e, SExpr::Red { .. } | SExpr::Fold { .. }) {
+        if !matches!(e, ScalarExpr::Red { .. } | ScalarExpr::Fold { .. }) {
             return e
                 .map_children(&mut |c| self.lift(ex, loops, positions, c, ranges, done, moved));
         }
@@ -567,7 +570,7 @@ impl Builder {
                 continue;
             }
             if from >= to {
-                return no("a reduction read nowhere");
+                return not_structured("a reduction read nowhere");
             }
             let q = ex.var(to - from);
             let shifted = Aff::var(q).plus(from);
@@ -602,7 +605,7 @@ impl Builder {
         done.append(&mut self.reductions);
         built?;
         moved.extend(own);
-        let load = SExpr::Load(buf, index, scalar);
+        let load = ScalarExpr::Load(buf, index, scalar);
         // (Computed in part, it is no value for reads elsewhere.)
         if !narrowed {
             done.push((e.clone(), load.clone()));
@@ -613,7 +616,11 @@ impl Builder {
     /// Reads of a buffer guarded by its bounds (`padCst`) become reads of a padded copy
     /// of the part of it they read: a kernel fills the copy's border with the constant,
     /// another copies the buffer's part into its interior.
-    pub(crate) fn hoist_padding(&mut self, ex: &mut Ex, e: SExpr) -> R<SExpr> {
+    pub(crate) fn hoist_padding(
+        &mut self,
+        ex: &mut SymbolicEvaluator,
+        e: ScalarExpr,
+    ) -> Structuring<ScalarExpr> {
         // Guards between computed values first: each read from a buffer of its own.
         let e = self.materialize_guards(ex, &e)?;
         // The region each (buffer, constant) is read in, per dimension (first and last
@@ -645,11 +652,11 @@ impl Builder {
     /// `Select(in bounds, buffer[idx], constant)`: the buffer, the index, the constant
     /// (`None` for any other guard: one between computed values, or on part of a
     /// buffer).
-    pub(crate) fn padding_of<'a>(&self, e: &'a SExpr) -> Option<(usize, &'a [Aff], Literal)> {
-        let SExpr::Select { conds, then, other } = e else {
+    pub(crate) fn padding_of<'a>(&self, e: &'a ScalarExpr) -> Option<(usize, &'a [Aff], Literal)> {
+        let ScalarExpr::Select { conds, then, other } = e else {
             return None;
         };
-        let (SExpr::Load(b, idx, _), SExpr::Lit(c)) = (&**then, &**other) else {
+        let (ScalarExpr::Load(b, idx, _), ScalarExpr::Lit(c)) = (&**then, &**other) else {
             return None;
         };
         let dims = &self.bufs[*b].dims;
@@ -662,7 +669,7 @@ impl Builder {
     /// A copy of the `region` (first and last index in each dimension, maybe out of
     /// its bounds) of buffer `b`, `c` where it is out of bounds: kernels filling the
     /// border, one copying the part in bounds.
-    fn padded_copy(&mut self, b: usize, region: &[(i64, i64)], c: Literal) -> R<usize> {
+    fn padded_copy(&mut self, b: usize, region: &[(i64, i64)], c: Literal) -> Structuring<usize> {
         let src = self.bufs[b].clone();
         let dims: Vec<i64> = region
             .iter()
@@ -734,7 +741,7 @@ impl Builder {
                 dims: parallel(&window),
                 inputs: Vec::new(),
                 outs: vec![identity(padded, &dims, &corner, &window)],
-                body: vec![SExpr::Lit(c)],
+                body: vec![ScalarExpr::Lit(c)],
                 reduction: None,
                 schedule: Vec::new(),
                 free: true,
@@ -747,7 +754,7 @@ impl Builder {
                 dims: parallel(&sizes),
                 inputs: vec![identity(b, &src.dims, &from, &sizes)],
                 outs: vec![identity(padded, &dims, &at, &sizes)],
-                body: vec![SExpr::Load(0, Vec::new(), src.scalar)],
+                body: vec![ScalarExpr::Load(0, Vec::new(), src.scalar)],
                 reduction: None,
                 schedule: Vec::new(),
                 free: true,
@@ -758,10 +765,10 @@ impl Builder {
 
     fn replace_guarded(
         &self,
-        e: &SExpr,
+        e: &ScalarExpr,
         pads: &Pads,
         copies: &BTreeMap<(usize, String), usize>,
-    ) -> R<SExpr> {
+    ) -> Structuring<ScalarExpr> {
         if let Some((b, idx, c)) = self.padding_of(e) {
             let key = (b, format!("{c:?}"));
             let index = idx
@@ -769,7 +776,7 @@ impl Builder {
                 .zip(&pads[&key].1)
                 .map(|(a, (first, _))| a.plus(-first))
                 .collect();
-            return Ok(SExpr::Load(copies[&key], index, self.bufs[b].scalar));
+            return Ok(ScalarExpr::Load(copies[&key], index, self.bufs[b].scalar));
         }
         e.map_children(&mut |c| self.replace_guarded(c, pads, copies))
     }

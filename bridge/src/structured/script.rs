@@ -6,7 +6,7 @@ use super::emit::matmul_dims;
 use super::eval::LoopKind;
 use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use crate::ir::{self, Block, Op, TRANSFORM_ENTRY};
-use crate::text::scalar_bytes;
+use crate::mlir_types::scalar_bytes;
 use elevate_rise::types::Scalar;
 
 /// The type of every handle.

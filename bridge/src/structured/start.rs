@@ -4,7 +4,7 @@
 //! where every reduction loop's position is 0 (`linalg.index`). Exact, and the kernel
 //! tiles and runs in parallel as any fold does.
 
-use super::eval::SExpr;
+use super::eval::ScalarExpr;
 use super::index::{Aff, Var};
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
@@ -12,21 +12,26 @@ use elevate_rise::types::Scalar;
 
 /// A fold's `steps` where accumulator `id + j` reads `inits[j]` at the first step
 /// (every one of `vars` at 0) when that is no constant.
-pub(crate) fn starting(steps: Vec<SExpr>, inits: &[SExpr], id: u32, vars: &[Var]) -> Vec<SExpr> {
-    if inits.iter().all(|i| matches!(i, SExpr::Lit(_))) {
+pub(crate) fn starting(
+    steps: Vec<ScalarExpr>,
+    inits: &[ScalarExpr],
+    id: u32,
+    vars: &[Var],
+) -> Vec<ScalarExpr> {
+    if inits.iter().all(|i| matches!(i, ScalarExpr::Lit(_))) {
         return steps;
     }
     let sum = vars.iter().fold(Aff::cst(0), |a, v| a.add(&Aff::var(*v)));
-    let first = SExpr::Bin(
+    let first = ScalarExpr::Bin(
         Prim::Equal,
-        Box::new(SExpr::Position(sum)),
-        Box::new(SExpr::Lit(Literal::I64(0))),
+        Box::new(ScalarExpr::Position(sum)),
+        Box::new(ScalarExpr::Lit(Literal::I64(0))),
     );
-    fn started(e: &SExpr, inits: &[SExpr], id: u32, first: &SExpr) -> SExpr {
+    fn started(e: &ScalarExpr, inits: &[ScalarExpr], id: u32, first: &ScalarExpr) -> ScalarExpr {
         match e {
-            SExpr::Acc(a, idx, _) if idx.is_empty() && *a >= id => {
+            ScalarExpr::Acc(a, idx, _) if idx.is_empty() && *a >= id => {
                 match inits.get((a - id) as usize) {
-                    Some(i) if !matches!(i, SExpr::Lit(_)) => SExpr::Pick(
+                    Some(i) if !matches!(i, ScalarExpr::Lit(_)) => ScalarExpr::Pick(
                         Box::new(first.clone()),
                         Box::new(i.clone()),
                         Box::new(e.clone()),
@@ -45,7 +50,7 @@ pub(crate) fn starting(steps: Vec<SExpr>, inits: &[SExpr], id: u32, vars: &[Var]
 
 /// The constants a fold's outputs are filled with: each start that is one, and any
 /// of its type where it is a value (read at the first step instead).
-pub(crate) fn constants(inits: &[SExpr]) -> Vec<Literal> {
+pub(crate) fn constants(inits: &[ScalarExpr]) -> Vec<Literal> {
     let zero = |s: Scalar| match s {
         Scalar::Bool => Literal::Bool(false),
         Scalar::I32 => Literal::I32(0),
@@ -56,7 +61,7 @@ pub(crate) fn constants(inits: &[SExpr]) -> Vec<Literal> {
     inits
         .iter()
         .map(|i| match i {
-            SExpr::Lit(l) => *l,
+            ScalarExpr::Lit(l) => *l,
             other => zero(other.scalar()),
         })
         .collect()

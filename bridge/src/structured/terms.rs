@@ -2,14 +2,14 @@
 //! an expression.
 
 use super::eval::{
-    no, sfun, size, Ex, GpuLevel, Inline, LoopKind, Materialize, NotStructured, SArr, SExpr, SVal,
-    R,
+    not_structured, sfun, size, GpuLevel, Inline, LoopKind, Materialize, NotStructured, ScalarExpr,
+    Structuring, SymArray, SymValue, SymbolicEvaluator,
 };
 use super::index::Aff;
 use super::views::{concat, reshaped};
 use crate::boundary::MAX_VECTOR_LANES;
 use crate::env::{bind, lookup};
-use crate::text::{can_trap, safe_divisor};
+use crate::mlir_types::{can_trap, safe_divisor};
 use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};
@@ -18,7 +18,7 @@ use elevate_rise::view::Reshape;
 use elevate_rise::Span;
 use std::rc::Rc;
 
-pub(crate) type Env = crate::env::Env<SVal>;
+pub(crate) type Env = crate::env::Env<SymValue>;
 
 fn untyped() -> NotStructured {
     NotStructured("an untyped term".into())
@@ -39,36 +39,41 @@ fn unrolled(trips: i64, unroll: LoopKind, plain: LoopKind) -> LoopKind {
 }
 
 /// `n` lanes, if the bridge generates vectors that wide.
-fn lanes(n: i64) -> R<i64> {
+fn lanes(n: i64) -> Structuring<i64> {
     if (1..=MAX_VECTOR_LANES).contains(&n) {
         Ok(n)
     } else {
-        no(format!("a vector of {n} lanes"))
+        not_structured(format!("a vector of {n} lanes"))
     }
 }
 
 /// `n`, a size the program divides by, if it is positive.
-fn positive(n: i64) -> R<i64> {
+fn positive(n: i64) -> Structuring<i64> {
     if n > 0 {
         Ok(n)
     } else {
-        no(format!("a size of {n} where a positive one is needed"))
+        not_structured(format!("a size of {n} where a positive one is needed"))
     }
 }
 
-impl Ex {
+impl SymbolicEvaluator {
     /// The value of `t`: as deep as the program (100,000 nested applications are
     /// normal), on a stack that grows.
-    pub(crate) fn expr(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> R<SVal> {
+    pub(crate) fn expr(
+        &mut self,
+        t: &Term,
+        env: &Env,
+        m: &mut dyn Materialize,
+    ) -> Structuring<SymValue> {
         guard(|| self.term(t, env, m))
     }
 
-    fn term(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> R<SVal> {
+    fn term(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> Structuring<SymValue> {
         match t.expr() {
             Expr::Var(x) => {
                 lookup(env, x.id).ok_or_else(|| NotStructured(format!("`{}` is unbound", x.name)))
             }
-            Expr::Literal(l) => Ok(SVal::Scalar(SExpr::Lit(*l))),
+            Expr::Literal(l) => Ok(SymValue::Scalar(ScalarExpr::Lit(*l))),
             Expr::Lambda(x, _, body) => {
                 let (x, body, env) = (x.id, body.clone(), env.clone());
                 // Materialization happens at the top level only, never inside a
@@ -94,24 +99,30 @@ impl Ex {
                     .iter()
                     .map(|item| {
                         let value = self.expr(item, env, m)?;
-                        Ok(SArr::new(1, move |_, _| Ok(value.clone())))
+                        Ok(SymArray::new(1, move |_, _| Ok(value.clone())))
                     })
-                    .collect::<R<Vec<SArr>>>()?;
-                Ok(SVal::Array(balanced_concat(parts)))
+                    .collect::<Structuring<Vec<SymArray>>>()?;
+                Ok(SymValue::Array(balanced_concat(parts)))
             }
             Expr::Prim(_) | Expr::NatApp(..) => self.primitive(t),
-            _ => no(format!("`{t}`")),
+            _ => not_structured(format!("`{t}`")),
         }
     }
 
     /// `toMem(x)` at the top level materializes `x` into a buffer of its own;
     /// `let(x)(fun(y => body))` evaluates `body` at the top level too (so that its
     /// `toMem`s materialize), with `y` bound to `x`'s value.
-    fn top_level(&mut self, p: Prim, args: &[Term], env: &Env, m: &mut dyn Materialize) -> R<SVal> {
+    fn top_level(
+        &mut self,
+        p: Prim,
+        args: &[Term],
+        env: &Env,
+        m: &mut dyn Materialize,
+    ) -> Structuring<SymValue> {
         let value = self.expr(&args[0], env, m)?;
         match (p, args.get(1).map(Term::expr)) {
             (p, _) if p.stores() => match value {
-                SVal::Array(_) if self.depth == 0 => {
+                SymValue::Array(_) if self.depth == 0 => {
                     let ty = args[0].ty().ok_or_else(untyped)?;
                     m.materialize(self, value, ty)
                 }
@@ -127,11 +138,14 @@ impl Ex {
     }
 
     /// A primitive with its nat arguments, as a curried function of its values.
-    fn primitive(&mut self, t: &Term) -> R<SVal> {
+    fn primitive(&mut self, t: &Term) -> Structuring<SymValue> {
         let (head, nat_args) = t.nat_arguments();
-        let nats = nat_args.into_iter().map(size).collect::<R<Vec<_>>>()?;
+        let nats = nat_args
+            .into_iter()
+            .map(size)
+            .collect::<Structuring<Vec<_>>>()?;
         let Expr::Prim(p) = head.expr() else {
-            return no("a nat argument of something other than a primitive");
+            return not_structured("a nat argument of something other than a primitive");
         };
         let ty = t.ty().cloned().ok_or_else(untyped)?;
         Ok(curried(*p, Rc::new(nats), ty, t.span(), Vec::new()))
@@ -143,7 +157,7 @@ const MAX_LITERAL_ITEMS: usize = 256;
 
 /// The concatenation of `parts`, as a balanced tree (as deep as the logarithm of
 /// their number).
-fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
+fn balanced_concat(mut parts: Vec<SymArray>) -> SymArray {
     while parts.len() > 1 {
         let mut pairs = Vec::with_capacity(parts.len().div_ceil(2));
         let mut it = parts.into_iter();
@@ -157,7 +171,7 @@ fn balanced_concat(mut parts: Vec<SArr>) -> SArr {
     }
     parts
         .pop()
-        .unwrap_or_else(|| SArr::new(0, |_, _| no("an empty array")))
+        .unwrap_or_else(|| SymArray::new(0, |_, _| not_structured("an empty array")))
 }
 
 /// `toMem(x)` or `let(x)(f)`, fully applied: the primitive and its value arguments.
@@ -182,31 +196,37 @@ fn top_level_materialization(t: &Term) -> Option<(Prim, Vec<Term>)> {
 }
 
 /// `v`, each buffer its elements read recorded as staged in shared memory
-/// ([`Ex::shared`]) when they are read.
-fn staged(v: SVal) -> SVal {
+/// ([`SymbolicEvaluator::shared`]) when they are read.
+fn staged(v: SymValue) -> SymValue {
     match v {
-        SVal::Array(arr) => SVal::Array(SArr::new(arr.len, move |ex, i| {
+        SymValue::Array(arr) => SymValue::Array(SymArray::new(arr.len, move |ex, i| {
             let element = arr.at(ex, i)?;
-            if let SVal::Scalar(e) | SVal::Vector { elem: e, .. } = &element {
+            if let SymValue::Scalar(e) | SymValue::Vector { elem: e, .. } = &element {
                 let mut loads = Vec::new();
                 e.collect_loads(&mut loads);
                 ex.shared.extend(loads.into_iter().map(|(b, _)| b));
             }
             Ok(staged(element))
         })),
-        SVal::Pair(a, b) => SVal::Pair(Box::new(staged(*a)), Box::new(staged(*b))),
+        SymValue::Pair(a, b) => SymValue::Pair(Box::new(staged(*a)), Box::new(staged(*b))),
         other => other,
     }
 }
 
 /// `at`: where the primitive is in the program (the trap site of a `natAsIndex`).
-fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, at: Option<Span>, args: Vec<SVal>) -> SVal {
+fn curried(
+    p: Prim,
+    nats: Rc<Vec<i64>>,
+    ty: Type,
+    at: Option<Span>,
+    args: Vec<SymValue>,
+) -> SymValue {
     sfun(move |ex, arg| {
         let mut args = args.clone();
         args.push(arg);
         let rest = match ty.kind() {
             TypeKind::Fun(_, r) => r.clone(),
-            _ => return no("untyped primitive"),
+            _ => return not_structured("untyped primitive"),
         };
         if args.len() == p.value_arity() {
             ex.apply_primitive(p, &nats, args, &rest, at)
@@ -216,15 +236,15 @@ fn curried(p: Prim, nats: Rc<Vec<i64>>, ty: Type, at: Option<Span>, args: Vec<SV
     })
 }
 
-impl Ex {
+impl SymbolicEvaluator {
     fn apply_primitive(
         &mut self,
         p: Prim,
         nats: &[i64],
-        args: Vec<SVal>,
+        args: Vec<SymValue>,
         ty: &Type,
         at: Option<Span>,
-    ) -> R<SVal> {
+    ) -> Structuring<SymValue> {
         use Prim::*;
         match p {
             Id => Ok(args[0].clone()),
@@ -232,18 +252,20 @@ impl Ex {
                 self.binary(p, &args[0], &args[1], at)
             }
             Neg | Exp | Sqrt | Abs => match &args[0] {
-                SVal::Scalar(x) => Ok(SVal::Scalar(SExpr::Un(p, Box::new(x.clone())).bounded()?)),
-                SVal::Vector { lane, n, elem } => Ok(SVal::Vector {
+                SymValue::Scalar(x) => Ok(SymValue::Scalar(
+                    ScalarExpr::Un(p, Box::new(x.clone())).bounded()?,
+                )),
+                SymValue::Vector { lane, n, elem } => Ok(SymValue::Vector {
                     lane: *lane,
                     n: *n,
-                    elem: SExpr::Un(p, Box::new(elem.clone())).bounded()?,
+                    elem: ScalarExpr::Un(p, Box::new(elem.clone())).bounded()?,
                 }),
-                _ => no("arithmetic on something other than numbers"),
+                _ => not_structured("arithmetic on something other than numbers"),
             },
-            Concat => Ok(SVal::Array(concat(args[0].array()?, args[1].array()?))),
+            Concat => Ok(SymValue::Array(concat(args[0].array()?, args[1].array()?))),
             Select => match &args[0] {
-                SVal::Scalar(c) => self.pick(c, &args[1], &args[2]),
-                _ => no("`select` on a condition that is not a boolean"),
+                SymValue::Scalar(c) => self.pick(c, &args[1], &args[2]),
+                _ => not_structured("`select` on a condition that is not a boolean"),
             },
             // Inside loops `toMem` only names a value; `let` binds it. `toShared`
             // marks the buffers it reads as staged in a GPU block's shared memory.
@@ -252,28 +274,28 @@ impl Ex {
             Let => self.apply(&args[1], args[0].clone()),
             Generate => {
                 let TypeKind::Array(n, _) = ty.kind() else {
-                    return no("untyped generate");
+                    return not_structured("untyped generate");
                 };
                 let f = args[0].clone();
-                Ok(SVal::Array(SArr::new(size(n)?, move |ex, i| {
-                    ex.apply(&f, SVal::Index(i.clone()))
+                Ok(SymValue::Array(SymArray::new(size(n)?, move |ex, i| {
+                    ex.apply(&f, SymValue::Index(i.clone()))
                 })))
             }
             Idx => match &args[0] {
-                SVal::Index(i) => args[1].array()?.at(self, i),
-                _ => no("an index computed from data"),
+                SymValue::Index(i) => args[1].array()?.at(self, i),
+                _ => not_structured("an index computed from data"),
             },
             NatAsIndex => match &args[0] {
-                SVal::Scalar(SExpr::Lit(Literal::I64(c))) if (0..nats[0]).contains(c) => {
-                    Ok(SVal::Index(Aff::cst(*c)))
+                SymValue::Scalar(ScalarExpr::Lit(Literal::I64(c))) if (0..nats[0]).contains(c) => {
+                    Ok(SymValue::Index(Aff::cst(*c)))
                 }
                 // A number from data: a variable of the indices it reaches, which the
                 // kernel reads it for (checked there, as the interpreter checks it).
-                SVal::Scalar(x) if x.scalar() == Scalar::I64 && nats[0] > 0 => {
+                SymValue::Scalar(x) if x.scalar() == Scalar::I64 && nats[0] > 0 => {
                     let v = self.data_index(x.clone(), nats[0], at);
-                    Ok(SVal::Index(Aff::var(v)))
+                    Ok(SymValue::Index(Aff::var(v)))
                 }
-                _ => no("an index computed from data"),
+                _ => not_structured("an index computed from data"),
             },
             PadCst | PadClamp => {
                 let (left, right) = (nats[0], nats[1]);
@@ -286,13 +308,13 @@ impl Ex {
                     PadCst => Reshape::PadConstant { left, right, len },
                     _ => Reshape::PadClamp { left, right, len },
                 };
-                Ok(SVal::Array(reshaped(reshape, xs, with)?))
+                Ok(SymValue::Array(reshaped(reshape, xs, with)?))
             }
             Take | Drop => {
                 let xs = args[0].array()?;
                 let n = nats[0];
                 let (len, offset) = if p == Take { (n, 0) } else { (xs.len - n, n) };
-                Ok(SVal::Array(reshaped(
+                Ok(SymValue::Array(reshaped(
                     Reshape::Offset { offset, len },
                     xs,
                     None,
@@ -302,7 +324,7 @@ impl Ex {
                 let xs = args[0].array()?;
                 let chunk = positive(nats[0])?;
                 let len = xs.len;
-                Ok(SVal::Array(reshaped(
+                Ok(SymValue::Array(reshaped(
                     Reshape::Split { chunk, len },
                     xs,
                     None,
@@ -312,7 +334,7 @@ impl Ex {
                 let xs = args[0].array()?;
                 let (size, step, len) = (nats[0], positive(nats[1])?, xs.len);
                 let reshape = Reshape::Slide { size, step, len };
-                Ok(SVal::Array(reshaped(reshape, xs, None)?))
+                Ok(SymValue::Array(reshaped(reshape, xs, None)?))
             }
             Join | Transpose | AsScalar => {
                 let xs = args[0].array()?;
@@ -334,54 +356,57 @@ impl Ex {
                             },
                         }
                     }
-                    _ => return no(format!("an untyped `{}`", p.name())),
+                    _ => return not_structured(format!("an untyped `{}`", p.name())),
                 };
-                Ok(SVal::Array(reshaped(reshape, xs, None)?))
+                Ok(SymValue::Array(reshaped(reshape, xs, None)?))
             }
             Zip => {
                 let (a, b) = (args[0].array()?, args[1].array()?);
-                Ok(SVal::Array(SArr::new(a.len, move |ex, i| {
-                    Ok(SVal::Pair(Box::new(a.at(ex, i)?), Box::new(b.at(ex, i)?)))
+                Ok(SymValue::Array(SymArray::new(a.len, move |ex, i| {
+                    Ok(SymValue::Pair(
+                        Box::new(a.at(ex, i)?),
+                        Box::new(b.at(ex, i)?),
+                    ))
                 })))
             }
             Unzip => {
                 let xs = args[0].array()?;
                 let side = |second: bool| {
                     let xs = xs.clone();
-                    SVal::Array(SArr::new(xs.len, move |ex, i| match xs.at(ex, i)? {
-                        SVal::Pair(a, b) => Ok(if second { *b } else { *a }),
-                        _ => no("unzip of something else than pairs"),
+                    SymValue::Array(SymArray::new(xs.len, move |ex, i| match xs.at(ex, i)? {
+                        SymValue::Pair(a, b) => Ok(if second { *b } else { *a }),
+                        _ => not_structured("unzip of something else than pairs"),
                     }))
                 };
-                Ok(SVal::Pair(Box::new(side(false)), Box::new(side(true))))
+                Ok(SymValue::Pair(Box::new(side(false)), Box::new(side(true))))
             }
-            MakePair => Ok(SVal::Pair(
+            MakePair => Ok(SymValue::Pair(
                 Box::new(args[0].clone()),
                 Box::new(args[1].clone()),
             )),
             Fst | Snd => match &args[0] {
-                SVal::Pair(a, b) => Ok(if p == Fst {
+                SymValue::Pair(a, b) => Ok(if p == Fst {
                     (**a).clone()
                 } else {
                     (**b).clone()
                 }),
-                _ => no("a projection of something else than a pair"),
+                _ => not_structured("a projection of something else than a pair"),
             },
             MapFst | MapSnd => match &args[1] {
-                SVal::Pair(a, b) => {
+                SymValue::Pair(a, b) => {
                     if p == MapFst {
                         let a = self.apply(&args[0], (**a).clone())?;
-                        Ok(SVal::Pair(Box::new(a), b.clone()))
+                        Ok(SymValue::Pair(Box::new(a), b.clone()))
                     } else {
                         let b = self.apply(&args[0], (**b).clone())?;
-                        Ok(SVal::Pair(a.clone(), Box::new(b)))
+                        Ok(SymValue::Pair(a.clone(), Box::new(b)))
                     }
                 }
-                _ => no("mapFst/mapSnd of something else than a pair"),
+                _ => not_structured("mapFst/mapSnd of something else than a pair"),
             },
             Map => {
                 let (f, xs) = (args[0].clone(), args[1].array()?);
-                Ok(SVal::Array(SArr::new(xs.len, move |ex, i| {
+                Ok(SymValue::Array(SymArray::new(xs.len, move |ex, i| {
                     let x = xs.at(ex, i)?;
                     ex.apply(&f, x)
                 })))
@@ -400,7 +425,7 @@ impl Ex {
                     _ => GpuLevel::Thread,
                 };
                 let Ok(dim @ 0..=2) = u8::try_from(nats[0]) else {
-                    return no(format!("a GPU dimension of {}", nats[0]));
+                    return not_structured(format!("a GPU dimension of {}", nats[0]));
                 };
                 let kind = LoopKind::Gpu(level, dim);
                 self.computed_map(kind, &args[0], &args[1].array()?)
@@ -417,15 +442,15 @@ impl Ex {
                 self.reduction(kind, &args[0], args[1].clone(), &xs)
             }
             VectorFromScalar => {
-                let SVal::Scalar(x) = &args[0] else {
-                    return no("a vector of something other than a scalar");
+                let SymValue::Scalar(x) = &args[0] else {
+                    return not_structured("a vector of something other than a scalar");
                 };
                 let TypeKind::Vector(_, n) = ty.kind() else {
-                    return no("untyped vector");
+                    return not_structured("untyped vector");
                 };
                 let n = lanes(size(n)?)?;
                 let lane = self.new_lane(n);
-                Ok(SVal::Vector {
+                Ok(SymValue::Vector {
                     lane,
                     n,
                     elem: x.clone(),
@@ -434,7 +459,7 @@ impl Ex {
             AsVector | AsVectorAligned => {
                 let xs = args[0].array()?;
                 let (width, len) = (lanes(nats[0])?, xs.len);
-                Ok(SVal::Array(reshaped(
+                Ok(SymValue::Array(reshaped(
                     Reshape::AsVector { width, len },
                     xs,
                     None,
@@ -442,16 +467,24 @@ impl Ex {
             }
             // Not in the structured fragment: the kernel is explicit loops. (No
             // wildcard here: a new primitive must be placed.)
-            Not | Cast | IndexAsNat | ScanSeq | Iterate => no(format!("`{}`", p.name())),
+            Not | Cast | IndexAsNat | ScanSeq | Iterate => {
+                not_structured(format!("`{}`", p.name()))
+            }
         }
     }
 
     /// Arithmetic on scalars, or lane by lane on vectors (one lane loop for both).
-    fn binary(&mut self, p: Prim, a: &SVal, b: &SVal, at: Option<Span>) -> R<SVal> {
-        let op = move |x: SExpr, y: SExpr| {
+    fn binary(
+        &mut self,
+        p: Prim,
+        a: &SymValue,
+        b: &SymValue,
+        at: Option<Span>,
+    ) -> Structuring<SymValue> {
+        let op = move |x: ScalarExpr, y: ScalarExpr| {
             // A division that may trap is checked in the kernel's body.
             if can_trap(p, x.scalar()) && !constant_divisor(&y).is_some_and(safe_divisor) {
-                return SExpr::Checked {
+                return ScalarExpr::Checked {
                     op: p,
                     x: Box::new(x),
                     y: Box::new(y),
@@ -459,11 +492,11 @@ impl Ex {
                 }
                 .bounded();
             }
-            SExpr::Bin(p, Box::new(x), Box::new(y)).bounded()
+            ScalarExpr::Bin(p, Box::new(x), Box::new(y)).bounded()
         };
         match self.lanewise(a.clone(), b.clone(), &op)? {
             Ok(v) => Ok(v),
-            Err(_) => no("arithmetic on something other than numbers"),
+            Err(_) => not_structured("arithmetic on something other than numbers"),
         }
     }
 
@@ -472,15 +505,15 @@ impl Ex {
     /// guard of 100,000 paddings grows as it is passed on, and is never copied.)
     fn lanewise(
         &mut self,
-        a: SVal,
-        b: SVal,
-        f: &dyn Fn(SExpr, SExpr) -> R<SExpr>,
-    ) -> R<Result<SVal, (SVal, SVal)>> {
+        a: SymValue,
+        b: SymValue,
+        f: &dyn Fn(ScalarExpr, ScalarExpr) -> Structuring<ScalarExpr>,
+    ) -> Structuring<Result<SymValue, (SymValue, SymValue)>> {
         Ok(Ok(match (a, b) {
-            (SVal::Scalar(x), SVal::Scalar(y)) => SVal::Scalar(f(x, y)?),
+            (SymValue::Scalar(x), SymValue::Scalar(y)) => SymValue::Scalar(f(x, y)?),
             (
-                SVal::Vector { lane, n, elem: x },
-                SVal::Vector {
+                SymValue::Vector { lane, n, elem: x },
+                SymValue::Vector {
                     lane: lane2,
                     elem: y,
                     ..
@@ -492,7 +525,7 @@ impl Ex {
                     self.read_lane(lane2, &Aff::var(lane))?;
                     y.subst(lane2, &Aff::var(lane), self)
                 };
-                SVal::Vector {
+                SymValue::Vector {
                     lane,
                     n,
                     elem: f(x, y)?,
@@ -502,37 +535,37 @@ impl Ex {
         }))
     }
 
-    /// `f` of two values of one shape, number by number: [`Ex::lanewise`] on numbers,
+    /// `f` of two values of one shape, number by number: [`SymbolicEvaluator::lanewise`] on numbers,
     /// element by element on arrays, component by component on pairs; `mismatch` is
     /// the reason where the shapes differ.
     pub(crate) fn zip_values(
         &mut self,
-        a: SVal,
-        b: SVal,
+        a: SymValue,
+        b: SymValue,
         f: Combine,
         mismatch: &'static str,
-    ) -> R<SVal> {
+    ) -> Structuring<SymValue> {
         match self.lanewise(a, b, &*f)? {
             Ok(v) => Ok(v),
-            Err((SVal::Array(a), SVal::Array(b))) => {
-                Ok(SVal::Array(SArr::new(a.len, move |ex, j| {
+            Err((SymValue::Array(a), SymValue::Array(b))) => {
+                Ok(SymValue::Array(SymArray::new(a.len, move |ex, j| {
                     let (x, y) = (a.at(ex, j)?, b.at(ex, j)?);
                     ex.zip_values(x, y, f.clone(), mismatch)
                 })))
             }
-            Err((SVal::Pair(a, b), SVal::Pair(x, y))) => Ok(SVal::Pair(
+            Err((SymValue::Pair(a, b), SymValue::Pair(x, y))) => Ok(SymValue::Pair(
                 Box::new(self.zip_values(*a, *x, f.clone(), mismatch)?),
                 Box::new(self.zip_values(*b, *y, f, mismatch)?),
             )),
-            Err(_) => no(mismatch),
+            Err(_) => not_structured(mismatch),
         }
     }
 
     /// `select(c, a, b)`, element by element: one `arith.select` per element.
-    fn pick(&mut self, c: &SExpr, a: &SVal, b: &SVal) -> R<SVal> {
+    fn pick(&mut self, c: &ScalarExpr, a: &SymValue, b: &SymValue) -> Structuring<SymValue> {
         let c = c.clone();
-        let pick = move |x: SExpr, y: SExpr| {
-            SExpr::Pick(Box::new(c.clone()), Box::new(x), Box::new(y)).bounded()
+        let pick = move |x: ScalarExpr, y: ScalarExpr| {
+            ScalarExpr::Pick(Box::new(c.clone()), Box::new(x), Box::new(y)).bounded()
         };
         self.zip_values(
             a.clone(),
@@ -545,13 +578,13 @@ impl Ex {
 
 /// How two numbers' expressions combine into one (shared by the elements it is
 /// applied to).
-pub(crate) type Combine = Rc<dyn Fn(SExpr, SExpr) -> R<SExpr>>;
+pub(crate) type Combine = Rc<dyn Fn(ScalarExpr, ScalarExpr) -> Structuring<ScalarExpr>>;
 
 /// The value of an integer constant.
-fn constant_divisor(e: &SExpr) -> Option<i64> {
+fn constant_divisor(e: &ScalarExpr) -> Option<i64> {
     match e {
-        SExpr::Lit(Literal::I32(v)) => Some(i64::from(*v)),
-        SExpr::Lit(Literal::I64(v)) => Some(*v),
+        ScalarExpr::Lit(Literal::I32(v)) => Some(i64::from(*v)),
+        ScalarExpr::Lit(Literal::I64(v)) => Some(*v),
         _ => None,
     }
 }

@@ -3,12 +3,12 @@
 //! `concat`'s condition, the element is read from one side; elsewhere it is a guard
 //! between both.
 
-use super::eval::{no, Ex, SArr, SExpr, SVal, R};
+use super::eval::{not_structured, ScalarExpr, Structuring, SymArray, SymValue, SymbolicEvaluator};
 use super::index::Aff;
 use elevate_rise::view::{Indexing, Reshape, Source};
 use std::rc::Rc;
 
-impl Indexing for Ex {
+impl Indexing for SymbolicEvaluator {
     type Index = Aff;
     fn offset(&mut self, i: &Aff, k: i64) -> Aff {
         i.plus(k)
@@ -28,15 +28,19 @@ impl Indexing for Ex {
 }
 
 /// `xs` reshaped; `with` is a `padCst`'s value.
-pub(crate) fn reshaped(reshape: Reshape, xs: SArr, with: Option<SVal>) -> R<SArr> {
+pub(crate) fn reshaped(
+    reshape: Reshape,
+    xs: SymArray,
+    with: Option<SymValue>,
+) -> Structuring<SymArray> {
     let Some(len) = reshape.len() else {
-        return no(format!("{reshape:?}: a length beyond any machine's"));
+        return not_structured(format!("{reshape:?}: a length beyond any machine's"));
     };
     if matches!(reshape, Reshape::PadClamp { .. }) && xs.len == 0 {
-        return no("`padClamp` of an empty array");
+        return not_structured("`padClamp` of an empty array");
     }
     let from = Rc::new((xs, with));
-    Ok(SArr::new(len, move |ex, i| {
+    Ok(SymArray::new(len, move |ex, i| {
         let at = reshape.element(ex, i);
         read(ex, at, &from)
     }))
@@ -44,18 +48,18 @@ pub(crate) fn reshaped(reshape: Reshape, xs: SArr, with: Option<SVal>) -> R<SArr
 
 /// `concat(a, b)`: written part by part (the parts are kept for that), read through
 /// the view algebra.
-pub(crate) fn concat(a: SArr, b: SArr) -> SArr {
+pub(crate) fn concat(a: SymArray, b: SymArray) -> SymArray {
     let reshape = Reshape::Concat {
         first: a.len,
         second: b.len,
     };
     let parts = Rc::new((a, b));
     let read = parts.clone();
-    SArr {
+    SymArray {
         len: parts.0.len.saturating_add(parts.1.len),
-        get: crate::shared::Shared::new(Rc::new(move |ex: &mut Ex, i: &Aff| {
+        get: crate::deep_rc::DeepRc::new(Rc::new(move |ex: &mut SymbolicEvaluator, i: &Aff| {
             let Source::Either { at, first, second } = reshape.element(ex, i) else {
-                return no("`concat` read as another view");
+                return not_structured("`concat` read as another view");
             };
             let (a, b) = &*read;
             match at.range(ex) {
@@ -74,21 +78,25 @@ pub(crate) fn concat(a: SArr, b: SArr) -> SArr {
 }
 
 /// The element of `xs` that an element of its view is.
-fn read(ex: &mut Ex, at: Source<Aff>, from: &Rc<(SArr, Option<SVal>)>) -> R<SVal> {
+fn read(
+    ex: &mut SymbolicEvaluator,
+    at: Source<Aff>,
+    from: &Rc<(SymArray, Option<SymValue>)>,
+) -> Structuring<SymValue> {
     let (xs, with) = &**from;
     match at {
         Source::At(k) => xs.at(ex, &k),
         Source::AtNested(i, j) => xs.at(ex, &i)?.array()?.at(ex, &j),
         Source::Row(row) => {
             let from = from.clone();
-            Ok(SVal::Array(SArr::new(row.len(), move |ex, k| {
+            Ok(SymValue::Array(SymArray::new(row.len(), move |ex, k| {
                 let at = row.element(ex, k);
                 read(ex, at, &from)
             })))
         }
         Source::Padded { at, lo, hi, inside } => {
             let Some(c) = with else {
-                return no("`padCst` without its value");
+                return not_structured("`padCst` without its value");
             };
             match at.range(ex) {
                 (l, h) if l >= lo && h < hi => xs.at(ex, &inside),
@@ -114,36 +122,41 @@ fn read(ex: &mut Ex, at: Source<Aff>, from: &Rc<(SArr, Option<SVal>)>) -> R<SVal
                 }
             }
         }
-        Source::Either { .. } => no("`concat` read as another view"),
+        Source::Either { .. } => not_structured("`concat` read as another view"),
         Source::Lanes { base, width } => {
             let lane = ex.new_lane(width);
             match xs.at(ex, &base.add(&Aff::var(lane)))? {
-                SVal::Scalar(elem) => Ok(SVal::Vector {
+                SymValue::Scalar(elem) => Ok(SymValue::Vector {
                     lane,
                     n: width,
                     elem,
                 }),
-                _ => no("vectors of something other than scalars"),
+                _ => not_structured("vectors of something other than scalars"),
             }
         }
         Source::Lane { at, lane: l } => match xs.at(ex, &at)? {
-            SVal::Vector { lane, elem, .. } => {
+            SymValue::Vector { lane, elem, .. } => {
                 ex.read_lane(lane, &l)?;
-                Ok(SVal::Scalar(elem.subst(lane, &l, ex)))
+                Ok(SymValue::Scalar(elem.subst(lane, &l, ex)))
             }
-            _ => no("asScalar of something other than vectors"),
+            _ => not_structured("asScalar of something other than vectors"),
         },
     }
 }
 
 /// `inside` where `cond` (`lo <= a < hi`) holds, `outside` elsewhere, element by
 /// element.
-fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> R<SVal> {
+fn guarded(
+    ex: &mut SymbolicEvaluator,
+    cond: &(Aff, i64, i64),
+    inside: SymValue,
+    outside: SymValue,
+) -> Structuring<SymValue> {
     if ex.data.keys().any(|v| cond.0.mentions(*v)) {
-        return no("a guard on an index computed from data");
+        return not_structured("a guard on an index computed from data");
     }
     let cond = cond.clone();
-    let guard = move |x: SExpr, y: SExpr| select(&cond, x, y).bounded();
+    let guard = move |x: ScalarExpr, y: ScalarExpr| select(&cond, x, y).bounded();
     ex.zip_values(
         inside,
         outside,
@@ -153,21 +166,21 @@ fn guarded(ex: &mut Ex, cond: &(Aff, i64, i64), inside: SVal, outside: SVal) -> 
 }
 
 /// `Select` of one more condition: nested paddings with one constant are one guard.
-fn select(cond: &(Aff, i64, i64), then: SExpr, other: SExpr) -> SExpr {
+fn select(cond: &(Aff, i64, i64), then: ScalarExpr, other: ScalarExpr) -> ScalarExpr {
     match then {
-        SExpr::Select {
+        ScalarExpr::Select {
             mut conds,
             then,
             other: inner,
         } if *inner == other => {
             conds.push(cond.clone());
-            SExpr::Select {
+            ScalarExpr::Select {
                 conds,
                 then,
                 other: inner,
             }
         }
-        then => SExpr::Select {
+        then => ScalarExpr::Select {
             conds: vec![cond.clone()],
             then: Box::new(then),
             other: Box::new(other),

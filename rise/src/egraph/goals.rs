@@ -13,7 +13,7 @@
 
 use super::cost::CostModel;
 use super::rules::RuleSet;
-use super::runner::Limits;
+use super::runner::SaturationLimits;
 use super::saturate::SaturationError;
 use super::sketch::{guided, GuideStep, GuidedOutcome, Sketch};
 use crate::term::Term;
@@ -56,7 +56,7 @@ pub struct Goal {
     pub steps: Vec<GuideStep>,
 }
 
-fn step(sketch: String, rules: &str, limits: Limits) -> GuideStep {
+fn step(sketch: String, rules: &str, limits: SaturationLimits) -> GuideStep {
     GuideStep::new(
         Sketch::parse(&sketch).unwrap_or_else(|e| panic!("the goal sketch `{sketch}`: {e}")),
         RuleSet::parse(rules).unwrap_or_else(|e| panic!("the goal rules `{rules}`: {e}")),
@@ -74,7 +74,7 @@ const REORDER: &str =
 /// 32x32 blocks of the result, the reduction split in blocks of 4, the innermost
 /// loop on vectors of 32.
 pub fn matmul_goals(n: i64) -> Vec<Goal> {
-    let limits = Limits {
+    let limits = SaturationLimits {
         iterations: 30,
         nodes: 200_000,
         time: Duration::from_secs(10),

@@ -17,10 +17,10 @@
 //! - [`text`]: `saturate` and `sketchGuided` in the strategy language.
 //!
 //! ```
-//! use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+//! use elevate_rise::egraph::{CostModel, SaturationLimits, RuleSet, Saturation};
 //! use elevate_rise::{infer, parse_term, print_term};
 //! let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> reduce(add, 0.0))").unwrap()).unwrap();
-//! let out = Saturation::new(RuleSet::parse("default").unwrap(), Limits::default(), CostModel::Lowered)
+//! let out = Saturation::new(RuleSet::parse("default").unwrap(), SaturationLimits::default(), CostModel::Lowered)
 //!     .run(&t)
 //!     .unwrap();
 //! // One loop, the negation fused into the reduction, unrolled (8 iterations).
@@ -46,7 +46,7 @@ pub use cost::{expr_cost, Cost, CostModel, Work};
 pub use lang::{Op, Rise, RiseAnalysis, RiseData, RiseGraph, TyId, Types};
 pub use rewrite::{beta_rewrite, rewrite, RewriteError, RisePattern, RiseRewrite};
 pub use rules::{RuleSet, RuleSetError};
-pub use runner::{Limits, LimitsError, Phases, Progress};
+pub use runner::{Phases, Progress, SaturationLimits, SaturationLimitsError};
 pub use saturate::{
     saturate, ExplanationStep, Grown, OutOfTime, Outcome, Report, Saturation, SaturationError,
 };

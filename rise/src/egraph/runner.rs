@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// When a saturation stops, whichever comes first.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub struct SaturationLimits {
     /// Iterations (rounds of applying every rule).
     pub iterations: usize,
     /// E-nodes.
@@ -30,10 +30,10 @@ pub struct Limits {
     pub memory_mb: usize,
 }
 
-impl Default for Limits {
+impl Default for SaturationLimits {
     /// 30 iterations, 100,000 e-nodes, 10 s, 4 GB.
     fn default() -> Self {
-        Limits {
+        SaturationLimits {
             iterations: 30,
             nodes: 100_000,
             time: Duration::from_secs(10),
@@ -42,7 +42,7 @@ impl Default for Limits {
     }
 }
 
-impl std::fmt::Display for Limits {
+impl std::fmt::Display for SaturationLimits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -57,7 +57,7 @@ impl std::fmt::Display for Limits {
 
 /// Why limits text does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LimitsError {
+pub enum SaturationLimitsError {
     /// A part is not `key=value`.
     #[error("a limit is `key=value`, found `{0}`")]
     NotKeyValue(String),
@@ -74,20 +74,24 @@ pub enum LimitsError {
     Unknown(String),
 }
 
-impl std::str::FromStr for Limits {
-    type Err = LimitsError;
+impl std::str::FromStr for SaturationLimits {
+    type Err = SaturationLimitsError;
 
     /// `iterations=30,nodes=100000,ms=10000,mb=4096` (any subset, the rest default).
-    fn from_str(s: &str) -> Result<Limits, LimitsError> {
-        let mut limits = Limits::default();
+    fn from_str(s: &str) -> Result<SaturationLimits, SaturationLimitsError> {
+        let mut limits = SaturationLimits::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part
                 .split_once('=')
-                .ok_or_else(|| LimitsError::NotKeyValue(part.to_string()))?;
-            let number: u64 = value.trim().parse().map_err(|_| LimitsError::NotANumber {
-                key: key.trim().to_string(),
-                value: value.to_string(),
-            })?;
+                .ok_or_else(|| SaturationLimitsError::NotKeyValue(part.to_string()))?;
+            let number: u64 =
+                value
+                    .trim()
+                    .parse()
+                    .map_err(|_| SaturationLimitsError::NotANumber {
+                        key: key.trim().to_string(),
+                        value: value.to_string(),
+                    })?;
             let count = usize::try_from(number).unwrap_or(usize::MAX);
             match key.trim() {
                 "iterations" | "iters" => limits.iterations = count,
@@ -95,7 +99,7 @@ impl std::str::FromStr for Limits {
                 "ms" | "time" => limits.time = Duration::from_millis(number),
                 "s" => limits.time = Duration::from_secs(number),
                 "mb" | "memory" => limits.memory_mb = count,
-                other => return Err(LimitsError::Unknown(other.to_string())),
+                other => return Err(SaturationLimitsError::Unknown(other.to_string())),
             }
         }
         Ok(limits)
@@ -150,7 +154,7 @@ pub(crate) type GoalFn = Arc<dyn Fn(&RiseGraph, Id) -> bool + Send + Sync>;
 pub(crate) struct Run<'a> {
     /// The rewrites, applied in this order.
     pub rewrites: &'a [RiseRewrite],
-    pub limits: Limits,
+    pub limits: SaturationLimits,
     /// When the saturation started (progress reports count from there).
     pub start: Instant,
     /// When the time limit ends (growing and extracting).

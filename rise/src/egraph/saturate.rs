@@ -15,7 +15,7 @@ use super::convert::{
 use super::cost::{expr_cost, CostModel};
 use super::lang::{Rise, RiseGraph};
 use super::rules::RuleSet;
-use super::runner::{GoalFn, Limits, Phases, Progress, ProgressFn, Reserve, Run};
+use super::runner::{GoalFn, Phases, Progress, ProgressFn, Reserve, Run, SaturationLimits};
 use super::sketch::{self, Sketch};
 use crate::term::{Ident, Term};
 use egg::{Id, Language, RecExpr};
@@ -125,11 +125,11 @@ pub struct SaturationError(pub String);
 /// An equality saturation: rules, limits, a cost model, and options.
 ///
 /// ```
-/// use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+/// use elevate_rise::egraph::{CostModel, SaturationLimits, RuleSet, Saturation};
 /// use elevate_rise::{infer, parse_term, print_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
 /// let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
-/// let s = Saturation::new(rules, Limits::default(), CostModel::Lowered);
+/// let s = Saturation::new(rules, SaturationLimits::default(), CostModel::Lowered);
 /// let out = s.run(&t).unwrap();
 /// assert_eq!(print_term(&out.program), "fun(xs: 8.f32 => xs |> map(fun(x => abs(-x))))");
 /// assert_eq!(out.report.stop_reason, "saturated");
@@ -137,7 +137,7 @@ pub struct SaturationError(pub String);
 #[derive(Clone)]
 pub struct Saturation {
     rules: RuleSet,
-    limits: Limits,
+    limits: SaturationLimits,
     cost: CostModel,
     explain: bool,
     progress: Option<ProgressFn>,
@@ -147,7 +147,7 @@ pub struct Saturation {
 
 impl Saturation {
     /// A saturation with these rules, limits and cost model.
-    pub fn new(rules: RuleSet, limits: Limits, cost: CostModel) -> Saturation {
+    pub fn new(rules: RuleSet, limits: SaturationLimits, cost: CostModel) -> Saturation {
         Saturation {
             rules,
             limits,
@@ -194,12 +194,12 @@ impl Saturation {
     }
 
     /// The limits.
-    pub fn limits(&self) -> Limits {
+    pub fn limits(&self) -> SaturationLimits {
         self.limits
     }
 
     /// The same saturation with other limits.
-    pub fn with_limits(mut self, limits: Limits) -> Saturation {
+    pub fn with_limits(mut self, limits: SaturationLimits) -> Saturation {
         self.limits = limits;
         self
     }
@@ -440,7 +440,7 @@ fn flat_expr(flat: &egg::FlatTerm<Rise>) -> RecExpr<Rise> {
 
 /// `saturate(rules, limits, cost)` as a strategy: the extracted program, or a
 /// failure if the program cannot enter the e-graph.
-pub fn saturate(rules: RuleSet, limits: Limits, cost: CostModel) -> Strategy<Term> {
+pub fn saturate(rules: RuleSet, limits: SaturationLimits, cost: CostModel) -> Strategy<Term> {
     Strategy::new(SaturateStrategy(Saturation::new(rules, limits, cost)))
 }
 

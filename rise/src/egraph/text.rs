@@ -2,14 +2,14 @@
 
 use super::cost::CostModel;
 use super::rules::RuleSet;
-use super::runner::Limits;
+use super::runner::SaturationLimits;
 use super::saturate::saturate;
 use super::sketch::{sketch_guided, GuideStep, Sketch};
 use crate::term::Term;
 use elevate_strategies::text::{str_arg, ArgError, Registry, Value};
 
 /// Registers `saturate("RULES", "LIMITS", "COST")` (only the rules are required: the
-/// limits default to [`Limits::default`] and the cost model to `lowered`) and
+/// limits default to [`SaturationLimits::default`] and the cost model to `lowered`) and
 /// `sketchGuided("SKETCH", "RULES", "LIMITS", ..., "COST")`.
 pub fn register(r: &mut Registry<Term>) {
     r.add(
@@ -28,7 +28,7 @@ pub fn register(r: &mut Registry<Term>) {
             let rules = rules(a, 0)?;
             let limits = match a.get(1) {
                 Some(_) => limits(a, 1)?,
-                None => Limits::default(),
+                None => SaturationLimits::default(),
             };
             let cost = match a.get(2) {
                 Some(_) => cost(a, 2)?,
@@ -72,9 +72,9 @@ fn rules(a: &[Value<Term>], i: usize) -> Result<RuleSet, ArgError> {
 }
 
 /// Argument `i` as limits text.
-fn limits(a: &[Value<Term>], i: usize) -> Result<Limits, ArgError> {
+fn limits(a: &[Value<Term>], i: usize) -> Result<SaturationLimits, ArgError> {
     str_arg(a, i)?
-        .parse::<Limits>()
+        .parse::<SaturationLimits>()
         .map_err(|e| ArgError::invalid(i, e.to_string()))
 }
 

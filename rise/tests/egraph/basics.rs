@@ -3,8 +3,8 @@
 
 use elevate_core::{Budget, BudgetLimit, Context, FailureKind};
 use elevate_rise::egraph::{
-    add_term, best_term, saturate, sketch_guided, CostModel, GuideStep, Limits, RiseGraph, RuleSet,
-    Saturation,
+    add_term, best_term, saturate, sketch_guided, CostModel, GuideStep, RiseGraph, RuleSet,
+    Saturation, SaturationLimits,
 };
 use elevate_rise::{infer, parse_term, print_term, Term};
 use std::time::Duration;
@@ -31,7 +31,11 @@ fn a_term_round_trips_through_the_egraph() {
 }
 
 fn saturated(src: &str, rules: &str, cost: CostModel) -> Term {
-    let s = Saturation::new(RuleSet::parse(rules).unwrap(), Limits::default(), cost);
+    let s = Saturation::new(
+        RuleSet::parse(rules).unwrap(),
+        SaturationLimits::default(),
+        cost,
+    );
     s.run(&typed(src)).unwrap_or_else(|e| panic!("{e}")).program
 }
 
@@ -62,7 +66,7 @@ fn matmul() -> Term {
 /// inside each phase (the report's `ms` shows how close to its limit it stopped).
 #[test]
 fn saturation_stops_when_its_time_is_up() {
-    let limits: Limits = "ms=400,nodes=100000000,iterations=1000000".parse().unwrap();
+    let limits: SaturationLimits = "ms=400,nodes=100000000,iterations=1000000".parse().unwrap();
     let s = Saturation::new(
         RuleSet::parse("default").unwrap(),
         limits,
@@ -79,7 +83,7 @@ fn saturation_stops_when_its_time_is_up() {
 /// ran out.
 #[test]
 fn the_strategy_keeps_to_the_context_budget() {
-    let limits: Limits = "s=600,nodes=100000000,iterations=1000000".parse().unwrap();
+    let limits: SaturationLimits = "s=600,nodes=100000000,iterations=1000000".parse().unwrap();
     let s = saturate(
         RuleSet::parse("default").unwrap(),
         limits,
@@ -92,7 +96,7 @@ fn the_strategy_keeps_to_the_context_budget() {
     // Without a budget, the saturation's own limits hold.
     let small = saturate(
         RuleSet::parse("mapFusion").unwrap(),
-        Limits::default(),
+        SaturationLimits::default(),
         CostModel::Lowered,
     );
     let t = typed("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
@@ -126,14 +130,18 @@ fn egraphs_share_no_tables() {
     assert!(g.analysis.types.find(f32s).is_some() && g.analysis.types.find(i32s).is_none());
     assert!(h.analysis.types.find(i32s).is_some() && h.analysis.types.find(f32s).is_none());
     let rules = RuleSet::parse("default").unwrap();
-    let alone = Saturation::new(rules.clone(), Limits::default(), CostModel::Lowered)
-        .run(&matmul())
-        .unwrap();
+    let alone = Saturation::new(
+        rules.clone(),
+        SaturationLimits::default(),
+        CostModel::Lowered,
+    )
+    .run(&matmul())
+    .unwrap();
     let runs: Vec<_> = (0..2)
         .map(|_| {
             let rules = rules.clone();
             std::thread::spawn(move || {
-                Saturation::new(rules, Limits::default(), CostModel::Lowered)
+                Saturation::new(rules, SaturationLimits::default(), CostModel::Lowered)
                     .run(&matmul())
                     .unwrap()
             })
@@ -189,10 +197,10 @@ fn rule_sets_say_what_is_wrong_with_a_rule() {
     );
 }
 
-/// Limits as large as the text allows are no limits, not overflows.
+/// SaturationLimits as large as the text allows are no limits, not overflows.
 #[test]
 fn the_largest_limits_are_no_limits() {
-    let limits: Limits = format!("s={},nodes=100000", u64::MAX).parse().unwrap();
+    let limits: SaturationLimits = format!("s={},nodes=100000", u64::MAX).parse().unwrap();
     let t = typed("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))");
     let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
     let out = Saturation::new(rules.clone(), limits, CostModel::Lowered)

@@ -5,7 +5,7 @@
 use elevate_core::{Context, NameSupply, Strategy};
 use elevate_rise::egraph::sketch::{extract, satisfied, Sketch};
 use elevate_rise::egraph::{
-    add_term, best_term, CostModel, Limits, RiseGraph, RuleSet, Saturation,
+    add_term, best_term, CostModel, RiseGraph, RuleSet, Saturation, SaturationLimits,
 };
 use elevate_rise::{evaluate, io, Expr, Ident, Program, Term};
 use std::time::Duration;
@@ -75,10 +75,10 @@ fn value(program: &Term, inputs: &str) -> String {
     v.to_json().unwrap().to_string()
 }
 
-fn limits(ms: u64) -> Limits {
-    Limits {
+fn limits(ms: u64) -> SaturationLimits {
+    SaturationLimits {
         time: Duration::from_millis(ms),
-        ..Limits::default()
+        ..SaturationLimits::default()
     }
 }
 
@@ -108,7 +108,7 @@ fn assert_same(a: &Term, b: &Term) {
 #[test]
 fn a_deep_chain_saturates_and_keeps_its_value() {
     let program = chain();
-    let limits: Limits = "ms=2000,nodes=2000000".parse().unwrap();
+    let limits: SaturationLimits = "ms=2000,nodes=2000000".parse().unwrap();
     let out = Saturation::new(
         RuleSet::parse("default").unwrap(),
         limits,
@@ -124,7 +124,7 @@ fn a_deep_chain_saturates_and_keeps_its_value() {
 #[test]
 fn deep_lets_saturate_and_extract() {
     let program = lets();
-    let limits: Limits = "ms=2000,nodes=2000000".parse().unwrap();
+    let limits: SaturationLimits = "ms=2000,nodes=2000000".parse().unwrap();
     let out = Saturation::new(
         RuleSet::parse("default").unwrap(),
         limits,
@@ -141,7 +141,7 @@ fn deep_lets_saturate_and_extract() {
 #[test]
 fn sketches_extract_from_deep_programs() {
     for (program, wanted) in [(chain(), "contains(add)"), (lets(), "or(contains(let), ?)")] {
-        let limits: Limits = "iterations=1,nodes=2000000,ms=60000".parse().unwrap();
+        let limits: SaturationLimits = "iterations=1,nodes=2000000,ms=60000".parse().unwrap();
         let mut grown = Saturation::new(
             RuleSet::parse("etaReduction").unwrap(),
             limits,

@@ -3,7 +3,7 @@
 
 use crate::sketches::{assert_equivalent, matches};
 use elevate_rise::egraph::goals::{matmul, matmul_goals, reach};
-use elevate_rise::egraph::{best_expr, CostModel, Limits, RuleSet, Saturation};
+use elevate_rise::egraph::{best_expr, CostModel, RuleSet, Saturation, SaturationLimits};
 use elevate_rise::{print_term, NatEnv};
 
 /// At 64x64 (two 32x32 blocks a side, 16 reduction blocks of 4), so that the
@@ -38,9 +38,9 @@ fn every_goal_is_reached_in_at_most_three_sketches_and_computes_the_matmul() {
         // term satisfies the last sketch by the tests' independent matcher.
         let last = &goal.steps.last().unwrap().sketch;
         let rules = RuleSet::parse("betaReduction").unwrap();
-        let limits = Limits {
+        let limits = SaturationLimits {
             iterations: 0,
-            ..Limits::default()
+            ..SaturationLimits::default()
         };
         let fresh = Saturation::new(rules, limits, CostModel::AstSize)
             .grow(&outcome.program)

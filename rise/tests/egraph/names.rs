@@ -4,7 +4,9 @@
 
 use elevate_core::{Context, Strategy, Traversable};
 use elevate_rise::egraph::sketch::{sketch_guided, GuideStep};
-use elevate_rise::egraph::{add_term, best_term, saturate, CostModel, Limits, RiseGraph, RuleSet};
+use elevate_rise::egraph::{
+    add_term, best_term, saturate, CostModel, RiseGraph, RuleSet, SaturationLimits,
+};
 use elevate_rise::rules::{argument, body, function};
 use elevate_rise::{infer, parse_term, print_term, Expr, Term};
 
@@ -63,7 +65,11 @@ fn on_first_part(s: Strategy<Term>) -> Strategy<Term> {
 fn a_saturation_inside_a_run_names_binders_new_to_the_whole_program() {
     let program = typed(TWO_PARTS);
     let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
-    let s = on_first_part(saturate(rules, Limits::default(), CostModel::Lowered));
+    let s = on_first_part(saturate(
+        rules,
+        SaturationLimits::default(),
+        CostModel::Lowered,
+    ));
     let result = s.apply(&program, &mut Context::default()).unwrap();
     // The maps of the first component are fused, with a binder of its own.
     assert!(print_term(&result).contains("map(fun(x => abs(-x)))"));
@@ -86,7 +92,11 @@ fn a_saturation_inside_a_run_names_binders_new_to_the_whole_program() {
 fn a_sketch_guided_search_inside_a_run_names_binders_new_to_the_whole_program() {
     let program = typed(TWO_PARTS);
     let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
-    let fuse = GuideStep::new("map(fun(?), ?)".parse().unwrap(), rules, Limits::default());
+    let fuse = GuideStep::new(
+        "map(fun(?), ?)".parse().unwrap(),
+        rules,
+        SaturationLimits::default(),
+    );
     let s = on_first_part(sketch_guided(vec![fuse], CostModel::Lowered));
     let result = s.apply(&program, &mut Context::default()).unwrap();
     let ids = binders(&result);

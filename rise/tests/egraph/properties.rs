@@ -3,7 +3,7 @@
 //! extracted with every cost model, type-check to the input's type and compute the
 //! input's values on random inputs (the interpreter is the oracle).
 
-use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+use elevate_rise::egraph::{CostModel, RuleSet, Saturation, SaturationLimits};
 use elevate_rise::generate::Generator;
 use elevate_rise::nat::NatVar;
 use elevate_rise::prim::Prim;
@@ -18,7 +18,7 @@ const COST_MODELS: [CostModel; 2] = [CostModel::AstSize, CostModel::Lowered];
 fn saturation() -> Saturation {
     let limits = std::env::var("SATURATION_LIMITS")
         .unwrap_or_else(|_| "iterations=4,nodes=5000,ms=2000".into());
-    let limits: Limits = limits.parse().unwrap();
+    let limits: SaturationLimits = limits.parse().unwrap();
     Saturation::new(
         RuleSet::parse("default").unwrap(),
         limits,

@@ -9,7 +9,7 @@ use egg::{Extractor, Id, RecExpr};
 use elevate_rise::egraph::lang::Op;
 use elevate_rise::egraph::sketch::{extract, guided, satisfied, sketch_guided, GuideStep, Sketch};
 use elevate_rise::egraph::{
-    Cost, CostModel, Grown, Limits, Rise, RuleSet, Saturation, Types, Work,
+    Cost, CostModel, Grown, Rise, RuleSet, Saturation, SaturationLimits, Types, Work,
 };
 use elevate_rise::nat::{Nat, NatVar};
 use elevate_rise::prim::Prim;
@@ -28,7 +28,7 @@ fn sketch(text: &str) -> Sketch {
 
 fn grow(src: &str, rules: &str, limits: &str) -> Grown {
     let rules = RuleSet::parse(rules).unwrap();
-    let limits: Limits = limits.parse().unwrap();
+    let limits: SaturationLimits = limits.parse().unwrap();
     Saturation::new(rules, limits, CostModel::Lowered)
         .grow(&typed(src))
         .unwrap()
@@ -361,7 +361,7 @@ fn extraction_satisfies_the_sketch_rather_than_the_cost_model_alone() {
     let unfused = TWO_MAPS;
     let cheapest = Saturation::new(
         RuleSet::parse(FUSION_RULES).unwrap(),
-        Limits::default(),
+        SaturationLimits::default(),
         CostModel::Lowered,
     )
     .run(&input)
@@ -627,12 +627,16 @@ fn a_goal_stops_saturation_as_soon_as_the_sketch_is_reachable() {
     let input = typed("fun(xs: 16.f32 => xs |> map(neg))");
     let rules = RuleSet::parse("splitJoin(2)").unwrap();
     let s = sketch("contains(map[8](map[2](?)))");
-    let plain = Saturation::new(rules.clone(), Limits::default(), CostModel::Lowered)
-        .grow(&input)
-        .unwrap();
+    let plain = Saturation::new(
+        rules.clone(),
+        SaturationLimits::default(),
+        CostModel::Lowered,
+    )
+    .grow(&input)
+    .unwrap();
     assert_eq!(plain.report.stop_reason, "saturated");
     let goal = s.clone();
-    let mut stopped = Saturation::new(rules, Limits::default(), CostModel::Lowered)
+    let mut stopped = Saturation::new(rules, SaturationLimits::default(), CostModel::Lowered)
         .with_goal(move |g, root| satisfied(g, root, &goal))
         .grow(&input)
         .unwrap();
@@ -644,7 +648,7 @@ fn a_goal_stops_saturation_as_soon_as_the_sketch_is_reachable() {
     // A sketch the input satisfies stops it before any rewrite.
     let at_once = Saturation::new(
         RuleSet::parse("splitJoin(2)").unwrap(),
-        Limits::default(),
+        SaturationLimits::default(),
         CostModel::Lowered,
     )
     .with_goal(|g, root| {

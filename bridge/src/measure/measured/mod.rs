@@ -68,7 +68,7 @@ pub struct InFlight {
 }
 
 /// What the evaluations of a measured cost change.
-struct Shared {
+struct DeepRc {
     pool: Pool,
     /// The best median so far, in milliseconds.
     best_ms: Option<f64>,
@@ -95,7 +95,7 @@ pub struct Measured {
     threads: Option<usize>,
     model: Option<ModelCost>,
     stop: Option<Arc<AtomicBool>>,
-    shared: Mutex<Shared>,
+    shared: Mutex<DeepRc>,
     in_flight: Arc<Mutex<Vec<InFlight>>>,
     /// Where the reference values came from, once known.
     reference_source: Arc<Mutex<Option<&'static str>>>,
@@ -147,7 +147,7 @@ impl Measured {
             threads: None,
             model: None,
             stop: None,
-            shared: Mutex::new(Shared {
+            shared: Mutex::new(DeepRc {
                 pool: Pool::new(command, Request::Reference, 0),
                 best_ms: None,
                 raced: 0,
@@ -278,7 +278,7 @@ impl Measured {
         shared.pool.ensure(0).map_err(MeasureError::Worker)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Shared> {
+    fn lock(&self) -> MutexGuard<'_, DeepRc> {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -3,7 +3,7 @@
 //! `defaultLowering` alone.
 
 use super::rounds::{failure, Runs};
-use super::{Candidate, Measured, Shared};
+use super::{Candidate, DeepRc, Measured};
 use crate::measure::pool::Busy;
 use crate::measure::protocol::{Reply, Request};
 use elevate_strategies::search::{Rejection, Status};
@@ -14,7 +14,7 @@ impl Measured {
     /// The reference values, computed by a worker the first time.
     pub(super) fn reference(
         &self,
-        shared: &mut Shared,
+        shared: &mut DeepRc,
         deadline: Option<Instant>,
     ) -> Result<Arc<String>, Rejection> {
         if let Some(known) = &shared.reference {
@@ -74,7 +74,7 @@ impl Measured {
     /// reference (where the interpreter takes too long).
     pub(super) fn compiled_reference(
         &self,
-        shared: &mut Shared,
+        shared: &mut DeepRc,
         deadline: Option<Instant>,
     ) -> Result<Arc<String>, Rejection> {
         let start = Candidate::of(&self.start);

@@ -1,7 +1,7 @@
 //! A round of candidates through the workers: compiled at once, then each run alone;
 //! and the final comparison's turns.
 
-use super::{Candidate, Measured, Shared, SETUP_TIME};
+use super::{Candidate, DeepRc, Measured, SETUP_TIME};
 use crate::measure::pool::Busy;
 use crate::measure::protocol::{Reply, Request, RunSpec};
 use elevate_rise::Term;
@@ -14,7 +14,7 @@ impl Measured {
     /// the worker that holds it and its compile time, or why it has none.
     pub(super) fn compile_all(
         &self,
-        shared: &mut Shared,
+        shared: &mut DeepRc,
         candidates: &[Candidate],
         deadline: Option<Instant>,
     ) -> Vec<Result<(usize, f64), Rejection>> {
@@ -92,7 +92,7 @@ impl Measured {
     /// hold it), alone.
     pub(super) fn run_one(
         &self,
-        shared: &mut Shared,
+        shared: &mut DeepRc,
         slot: usize,
         c: &Candidate,
         how: Runs,
@@ -175,7 +175,7 @@ impl Measured {
     }
 
     /// A slot whose worker runs, or the first.
-    pub(super) fn any_slot(shared: &Shared) -> usize {
+    pub(super) fn any_slot(shared: &DeepRc) -> usize {
         (0..shared.pool.len())
             .find(|&s| shared.pool.id(s).is_some())
             .unwrap_or(0)

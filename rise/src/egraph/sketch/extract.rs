@@ -32,11 +32,11 @@ use std::time::Instant;
 ///
 /// ```
 /// use elevate_rise::egraph::sketch::{extract, Sketch};
-/// use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+/// use elevate_rise::egraph::{CostModel, SaturationLimits, RuleSet, Saturation};
 /// use elevate_rise::{infer, parse_term, print_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
 /// let rules = RuleSet::parse("mapFusion,mapFission,betaReduction,etaReduction").unwrap();
-/// let mut grown = Saturation::new(rules, Limits::default(), CostModel::Lowered).grow(&t).unwrap();
+/// let mut grown = Saturation::new(rules, SaturationLimits::default(), CostModel::Lowered).grow(&t).unwrap();
 /// // The cheapest program fuses the maps; this sketch wants them apart.
 /// let two_maps: Sketch = "map(abs, map(neg, ?))".parse().unwrap();
 /// let (cost, body) = extract(&grown.egraph, grown.root, &two_maps, CostModel::Lowered).unwrap();
@@ -85,13 +85,13 @@ pub fn extract_within(
 ///
 /// ```
 /// use elevate_rise::egraph::sketch::{satisfied, Sketch};
-/// use elevate_rise::egraph::{CostModel, Limits, RuleSet, Saturation};
+/// use elevate_rise::egraph::{CostModel, SaturationLimits, RuleSet, Saturation};
 /// use elevate_rise::{infer, parse_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
 /// let fused: Sketch = "map(fun(contains(abs)), ?)".parse().unwrap();
 /// let goal = fused.clone();
 /// let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
-/// let grown = Saturation::new(rules, Limits::default(), CostModel::AstSize)
+/// let grown = Saturation::new(rules, SaturationLimits::default(), CostModel::AstSize)
 ///     .with_goal(move |egraph, root| satisfied(egraph, root, &goal))
 ///     .grow(&t)
 ///     .unwrap();

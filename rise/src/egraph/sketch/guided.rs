@@ -4,7 +4,7 @@
 use super::{satisfied, Sketch};
 use crate::egraph::cost::CostModel;
 use crate::egraph::rules::RuleSet;
-use crate::egraph::runner::Limits;
+use crate::egraph::runner::SaturationLimits;
 use crate::egraph::saturate::{after, Report, Saturation, SaturationError};
 use crate::term::Term;
 use elevate_core::{BudgetLimit, Context, Failure, Name, RewriteResult, Strategy, StrategyImpl};
@@ -19,12 +19,12 @@ pub struct GuideStep {
     /// The rewrites it may use.
     pub rules: RuleSet,
     /// When it gives up.
-    pub limits: Limits,
+    pub limits: SaturationLimits,
 }
 
 impl GuideStep {
     /// A step.
-    pub fn new(sketch: Sketch, rules: RuleSet, limits: Limits) -> GuideStep {
+    pub fn new(sketch: Sketch, rules: RuleSet, limits: SaturationLimits) -> GuideStep {
         GuideStep {
             sketch,
             rules,
@@ -63,11 +63,11 @@ pub struct GuidedOutcome {
 ///
 /// ```
 /// use elevate_rise::egraph::sketch::{guided, GuideStep, Sketch};
-/// use elevate_rise::egraph::{CostModel, Limits, RuleSet};
+/// use elevate_rise::egraph::{CostModel, SaturationLimits, RuleSet};
 /// use elevate_rise::{infer, parse_term, print_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg))").unwrap()).unwrap();
 /// let step = |sketch: &str, rules: &str| {
-///     GuideStep::new(sketch.parse().unwrap(), RuleSet::parse(rules).unwrap(), Limits::default())
+///     GuideStep::new(sketch.parse().unwrap(), RuleSet::parse(rules).unwrap(), SaturationLimits::default())
 /// };
 /// let steps = [
 ///     // Tile the loop: 2 chunks of 4.
@@ -173,11 +173,11 @@ fn guided_until(
 ///
 /// ```
 /// use elevate_rise::egraph::sketch::{sketch_guided, GuideStep};
-/// use elevate_rise::egraph::{CostModel, Limits, RuleSet};
+/// use elevate_rise::egraph::{CostModel, SaturationLimits, RuleSet};
 /// use elevate_rise::{infer, parse_term, print_term};
 /// let t = infer(&parse_term("fun(xs: 8.f32 => xs |> map(neg) |> map(abs))").unwrap()).unwrap();
 /// let rules = RuleSet::parse("mapFusion,betaReduction").unwrap();
-/// let fuse = GuideStep::new("map(fun(?), ?)".parse().unwrap(), rules, Limits::default());
+/// let fuse = GuideStep::new("map(fun(?), ?)".parse().unwrap(), rules, SaturationLimits::default());
 /// let s = sketch_guided(vec![fuse], CostModel::Lowered);
 /// assert_eq!(print_term(&s.run(&t).unwrap()), "fun(xs: 8.f32 => xs |> map(fun(x => abs(-x))))");
 /// ```

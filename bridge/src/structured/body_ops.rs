@@ -4,7 +4,7 @@
 //! read where it lies (`memref.load`, the index computed from the kernel's loop
 //! counters, `linalg.index`); and an integer division or remainder whose divisor may
 //! be 0 (or -1 of the smallest dividend: a trap, and 1 divides instead). The checks
-//! are the explicit loops' ([`crate::checks`]). The kernel stays a `linalg.generic`
+//! are the explicit loops' ([`crate::trap_checks`]). The kernel stays a `linalg.generic`
 //! that tiles, and runs in parallel where the program's loops do; it is not
 //! vectorized.
 
@@ -12,9 +12,9 @@ use super::emit::Body;
 use super::eval::Gathered;
 use super::index::{Aff, Atom, Var};
 use crate::boundary::{Check, TrapSite};
-use crate::checks::{self, Ops};
 use crate::ir::{self, Op};
-use crate::text::{binary_op, memref_type, mlir_scalar};
+use crate::mlir_types::{binary_op, memref_type, mlir_scalar};
+use crate::trap_checks::{self, Ops};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 use elevate_rise::Span;
@@ -32,7 +32,7 @@ impl Body<'_> {
                 check: Check::Index { bound: d.bound },
                 span: d.span,
             });
-            data.insert(d.var, checks::index(self, site, &x, d.bound));
+            data.insert(d.var, trap_checks::index(self, site, &x, d.bound));
         }
         let idx: Vec<String> = g.idx.iter().map(|a| self.index(a, &data)).collect();
         let buf = &self.bufs[g.buf];
@@ -61,7 +61,7 @@ impl Body<'_> {
             check: Check::Division(s),
             span,
         });
-        let safe = checks::divisor(self, site, op, [x, y], s, None);
+        let safe = trap_checks::divisor(self, site, op, [x, y], s, None);
         let quotient = binary_op(op, x, &safe, false, mlir_scalar(s))
             .unwrap_or_else(|| unreachable!("`{}` is a division", op.name()));
         self.op(quotient)

@@ -8,7 +8,7 @@
 
 use crate::boundary::TRAP_ARGUMENT;
 use crate::ir::{self, Block, Op};
-use crate::text::{lane_type, mlir_scalar};
+use crate::mlir_types::{lane_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 

@@ -1,9 +1,9 @@
-//! Shared closures nested as deep as the program, dropped without recursion.
+//! DeepRc closures nested as deep as the program, dropped without recursion.
 //!
 //! Both translations represent arrays as closures that capture the arrays they read
 //! (a view of a view of ...), so 100,000 maps in a row are 100,000 closures, each
 //! holding the next. Dropping the last reference to the outermost would drop them all
-//! recursively and overflow the stack; a [`Shared`] value instead hands its last
+//! recursively and overflow the stack; a [`DeepRc`] value instead hands its last
 //! reference to a queue that the outermost drop empties in a loop.
 
 use std::any::Any;
@@ -13,21 +13,21 @@ use std::ops::Deref;
 use std::rc::Rc;
 
 /// An `Rc<T>` whose last drop is deferred to a loop rather than a recursion.
-pub(crate) struct Shared<T: ?Sized + 'static>(ManuallyDrop<Rc<T>>);
+pub(crate) struct DeepRc<T: ?Sized + 'static>(ManuallyDrop<Rc<T>>);
 
-impl<T: ?Sized + 'static> Shared<T> {
-    pub(crate) fn new(rc: Rc<T>) -> Shared<T> {
-        Shared(ManuallyDrop::new(rc))
+impl<T: ?Sized + 'static> DeepRc<T> {
+    pub(crate) fn new(rc: Rc<T>) -> DeepRc<T> {
+        DeepRc(ManuallyDrop::new(rc))
     }
 }
 
-impl<T: ?Sized + 'static> Clone for Shared<T> {
+impl<T: ?Sized + 'static> Clone for DeepRc<T> {
     fn clone(&self) -> Self {
-        Shared::new(Rc::clone(&self.0))
+        DeepRc::new(Rc::clone(&self.0))
     }
 }
 
-impl<T: ?Sized + 'static> Deref for Shared<T> {
+impl<T: ?Sized + 'static> Deref for DeepRc<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
@@ -41,7 +41,7 @@ thread_local! {
     static PENDING: RefCell<Option<Vec<Box<dyn Any>>>> = const { RefCell::new(None) };
 }
 
-impl<T: ?Sized + 'static> Drop for Shared<T> {
+impl<T: ?Sized + 'static> Drop for DeepRc<T> {
     fn drop(&mut self) {
         // SAFETY: `self.0` is not used again: this is the drop.
         let rc = unsafe { ManuallyDrop::take(&mut self.0) };
@@ -76,13 +76,13 @@ impl<T: ?Sized + 'static> Drop for Shared<T> {
 mod tests {
     use super::*;
 
-    struct Chain(Option<Shared<Chain>>);
+    struct Chain(Option<DeepRc<Chain>>);
 
     #[test]
     fn a_chain_of_a_million_drops_in_a_loop() {
         let mut head = Chain(None);
         for _ in 0..1_000_000 {
-            head = Chain(Some(Shared::new(Rc::new(head))));
+            head = Chain(Some(DeepRc::new(Rc::new(head))));
         }
         assert!(head.0.is_some());
         drop(head);
