@@ -9,11 +9,11 @@
 
 use crate::arrays::{self, NdArray};
 use crate::{read, render, Failure};
-use elevate_rise::error::{Error, ErrorKind};
 use elevate_rise::io::{self, Signature};
 use elevate_rise::limits::Limits;
 use elevate_rise::nat::{solve, Nat, NatEquation, NatVar};
 use elevate_rise::value::VALUE_BYTES;
+use elevate_rise::{Error, ErrorKind};
 use elevate_rise::{NatEnv, Program, Type, Value};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,15 @@
 //! - [`types`]: scalars, indices, vectors, arrays, pairs, functions, dependent functions;
 //! - [`term`]: immutable, shared terms with capture-avoiding substitution;
 //! - [`prim`]: every primitive, high- and low-level, with its type;
-//! - [`parser`], [`mod@print`]: RISE text to terms and back;
-//! - [`mod@infer`]: type inference, after which every node carries its type.
+//! - [`parse_program`], [`print_term`]: RISE text to terms and back;
+//! - [`infer()`]: type inference, after which every node carries its type;
+//! - [`Program`] and [`Instance`]: a program's definitions, and its entry point at
+//!   fixed sizes, rewritten by strategies and evaluated;
+//! - [`evaluate`]: the reference interpreter, the oracle of every rule and every
+//!   compiled program ([`value`]: its values);
+//! - [`rules`] and [`registry()`]: the rule library and the strategy names;
+//! - [`search`]: the cost model, the `auto` space, the environment's features;
+//! - `egraph` (feature `egraph`): equality saturation.
 //!
 //! ```
 //! use elevate_rise::{parse_program, infer_program};
@@ -15,24 +22,24 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod definition;
+mod definition;
 #[cfg(feature = "egraph")]
 pub mod egraph;
-pub mod error;
+mod error;
 pub mod generate;
-pub mod infer;
-pub mod instance;
-pub mod instantiate;
-pub mod interp;
+mod infer;
+mod instance;
+mod instantiate;
+mod interp;
 pub mod io;
-pub mod lexer;
+mod lexer;
 pub mod limits;
 pub mod nat;
-pub mod parser;
+mod parser;
 pub mod prim;
-pub mod print;
-pub mod program;
-pub mod registry;
+mod print;
+mod program;
+mod registry;
 pub mod rules;
 pub mod search;
 pub mod term;
@@ -42,12 +49,12 @@ pub mod view;
 
 pub use definition::Definition;
 pub use error::{Error, ErrorKind, Span};
-pub use infer::{infer, infer_program, type_of, TypedDefinition};
+pub use infer::{infer, infer_program, retype, type_of, TypedDefinition};
 pub use instance::Instance;
 pub use instantiate::instantiate;
 pub use interp::{evaluate, evaluate_with, NatEnv};
 pub use parser::{parse_nat, parse_pattern, parse_program, parse_term, parse_type};
-pub use print::{print_definition, print_term};
+pub use print::{print_definition, print_definitions, print_term};
 pub use program::Program;
 pub use registry::registry;
 pub use term::{Expr, Ident, Literal, Term};

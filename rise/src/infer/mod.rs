@@ -97,13 +97,13 @@ pub fn infer(term: &Term) -> Result<Term, Error> {
 /// sizes). Variables bound outside the term must be typed.
 ///
 /// ```
-/// use elevate_rise::{infer, parse_term, print_term, Term};
+/// use elevate_rise::{infer, parse_term, print_term, retype, Term};
 /// use elevate_rise::term::Expr;
-/// let typed = infer::infer(&parse_term("fun(x: 4.f32 => x |> map(neg))").unwrap()).unwrap();
+/// let typed = infer(&parse_term("fun(x: 4.f32 => x |> map(neg))").unwrap()).unwrap();
 /// let Expr::Lambda(_, _, body) = typed.expr() else { unreachable!() };
 /// // `transpose(transpose(body))` built around the typed body, then re-typed:
 /// let t = |x: Term| Term::app(Term::prim(elevate_rise::prim::Prim::Id), x);
-/// let retyped = infer::retype(&t(body.clone())).unwrap();
+/// let retyped = retype(&t(body.clone())).unwrap();
 /// assert_eq!(retyped.ty().unwrap().to_string(), "4.f32");
 /// ```
 pub fn retype(term: &Term) -> Result<Term, Error> {

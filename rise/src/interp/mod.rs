@@ -80,7 +80,7 @@ pub fn evaluate(term: &Term, nats: &NatEnv, args: &[Value]) -> Result<Value, Err
 /// `limits` allows.
 ///
 /// ```
-/// use elevate_rise::{interp::evaluate_with, limits::Limits, NatEnv, Program};
+/// use elevate_rise::{evaluate_with, limits::Limits, NatEnv, Program};
 /// let program = Program::load("def f = generate(fun(i => 1.0)) : 1099511627776.f32", None).unwrap();
 /// let e = evaluate_with(&program.entry().term, &NatEnv::default(), &[], &Limits::with_max_bytes(1 << 30))
 ///     .unwrap_err();

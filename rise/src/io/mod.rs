@@ -441,7 +441,7 @@ fn eval_nat(n: &Nat, nats: &NatEnv) -> Result<i64, ValueError> {
 /// says where in the input (`at [2][0]: ...`) and what was wrong.
 ///
 /// ```
-/// use elevate_rise::{io::to_value, interp::NatEnv, parse_type};
+/// use elevate_rise::{io::to_value, NatEnv, parse_type};
 /// let ty = parse_type("3.2.i32").unwrap();
 /// let json = serde_json::json!([[1, 2], [3, 4.5], [5, 6]]);
 /// let e = to_value(&json, &ty, &NatEnv::default()).unwrap_err();

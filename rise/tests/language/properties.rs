@@ -1,8 +1,8 @@
 //! Properties over random well-typed programs (the reusable generator of
 //! `elevate_rise::generate`) and over random bytes.
 
+use elevate_rise::evaluate_with;
 use elevate_rise::generate::Generator;
-use elevate_rise::interp::evaluate_with;
 use elevate_rise::limits::Limits;
 use elevate_rise::{evaluate, infer, io, parse_term, print_term, ErrorKind, NatEnv, Program, Term};
 use quickcheck::{quickcheck, TestResult};

@@ -3,7 +3,7 @@
 //! located at the primitive that makes it, never an allocation abort.
 
 use crate::load;
-use elevate_rise::interp::evaluate_with;
+use elevate_rise::evaluate_with;
 use elevate_rise::limits::Limits;
 use elevate_rise::value::{Array, EvalErrorKind, View};
 use elevate_rise::view::Reshape;
