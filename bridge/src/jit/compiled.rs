@@ -7,6 +7,8 @@ use super::mlir::{context, failure, llvm_ir_text, parse_named};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
 use elevate_rise::limits::Limits;
+use melior::ir::operation::{OperationLike, WalkOrder, WalkResult};
+use melior::ir::Module;
 use melior::Context;
 
 /// LLVM's OpenMP runtime (Debian's `libomp-22-dev`), for parallel loops.
@@ -62,7 +64,7 @@ pub fn compile_payload(payload: &Payload, limits: &Limits) -> Result<Compiled, E
     // does not follow). MLIR's C API reads each path up to a NUL byte, whatever its
     // length says: the path is given with one after it.
     let runtime: String;
-    let libraries: Vec<&str> = if llvm_dialect.contains("omp.") {
+    let libraries: Vec<&str> = if has_parallel_regions(&module) {
         let path = std::fs::canonicalize(OPENMP_RUNTIME).map_err(|e| {
             Error::mlir(
                 Stage::Jit,
@@ -100,4 +102,24 @@ pub fn compile_payload(payload: &Payload, limits: &Limits) -> Result<Compiled, E
         limits: *limits,
         _context: context,
     })
+}
+
+/// Whether `module` has an operation of the OpenMP dialect (a parallel region, which
+/// calls the OpenMP runtime).
+fn has_parallel_regions(module: &Module) -> bool {
+    let mut found = false;
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        let name = op.name();
+        let dialect = name
+            .as_string_ref()
+            .as_str()
+            .ok()
+            .and_then(|n| n.split_once('.'));
+        if dialect.is_some_and(|(d, _)| d == "omp") {
+            found = true;
+            return WalkResult::Interrupt;
+        }
+        WalkResult::Advance
+    });
+    found
 }

@@ -7,11 +7,15 @@ use super::build::transformed_payload;
 use super::mlir::{apply_transform, context, parse, run_pipeline, translated, Messages};
 use crate::error::{Error, Stage};
 use crate::payload::Payload;
-use melior::ir::attribute::{ArrayAttribute, AttributeLike, StringAttribute};
+use melior::ir::attribute::{
+    ArrayAttribute, AttributeLike, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
+    TypeAttribute,
+};
 use melior::ir::block::BlockLike;
-use melior::ir::operation::{OperationLike, OperationPrintingFlags, OperationRef};
-use melior::ir::Module;
-use melior::Context;
+use melior::ir::operation::{OperationBuilder, OperationLike, OperationRef, WalkOrder, WalkResult};
+use melior::ir::r#type::{IntegerType, MemRefType};
+use melior::ir::{Attribute, Identifier, Module, ValueLike};
+use melior::{Context, IrRewriter};
 
 /// The GPU architecture PTX is generated for: the H100's.
 pub const GPU_CHIP: &str = "sm_90";
@@ -70,63 +74,90 @@ pub fn gpu_lowered(payload: &Payload) -> Result<String, Error> {
     Ok(module.as_operation().to_string())
 }
 
-/// The address space of a GPU block's shared memory, as MLIR prints it.
+/// The address space of a GPU block's shared memory.
 const WORKGROUP: &str = "#gpu.address_space<workgroup>";
 
-/// `module` (as text, in the generic form: a named operation printed in its custom
-/// form loses the flags of its body's operations) with each buffer its script
-/// allocated in shared memory (a promoted tile, `memref.alloc` inside a launch) a
-/// global of its own in shared memory: NVVM takes a kernel's shared memory as globals
-/// (the GPU lowering would make such an `alloc` a call of `malloc`). Their
-/// `dealloc`s go.
-fn shared_as_globals(module: &str) -> String {
-    let mut globals = Vec::new();
-    let mut out = Vec::new();
-    for line in module.lines() {
-        let trimmed = line.trim_start();
-        if line.contains(WORKGROUP) && trimmed.starts_with("\"memref.dealloc\"(") {
-            continue;
-        }
-        let alloc = trimmed
-            .split_once(" = \"memref.alloc\"() ")
-            .filter(|_| line.contains(WORKGROUP))
-            .and_then(|(name, rest)| Some((name, rest.rsplit_once(" -> ")?.1)));
-        match alloc {
-            Some((name, ty)) => {
-                let global = format!("__elevate_shared_{}", globals.len());
-                let indent = &line[..line.len() - trimmed.len()];
-                out.push(format!(
-                    "{indent}{name} = \"memref.get_global\"() <{{name = @{global}}}> : () -> {ty}"
-                ));
-                globals.push(format!(
-                    "  \"memref.global\"() <{{alignment = 16 : i64, sym_name = \"{global}\", \
-                     sym_visibility = \"private\", type = {ty}}}> : () -> ()"
-                ));
-            }
-            None => out.push(line.to_string()),
-        }
-    }
-    // The globals first in the (outermost) module's body.
-    if let Some(first) = out.iter_mut().find(|l| l.starts_with("\"builtin.module\"")) {
-        first.push('\n');
-        first.push_str(&globals.join("\n"));
-    }
-    out.join("\n")
-}
-
-/// `module` with its promoted shared buffers as globals ([`shared_as_globals`]).
+/// `module` with each buffer its script allocated in shared memory (a promoted tile,
+/// a `memref.alloc` of the workgroup address space inside a launch) a global of its
+/// own in shared memory, `memref.get_global` where the allocation was: NVVM takes a
+/// kernel's shared memory as globals (the GPU lowering would make such an `alloc` a
+/// call of `malloc`). Their `dealloc`s go.
 fn shared_memory_as_globals<'c>(
     context: &'c Context,
     module: &mut Module<'c>,
-    messages: &Messages,
 ) -> Result<(), Error> {
-    let generic = OperationPrintingFlags::new().print_generic_operation_form();
-    let text = module
-        .as_operation()
-        .to_string_with_flags(generic)
-        .map_err(|e| Error::mlir(Stage::Ptx, e.to_string()))?;
-    if text.contains(WORKGROUP) {
-        *module = parse(context, &shared_as_globals(&text), messages)?;
+    let workgroup = Attribute::parse(context, WORKGROUP)
+        .ok_or_else(|| Error::mlir(Stage::Ptx, "the workgroup address space does not parse"))?
+        .to_raw();
+    let shared = |ty: melior::ir::Type| {
+        MemRefType::try_from(ty)
+            .ok()
+            .and_then(|m| m.memory_space())
+            // SAFETY: both attributes belong to this live context.
+            .is_some_and(|space| unsafe { mlir_sys::mlirAttributeEqual(space.to_raw(), workgroup) })
+    };
+    let (mut allocs, mut deallocs) = (Vec::new(), Vec::new());
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        match op.name().as_string_ref().as_str() {
+            Ok("memref.alloc") if op.result(0).is_ok_and(|r| shared(r.r#type())) => {
+                allocs.push(op.to_raw())
+            }
+            Ok("memref.dealloc") if op.operand(0).is_ok_and(|v| shared(v.r#type())) => {
+                deallocs.push(op.to_raw())
+            }
+            _ => {}
+        }
+        WalkResult::Advance
+    });
+    let owner = IrRewriter::new(context);
+    let rewriter = owner.as_rewriter_base();
+    for dealloc in deallocs {
+        // SAFETY: an operation of `module`, found above; nothing erased it since.
+        rewriter.erase_op(unsafe { OperationRef::from_raw(dealloc) });
+    }
+    let failed = |e: melior::Error| Error::mlir(Stage::Ptx, e.to_string());
+    for (k, alloc) in allocs.into_iter().enumerate() {
+        // SAFETY: as above; each allocation is replaced and erased once.
+        let alloc = unsafe { OperationRef::from_raw(alloc) };
+        let buffer = alloc.result(0).map_err(failed)?;
+        let (ty, location) = (buffer.r#type(), alloc.location());
+        let global = format!("__elevate_shared_{k}");
+        let read = OperationBuilder::new("memref.get_global", location)
+            .add_attributes(&[(
+                Identifier::new(context, "name"),
+                FlatSymbolRefAttribute::new(context, &global).into(),
+            )])
+            .add_results(&[ty])
+            .build()
+            .map_err(failed)?;
+        let block = alloc
+            .block()
+            .ok_or_else(|| Error::mlir(Stage::Ptx, "a shared allocation outside a block"))?;
+        let read = block.insert_operation_before(alloc, read);
+        rewriter.replace_op_with_operation(alloc, read);
+        let declaration = OperationBuilder::new("memref.global", location)
+            .add_attributes(&[
+                (
+                    Identifier::new(context, "alignment"),
+                    IntegerAttribute::new(IntegerType::new(context, 64).into(), 16).into(),
+                ),
+                (
+                    Identifier::new(context, "sym_name"),
+                    StringAttribute::new(context, &global).into(),
+                ),
+                (
+                    Identifier::new(context, "sym_visibility"),
+                    StringAttribute::new(context, "private").into(),
+                ),
+                (
+                    Identifier::new(context, "type"),
+                    TypeAttribute::new(ty).into(),
+                ),
+            ])
+            .build()
+            .map_err(failed)?;
+        // The globals first in the module's body, in order.
+        module.body().insert_operation(k, declaration);
     }
     Ok(())
 }
@@ -137,7 +168,7 @@ fn shared_memory_as_globals<'c>(
 pub fn payload_kernels_llvm_ir(payload: &Payload) -> Result<String, Error> {
     let (context, messages) = context();
     let mut module = transformed_payload(&context, payload, &messages)?;
-    shared_memory_as_globals(&context, &mut module, &messages)?;
+    shared_memory_as_globals(&context, &mut module)?;
     let to_nvvm = GPU_LOWERING.replace(",gpu-module-to-binary{format=isa})", ")");
     let stage = (Stage::Ptx, "the lowering to NVVM failed");
     run_pipeline(&context, &mut module, &to_nvvm, stage, &messages)?;
@@ -174,7 +205,7 @@ pub(super) fn serialize<'c>(
     module: &mut Module<'c>,
     messages: &Messages,
 ) -> Result<Vec<Ptx>, Error> {
-    shared_memory_as_globals(context, module, messages)?;
+    shared_memory_as_globals(context, module)?;
     let stage = (Stage::Ptx, "the lowering to PTX failed");
     run_pipeline(context, module, GPU_LOWERING, stage, messages)?;
     let body = module.body();
@@ -216,31 +247,56 @@ mod tests {
 
     #[test]
     fn shared_allocations_become_globals_and_lose_their_deallocations() {
-        let module = "#map = affine_map<(d0) -> (d0)>
-\"builtin.module\"() ({
-  \"func.func\"() <{sym_name = \"f\"}> ({
-    %0 = \"memref.alloc\"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<4096xi8, #gpu.address_space<workgroup>>
-    %1 = \"memref.alloc\"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<16xf32>
-    \"memref.dealloc\"(%0) : (memref<4096xi8, #gpu.address_space<workgroup>>) -> ()
-    \"memref.dealloc\"(%1) : (memref<16xf32>) -> ()
-  }) : () -> ()
-}) : () -> ()";
-        let out = shared_as_globals(module);
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines[0], "#map = affine_map<(d0) -> (d0)>");
-        assert_eq!(lines[1], "\"builtin.module\"() ({");
+        let module = "module {
+  func.func @f() -> i8 {
+    %c0 = arith.constant 0 : index
+    %0 = memref.alloc() : memref<4096xi8, #gpu.address_space<workgroup>>
+    %1 = memref.alloc() : memref<16xf32>
+    %2 = memref.alloc() : memref<8xf32, #gpu.address_space<workgroup>>
+    %x = memref.load %0[%c0] : memref<4096xi8, #gpu.address_space<workgroup>>
+    memref.dealloc %0 : memref<4096xi8, #gpu.address_space<workgroup>>
+    memref.dealloc %1 : memref<16xf32>
+    memref.dealloc %2 : memref<8xf32, #gpu.address_space<workgroup>>
+    return %x : i8
+  }
+}";
+        let (context, messages) = context();
+        let mut parsed = parse(&context, module, &messages).unwrap();
+        shared_memory_as_globals(&context, &mut parsed).unwrap();
+        assert!(parsed.as_operation().verify());
+        let generic =
+            melior::ir::operation::OperationPrintingFlags::new().print_generic_operation_form();
+        let out = parsed.as_operation().to_string_with_flags(generic).unwrap();
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        // The globals first in the module, in the order of their allocations.
+        assert_eq!(lines[0], "\"builtin.module\"() ({", "{out}");
+        for (line, (k, ty)) in lines[1..3]
+            .iter()
+            .zip([(0, "memref<4096xi8"), (1, "memref<8xf32")])
+        {
+            assert!(
+                line.starts_with("\"memref.global\"()")
+                    && line.contains(&format!("sym_name = \"__elevate_shared_{k}\""))
+                    && line.contains(&format!("type = {ty}, #gpu.address_space<workgroup>>"))
+                    && line.contains("alignment = 16 : i64")
+                    && line.contains("sym_visibility = \"private\""),
+                "{out}"
+            );
+        }
+        // Each allocation read from its global, and its reads from that.
+        let read = lines
+            .iter()
+            .find(|l| l.contains("\"memref.get_global\"() <{name = @__elevate_shared_0}>"))
+            .unwrap_or_else(|| panic!("{out}"));
+        let value = read.split(" = ").next().unwrap();
+        assert!(out.contains(&format!("\"memref.load\"({value}, ")), "{out}");
         assert!(
-            lines[2].contains("sym_name = \"__elevate_shared_0\"")
-                && lines[2].contains("type = memref<4096xi8, #gpu.address_space<workgroup>>")
-                && lines[2].contains("alignment = 16"),
+            out.contains("\"memref.get_global\"() <{name = @__elevate_shared_1}>"),
             "{out}"
         );
-        assert!(out.contains(
-            "%0 = \"memref.get_global\"() <{name = @__elevate_shared_0}> : () -> memref<4096xi8, #gpu.address_space<workgroup>>"
-        ));
-        // Memory other than shared stays as it is.
-        assert!(out.contains("%1 = \"memref.alloc\"()"), "{out}");
-        assert!(out.contains("\"memref.dealloc\"(%1)"), "{out}");
-        assert!(!out.contains("\"memref.dealloc\"(%0)"), "{out}");
+        // Memory other than shared stays as it is; the shared buffers' deallocations go.
+        assert_eq!(out.matches("\"memref.alloc\"()").count(), 1, "{out}");
+        assert_eq!(out.matches("\"memref.dealloc\"(").count(), 1, "{out}");
+        assert!(out.contains("memref<16xf32>) -> ()"), "{out}");
     }
 }
