@@ -26,7 +26,8 @@
 //! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
 //! | [`payload`](mod@payload) | the payload, and the choice between the two translations |
 //! | `stages` | the program as stages: the arrays it stores at the top level, each a kernel of its own |
-//! | `structured` | the `linalg` + Transform translation |
+//! | `loop_program` | the loop-nest program: RISE evaluated once into buffers and kernels (loop nests, affine accesses, bodies, schedules), no MLIR |
+//! | `linalg` | the emitter: a loop program's kernels as `linalg` operations and its schedule as a Transform script |
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
 //! | [`ir`] | MLIR operations as values: what both translations build, printed in the generic form |
@@ -45,12 +46,13 @@ mod exp;
 pub mod ir;
 #[cfg(feature = "mlir")]
 pub mod jit;
+mod linalg;
+mod loop_program;
 mod loops;
 pub mod measure;
 mod mlir_types;
 pub mod payload;
 mod stages;
-mod structured;
 mod trap_checks;
 
 pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, UnknownStage};

@@ -1,6 +1,6 @@
 //! Typed RISE with concrete sizes → an MLIR payload module, as operations
 //! ([`crate::ir`]) and their text: `linalg` operations and a Transform script carrying the program's schedule where the program
-//! is a sequence of structured loop nests ([`crate::structured`]), explicit loops
+//! is a sequence of structured loop nests ([`crate::loop_program`], [`crate::linalg`]), explicit loops
 //! otherwise ([`crate::loops`]).
 
 use crate::boundary::{signature, Signature, Storage};
@@ -106,7 +106,7 @@ impl Payload {
 /// structured is explicit loops ([`payload_loops`]).
 pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
-    match crate::structured::translate(&sig, limits, false) {
+    match crate::linalg::translate(&sig, limits, false) {
         Ok(p) => Ok(structured_payload(name, term, sig, p)),
         Err(why) => staged(name, term, sig, limits, why.0),
     }
@@ -120,11 +120,11 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     let Ok(sig) = signature(term, limits) else {
         return false;
     };
-    if crate::structured::structures(&sig, limits, false) {
+    if crate::loop_program::structures(&sig, limits, false) {
         return true;
     }
     let split = crate::stages::split(sig.body);
-    match crate::structured::StageBuilder::new(&sig, limits) {
+    match crate::loop_program::StageBuilder::new(&sig, limits) {
         Ok(structured) if !split.stages.is_empty() => {
             match stages(&sig, limits, structured, split, false) {
                 Ok(Some(stages)) if stages.kernels.is_empty() => {
@@ -134,7 +134,7 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
                 _ => false,
             }
         }
-        _ => crate::structured::structures(&sig, limits, true),
+        _ => crate::loop_program::structures(&sig, limits, true),
     }
 }
 
@@ -144,7 +144,7 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
 /// structured as a whole, or where a kernel is in no GPU map.
 pub fn gpu_payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
-    match crate::structured::translate_gpu(&sig, limits) {
+    match crate::linalg::translate_gpu(&sig, limits) {
         Ok(p) => {
             let mut p = structured_payload(name, term, sig, p);
             if let Some(module) = &mut p.operations.module {
@@ -165,7 +165,7 @@ fn structured_payload(
     name: &str,
     term: &Term,
     sig: Signature,
-    p: crate::structured::Structured,
+    p: crate::linalg::Structured,
 ) -> Payload {
     let module = function_module(name, &with_trap(sig.text, &p.traps), p.ops);
     Payload {
@@ -197,10 +197,10 @@ fn staged(
     why: String,
 ) -> Result<Payload, Error> {
     let split = crate::stages::split(sig.body);
-    let structured = match crate::structured::StageBuilder::new(&sig, limits) {
+    let structured = match crate::loop_program::StageBuilder::new(&sig, limits) {
         Ok(s) if !split.stages.is_empty() => s,
         _ => {
-            let why = match crate::structured::translate(&sig, limits, true) {
+            let why = match crate::linalg::translate(&sig, limits, true) {
                 Ok(p) => return Ok(structured_payload(name, term, sig, p)),
                 Err(why) => why.0,
             };
@@ -229,7 +229,7 @@ fn staged(
     }
     let (loop_flops, mut traps) = loop_stages.map(|l| l.finish()).unwrap_or_default();
     // (The structured kernels' traps after the loops'.)
-    let structured = structured.finish(traps.len());
+    let structured = crate::linalg::operations(&structured.into_program(), traps.len());
     let mut ops = structured.ops;
     traps.append(&mut ops.traps);
     // The function body: the stages' buffers, then each part in order.
@@ -279,7 +279,7 @@ fn staged(
 fn stages(
     sig: &Signature,
     limits: &Limits,
-    structured: crate::structured::StageBuilder,
+    structured: crate::loop_program::StageBuilder,
     split: crate::stages::Staged,
     with_loops: bool,
 ) -> Result<Option<Stages>, Error> {
@@ -347,7 +347,7 @@ enum Part {
 
 /// The two translations of a program's stages, side by side.
 struct Stages {
-    structured: crate::structured::StageBuilder,
+    structured: crate::loop_program::StageBuilder,
     /// The explicit loops of the stages that are not structured, where they are
     /// translated.
     loops: Option<crate::loops::LoopStages>,

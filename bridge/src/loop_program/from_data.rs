@@ -1,6 +1,6 @@
 //! Numbers computed from data used as indices (`natAsIndex`): each is a variable of
 //! the indices it reaches, standing for its value; a load whose index reads one is a
-//! gather, which the kernel's body computes ([`super::body_ops`]). So is, as a last
+//! gather, which the kernel's body computes (`crate::linalg`). So is, as a last
 //! resort, a read at an index that is not affine in the loops.
 
 use super::eval::{

@@ -8,10 +8,10 @@
 //! sequential loops and reductions inside a thread) runs in each thread as loops.
 
 use super::emit::matmul_dims;
-use super::eval::{GpuLevel, LoopKind, ScalarExpr};
-use super::kernel::Kernel;
 use super::script::{matching, script_module, tiling, vectorize, ANY};
 use crate::ir::{self, Op};
+use crate::loop_program::eval::{GpuLevel, LoopKind, ScalarExpr};
+use crate::loop_program::kernel::Kernel;
 
 /// The threads of a block where the program leaves the block's size to the bridge
 /// (`mapGlobal`): a multiple of the warp, and enough blocks for every SM.
@@ -341,7 +341,7 @@ fn vector_lanes(n: usize, k: &Kernel) -> Result<Option<i64>, String> {
         ));
     }
     let lanes = lane.trips;
-    let whole = |o: &super::kernel::Operand| {
+    let whole = |o: &crate::loop_program::kernel::Operand| {
         let Some((last, rest)) = o.map.split_last() else {
             return true;
         };

@@ -9,10 +9,10 @@
 //! vectorized.
 
 use super::emit::Body;
-use super::eval::Gathered;
-use super::index::{Aff, Atom, Var};
 use crate::boundary::{Check, TrapSite};
 use crate::ir::{self, Op};
+use crate::loop_program::eval::Gathered;
+use crate::loop_program::index::{Aff, Atom, Var};
 use crate::mlir_types::{binary_op, memref_type, mlir_scalar};
 use crate::trap_checks::{self, Ops};
 use elevate_rise::prim::Prim;

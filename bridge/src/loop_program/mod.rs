@@ -1,19 +1,19 @@
-//! Structured payloads: a low-level RISE program as `linalg` operations plus the
-//! Transform script that applies the schedule the program encodes.
+//! The loop-nest program of a low-level RISE program ([`LoopProgram`]): its
+//! buffers and its kernels, each a nest of loops over iteration dimensions, its
+//! operands read and written at affine indices, its body a scalar expression, its
+//! schedule the loops of the program, outermost first. No MLIR here: the `linalg`
+//! emitter ([`crate::linalg`]) writes a program's kernels and their schedule.
 //!
 //! The program is evaluated symbolically ([`eval`], [`terms`]): reshaping primitives
 //! are index functions ([`views`]: `elevate_rise::view` read with affine indices, a
-//! padding's condition decided by an index's range where it can be), computing primitives record the loops they stand for, in the
-//! order the program nests them. Each materialized array (`toMem` at the top level,
-//! and the result) becomes a [`kernel`]: its loops grouped into iteration dimensions
-//! (loops whose counters only ever appear together as the digits of one index are one
-//! tiled dimension: `32*ib + i`), its operands' indexing maps (a buffer dimension
-//! indexed by several dimensions is expanded), its body. [`emit`] writes each kernel as
-//! `linalg.matmul` or `linalg.generic`, and the schedule as Transform operations:
-//! one tiling per loop of the program, outermost first, with the step the program
-//! takes (`tile_using_forall` for `mapPar`), promotion of the output tile where the
-//! program accumulates into an array, vectorization of the innermost vector lanes
-//! (with the unrolled loops inside them), unrolling where the program unrolls.
+//! padding's condition decided by an index's range where it can be), computing
+//! primitives record the loops they stand for, in the order the program nests them.
+//! Each materialized array (`toMem` at the top level, and the result) becomes a
+//! [`kernel`]: its loops grouped into iteration dimensions (loops whose counters only
+//! ever appear together as the digits of one index are one tiled dimension:
+//! `32*ib + i`), its operands' indexing maps (a buffer dimension indexed by several
+//! dimensions is expanded), its body, its schedule (one loop per loop of the program,
+//! with the step the program takes and the kind of loop it is).
 //!
 //! Before a kernel is built ([`prepare`]): a reduction over a flattened window
 //! (`join` of a 3x3 neighbourhood) becomes one reduction loop per digit, so that each
@@ -22,55 +22,49 @@
 //! buffer indexed by what it depends on (once, however often it is read); a read
 //! guarded by its bounds (`padCst`) becomes a read of a padded copy of the region it
 //! reads, which a fill and a copy into a subview make; where that copy would be large,
-//! the kernel is split into boxes of its output first (the interior reading the array
-//! in place, slabs around it reading small padded copies, each box's sides multiples
-//! of its tiles, so that every box keeps the program's loops). A reduction the
-//! program unrolls (a window's taps) is computed in the kernel's body. A window no operand is indexed by alone (pooling) gets
-//! an operand of the window's shape, as linalg's pooling operations have. An array
-//! computed once and read at several positions is computed where it is read.
+//! the kernel is split into boxes of its output first ([`boxes`]: the interior reading
+//! the array in place, slabs around it reading small padded copies, each box's sides
+//! multiples of its tiles, so that every box keeps the program's loops). A reduction
+//! the program unrolls (a window's taps) is computed in the kernel's body. A window no
+//! operand is indexed by alone (pooling) gets an operand of the window's shape, as
+//! linalg's pooling operations have. An array computed once and read at several
+//! positions is computed where it is read.
 //!
-//! `select` on data is an `arith.select` in the kernel's body; a result of pairs (an
-//! array of pairs is a pair of buffers) is a kernel per component; `concat` is a
-//! kernel per part, each writing a subview of the buffer. A reduction whose
-//! accumulator is a pair of scalars (argmax, a softmax's running maximum and sum), or
-//! whose step is no `acc ⊕ x`, is a fold: one `linalg.generic` with an output per
-//! scalar of the accumulator, each filled with its start value, the body computing
-//! each one's next value from all of them (the components are written by that one
-//! kernel, whichever of them the program reads).
+//! `select` on data is a choice in the kernel's body; a result of pairs (an array of
+//! pairs is a pair of buffers) is a kernel per component; `concat` is a kernel per
+//! part, each writing a part of the buffer. A reduction whose accumulator is a pair of
+//! scalars (argmax, a softmax's running maximum and sum), or whose step is no
+//! `acc ⊕ x`, is a fold ([`fold`]): one kernel with an output per scalar of the
+//! accumulator, each starting at its start value ([`start`]), the body computing each
+//! one's next value from all of them.
 //!
 //! A guard between computed values (`padCst` of a computed array, `padClamp`, a
 //! `concat` or an array literal read across its parts) is read from a buffer of its
 //! own, written box by box so that each kernel computes one branch where it is
-//! defined ([`guards`]).
-//!
-//! A read at an index computed from data (`natAsIndex`), and an integer division
-//! whose divisor may be 0, are checked in the kernel's body ([`body_ops`]): the kernel
-//! stays structured, and is not vectorized.
+//! defined ([`guards`]). A read at an index computed from data (`natAsIndex`) is a
+//! gather the kernel's body computes ([`from_data`]).
 //!
 //! A program outside this fragment (a vector of more lanes than a kernel takes, ...)
-//! is reported as
-//! [`NotStructured`] with the reason; the bridge then translates it stage by stage
-//! ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the fragment
-//! become explicit loops.
+//! is reported as [`NotStructured`] with the reason; the bridge then builds it stage
+//! by stage ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the
+//! fragment become explicit loops.
 
-mod body_ops;
-mod boxes;
-mod emit;
-mod eval;
-mod fold;
-mod from_data;
-mod gpu;
-mod guards;
-mod index;
-mod kernel;
-mod materialize;
-mod prepare;
-mod script;
-mod start;
-mod terms;
-mod views;
+pub(crate) mod boxes;
+pub(crate) mod eval;
+pub(crate) mod fold;
+pub(crate) mod fragment;
+pub(crate) mod from_data;
+pub(crate) mod guards;
+pub(crate) mod index;
+pub(crate) mod kernel;
+pub(crate) mod materialize;
+pub(crate) mod prepare;
+pub(crate) mod scalar;
+pub(crate) mod start;
+pub(crate) mod terms;
+pub(crate) mod views;
 
-pub use eval::NotStructured;
+pub(crate) use fragment::NotStructured;
 
 use crate::boundary::{Param, Signature, Storage};
 use elevate_rise::limits::Limits;
@@ -80,70 +74,22 @@ use index::Aff;
 use kernel::{Buf, Builder, Kernel};
 use std::rc::Rc;
 
-/// A structured function body: its operations, the Transform script (a module), the
-/// flop count.
-pub(crate) struct Structured {
-    pub(crate) ops: Vec<crate::ir::Op>,
-    /// How many kernels it has.
-    pub(crate) kernels: usize,
-    pub(crate) script: crate::ir::Op,
-    pub(crate) flops: u64,
-    /// The operations that may trap.
-    pub(crate) traps: Vec<crate::boundary::TrapSite>,
+/// A program's loop nests: its buffers (parameters, stages, the result, and its own)
+/// and its kernels, in the order they run.
+pub(crate) struct LoopProgram {
+    pub(crate) buffers: Vec<Buf>,
+    pub(crate) kernels: Vec<Kernel>,
+    /// The buffers the program allocates itself: not a parameter, a stage or the
+    /// result, and written by a kernel.
+    pub(crate) own: Vec<usize>,
 }
 
-/// The structured body of the entry point `sig`, or why it has none: the whole
-/// program as one stage.
-///
-/// With `reads_in_body`, a read at an index not affine in the loops is a load in its
-/// kernel's body ([`StageBuilder::stage`]).
-pub(crate) fn translate(
-    sig: &Signature,
-    limits: &Limits,
-    reads_in_body: bool,
-) -> Result<Structured, NotStructured> {
-    whole(sig, limits, reads_in_body, None)
-}
-
-/// Whether the entry point `sig` has a structured body (what [`translate`] would
-/// give), found without writing its operations or its script.
+/// Whether the entry point `sig` has a structured body (what
+/// [`crate::linalg::translate`] would give), found without writing its operations or its script.
 pub(crate) fn structures(sig: &Signature, limits: &Limits, reads_in_body: bool) -> bool {
     StageBuilder::new(sig, limits)
         .and_then(|mut stages| stages.stage(sig.body, &sig.out, reads_in_body))
         .is_ok()
-}
-
-/// The structured translation of a whole program for the GPU: its kernels as for the
-/// CPU, its script mapping each kernel's GPU maps to blocks and threads of a launch of
-/// its own ([`gpu`]); why not, where a kernel is in no GPU map or the program is not
-/// structured as a whole.
-pub(crate) fn translate_gpu(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
-    whole(sig, limits, true, Some(gpu::gpu_script))
-}
-
-/// A script of its own for the kernels, or why they cannot have one.
-type ScriptFor = fn(&[Kernel]) -> Result<crate::ir::Op, String>;
-
-/// The program as one stage, scheduled by the CPU's script or by `script`.
-fn whole(
-    sig: &Signature,
-    limits: &Limits,
-    reads_in_body: bool,
-    script: Option<ScriptFor>,
-) -> Result<Structured, NotStructured> {
-    let mut stages = StageBuilder::new(sig, limits)?;
-    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
-    let own_script = script
-        .map(|s| s(&stages.builder.kernels).map_err(NotStructured))
-        .transpose()?;
-    let Staged { mut ops, script } = stages.finish(0);
-    Ok(Structured {
-        kernels,
-        flops: ops.flops,
-        traps: std::mem::take(&mut ops.traps),
-        ops: ops.ops(),
-        script: own_script.unwrap_or(script),
-    })
 }
 
 /// The structured translation of a program one stage at a time
@@ -154,13 +100,6 @@ pub(crate) struct StageBuilder {
     env: terms::Env,
     /// The buffers that are not the program's own: parameters, stages, the result.
     external: std::collections::HashSet<String>,
-}
-
-/// The structured stages: the allocations of their own buffers, each kernel's
-/// operations, the deallocations, the flop count; and the Transform script.
-pub(crate) struct Staged {
-    pub(crate) ops: emit::PayloadOps,
-    pub(crate) script: crate::ir::Op,
 }
 
 impl StageBuilder {
@@ -267,16 +206,16 @@ impl StageBuilder {
         }
     }
 
-    /// The operations of every stage kept, and the script that schedules them; the
-    /// operations that may trap are numbered after the function's first `trap_base`.
-    pub(crate) fn finish(self, trap_base: usize) -> Staged {
-        let own: Vec<usize> = (0..self.builder.bufs.len())
+    /// The program of every stage kept.
+    pub(crate) fn into_program(self) -> LoopProgram {
+        let own = (0..self.builder.bufs.len())
             .filter(|b| !self.external.contains(&self.builder.bufs[*b].name))
             .filter(|b| !self.builder.unused.contains(b))
             .collect();
-        Staged {
-            ops: emit::payload_ops(&self.builder.kernels, &self.builder.bufs, &own, trap_base),
-            script: script::transform_script(&self.builder.kernels, &self.builder.bufs),
+        LoopProgram {
+            buffers: self.builder.bufs,
+            kernels: self.builder.kernels,
+            own,
         }
     }
 }

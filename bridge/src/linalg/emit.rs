@@ -2,10 +2,10 @@
 //! the kernel is one, `linalg.generic` otherwise, on memrefs and views of them). The
 //! Transform script that applies the program's schedule to them is [`super::script`].
 
-use super::eval::ScalarExpr;
-use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction};
 use crate::boundary::TrapSite;
 use crate::ir::{self, Block, Op};
+use crate::loop_program::eval::ScalarExpr;
+use crate::loop_program::kernel::{Buf, DimExpr, Kernel, Operand, Reduction};
 use crate::mlir_types::{binary_op, literal_text, memref_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;

@@ -3,9 +3,9 @@
 //! number), built as operations ([`crate::ir`]).
 
 use super::emit::matmul_dims;
-use super::eval::LoopKind;
-use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use crate::ir::{self, Block, Op, TRANSFORM_ENTRY};
+use crate::loop_program::eval::LoopKind;
+use crate::loop_program::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use crate::mlir_types::scalar_bytes;
 use elevate_rise::types::Scalar;
 

@@ -1,0 +1,100 @@
+//! The `linalg` emitter: a [`LoopProgram`]'s kernels as `linalg` operations
+//! ([`emit`]: `linalg.matmul` or `linalg.generic`, their operands' buffers expanded,
+//! windowed or strided as the kernel reads them, a padded operand a fill and a copy
+//! into a subview, a fold's accumulators one output each) plus the Transform script
+//! that applies the schedule the program encodes ([`script`]): one tiling per loop of
+//! the program, outermost first, with the step the program takes
+//! (`tile_using_forall` for `mapPar`), promotion of the output tile where the program
+//! accumulates into an array, vectorization of the innermost vector lanes (with the
+//! unrolled loops inside them), unrolling where the program unrolls. For the GPU,
+//! [`gpu`] maps each kernel's GPU maps to blocks and threads of a launch of its own.
+//!
+//! Reads at indices a kernel computes, and integer divisions whose divisor may be 0,
+//! are checked in the kernel's body ([`body_ops`]): the kernel stays structured, and
+//! is not vectorized.
+
+mod body_ops;
+mod emit;
+mod gpu;
+mod script;
+
+use crate::boundary::Signature;
+use crate::loop_program::kernel::Kernel;
+use crate::loop_program::{LoopProgram, NotStructured, StageBuilder};
+use elevate_rise::limits::Limits;
+
+/// A structured function body: its operations, the Transform script (a module), the
+/// flop count.
+pub(crate) struct Structured {
+    pub(crate) ops: Vec<crate::ir::Op>,
+    /// How many kernels it has.
+    pub(crate) kernels: usize,
+    pub(crate) script: crate::ir::Op,
+    pub(crate) flops: u64,
+    /// The operations that may trap.
+    pub(crate) traps: Vec<crate::boundary::TrapSite>,
+}
+
+/// The structured body of the entry point `sig`, or why it has none: the whole
+/// program as one stage.
+///
+/// With `reads_in_body`, a read at an index not affine in the loops is a load in its
+/// kernel's body ([`StageBuilder::stage`]).
+pub(crate) fn translate(
+    sig: &Signature,
+    limits: &Limits,
+    reads_in_body: bool,
+) -> Result<Structured, NotStructured> {
+    whole(sig, limits, reads_in_body, None)
+}
+
+/// The structured translation of a whole program for the GPU: its kernels as for the
+/// CPU, its script mapping each kernel's GPU maps to blocks and threads of a launch of
+/// its own ([`gpu`]); why not, where a kernel is in no GPU map or the program is not
+/// structured as a whole.
+pub(crate) fn translate_gpu(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
+    whole(sig, limits, true, Some(gpu::gpu_script))
+}
+
+/// A script of its own for the kernels, or why they cannot have one.
+type ScriptFor = fn(&[Kernel]) -> Result<crate::ir::Op, String>;
+
+/// The program as one stage, scheduled by the CPU's script or by `script`.
+fn whole(
+    sig: &Signature,
+    limits: &Limits,
+    reads_in_body: bool,
+    script: Option<ScriptFor>,
+) -> Result<Structured, NotStructured> {
+    let mut stages = StageBuilder::new(sig, limits)?;
+    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
+    let program = stages.into_program();
+    let own_script = script
+        .map(|s| s(&program.kernels).map_err(NotStructured))
+        .transpose()?;
+    let Staged { mut ops, script } = operations(&program, 0);
+    Ok(Structured {
+        kernels,
+        flops: ops.flops,
+        traps: std::mem::take(&mut ops.traps),
+        ops: ops.ops(),
+        script: own_script.unwrap_or(script),
+    })
+}
+
+/// The structured stages: the allocations of their own buffers, each kernel's
+/// operations, the deallocations, the flop count; and the Transform script.
+pub(crate) struct Staged {
+    pub(crate) ops: emit::PayloadOps,
+    pub(crate) script: crate::ir::Op,
+}
+
+/// The operations of `program`'s kernels (with the allocations of its own buffers and
+/// their deallocations), and the script that schedules them; the operations that may
+/// trap are numbered after the function's first `trap_base`.
+pub(crate) fn operations(program: &LoopProgram, trap_base: usize) -> Staged {
+    Staged {
+        ops: emit::payload_ops(&program.kernels, &program.buffers, &program.own, trap_base),
+        script: script::transform_script(&program.kernels, &program.buffers),
+    }
+}
