@@ -106,35 +106,183 @@ impl Payload {
 /// structured is explicit loops ([`payload_loops`]).
 pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
-    match crate::linalg::translate(&sig, limits, false) {
-        Ok(p) => Ok(structured_payload(name, term, sig, p)),
-        Err(why) => staged(name, term, sig, limits, why.0),
+    match plan(&sig, limits)? {
+        Plan::Whole(program, kernels) => {
+            let body = crate::linalg::structured(&program, kernels);
+            Ok(structured_payload(name, term, sig, body))
+        }
+        Plan::Staged(plan) => staged(name, term, sig, limits, plan),
+        Plan::Loops(why) => {
+            let mut p = loops(name, term, sig, limits)?;
+            p.kernels = vec![KernelForm::Loops(why.clone())];
+            p.loops_because = Some(why);
+            Ok(p)
+        }
     }
 }
 
 /// Whether `term`'s payload (see [`payload`]) computes every kernel as a structured
-/// operation: the same answer as `payload(..).all_structured()`, without writing the
-/// module or its script, and without translating any stage as loops (the search's
-/// model asks this of every candidate).
+/// operation: the same answer as `payload(..).all_structured()`, from the program's
+/// [`Plan`], without writing any MLIR (the search's model asks this of every
+/// candidate).
 pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     let Ok(sig) = signature(term, limits) else {
         return false;
     };
-    if crate::loop_program::structures(&sig, limits, false) {
-        return true;
-    }
-    let split = crate::stages::split(sig.body);
-    match crate::loop_program::StageBuilder::new(&sig, limits) {
-        Ok(structured) if !split.stages.is_empty() => {
-            match stages(&sig, limits, structured, split, false) {
-                Ok(Some(stages)) if stages.kernels.is_empty() => {
-                    loops("f", term, sig, limits).is_ok()
-                }
-                Ok(Some(_)) => true,
-                _ => false,
+    match plan(&sig, limits) {
+        Ok(Plan::Whole(..)) => true,
+        Ok(Plan::Staged(plan)) => {
+            let kernels = plan.kernels();
+            match kernels.is_empty() {
+                // (Nothing to compute: the payload is the loops', without a kernel.)
+                true => loops("f", term, sig, limits).is_ok(),
+                false => kernels.iter().all(|k| *k == KernelForm::Structured),
             }
         }
-        _ => crate::loop_program::structures(&sig, limits, true),
+        Ok(Plan::Loops(_)) | Err(_) => false,
+    }
+}
+
+/// What the bridge makes of a program, decided by building its loop program and
+/// before any MLIR is written: one loop program for all of it; or, where it is not one
+/// as a whole, its stages ([`crate::stages`]), each in the loop program where it can
+/// be and explicit loops where it cannot; or explicit loops for all of it.
+enum Plan {
+    /// The whole program: its loop program, and how many kernels it has.
+    Whole(crate::loop_program::LoopProgram, usize),
+    /// Stage by stage.
+    Staged(StagedPlan),
+    /// Explicit loops for all of it, and why.
+    Loops(String),
+}
+
+/// A program's stages and the form each takes.
+struct StagedPlan {
+    /// Why the program is not one loop program as a whole.
+    why: String,
+    split: crate::stages::Staged,
+    /// Where each stage is stored.
+    storages: Vec<Storage>,
+    /// The stages' buffers: each name and its memref type.
+    buffers: Vec<(String, String)>,
+    /// The form of each stage, in order, then of the result.
+    forms: Vec<StageForm>,
+    /// The loop program of the stages that have one.
+    program: crate::loop_program::LoopProgram,
+}
+
+/// A stage as the bridge computes it.
+enum StageForm {
+    /// So many kernels of the loop program.
+    Kernels(usize),
+    /// Explicit loops, and why.
+    Loops(String),
+}
+
+impl StagedPlan {
+    /// How each kernel is computed, in order (an explicit-loops stage is one).
+    fn kernels(&self) -> Vec<KernelForm> {
+        self.forms
+            .iter()
+            .flat_map(|form| match form {
+                StageForm::Kernels(n) => vec![KernelForm::Structured; *n],
+                StageForm::Loops(why) => vec![KernelForm::Loops(why.clone())],
+            })
+            .collect()
+    }
+}
+
+/// The [`Plan`] of the entry point `sig`: the whole program as one loop program if it
+/// is one; if not, and it has stages, each stage in turn; else the whole program with
+/// reads at indices not affine in the loops computed in the kernels' bodies (which
+/// its stages apart might have read affinely).
+fn plan(sig: &Signature, limits: &Limits) -> Result<Plan, Error> {
+    let whole = |reads_in_body| crate::loop_program::whole(sig, limits, reads_in_body);
+    let why = match whole(false) {
+        Ok((program, kernels)) => return Ok(Plan::Whole(program, kernels)),
+        Err(why) => why.0,
+    };
+    let split = crate::stages::split(sig.body);
+    let mut structured = match crate::loop_program::StageBuilder::new(sig, limits) {
+        Ok(s) if !split.stages.is_empty() => s,
+        _ => {
+            return Ok(match whole(true) {
+                Ok((program, kernels)) => Plan::Whole(program, kernels),
+                Err(why) => Plan::Loops(why.0),
+            })
+        }
+    };
+    let mut aliases = Aliases::new(&split.aliases);
+    for (id, _, _) in &sig.params {
+        aliases.resolve(*id, |alias, of| structured.alias(alias, of));
+    }
+    let (mut storages, mut buffers, mut forms) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, stage) in split.stages.iter().enumerate() {
+        let storage =
+            crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
+                crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
+                let buffer = format!("%stage{k}_{leaf}");
+                buffers.push((buffer.clone(), memref_type(dims, s)));
+                Ok(buffer)
+            })?;
+        forms.push(stage_form(&mut structured, &stage.term, &storage));
+        // A stage's array is plain data of known sizes, which the loop program
+        // reads; were it not, a later stage reading it would be loops.
+        let _ = structured.bind(stage.var.id, &storage, &stage.ty);
+        aliases.resolve(stage.var.id, |alias, of| structured.alias(alias, of));
+        storages.push(storage);
+    }
+    forms.push(stage_form(&mut structured, &split.result, &sig.out));
+    Ok(Plan::Staged(StagedPlan {
+        why,
+        split,
+        storages,
+        buffers,
+        forms,
+        program: structured.into_program(),
+    }))
+}
+
+/// The form of one stage: its kernels in the loop program (reads at indices not
+/// affine in the loops computed in their bodies where they must be), or why it has
+/// none.
+fn stage_form(
+    structured: &mut crate::loop_program::StageBuilder,
+    term: &Term,
+    out: &Storage,
+) -> StageForm {
+    match structured
+        .stage(term, out, false)
+        .or_else(|_| structured.stage(term, out, true))
+    {
+        Ok(kernels) => StageForm::Kernels(kernels.len()),
+        Err(why) => StageForm::Loops(why.0),
+    }
+}
+
+/// Variables bound by a top-level `let` to another variable, each waiting for that one
+/// to be bound: they stand for the same array.
+struct Aliases(std::collections::HashMap<u64, Vec<u64>>);
+
+impl Aliases {
+    fn new(pairs: &[(u64, u64)]) -> Aliases {
+        let mut waiting = std::collections::HashMap::<u64, Vec<u64>>::new();
+        for (alias, of) in pairs {
+            waiting.entry(*of).or_default().push(*alias);
+        }
+        Aliases(waiting)
+    }
+
+    /// Binds (by `bind(alias, of)`) the aliases of `id` and theirs, now that `id` is
+    /// bound.
+    fn resolve(&mut self, id: u64, mut bind: impl FnMut(u64, u64)) {
+        let mut ready = vec![id];
+        while let Some(of) = ready.pop() {
+            for alias in self.0.remove(&of).unwrap_or_default() {
+                bind(alias, of);
+                ready.push(alias);
+            }
+        }
     }
 }
 
@@ -186,53 +334,52 @@ fn structured_payload(
     }
 }
 
-/// The payload of a program the structured translation does not express whole: stage
-/// by stage ([`crate::stages`]), each stage `linalg` where it can be and explicit loops
-/// where it cannot.
+/// The payload of a program computed stage by stage: the loop program's kernels as
+/// `linalg`, the other stages as explicit loops, in the program's order.
 fn staged(
     name: &str,
     term: &Term,
     sig: Signature,
     limits: &Limits,
-    why: String,
+    plan: StagedPlan,
 ) -> Result<Payload, Error> {
-    let split = crate::stages::split(sig.body);
-    let structured = match crate::loop_program::StageBuilder::new(&sig, limits) {
-        Ok(s) if !split.stages.is_empty() => s,
-        _ => {
-            let why = match crate::linalg::translate(&sig, limits, true) {
-                Ok(p) => return Ok(structured_payload(name, term, sig, p)),
-                Err(why) => why.0,
-            };
-            let mut p = loops(name, term, sig, limits)?;
-            p.kernels = vec![KernelForm::Loops(why.clone())];
-            p.loops_because = Some(why);
-            return Ok(p);
-        }
-    };
-    let Some(translation) = stages(&sig, limits, structured, split, true)? else {
-        unreachable!("with loops, every stage is translated");
-    };
-    let Stages {
-        structured,
-        loops: loop_stages,
-        parts,
-        kernels,
-        buffers,
-        ..
-    } = translation;
+    let kernels = plan.kernels();
     if !kernels.contains(&KernelForm::Structured) {
         let mut p = loops(name, term, sig, limits)?;
         p.kernels = kernels;
-        p.loops_because = Some(why);
+        p.loops_because = Some(plan.why);
         return Ok(p);
     }
-    let (loop_flops, mut traps) = loop_stages.map(|l| l.finish()).unwrap_or_default();
+    // The explicit loops of the stages outside the loop program, by one generator in
+    // the program's order (so that their names and trap codes are the function's),
+    // each stage's array bound once it is computed.
+    let mut loop_stages = crate::loops::LoopStages::new(&sig, limits);
+    let mut aliases = Aliases::new(&plan.split.aliases);
+    for (id, _, _) in &sig.params {
+        aliases.resolve(*id, |alias, of| loop_stages.alias(alias, of));
+    }
+    let stages = plan.split.stages.iter().map(Some).chain([None]);
+    let terms = plan.split.stages.iter().map(|s| &s.term);
+    let terms = terms.chain([&plan.split.result]);
+    let outs = plan.storages.iter().chain([&sig.out]);
+    let mut parts = Vec::new();
+    for (((form, term), out), stage) in plan.forms.iter().zip(terms).zip(outs).zip(stages) {
+        parts.push(match form {
+            StageForm::Kernels(n) => Part::Kernels(*n),
+            StageForm::Loops(_) => Part::Loops(loop_stages.stage(term, out)?),
+        });
+        if let Some(stage) = stage {
+            loop_stages.bind(stage.var.id, out, &stage.ty);
+            aliases.resolve(stage.var.id, |alias, of| loop_stages.alias(alias, of));
+        }
+    }
+    let (loop_flops, mut traps) = loop_stages.finish();
     // (The structured kernels' traps after the loops'.)
-    let structured = crate::linalg::operations(&structured.into_program(), traps.len());
+    let structured = crate::linalg::operations(&plan.program, traps.len());
     let mut ops = structured.ops;
     traps.append(&mut ops.traps);
     // The function body: the stages' buffers, then each part in order.
+    let buffers = plan.buffers;
     let mut kernel_ops = ops.kernels.into_iter();
     let mut body: Vec<Op> = buffers
         .iter()
@@ -272,52 +419,6 @@ fn staged(
     })
 }
 
-/// The program's stages (`split`) translated in turn, each structured where it can be
-/// and otherwise, `with_loops`, as explicit loops; without, `None` at the first
-/// stage that is not structured. Also the stages' buffers: each name and its memref
-/// type.
-fn stages(
-    sig: &Signature,
-    limits: &Limits,
-    structured: crate::loop_program::StageBuilder,
-    split: crate::stages::Staged,
-    with_loops: bool,
-) -> Result<Option<Stages>, Error> {
-    let mut translation = Stages {
-        structured,
-        loops: with_loops.then(|| crate::loops::LoopStages::new(sig, limits)),
-        aliases: Default::default(),
-        parts: Vec::new(),
-        kernels: Vec::new(),
-        buffers: Vec::new(),
-    };
-    for (alias, of) in split.aliases {
-        translation.aliases.entry(of).or_default().push(alias);
-    }
-    for (id, _, _) in &sig.params {
-        translation.resolve_aliases(*id);
-    }
-    for (k, stage) in split.stages.iter().enumerate() {
-        let storage =
-            crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
-                crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
-                let buffer = format!("%stage{k}_{leaf}");
-                translation
-                    .buffers
-                    .push((buffer.clone(), memref_type(dims, s)));
-                Ok(buffer)
-            })?;
-        if !translation.stage(&stage.term, &storage)? {
-            return Ok(None);
-        }
-        translation.bind(stage.var.id, &storage, &stage.ty);
-    }
-    if !translation.stage(&split.result, &sig.out)? {
-        return Ok(None);
-    }
-    Ok(Some(translation))
-}
-
 /// The function's arguments, with the trap record where an operation may trap.
 fn with_trap(mut args: Vec<String>, traps: &[TrapSite]) -> Vec<String> {
     if !traps.is_empty() {
@@ -343,71 +444,6 @@ fn function_module(name: &str, signature: &[String], ops: Vec<Op>) -> Op {
 enum Part {
     Kernels(usize),
     Loops(Vec<Op>),
-}
-
-/// The two translations of a program's stages, side by side.
-struct Stages {
-    structured: crate::loop_program::StageBuilder,
-    /// The explicit loops of the stages that are not structured, where they are
-    /// translated.
-    loops: Option<crate::loops::LoopStages>,
-    /// The aliases of each variable not bound yet.
-    aliases: std::collections::HashMap<u64, Vec<u64>>,
-    parts: Vec<Part>,
-    kernels: Vec<KernelForm>,
-    /// The stages' buffers: each name and its memref type.
-    buffers: Vec<(String, String)>,
-}
-
-impl Stages {
-    /// Translates one stage, structured if it can be; `false` where it cannot be and
-    /// no loops are translated.
-    fn stage(&mut self, term: &Term, out: &Storage) -> Result<bool, Error> {
-        let structured = self
-            .structured
-            .stage(term, out, false)
-            .or_else(|_| self.structured.stage(term, out, true));
-        match structured {
-            Ok(kernels) => {
-                self.kernels
-                    .extend(kernels.clone().map(|_| KernelForm::Structured));
-                self.parts.push(Part::Kernels(kernels.len()));
-            }
-            Err(why) => {
-                let Some(loops) = &mut self.loops else {
-                    return Ok(false);
-                };
-                self.parts.push(Part::Loops(loops.stage(term, out)?));
-                self.kernels.push(KernelForm::Loops(why.0));
-            }
-        }
-        Ok(true)
-    }
-
-    /// Binds a stage's variable to its buffers in both translations.
-    fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) {
-        // A stage's array is plain data of known sizes, which the structured
-        // translation reads; were it not, a later stage reading it would be loops.
-        let _ = self.structured.bind(id, storage, ty);
-        if let Some(loops) = &mut self.loops {
-            loops.bind(id, storage, ty);
-        }
-        self.resolve_aliases(id);
-    }
-
-    /// Binds the aliases of `id` (and theirs) now that it is bound.
-    fn resolve_aliases(&mut self, id: u64) {
-        let mut ready = vec![id];
-        while let Some(of) = ready.pop() {
-            for alias in self.aliases.remove(&of).unwrap_or_default() {
-                self.structured.alias(alias, of);
-                if let Some(loops) = &mut self.loops {
-                    loops.alias(alias, of);
-                }
-                ready.push(alias);
-            }
-        }
-    }
 }
 
 /// The payload as explicit loops (`scf`, `memref`, `arith`, `vector`): the schedule is

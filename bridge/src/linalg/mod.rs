@@ -19,8 +19,7 @@ mod gpu;
 mod script;
 
 use crate::boundary::Signature;
-use crate::loop_program::kernel::Kernel;
-use crate::loop_program::{LoopProgram, NotStructured, StageBuilder};
+use crate::loop_program::{LoopProgram, NotStructured};
 use elevate_rise::limits::Limits;
 
 /// A structured function body: its operations, the Transform script (a module), the
@@ -35,17 +34,10 @@ pub(crate) struct Structured {
     pub(crate) traps: Vec<crate::boundary::TrapSite>,
 }
 
-/// The structured body of the entry point `sig`, or why it has none: the whole
-/// program as one stage.
-///
-/// With `reads_in_body`, a read at an index not affine in the loops is a load in its
-/// kernel's body ([`StageBuilder::stage`]).
-pub(crate) fn translate(
-    sig: &Signature,
-    limits: &Limits,
-    reads_in_body: bool,
-) -> Result<Structured, NotStructured> {
-    whole(sig, limits, reads_in_body, None)
+/// The structured body of a whole program's loop program (its `kernels` kernels),
+/// scheduled by the CPU's script.
+pub(crate) fn structured(program: &LoopProgram, kernels: usize) -> Structured {
+    emitted(program, kernels, None)
 }
 
 /// The structured translation of a whole program for the GPU: its kernels as for the
@@ -53,33 +45,24 @@ pub(crate) fn translate(
 /// its own ([`gpu`]); why not, where a kernel is in no GPU map or the program is not
 /// structured as a whole.
 pub(crate) fn translate_gpu(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
-    whole(sig, limits, true, Some(gpu::gpu_script))
+    let (program, kernels) = crate::loop_program::whole(sig, limits, true)?;
+    let script = gpu::gpu_script(&program.kernels).map_err(NotStructured)?;
+    Ok(emitted(&program, kernels, Some(script)))
 }
 
-/// A script of its own for the kernels, or why they cannot have one.
-type ScriptFor = fn(&[Kernel]) -> Result<crate::ir::Op, String>;
-
-/// The program as one stage, scheduled by the CPU's script or by `script`.
-fn whole(
-    sig: &Signature,
-    limits: &Limits,
-    reads_in_body: bool,
-    script: Option<ScriptFor>,
-) -> Result<Structured, NotStructured> {
-    let mut stages = StageBuilder::new(sig, limits)?;
-    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
-    let program = stages.into_program();
-    let own_script = script
-        .map(|s| s(&program.kernels).map_err(NotStructured))
-        .transpose()?;
-    let Staged { mut ops, script } = operations(&program, 0);
-    Ok(Structured {
+/// The program's operations, scheduled by the CPU's script or by `script`.
+fn emitted(program: &LoopProgram, kernels: usize, script: Option<crate::ir::Op>) -> Structured {
+    let Staged {
+        mut ops,
+        script: cpu,
+    } = operations(program, 0);
+    Structured {
         kernels,
         flops: ops.flops,
         traps: std::mem::take(&mut ops.traps),
         ops: ops.ops(),
-        script: own_script.unwrap_or(script),
-    })
+        script: script.unwrap_or(cpu),
+    }
 }
 
 /// The structured stages: the allocations of their own buffers, each kernel's

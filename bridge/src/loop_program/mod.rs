@@ -84,12 +84,17 @@ pub(crate) struct LoopProgram {
     pub(crate) own: Vec<usize>,
 }
 
-/// Whether the entry point `sig` has a structured body (what
-/// [`crate::linalg::translate`] would give), found without writing its operations or its script.
-pub(crate) fn structures(sig: &Signature, limits: &Limits, reads_in_body: bool) -> bool {
-    StageBuilder::new(sig, limits)
-        .and_then(|mut stages| stages.stage(sig.body, &sig.out, reads_in_body))
-        .is_ok()
+/// The loop program of the entry point `sig` as one stage, and how many kernels it
+/// has; or why it has none. With `reads_in_body`, a read at an index not affine in
+/// the loops is a load in its kernel's body ([`StageBuilder::stage`]).
+pub(crate) fn whole(
+    sig: &Signature,
+    limits: &Limits,
+    reads_in_body: bool,
+) -> Structuring<(LoopProgram, usize)> {
+    let mut stages = StageBuilder::new(sig, limits)?;
+    let kernels = stages.stage(sig.body, &sig.out, reads_in_body)?.len();
+    Ok((stages.into_program(), kernels))
 }
 
 /// The structured translation of a program one stage at a time
