@@ -75,7 +75,8 @@ enum Command {
     /// List every named rule, strategy and traversal with its arguments and meaning.
     Strategies,
     /// Bridge to MLIR and show a stage: `rise` (the program compiled, after the
-    /// strategy and `defaultLowering`), `payload` (the MLIR module), `transform` (its
+    /// strategy and `defaultLowering`), `loops` (its loop program: buffers and kernels
+    /// as loop nests with their schedule), `payload` (the MLIR module), `transform` (its
     /// Transform-dialect script), `mlir` (the payload after the script, lowered to the
     /// LLVM dialect), `llvm` (LLVM IR).
     Compile {
@@ -91,7 +92,7 @@ enum Command {
         /// from its GPU maps; `--emit ptx` prints its PTX for sm_90).
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// The stage to show: `rise`, `payload`, `transform`, `mlir`, `llvm`, or for
+        /// The stage to show: `rise`, `loops`, `payload`, `transform`, `mlir`, `llvm`, or for
         /// the GPU target `ptx` (its kernels) and `launch` (their grids, blocks and
         /// parameters, as JSON).
         /// `transform` prints the module holding `@__transform_main`; for a payload

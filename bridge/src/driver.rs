@@ -88,6 +88,9 @@ impl Default for Options {
 pub enum Emit {
     /// The low-level RISE program compiled (after the strategy and `defaultLowering`).
     Rise,
+    /// Its loop program: buffers and kernels as loop nests, with their schedule
+    /// ([`crate::payload::loop_program_text`]).
+    Loops,
     /// The MLIR payload module.
     Payload,
     /// Its Transform-dialect script ([`Payload::transform_text`]).
@@ -105,8 +108,9 @@ pub enum Emit {
 
 impl Emit {
     /// Every stage, in order.
-    pub const ALL: [Emit; 7] = [
+    pub const ALL: [Emit; 8] = [
         Emit::Rise,
+        Emit::Loops,
         Emit::Payload,
         Emit::Transform,
         Emit::Mlir,
@@ -120,6 +124,7 @@ impl fmt::Display for Emit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Emit::Rise => "rise",
+            Emit::Loops => "loops",
             Emit::Payload => "payload",
             Emit::Transform => "transform",
             Emit::Mlir => "mlir",
@@ -132,7 +137,7 @@ impl fmt::Display for Emit {
 
 /// A stage name that is not one of [`Emit::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown stage `{0}` (rise, payload, transform, mlir, llvm, ptx, launch)")]
+#[error("unknown stage `{0}` (rise, loops, payload, transform, mlir, llvm, ptx, launch)")]
 pub struct UnknownStage(pub String);
 
 impl FromStr for Emit {
@@ -267,6 +272,7 @@ impl crate::jit::Compiled {
         let p = self.payload();
         Ok(match stage {
             Emit::Rise => print_definition(&p.name, &p.program),
+            Emit::Loops => crate::payload::loop_program_text(&p.program, &self.limits())?,
             Emit::Payload => crate::jit::printed(p)?.0,
             Emit::Transform => match crate::jit::printed(p)?.1 {
                 Some(script) => script,
@@ -291,15 +297,17 @@ pub fn emit(
 ) -> Result<String, Error> {
     let name = &program.entry().name;
     let term = choose(program, nats, strategy, options)?;
-    if stage == Emit::Rise {
-        return Ok(print_definition(name, &term));
+    match stage {
+        Emit::Rise => return Ok(print_definition(name, &term)),
+        Emit::Loops => return crate::payload::loop_program_text(&term, &options.limits),
+        _ => {}
     }
     let payload = match options.target {
         Target::Cpu => payload(name, &term, &options.limits)?,
         Target::Gpu => gpu_payload(name, &term, &options.limits)?,
     };
     match (stage, options.target) {
-        (Emit::Rise | Emit::Payload | Emit::Transform, _) => printed(&payload, stage),
+        (Emit::Rise | Emit::Loops | Emit::Payload | Emit::Transform, _) => printed(&payload, stage),
         (Emit::Mlir | Emit::Llvm, Target::Cpu) => lowered(&payload, stage == Emit::Llvm),
         (Emit::Ptx | Emit::Launch, Target::Cpu) => Err(cpu_has_no_ptx()),
         (Emit::Launch, Target::Gpu) => gpu_manifest(&payload),

@@ -143,6 +143,36 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     }
 }
 
+/// The loop program of `term` (typed, low-level, with concrete sizes) as text
+/// (`--emit loops`): its buffers and kernels (see `bridge/src/loop_program/print.rs`
+/// for the notation), with the stages the program leaves to explicit loops, and why,
+/// where there are any.
+///
+/// ```
+/// use elevate_rise::{limits::Limits, Program};
+/// let p = Program::load("def f(x: 64.f32) : 64.f32 = x |> mapSeq(fun(v => v * 2.0))", None).unwrap();
+/// let text = elevate_bridge::payload::loop_program_text(&p.entry().term, &Limits::default()).unwrap();
+/// assert!(text.contains("kernel 0: %out0[d0] = (in0 * 2.0)"), "{text}");
+/// assert!(text.contains("schedule  seq d0 by 1 (64 trips)"), "{text}");
+/// ```
+pub fn loop_program_text(term: &Term, limits: &Limits) -> Result<String, Error> {
+    let sig = signature(term, limits)?;
+    Ok(match plan(&sig, limits)? {
+        Plan::Whole(program, _) => program.to_string(),
+        Plan::Staged(plan) => {
+            let mut text = plan.program.to_string();
+            let names = plan.split.stages.iter().map(|s| &*s.var.name);
+            for (form, name) in plan.forms.iter().zip(names.chain(["the result"])) {
+                if let StageForm::Loops(why) = form {
+                    text.push_str(&format!("// {name}: explicit loops ({why})\n"));
+                }
+            }
+            text
+        }
+        Plan::Loops(why) => format!("// no loop program: explicit loops ({why})\n"),
+    })
+}
+
 /// What the bridge makes of a program, decided by building its loop program and
 /// before any MLIR is written: one loop program for all of it; or, where it is not one
 /// as a whole, its stages ([`crate::stages`]), each in the loop program where it can

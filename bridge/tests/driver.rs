@@ -17,6 +17,10 @@ fn each_stage_s_text() {
     let (program, nats, options) = (dot(), sizes(&[("n", 8)]), Options::default());
     let text = |stage| emit(&program, &nats, None, &options, stage);
     assert!(text(Emit::Rise).unwrap().contains("reduceSeq"));
+    // The loop program needs no MLIR either.
+    assert!(text(Emit::Loops)
+        .unwrap()
+        .contains("kernel 0: %out0[] = 0.0 + Σ(d0) (in0 * in1)"));
     assert!(text(Emit::Payload).unwrap().contains("func.func @dot("));
     assert!(text(Emit::Transform)
         .unwrap()
@@ -36,7 +40,7 @@ fn each_stage_s_text() {
     let e = "scheduled".parse::<Emit>().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx, launch)"
+        "unknown stage `scheduled` (rise, loops, payload, transform, mlir, llvm, ptx, launch)"
     );
     // A payload of loops (a body of more operations than a structured kernel takes)
     // has no script: a comment says why, and the script does nothing.

@@ -227,8 +227,8 @@ impl PyProgram {
     }
 
     /// A stage of the compilation as text, as `elevate compile --emit STAGE` prints it:
-    /// `rise`, `payload`, `transform`, `mlir`, `llvm`; for the GPU also `ptx` and
-    /// `launch`.
+    /// `rise`, `loops`, `payload`, `transform`, `mlir`, `llvm`; for the GPU also `ptx`
+    /// and `launch`.
     #[pyo3(signature = (stage, strategy=None, target="cpu", nats=None))]
     fn emit(
         &self,

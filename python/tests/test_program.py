@@ -26,6 +26,15 @@ def test_a_program_knows_its_entry_type_and_signature(matmul):
     assert elevate.Program.parse(DOUBLE + "\ndef other(x: f32) = x", entry="double").entry == "double"
 
 
+def test_a_program_s_loop_program_shows_its_kernels_and_their_schedule(matmul):
+    loops = matmul.emit("loops", strategy="blocking", nats={"n": 64, "k": 64, "m": 64})
+    assert loops.startswith("// loop program: 3 buffers, 1 kernel")
+    assert "Σ(d2) (in0 * in1)" in loops
+    assert "reduce d2 by 4 (16 trips, into a block)" in loops
+    with pytest.raises(ValueError, match="unknown stage `loop`"):
+        matmul.emit("loop", nats={"n": 64, "k": 64, "m": 64})
+
+
 def test_bad_text_is_a_parse_error_at_its_line_and_column():
     with pytest.raises(elevate.ParseError) as caught:
         elevate.Program.parse("def f(x: n.f32) =\n  x |> map(fun(v => v +))", file="bad.rise")

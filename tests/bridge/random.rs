@@ -4,7 +4,9 @@
 //! and both are counted, with the reasons for the loops.
 
 use super::{compiled_and_interpreted, limits};
-use elevate::bridge::{payload, payload::all_structured, Error};
+use elevate::bridge::{
+    payload, payload::all_structured, payload::loop_program_text, Error, KernelForm,
+};
 use elevate::core::Context;
 use elevate::rise::generate::Generator;
 use elevate::rise::{infer, io, print_term, rules};
@@ -23,8 +25,13 @@ fn random_programs_compile_and_match_the_interpreter() {
             .unwrap();
         match payload("f", &low, &limits()) {
             Ok(p) => {
-                // The search's quick answer is the payload's.
+                // The search's quick answer is the payload's, and the loop program
+                // prints with a line per kernel the payload computes structured.
                 assert_eq!(all_structured(&low, &limits()), p.all_structured());
+                let text = loop_program_text(&low, &limits()).unwrap();
+                let structured = p.kernels.iter().filter(|k| **k == KernelForm::Structured);
+                let printed = text.lines().filter(|l| l.starts_with("kernel ")).count();
+                assert!(printed >= structured.count(), "{text}\n{:?}", p.kernels);
                 kernels += p.kernels.len();
                 for why in p.loop_kernels() {
                     *loop_kernels.entry(why.to_string()).or_default() += 1;

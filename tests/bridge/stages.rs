@@ -56,6 +56,20 @@ fn an_unstructured_array_alone_becomes_loops_and_the_product_keeps_its_schedule(
         p.kernels
     );
     assert!(!p.all_structured() && p.loops_because.is_none());
+    // The loop program holds the product's kernels, and says which array is loops.
+    let text = elevate::bridge::payload::loop_program_text(&term, &super::limits()).unwrap();
+    assert!(
+        text.contains("kernel 0: ")
+            && text.contains("reduce ")
+            && !text.contains("no loop program"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("// the result: explicit loops (")
+                && l.contains("more than 1000 operations")),
+        "{text}"
+    );
     let script = p.transform.as_deref().unwrap();
     // The register tile's schedule: vectorized, its rows unrolled.
     assert!(

@@ -324,6 +324,26 @@ fn compile_and_run_go_through_mlir() {
             && script.contains("transform.yield"),
         "{script}"
     );
+    // The loop program: dot's one reduction kernel, its schedule; the long body's
+    // explicit loops, and why.
+    let o = elevate(&["compile", &dot, "--emit", "loops", "--nat", "n=8"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loops = stdout(&o);
+    assert!(
+        loops.starts_with("// loop program: 3 buffers, 1 kernel\n")
+            && loops.contains("kernel 0: %out0[] = 0.0 + Σ(d0) (in0 * in1)")
+            && loops.contains("dims      d0: 8 reduction")
+            && loops.contains("schedule  reduce d0 by 1 (8 trips)"),
+        "{loops}"
+    );
+    let o = elevate(&["compile", &long, "--emit", "loops"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loops = stdout(&o);
+    assert!(
+        loops.starts_with("// no loop program: explicit loops (")
+            && loops.contains("more than 1000 operations"),
+        "{loops}"
+    );
     let o = elevate(&["compile", &dot, "--emit", "ptx", "--nat", "n=8"]);
     assert_fails_with(&o, "PTX and its launches are the GPU target's");
     let o = elevate(&[
@@ -364,7 +384,7 @@ fn compile_and_run_go_through_mlir() {
     let o = elevate(&["compile", &dot, "--emit", "scheduled", "--nat", "n=8"]);
     assert_fails_with(
         &o,
-        "unknown stage `scheduled` (rise, payload, transform, mlir, llvm, ptx, launch)",
+        "unknown stage `scheduled` (rise, loops, payload, transform, mlir, llvm, ptx, launch)",
     );
     let o = elevate(&["compile", &dot, "--emit", "payload"]);
     assert_eq!(o.status.code(), Some(1));

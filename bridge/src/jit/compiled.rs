@@ -33,6 +33,11 @@ impl Compiled {
         &self.payload
     }
 
+    /// The limits its buffers are checked against.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// The module after the transform script and the lowering (the LLVM dialect), as
     /// text.
     pub fn llvm_dialect(&self) -> &str {

@@ -59,6 +59,7 @@ pub(crate) mod index;
 pub(crate) mod kernel;
 pub(crate) mod materialize;
 pub(crate) mod prepare;
+mod print;
 pub(crate) mod scalar;
 pub(crate) mod start;
 pub(crate) mod terms;
