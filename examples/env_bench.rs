@@ -24,7 +24,7 @@ mod matmul;
 use elevate::bridge::measure::{model_cost, translation};
 use elevate::core::Context;
 use elevate::rise::rules::default_lowering;
-use elevate::rise::search::trace::trace_as;
+use elevate::rise::search::loop_trace::trace_as;
 use elevate::rise::search::Machine;
 use elevate::rise::Term;
 use elevate::strategies::search::Cost;
@@ -109,7 +109,7 @@ fn end_costs(start: &Term) {
     });
     let structured = lowered
         .iter()
-        .filter(|t| translation(t) == elevate::rise::search::trace::Translation::Structured)
+        .filter(|t| translation(t) == elevate::rise::search::loop_trace::Translation::Structured)
         .count();
     println!(
         "{}",

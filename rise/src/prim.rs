@@ -4,7 +4,7 @@
 //! its type in [`Prim::instantiate`]). Every consumer that gives primitives a meaning matches
 //! on [`Prim`] without a wildcard arm, so that a primitive added here fails to compile
 //! until each says what it does with it: the interpreter (`interp`), the cost model's
-//! trace (`search::trace`), the e-graph's cost (`egraph::cost`), and the bridge's two
+//! trace (`search::loop_trace`), the e-graph's cost (`egraph::cost`), and the bridge's two
 //! translations.
 
 use crate::nat::{Nat, NatVar};

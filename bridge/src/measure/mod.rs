@@ -57,7 +57,7 @@ pub use protocol::RunSpec;
 pub use worker::{serve, serve_if_asked, serve_stdio, Engine, Runs, RACE_FACTOR};
 
 use elevate_rise::limits::Limits;
-use elevate_rise::search::trace::Translation;
+use elevate_rise::search::loop_trace::Translation;
 use elevate_rise::search::{Machine, ModelCost};
 use elevate_rise::Term;
 

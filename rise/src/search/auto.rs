@@ -69,7 +69,7 @@
 //! lanes is four AVX-512 registers, four independent sums).
 
 use super::library::padded_tile;
-use super::trace::{trace, Loop, LoopId, LoopKind, Trace};
+use super::loop_trace::{trace, Loop, LoopId, LoopKind, Trace};
 use crate::rules::{default_lowering, PACKED_WIDTH};
 use crate::term::Term;
 use elevate_core::{Budget, Context};
@@ -243,7 +243,7 @@ struct MainNest {
 /// Whether every read inside loop `l` moves by at most one element per step of `l`,
 /// and some read moves: the loop walks its data in a row, as vector lanes read it.
 fn reads_in_a_row(t: &Trace, l: LoopId) -> bool {
-    let inside = |a: &super::trace::Access| t.path(a.owner).contains(&l);
+    let inside = |a: &super::loop_trace::Access| t.path(a.owner).contains(&l);
     let strides: Vec<i64> = t
         .accesses
         .iter()

@@ -4,7 +4,7 @@
 //! after `defaultLowering`, as the bridge would compile it.
 
 use super::fingerprint::fingerprint;
-use super::trace::{trace, LoopId, LoopKind, Trace};
+use super::loop_trace::{trace, LoopId, LoopKind, Trace};
 use crate::rules::default_lowering;
 use crate::term::Term;
 use elevate_core::{Budget, Context};

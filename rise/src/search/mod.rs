@@ -7,8 +7,8 @@ pub mod auto;
 pub mod features;
 mod fingerprint;
 pub mod library;
+pub mod loop_trace;
 pub mod model;
-pub mod trace;
 
 pub use auto::Auto;
 pub use features::LoopNests;

@@ -34,7 +34,7 @@
 //! runs. A buffer the program's explicit loops allocate inside a loop costs an
 //! allocation per iteration.
 
-use super::trace::{
+use super::loop_trace::{
     trace, trace_as, Access, Accumulator, LoopId, LoopKind, Role, Trace, TraceError, Translation,
 };
 use crate::term::Term;

@@ -1,6 +1,6 @@
 //! The loop-nest features an agent sees.
 
-use super::trace::{lowered, MATMUL};
+use super::loop_trace::{lowered, MATMUL};
 use crate::search::features::{LoopNests, DEPTH, NESTS, PER_NEST};
 use crate::Program;
 use elevate_strategies::search::Features;

@@ -232,7 +232,7 @@ pub const MAX_STEPS: u64 = 5_000_000;
 /// (`fun(x1 => ... => body)`).
 ///
 /// ```
-/// use elevate_rise::{Program, search::trace::{trace, LoopKind}};
+/// use elevate_rise::{Program, search::loop_trace::{trace, LoopKind}};
 /// let p = Program::load("def f(x: 64.f32) = x |> mapSeq(fun(v => v * 2.0))", None).unwrap();
 /// let t = trace(&p.entry().term).unwrap();
 /// assert_eq!(t.loops.len(), 1);
@@ -262,7 +262,7 @@ pub enum Translation {
 /// The trace of `program` as the translation `translation` runs it.
 ///
 /// ```
-/// use elevate_rise::{Program, search::trace::{trace_as, LoopKind, Translation}};
+/// use elevate_rise::{Program, search::loop_trace::{trace_as, LoopKind, Translation}};
 /// let p = Program::load("def f(x: 4.8.f32) = x |> mapSeq(mapSeq(fun(v => v * 2.0)))", None).unwrap();
 /// let copies = |t: Translation| {
 ///     let t = trace_as(&p.entry().term, t).unwrap();

@@ -1,6 +1,6 @@
 //! The trace: loops, work and accesses of low-level programs.
 
-use crate::search::trace::{trace, Access, LoopKind, Role, Trace, TraceError};
+use crate::search::loop_trace::{trace, Access, LoopKind, Role, Trace, TraceError};
 use crate::{registry, NatEnv, Program, Term};
 use elevate_core::Context;
 
@@ -110,7 +110,7 @@ fn reductions_keep_scalar_accumulators_in_registers_and_arrays_in_memory() {
         "blocking",
     ))
     .unwrap();
-    use crate::search::trace::Accumulator;
+    use crate::search::loop_trace::Accumulator;
     let arrays = t
         .loops
         .iter()
@@ -166,8 +166,8 @@ fn a_pipeline_of_100000_loops_has_a_trace() {
 
 #[test]
 fn explicit_loops_allocate_inside_loops_and_copy_where_the_structured_translation_does_not() {
+    use crate::search::loop_trace::{trace_as, Translation};
     use crate::search::model::{estimate_trace, Machine};
-    use crate::search::trace::{trace_as, Translation};
     let low = lowered(MATMUL, &[("n", 64), ("m", 64), ("k", 64)], "blocking");
     let structured = trace_as(&low, Translation::Structured).unwrap();
     let loops = trace_as(&low, Translation::Loops).unwrap();
