@@ -7,6 +7,7 @@
 mod common;
 
 use common::{example, lowered, payload, sizes};
+use elevate_bridge::payload::loop_program_text;
 use elevate_bridge::{payload_loops, Error, Payload, MAX_LOOP_DEPTH, TRAP_ARGUMENT};
 use elevate_rise::limits::Limits;
 use elevate_rise::prim::Prim;
@@ -168,6 +169,9 @@ fn what_is_generated_is_bounded() {
             .collect();
         let source = format!("def f(x: 1.f32) = x{pads} |> mapSeq(fun(v => v * 2.0))");
         let p = translated(&source).unwrap();
+        // The loop program prints as deep as it is.
+        let text = loop_program_text(&lowered(&source, &sizes(&[]), "id"), &Limits::default());
+        assert!(text.unwrap().starts_with("// "));
         match constants[1] {
             "1.0" => {
                 let why = p.loops_because.unwrap_or_default();
@@ -209,6 +213,8 @@ fn programs_100000_levels_deep_translate() {
         .unwrap();
     let p = payload("f", &term);
     assert_eq!(p.mlir.matches("arith.addf").count(), n);
+    let text = loop_program_text(&term, &Limits::default()).unwrap();
+    assert!(text.starts_with("// "), "{}", &text[..200.min(text.len())]);
 }
 
 #[test]
