@@ -4,14 +4,14 @@
 //! compiled to machine code out (feature `mlir`), callable on interpreter values and
 //! timed; [`emit`] gives any stage's text. Underneath:
 //!
-//! - [`payload()`](fn@payload) translates a typed RISE function with concrete sizes
-//!   into an MLIR module as operations ([`ir::Op`], pure Rust, no LLVM needed; their
-//!   text is MLIR's generic form): `linalg` operations and a
-//!   Transform script carrying the program's schedule where the program is a sequence
-//!   of structured loop nests; where it is not, each array it stores at the top level
-//!   is translated on its own, as `linalg` where it can be and explicit loops where it
-//!   cannot ([`Payload::kernels`] says which and why; [`payload_loops`] gives a
-//!   program all as loops);
+//! - [`payload()`](fn@payload) evaluates a typed RISE function with concrete sizes
+//!   once into a loop program (buffers and kernels as loop nests, no MLIR;
+//!   `--emit loops` prints it: [`payload::loop_program_text`]), decides on it which
+//!   arrays are structured kernels, and writes an MLIR module as operations
+//!   ([`ir::Op`], pure Rust, no LLVM needed; their text is MLIR's generic form):
+//!   `linalg` operations and a Transform script carrying the program's schedule, and
+//!   explicit loops for the arrays outside the loop program ([`Payload::kernels`] says
+//!   which and why; [`payload_loops`] gives a program all as loops);
 //! - with the `mlir` feature, [`jit`] builds the payload and its Transform-dialect
 //!   script with melior's builders (or parses a text edited by hand), verifies,
 //!   applies the script, lowers and JIT-compiles the module, and calls it on inputs.
@@ -24,7 +24,7 @@
 //! | module | holds |
 //! |---|---|
 //! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
-//! | [`payload`](mod@payload) | the payload, and the choice between the two translations |
+//! | [`payload`](mod@payload) | the payload, and its plan: which arrays the loop program computes, which are loops |
 //! | `stages` | the program as stages: the arrays it stores at the top level, each a kernel of its own |
 //! | `loop_program` | the loop-nest program: RISE evaluated once into buffers and kernels (loop nests, affine accesses, bodies, schedules), no MLIR |
 //! | `linalg` | the emitter: a loop program's kernels as `linalg` operations and its schedule as a Transform script |

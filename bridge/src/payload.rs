@@ -1,7 +1,10 @@
 //! Typed RISE with concrete sizes → an MLIR payload module, as operations
-//! ([`crate::ir`]) and their text: `linalg` operations and a Transform script carrying the program's schedule where the program
-//! is a sequence of structured loop nests ([`crate::loop_program`], [`crate::linalg`]), explicit loops
-//! otherwise ([`crate::loops`]).
+//! ([`crate::ir`]) and their text. The program is evaluated once into a loop program
+//! (`loop_program`: buffers and kernels as loop nests, no MLIR); its plan is
+//! decided on it (the whole program, or each stored array, in the loop program where
+//! it can be, explicit loops where it cannot); the loop program's kernels become
+//! `linalg` operations and a Transform script carrying the program's schedule
+//! (`linalg`), the rest explicit loops (`loops`).
 
 use crate::boundary::{signature, Signature, Storage};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
@@ -123,7 +126,7 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
 
 /// Whether `term`'s payload (see [`payload`]) computes every kernel as a structured
 /// operation: the same answer as `payload(..).all_structured()`, from the program's
-/// [`Plan`], without writing any MLIR (the search's model asks this of every
+/// plan, without writing any MLIR (the search's model asks this of every
 /// candidate).
 pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     let Ok(sig) = signature(term, limits) else {
