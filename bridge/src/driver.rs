@@ -299,7 +299,12 @@ pub fn emit(
     let term = choose(program, nats, strategy, options)?;
     match stage {
         Emit::Rise => return Ok(print_definition(name, &term)),
-        Emit::Loops => return crate::payload::loop_program_text(&term, &options.limits),
+        Emit::Loops => {
+            return match options.target {
+                Target::Cpu => crate::payload::loop_program_text(&term, &options.limits),
+                Target::Gpu => crate::payload::gpu_loop_program_text(&term, &options.limits),
+            }
+        }
         _ => {}
     }
     let payload = match options.target {

@@ -176,6 +176,20 @@ pub fn loop_program_text(term: &Term, limits: &Limits) -> Result<String, Error> 
     })
 }
 
+/// The loop program of `term` as the GPU target compiles it ([`gpu_payload`]): the
+/// whole program, reads at indices not affine in the loops computed in the kernels'
+/// bodies; an error where it has none.
+pub fn gpu_loop_program_text(term: &Term, limits: &Limits) -> Result<String, Error> {
+    let sig = signature(term, limits)?;
+    match crate::loop_program::whole(&sig, limits, true) {
+        Ok((program, _)) => Ok(program.to_string()),
+        Err(why) => Err(Error::unsupported(
+            term,
+            format!("the GPU target: {}", why.0),
+        )),
+    }
+}
+
 /// What the bridge makes of a program, decided by building its loop program and
 /// before any MLIR is written: one loop program for all of it; or, where it is not one
 /// as a whole, its stages ([`crate::stages`]), each in the loop program where it can

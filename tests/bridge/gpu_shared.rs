@@ -155,6 +155,18 @@ fn the_library_s_sgemm_strategy_makes_the_staged_kernel_from_the_matmul_example(
             && k.text.contains("fma.rn.f32")),
         "{ptx:?}"
     );
+    // Its loop program: blocks of 32x32, threads of 4x4 within them, the reduction 8
+    // at a time, both inputs staged in shared memory.
+    let loops = elevate::bridge::payload::gpu_loop_program_text(&term, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    for expected in [
+        "in0 = %arg0_0[d0, d2] (shared), in1 = %arg1_0[d2, d1] (shared)",
+        "workgroup(1) d0 by 32 (4 trips), workgroup(0) d1 by 32 (2 trips)",
+        "local(1) d0 by 4 (8 trips), local(0) d1 by 4 (8 trips)",
+        "reduce d2 by 8 (4 trips)",
+    ] {
+        assert!(loops.contains(expected), "no `{expected}` in\n{loops}");
+    }
     let (found, expected) = compiled_and_interpreted(&term, 4);
     assert!(elevate::rise::io::approx_eq(&found, &expected));
 }
