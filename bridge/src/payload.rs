@@ -61,13 +61,53 @@ pub struct Payload {
     pub traps: Vec<TrapSite>,
 }
 
-/// A payload's module and Transform script as operations, where they are.
+/// A payload's module and Transform script as operations, where they are, with a
+/// fingerprint of the text each printed as: a payload whose text no longer has its
+/// operations' fingerprint was edited, and that text is compiled instead of them (so
+/// that nothing is printed again to find out).
 #[derive(Debug, Clone, Default)]
 pub struct Operations {
     /// The `builtin.module` of the function.
     pub module: Option<Op>,
     /// The `builtin.module` of the Transform script.
     pub script: Option<Op>,
+    /// The fingerprint of the module's text as its operations print it.
+    pub module_text: u64,
+    /// The fingerprint of the script's text as its operations print it.
+    pub script_text: u64,
+}
+
+impl Operations {
+    /// The operations of `module` and `script`, and their texts.
+    fn printed(module: Op, script: Option<Op>) -> (Operations, String, Option<String>) {
+        let text = module.text(0);
+        let script_text = script.as_ref().map(|s| s.text(0));
+        let operations = Operations {
+            module: Some(module),
+            module_text: fingerprint(&text),
+            script_text: script_text.as_deref().map_or(0, fingerprint),
+            script,
+        };
+        (operations, text, script_text)
+    }
+
+    /// Whether `text` is the module's operations printed (not edited since).
+    pub fn module_prints_as(&self, text: &str) -> bool {
+        self.module.is_some() && fingerprint(text) == self.module_text
+    }
+
+    /// Whether `text` is the script's operations printed (not edited since).
+    pub fn script_prints_as(&self, text: &str) -> bool {
+        self.script.is_some() && fingerprint(text) == self.script_text
+    }
+}
+
+/// A text's fingerprint (the same in every process: the hasher's keys are fixed).
+fn fingerprint(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// How the payload computes one of its kernels.
@@ -345,6 +385,7 @@ pub fn gpu_payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, 
             if let Some(module) = &mut p.operations.module {
                 module.allow_contraction();
                 p.mlir = module.text(0);
+                p.operations.module_text = fingerprint(&p.mlir);
             }
             Ok(p)
         }
@@ -363,18 +404,16 @@ fn structured_payload(
     p: crate::linalg::Structured,
 ) -> Payload {
     let module = function_module(name, &with_trap(sig.text, &p.traps), p.ops);
+    let (operations, mlir, transform) = Operations::printed(module, Some(p.script));
     Payload {
         program: term.clone(),
-        mlir: module.text(0),
+        mlir,
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
         flops: p.flops,
-        transform: Some(p.script.text(0)),
-        operations: Operations {
-            module: Some(module),
-            script: Some(p.script),
-        },
+        transform,
+        operations,
         loops_because: None,
         kernels: vec![KernelForm::Structured; p.kernels],
         traps: p.traps,
@@ -448,18 +487,16 @@ fn staged(
     );
     let flops = ops.flops.saturating_add(loop_flops);
     let module = function_module(name, &with_trap(sig.text, &traps), body);
+    let (operations, mlir, transform) = Operations::printed(module, Some(structured.script));
     Ok(Payload {
         program: term.clone(),
-        mlir: module.text(0),
+        mlir,
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
         flops,
-        transform: Some(structured.script.text(0)),
-        operations: Operations {
-            module: Some(module),
-            script: Some(structured.script),
-        },
+        transform,
+        operations,
         loops_because: None,
         kernels,
         traps,
@@ -502,18 +539,16 @@ pub fn payload_loops(name: &str, term: &Term, limits: &Limits) -> Result<Payload
 fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Payload, Error> {
     let body = crate::loops::translate(&sig, limits)?;
     let module = function_module(name, &with_trap(sig.text, &body.traps), body.ops);
+    let (operations, mlir, transform) = Operations::printed(module, None);
     Ok(Payload {
         program: term.clone(),
-        mlir: module.text(0),
+        mlir,
         name: name.to_string(),
         params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.result,
         flops: body.flops,
-        transform: None,
-        operations: Operations {
-            module: Some(module),
-            script: None,
-        },
+        transform,
+        operations,
         loops_because: None,
         kernels: vec![KernelForm::Loops("explicit loops".to_string())],
         traps: body.traps,

@@ -80,6 +80,13 @@ fn an_edited_text_is_parsed_rather_than_the_operations_built() {
         transform: None,
         ..p.clone()
     };
+    // The operations' fingerprint says so, without printing them again.
+    assert!(p.operations.module_prints_as(&p.mlir));
+    assert_eq!(p.operations.module.as_ref().unwrap().text(0), p.mlir);
+    assert!(!edited.operations.module_prints_as(&edited.mlir));
+    let script = p.transform.as_deref().unwrap();
+    assert!(p.operations.script_prints_as(script));
+    assert!(!p.operations.script_prints_as(&format!("{script}\n// edited")));
     let text = jit::transformed(&edited).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("func.func @g("), "{text}");
 }

@@ -57,7 +57,7 @@ pub(super) fn payload_module<'c>(
     messages: &Messages,
 ) -> Result<Module<'c>, Error> {
     match &payload.operations.module {
-        Some(module) if module.text(0) == payload.mlir => {
+        Some(module) if payload.operations.module_prints_as(&payload.mlir) => {
             build_module(context, module, "payload", Stage::Verify, messages)
         }
         _ => parse(context, &payload.mlir, messages),
@@ -75,7 +75,7 @@ fn script_module<'c>(
         return Ok(None);
     };
     match &payload.operations.script {
-        Some(script) if script.text(0) == *text => {
+        Some(script) if payload.operations.script_prints_as(text) => {
             build_module(context, script, "transform", Stage::Transform, messages)
         }
         _ => parse_script(context, text, messages),
