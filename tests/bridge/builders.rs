@@ -86,7 +86,9 @@ fn an_edited_text_is_parsed_rather_than_the_operations_built() {
     assert!(!edited.operations.module_prints_as(&edited.mlir));
     let script = p.transform.as_deref().unwrap();
     assert!(p.operations.script_prints_as(script));
-    assert!(!p.operations.script_prints_as(&format!("{script}\n// edited")));
+    assert!(!p
+        .operations
+        .script_prints_as(&format!("{script}\n// edited")));
     let text = jit::transformed(&edited).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("func.func @g("), "{text}");
 }
