@@ -223,11 +223,13 @@ pub fn gpu_loop_program_text(term: &Term, limits: &Limits) -> Result<String, Err
     let sig = signature(term, limits)?;
     match crate::loop_program::whole(&sig, limits, true) {
         Ok((program, _)) => Ok(program.to_string()),
-        Err(why) => Err(Error::unsupported(
-            term,
-            format!("the GPU target: {}", why.0),
-        )),
+        Err(why) => Err(not_for_the_gpu(term, why)),
     }
+}
+
+/// Why `term` has no GPU payload, as an error.
+fn not_for_the_gpu(term: &Term, why: crate::loop_program::NotStructured) -> Error {
+    Error::unsupported(term, format!("the GPU target: {}", why.0))
 }
 
 /// What the bridge makes of a program, decided by building its loop program and
@@ -389,10 +391,7 @@ pub fn gpu_payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, 
             }
             Ok(p)
         }
-        Err(why) => Err(Error::unsupported(
-            term,
-            format!("the GPU target: {}", why.0),
-        )),
+        Err(why) => Err(not_for_the_gpu(term, why)),
     }
 }
 

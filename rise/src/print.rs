@@ -504,6 +504,21 @@ impl fmt::Display for Term {
     }
 }
 
+/// A literal as RISE writes it: `2.0`, `3i64`, `0.5f64`.
+///
+/// ```
+/// use elevate_rise::Literal;
+/// assert_eq!(Literal::F32(2.0).to_string(), "2.0");
+/// assert_eq!(Literal::I64(3).to_string(), "3i64");
+/// ```
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        write_literal(&mut out, self)?;
+        f.write_str(&out)
+    }
+}
+
 impl fmt::Debug for Term {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&print_term(self))

@@ -49,24 +49,9 @@ fn list(xs: &[i64]) -> String {
         .join(", ")
 }
 
-fn dim_expr_text(e: &DimExpr) -> String {
-    let mut parts: Vec<String> = e
-        .terms
-        .iter()
-        .map(|(d, k)| match k {
-            1 => format!("d{d}"),
-            k => format!("d{d} * {k}"),
-        })
-        .collect();
-    if e.c != 0 || parts.is_empty() {
-        parts.push(e.c.to_string());
-    }
-    parts.join(" + ")
-}
-
 fn affine_map(rank: usize, map: &[DimExpr]) -> String {
     let dims: Vec<String> = (0..rank).map(|d| format!("d{d}")).collect();
-    let results: Vec<String> = map.iter().map(dim_expr_text).collect();
+    let results: Vec<String> = map.iter().map(DimExpr::to_string).collect();
     format!(
         "affine_map<({}) -> ({})>",
         dims.join(", "),

@@ -65,13 +65,13 @@ fn write_kernel(f: &mut Formatter<'_>, k: usize, kernel: &Kernel, bufs: &[Buf]) 
             f,
             "{} = {} {} Σ({}) {}",
             outs.join(", "),
-            literal(init),
+            init,
             operator(*op),
             reduced.join(", "),
             bodies.join(", ")
         )?,
         Some(Reduction::Fold(inits)) => {
-            let starts: Vec<String> = inits.iter().map(literal).collect();
+            let starts: Vec<String> = inits.iter().map(Literal::to_string).collect();
             write!(
                 f,
                 "({}) = fold over ({}) from ({}): ({})",
@@ -174,23 +174,17 @@ fn operand(o: &Operand, bufs: &[Buf]) -> String {
             let _ = write!(s, " window [{}]", window.join(", "));
         }
     }
-    let map: Vec<String> = o.map.iter().map(dim_expr).collect();
+    let map: Vec<String> = o.map.iter().map(DimExpr::to_string).collect();
     let _ = write!(s, "[{}]", map.join(", "));
     s
 }
 
-/// `2*d0 + d3 + 1`.
-fn dim_expr(e: &DimExpr) -> String {
-    let terms = e.terms.iter().map(|(d, k)| (format!("d{d}"), *k));
-    linear(terms, e.c)
-}
-
-/// `Σ k * x + c` with unit coefficients left out.
+/// `Σ x * k + c` with unit coefficients left out, as [`DimExpr`] prints.
 fn linear(terms: impl Iterator<Item = (String, i64)>, c: i64) -> String {
     let mut parts: Vec<String> = terms
         .map(|(x, k)| match k {
             1 => x,
-            _ => format!("{k}*{x}"),
+            _ => format!("{x} * {k}"),
         })
         .collect();
     if c != 0 || parts.is_empty() {
@@ -226,7 +220,7 @@ fn scalar(e: &ScalarExpr, bufs: &[Buf]) -> String {
 fn scalar_at(e: &ScalarExpr, bufs: &[Buf]) -> String {
     let scalar = |e: &ScalarExpr| scalar(e, bufs);
     match e {
-        ScalarExpr::Lit(l) => literal(l),
+        ScalarExpr::Lit(l) => l.to_string(),
         ScalarExpr::Param(name, _) => name.clone(),
         ScalarExpr::Load(k, idx, _) if idx.is_empty() => format!("in{k}"),
         ScalarExpr::Load(k, idx, _) => format!("in{k}[{}]", indices(idx)),
@@ -310,16 +304,5 @@ fn operator(p: Prim) -> &'static str {
         Prim::Gt => ">",
         Prim::Equal => "==",
         p => p.name(),
-    }
-}
-
-/// A literal as RISE writes it.
-fn literal(l: &Literal) -> String {
-    match l {
-        Literal::Bool(b) => b.to_string(),
-        Literal::I32(v) => v.to_string(),
-        Literal::I64(v) => format!("{v}i64"),
-        Literal::F32(v) => format!("{v:?}"),
-        Literal::F64(v) => format!("{v:?}f64"),
     }
 }
