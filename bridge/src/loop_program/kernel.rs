@@ -42,25 +42,6 @@ pub(crate) struct DimExpr {
     pub(crate) c: i64,
 }
 
-/// `d0 * 2 + d3 + 1`: an affine expression as MLIR writes one (the loop program's
-/// text and the `linalg` emitter's indexing maps say it the same way).
-impl std::fmt::Display for DimExpr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut parts: Vec<String> = self
-            .terms
-            .iter()
-            .map(|(d, k)| match k {
-                1 => format!("d{d}"),
-                k => format!("d{d} * {k}"),
-            })
-            .collect();
-        if self.c != 0 || parts.is_empty() {
-            parts.push(self.c.to_string());
-        }
-        f.write_str(&parts.join(" + "))
-    }
-}
-
 /// A buffer as an operand: its dimensions possibly expanded (`memref.expand_shape`),
 /// and the index of each (expanded) dimension.
 #[derive(Clone, Debug, PartialEq)]

@@ -179,6 +179,25 @@ fn operand(o: &Operand, bufs: &[Buf]) -> String {
     s
 }
 
+/// `d0 * 2 + d3 + 1`: an affine expression as MLIR writes one (the loop program's
+/// text and the `linalg` emitter's indexing maps say it the same way).
+impl Display for DimExpr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = self
+            .terms
+            .iter()
+            .map(|(d, k)| match k {
+                1 => format!("d{d}"),
+                k => format!("d{d} * {k}"),
+            })
+            .collect();
+        if self.c != 0 || parts.is_empty() {
+            parts.push(self.c.to_string());
+        }
+        f.write_str(&parts.join(" + "))
+    }
+}
+
 /// `Σ x * k + c` with unit coefficients left out, as [`DimExpr`] prints.
 fn linear(terms: impl Iterator<Item = (String, i64)>, c: i64) -> String {
     let mut parts: Vec<String> = terms
