@@ -5,14 +5,15 @@
 //! the memory limits.
 
 use crate::error::Error;
-use crate::mlir_types::{memref_type, mlir_scalar, scalar_bytes};
+use crate::mlir_types::{memref_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::limits::Limits;
+use elevate_rise::loop_program::{self, SignatureError};
+pub(crate) use elevate_rise::loop_program::{Param, Storage};
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
-use elevate_rise::term::{Expr, Span, Term};
+use elevate_rise::term::{Span, Term};
 use elevate_rise::types::{Scalar, Type, TypeKind};
-use std::rc::Rc;
 
 /// The argument after the result's memrefs where a payload with [`crate::Payload::traps`]
 /// records an operation that trapped: a rank-0 `i32`, 0 while none has.
@@ -79,9 +80,7 @@ pub(crate) fn size(n: &Nat, what: &Term) -> Result<i64, Error> {
     })
 }
 
-/// The most lanes of a vector: each lane is generated (and the Transform script
-/// vectorizes to these widths), so an absurd width is an error, not a hang.
-pub const MAX_VECTOR_LANES: i64 = 1024;
+pub use elevate_rise::loop_program::MAX_VECTOR_LANES;
 
 /// `n` as the number of lanes of a vector, if it is one the bridge generates.
 pub(crate) fn lanes(n: i64, what: &Term) -> Result<i64, Error> {
@@ -116,135 +115,57 @@ pub(crate) fn check_buffer(
     s: Scalar,
     at: &Term,
 ) -> Result<(), Error> {
-    let elements = dims
-        .iter()
-        .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
-        .unwrap_or(u128::MAX);
-    let tighter = Limits::with_max_bytes(limits.max_bytes.min(i64::MAX as u64));
-    tighter
-        .check_array(what, elements, scalar_bytes(s))
-        .map_err(|error| Error::Size {
+    loop_program::check_buffer(limits, what, dims, s).map_err(|error| Error::Size {
+        span: at.span(),
+        error,
+    })
+}
+
+/// The entry point's signature as the loop program reads it, and the function's
+/// arguments as MLIR text.
+pub(crate) struct Signature<'t> {
+    pub(crate) loops: loop_program::Signature<'t>,
+    pub(crate) text: Vec<String>,
+}
+
+impl<'t> std::ops::Deref for Signature<'t> {
+    type Target = loop_program::Signature<'t>;
+    fn deref(&self) -> &Self::Target {
+        &self.loops
+    }
+}
+
+/// The bridge's error for a signature the boundary cannot pass.
+pub(crate) fn signature_error(e: SignatureError) -> Error {
+    match e {
+        SignatureError::Untyped(at) => Error::untyped(at),
+        SignatureError::Unsupported(at, why) => Error::unsupported(at, why),
+        SignatureError::Size(at, error) => Error::Size {
             span: at.span(),
             error,
-        })
-}
-
-/// Where a value of a data type lives: one memref per scalar leaf of the type, an
-/// array of pairs as a pair of arrays.
-#[derive(Clone)]
-pub(crate) enum Storage {
-    Leaf {
-        buffer: String,
-        dims: Rc<Vec<i64>>,
-        scalar: Scalar,
-    },
-    Pair(Rc<Storage>, Rc<Storage>),
-}
-
-/// A parameter of the entry point: a scalar value, or data in memrefs.
-pub(crate) enum Param {
-    Scalar(String, Scalar),
-    Data(Storage),
-}
-
-/// The entry point's parameters (term variable, type, how it is passed), its result's
-/// storage and type, its body, and the function's arguments as MLIR text.
-pub(crate) struct Signature<'t> {
-    pub(crate) params: Vec<(u64, Type, Param)>,
-    pub(crate) out: Storage,
-    pub(crate) result: Type,
-    pub(crate) body: &'t Term,
-    pub(crate) text: Vec<String>,
+        },
+    }
 }
 
 /// The signature of the entry point `fun(x1 => ... => body)`, every buffer checked
 /// against `limits`.
 pub(crate) fn signature<'t>(term: &'t Term, limits: &Limits) -> Result<Signature<'t>, Error> {
-    let mut params = Vec::new();
+    let loops = loop_program::Signature::of(term, limits).map_err(signature_error)?;
     let mut text = Vec::new();
-    let mut body = term;
-    while let Expr::Lambda(x, _, b) = body.expr() {
-        let ty = match body.ty().map(Type::kind) {
-            Some(TypeKind::Fun(param, _)) => param.clone(),
-            _ => return Err(Error::untyped(body)),
-        };
-        let k = params.len();
-        let param = match ty.kind() {
-            TypeKind::Scalar(s) => {
-                let arg = format!("%arg{k}");
-                text.push(format!("{arg}: {}", mlir_scalar(*s)));
-                Param::Scalar(arg, *s)
-            }
-            _ => {
-                let what = format!("parameter `{}`", x.name);
-                Param::Data(boundary_storage(&ty, body, &mut |leaf, dims, s| {
-                    check_buffer(limits, &what, dims, s, body)?;
-                    let arg = format!("%arg{k}_{leaf}");
-                    text.push(format!("{arg}: {}", memref_type(dims, s)));
-                    Ok(arg)
-                })?)
-            }
-        };
-        params.push((x.id, ty, param));
-        body = b;
+    for (_, _, param) in &loops.params {
+        match param {
+            Param::Scalar(arg, s) => text.push(format!("{arg}: {}", mlir_scalar(*s))),
+            Param::Data(storage) => text.extend(leaf_arguments(storage)),
+        }
     }
-    let result = body.ty().cloned().ok_or_else(|| Error::untyped(body))?;
-    let out = boundary_storage(&result, body, &mut |leaf, dims, s| {
-        check_buffer(limits, "the result", dims, s, body)?;
-        let arg = format!("%out{leaf}");
-        text.push(format!("{arg}: {}", memref_type(dims, s)));
-        Ok(arg)
-    })?;
-    Ok(Signature {
-        params,
-        out,
-        result,
-        body,
-        text,
-    })
+    text.extend(leaf_arguments(&loops.out));
+    Ok(Signature { loops, text })
 }
 
-/// A function naming each leaf's buffer: `(leaf number, dims, scalar)` to its name.
-pub(crate) type NameLeaf<'a> = dyn FnMut(usize, &[i64], Scalar) -> Result<String, Error> + 'a;
-
-/// The storage of a parameter or result of type `ty`: one memref argument per scalar
-/// leaf, named by `name`.
-pub(crate) fn boundary_storage(
-    ty: &Type,
-    what: &Term,
-    name: &mut NameLeaf,
-) -> Result<Storage, Error> {
-    fn walk(
-        ty: &Type,
-        dims: Vec<i64>,
-        what: &Term,
-        leaf: &mut usize,
-        name: &mut NameLeaf,
-    ) -> Result<Storage, Error> {
-        guard(|| match ty.kind() {
-            TypeKind::Array(n, e) | TypeKind::Vector(e, n) => {
-                let mut dims = dims;
-                dims.push(size(n, what)?);
-                walk(e, dims, what, leaf, name)
-            }
-            TypeKind::Pair(a, b) => Ok(Storage::Pair(
-                Rc::new(walk(a, dims.clone(), what, leaf, name)?),
-                Rc::new(walk(b, dims, what, leaf, name)?),
-            )),
-            TypeKind::Scalar(s) => {
-                let buffer = name(*leaf, &dims, *s)?;
-                *leaf += 1;
-                Ok(Storage::Leaf {
-                    buffer,
-                    dims: Rc::new(dims),
-                    scalar: *s,
-                })
-            }
-            _ => Err(Error::unsupported(
-                what,
-                format!("a parameter or result of type {ty} (data only)"),
-            )),
-        })
-    }
-    walk(ty, Vec::new(), what, &mut 0, name)
+/// `%argk_j: memref<...>` for each leaf of `storage`.
+fn leaf_arguments(storage: &Storage) -> impl Iterator<Item = String> + '_ {
+    storage
+        .leaves()
+        .into_iter()
+        .map(|(name, dims, s)| format!("{name}: {}", memref_type(dims, s)))
 }

@@ -5,7 +5,8 @@
 //! timed; [`emit`] gives any stage's text. Underneath:
 //!
 //! - [`payload()`](fn@payload) evaluates a typed RISE function with concrete sizes
-//!   once into a loop program (buffers and kernels as loop nests, no MLIR;
+//!   once into a loop program (`elevate_rise::loop_program`: buffers and kernels as
+//!   loop nests, no MLIR;
 //!   `--emit loops` prints it: [`payload::loop_program_text`]), decides on it which
 //!   arrays are structured kernels, and writes an MLIR module as operations
 //!   ([`ir::Op`], pure Rust, no LLVM needed; their text is MLIR's generic form):
@@ -26,7 +27,6 @@
 //! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
 //! | [`payload`](mod@payload) | the payload, and its plan: which arrays the loop program computes, which are loops |
 //! | `stages` | the program as stages: the arrays it stores at the top level, each a kernel of its own |
-//! | `loop_program` | the loop-nest program: RISE evaluated once into buffers and kernels (loop nests, affine accesses, bodies, schedules), no MLIR |
 //! | `linalg` | the emitter: a loop program's kernels as `linalg` operations and its schedule as a Transform script |
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
@@ -38,16 +38,16 @@
 #![warn(missing_docs)]
 
 pub mod boundary;
-mod deep_rc;
+
 mod driver;
-mod env;
+
 pub mod error;
 mod exp;
 pub mod ir;
 #[cfg(feature = "mlir")]
 pub mod jit;
 mod linalg;
-mod loop_program;
+use elevate_rise::loop_program;
 mod loops;
 pub mod measure;
 mod mlir_types;

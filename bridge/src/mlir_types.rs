@@ -18,15 +18,6 @@ pub(crate) fn mlir_scalar(s: Scalar) -> &'static str {
     }
 }
 
-/// Bytes per element of a buffer of `s`.
-pub(crate) fn scalar_bytes(s: Scalar) -> u64 {
-    match s {
-        Scalar::Bool => 1,
-        Scalar::I32 | Scalar::F32 => 4,
-        Scalar::I64 | Scalar::F64 => 8,
-    }
-}
-
 /// `f32` or `vector<8xf32>`.
 pub(crate) fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
     match lanes {
@@ -61,17 +52,6 @@ pub(crate) fn literal_text(l: Literal) -> (String, Scalar) {
 /// Whether `p` compares (its result is a boolean).
 pub(crate) fn is_comparison(p: Prim) -> bool {
     matches!(p, Prim::Lt | Prim::Gt | Prim::Equal)
-}
-
-/// Whether `p` on integers can trap: a division or remainder (by zero, or the
-/// smallest integer by -1).
-pub(crate) fn can_trap(p: Prim, s: Scalar) -> bool {
-    matches!(p, Prim::Div | Prim::Mod) && matches!(s, Scalar::I32 | Scalar::I64)
-}
-
-/// Whether an integer divisor `d` is one that never traps (neither 0 nor -1).
-pub(crate) fn safe_divisor(d: i64) -> bool {
-    d != 0 && d != -1
 }
 
 /// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`

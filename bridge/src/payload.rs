@@ -6,12 +6,13 @@
 //! `linalg` operations and a Transform script carrying the program's schedule
 //! (`linalg`), the rest explicit loops (`loops`).
 
-use crate::boundary::{signature, Signature, Storage};
+use crate::boundary::{signature, signature_error, Signature, Storage};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
 use crate::ir::{self, Op};
 use crate::mlir_types::memref_type;
 use elevate_rise::limits::Limits;
+use elevate_rise::loop_program::{self, SignatureError};
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
 
@@ -307,13 +308,15 @@ fn plan(sig: &Signature, limits: &Limits) -> Result<Plan, Error> {
     }
     let (mut storages, mut buffers, mut forms) = (Vec::new(), Vec::new(), Vec::new());
     for (k, stage) in split.stages.iter().enumerate() {
-        let storage =
-            crate::boundary::boundary_storage(&stage.ty, &stage.term, &mut |leaf, dims, s| {
-                crate::boundary::check_buffer(limits, "a stage's buffer", dims, s, &stage.term)?;
-                let buffer = format!("%stage{k}_{leaf}");
-                buffers.push((buffer.clone(), memref_type(dims, s)));
-                Ok(buffer)
-            })?;
+        let at = &stage.term;
+        let storage = loop_program::storage(&stage.ty, at, &mut |leaf, dims, s| {
+            loop_program::check_buffer(limits, "a stage's buffer", dims, s)
+                .map_err(|e| SignatureError::Size(at, e))?;
+            let buffer = format!("%stage{k}_{leaf}");
+            buffers.push((buffer.clone(), memref_type(dims, s)));
+            Ok(buffer)
+        })
+        .map_err(signature_error)?;
         forms.push(stage_form(&mut structured, &stage.term, &storage));
         // A stage's array is plain data of known sizes, which the loop program
         // reads; were it not, a later stage reading it would be loops.
@@ -408,8 +411,8 @@ fn structured_payload(
         program: term.clone(),
         mlir,
         name: name.to_string(),
-        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
-        result: sig.result,
+        params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
+        result: sig.loops.result,
         flops: p.flops,
         transform,
         operations,
@@ -491,8 +494,8 @@ fn staged(
         program: term.clone(),
         mlir,
         name: name.to_string(),
-        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
-        result: sig.result,
+        params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
+        result: sig.loops.result,
         flops,
         transform,
         operations,
@@ -543,8 +546,8 @@ fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Pay
         program: term.clone(),
         mlir,
         name: name.to_string(),
-        params: sig.params.iter().map(|(_, t, _)| t.clone()).collect(),
-        result: sig.result,
+        params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
+        result: sig.loops.result,
         flops: body.flops,
         transform,
         operations,

@@ -34,6 +34,7 @@ mod interp;
 pub mod io;
 mod lexer;
 pub mod limits;
+pub mod loop_program;
 pub mod nat;
 mod parser;
 pub mod prim;

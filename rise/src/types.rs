@@ -47,6 +47,15 @@ impl Scalar {
     pub fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)
     }
+
+    /// Bytes per element of a buffer of this scalar.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Scalar::Bool => 1,
+            Scalar::I32 | Scalar::F32 => 4,
+            Scalar::I64 | Scalar::F64 => 8,
+        }
+    }
 }
 
 /// An immutable, shared RISE type (a [`Node`]: hashing is O(1), and dropping or

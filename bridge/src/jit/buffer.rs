@@ -3,7 +3,6 @@
 //! ([`crate::boundary`]).
 
 use crate::error::Error;
-use crate::mlir_types::scalar_bytes;
 use elevate_core::stack::guard;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use elevate_rise::Value;
@@ -43,7 +42,7 @@ pub(super) fn bytes(dims: &[i64], s: Scalar) -> u128 {
         .fold(1u128, |n, d| {
             n.saturating_mul(u128::try_from(*d).unwrap_or(0))
         })
-        .saturating_mul(u128::from(scalar_bytes(s)))
+        .saturating_mul(u128::from(s.bytes()))
 }
 
 impl Buffer {
@@ -52,7 +51,7 @@ impl Buffer {
     /// the memory.
     pub(super) fn new(dims: &[i64], scalar: Scalar, what: &str) -> Result<Buffer, Error> {
         let len: usize = dims.iter().map(|d| (*d).max(0) as usize).product();
-        let bytes = len * scalar_bytes(scalar) as usize;
+        let bytes = len * scalar.bytes() as usize;
         let words = bytes.div_ceil(8).max(1);
         let mut data = Vec::new();
         data.try_reserve_exact(words).map_err(|_| Error::Memory {
@@ -80,14 +79,14 @@ impl Buffer {
 
     /// The buffer's bytes (its elements, row-major).
     pub(super) fn bytes(&self) -> &[u8] {
-        let len = self.len * scalar_bytes(self.scalar) as usize;
+        let len = self.len * self.scalar.bytes() as usize;
         // SAFETY: `data` holds at least `len` bytes; u8 has no alignment needs.
         unsafe { std::slice::from_raw_parts(self.data.as_ptr() as *const u8, len) }
     }
 
     /// The buffer's bytes, to write.
     pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
-        let len = self.len * scalar_bytes(self.scalar) as usize;
+        let len = self.len * self.scalar.bytes() as usize;
         // SAFETY: `data` holds at least `len` bytes; u8 has no alignment needs.
         unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr() as *mut u8, len) }
     }
@@ -111,14 +110,14 @@ impl Buffer {
         if k >= self.len {
             return Err(Error::input("an input of the wrong size"));
         }
-        let (s, w) = (self.scalar, scalar_bytes(self.scalar) as usize);
+        let (s, w) = (self.scalar, self.scalar.bytes() as usize);
         let out = &mut self.bytes_mut()[k * w..(k + 1) * w];
         write_scalar(out, s, v)
     }
 
     /// The scalar at element `k`.
     fn get(&self, k: usize) -> Value {
-        let w = scalar_bytes(self.scalar) as usize;
+        let w = self.scalar.bytes() as usize;
         read_scalar(&self.bytes()[k * w..(k + 1) * w], self.scalar)
     }
 
@@ -181,7 +180,7 @@ fn describe(v: &Value) -> String {
 /// A scalar argument's storage (eight bytes, the value in the low bytes).
 pub(super) fn scalar_argument(s: Scalar, v: &Value) -> Result<u64, Error> {
     let mut word = [0u8; 8];
-    write_scalar(&mut word[..scalar_bytes(s) as usize], s, v)?;
+    write_scalar(&mut word[..s.bytes() as usize], s, v)?;
     Ok(u64::from_ne_bytes(word))
 }
 

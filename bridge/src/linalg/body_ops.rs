@@ -11,8 +11,8 @@
 use super::emit::Body;
 use crate::boundary::{Check, TrapSite};
 use crate::ir::{self, Op};
-use crate::loop_program::eval::Gathered;
-use crate::loop_program::index::{Aff, Atom, Var};
+use crate::loop_program::Gathered;
+use crate::loop_program::{Aff, Atom, Var};
 use crate::mlir_types::{binary_op, memref_type, mlir_scalar};
 use crate::trap_checks::{self, Ops};
 use elevate_rise::prim::Prim;

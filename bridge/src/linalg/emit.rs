@@ -4,8 +4,8 @@
 
 use crate::boundary::TrapSite;
 use crate::ir::{self, Block, Op};
-use crate::loop_program::eval::ScalarExpr;
-use crate::loop_program::kernel::{Buf, DimExpr, Kernel, Operand, Reduction};
+use crate::loop_program::ScalarExpr;
+use crate::loop_program::{Buf, DimExpr, Kernel, Operand, Reduction};
 use crate::mlir_types::{binary_op, literal_text, memref_type, mlir_scalar};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;

@@ -10,8 +10,8 @@
 use super::emit::matmul_dims;
 use super::script::{matching, script_module, tiling, vectorize, ANY};
 use crate::ir::{self, Op};
-use crate::loop_program::eval::{GpuLevel, LoopKind, ScalarExpr};
-use crate::loop_program::kernel::Kernel;
+use crate::loop_program::Kernel;
+use crate::loop_program::{GpuLevel, LoopKind, ScalarExpr};
 
 /// The threads of a block where the program leaves the block's size to the bridge
 /// (`mapGlobal`): a multiple of the warp, and enough blocks for every SM.
@@ -341,7 +341,7 @@ fn vector_lanes(n: usize, k: &Kernel) -> Result<Option<i64>, String> {
         ));
     }
     let lanes = lane.trips;
-    let whole = |o: &crate::loop_program::kernel::Operand| {
+    let whole = |o: &crate::loop_program::Operand| {
         let Some((last, rest)) = o.map.split_last() else {
             return true;
         };
@@ -424,7 +424,7 @@ fn scalar_bytes(k: &Kernel, i: usize) -> i64 {
     while let Some(e) = pending.pop() {
         if let ScalarExpr::Load(j, _, s) = e {
             if *j == i {
-                return crate::mlir_types::scalar_bytes(*s) as i64;
+                return s.bytes() as i64;
             }
         }
         pending.extend(e.children());

@@ -4,9 +4,8 @@
 
 use super::emit::matmul_dims;
 use crate::ir::{self, Block, Op, TRANSFORM_ENTRY};
-use crate::loop_program::eval::LoopKind;
-use crate::loop_program::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
-use crate::mlir_types::scalar_bytes;
+use crate::loop_program::LoopKind;
+use crate::loop_program::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use elevate_rise::types::Scalar;
 
 /// The type of every handle.
@@ -290,7 +289,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
                     .iter()
                     .flat_map(|e| e.terms.iter().map(|(d, _)| tile[*d]))
                     .fold(1i64, |n, t| n.saturating_mul(t))
-                    .saturating_mul(scalar_bytes(bufs[k.out().buf].scalar) as i64);
+                    .saturating_mul(bufs[k.out().buf].scalar.bytes() as i64);
                 if bytes <= PROMOTE_LIMIT_BYTES {
                     let p = format!("%k{n}p{j}");
                     let mut promote = Op::new("transform.structured.promote")

@@ -4,9 +4,9 @@
 use super::emitter::Gen;
 use super::value::{fun, ArrayVal, Contiguous, Env, Val};
 use crate::boundary::{check_buffer, size, Storage};
-use crate::env::{bind, lookup};
 use crate::error::Error;
 use crate::ir::{self, Op};
+use crate::loop_program::env::{bind, lookup};
 use crate::mlir_types::{lane_type, literal_text, memref_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;

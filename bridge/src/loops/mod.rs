@@ -32,9 +32,9 @@ mod views;
 
 use crate::boundary::TrapSite;
 use crate::boundary::{Param, Signature, Storage};
-use crate::env::bind;
 use crate::error::Error;
 use crate::ir::Op;
+use crate::loop_program::env::bind;
 use elevate_rise::limits::Limits;
 use emitter::Gen;
 pub use emitter::MAX_LOOP_DEPTH;
@@ -92,7 +92,7 @@ impl LoopStages {
 
     /// Binds `alias` to what `of` is bound to.
     pub(crate) fn alias(&mut self, alias: u64, of: u64) {
-        if let Some(value) = crate::env::lookup(&self.env, of) {
+        if let Some(value) = crate::loop_program::env::lookup(&self.env, of) {
             self.env = bind(&self.env, alias, value);
         }
     }

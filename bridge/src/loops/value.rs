@@ -2,9 +2,9 @@
 //! functions (views), pairs, functions; helpers on them.
 
 use super::emitter::Gen;
-use crate::deep_rc::DeepRc;
 use crate::error::Error;
 use crate::ir;
+use crate::loop_program::deep_rc::DeepRc;
 use crate::mlir_types::{lane_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
@@ -83,7 +83,7 @@ impl ArrayVal {
 }
 
 /// The environment: term variables (by identity) and their values.
-pub(super) type Env = crate::env::Env<Val>;
+pub(super) type Env = crate::loop_program::env::Env<Val>;
 
 pub(super) fn lanes_value(x: String, s: Scalar, lanes: Option<i64>) -> Val {
     match lanes {

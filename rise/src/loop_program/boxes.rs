@@ -14,7 +14,7 @@ impl Builder {
     /// they read. Each box's sides are multiples of its dimension's outermost step,
     /// so that every box keeps the program's loops. `None` where the copy is small, a
     /// guard is no bound on an output position, or there is no interior.
-    pub(crate) fn split_at_padding(
+    pub fn split_at_padding(
         &self,
         ex: &mut SymbolicEvaluator,
         loops: &[(Var, LoopRec)],
@@ -179,17 +179,17 @@ impl Builder {
 }
 
 /// A box of a kernel's output: its loops, positions and value, where it writes.
-pub(crate) struct OutputBox {
-    pub(crate) loops: Vec<(Var, LoopRec)>,
-    pub(crate) positions: Vec<Var>,
-    pub(crate) e: ScalarExpr,
-    pub(crate) target: Target,
+pub struct OutputBox {
+    pub loops: Vec<(Var, LoopRec)>,
+    pub positions: Vec<Var>,
+    pub e: ScalarExpr,
+    pub target: Target,
 }
 
 /// `a` with the digits of a position put back together (a position read through the
 /// digits its tiles split it into): `k*d*(x / d) + k*(x mod d)` is `k*x`, and
 /// `k*d*((x / d) mod b) + k*(x mod d)` is `k*(x mod (d*b))`.
-pub(crate) fn fold_digits(a: &Aff) -> Aff {
+pub fn fold_digits(a: &Aff) -> Aff {
     let mut a = a.clone();
     loop {
         // (the outer digit, its low part, what the two make)
@@ -222,7 +222,7 @@ pub(crate) fn fold_digits(a: &Aff) -> Aff {
 }
 
 /// `e` with each padding guard that always holds, or never, decided.
-pub(crate) fn drop_decided_guards(e: &ScalarExpr, ex: &SymbolicEvaluator) -> ScalarExpr {
+pub fn drop_decided_guards(e: &ScalarExpr, ex: &SymbolicEvaluator) -> ScalarExpr {
     let e = e.map_each(&mut |c| drop_decided_guards(c, ex));
     let ScalarExpr::Select { conds, then, other } = e else {
         return e;

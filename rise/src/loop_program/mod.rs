@@ -2,10 +2,10 @@
 //! buffers and its kernels, each a nest of loops over iteration dimensions, its
 //! operands read and written at affine indices, its body a scalar expression, its
 //! schedule the loops of the program, outermost first. No MLIR here: the `linalg`
-//! emitter ([`crate::linalg`]) writes a program's kernels and their schedule.
+//! emitter (`elevate_bridge`'s `linalg`) writes a program's kernels and their schedule.
 //!
 //! The program is evaluated symbolically ([`eval`], [`terms`]): reshaping primitives
-//! are index functions ([`views`]: `elevate_rise::view` read with affine indices, a
+//! are index functions ([`views`]: [`crate::view`] read with affine indices, a
 //! padding's condition decided by an index's range where it can be), computing
 //! primitives record the loops they stand for, in the order the program nests them.
 //! Each materialized array (`toMem` at the top level, and the result) becomes a
@@ -46,49 +46,60 @@
 //!
 //! A program outside this fragment (a vector of more lanes than a kernel takes, ...)
 //! is reported as [`NotStructured`] with the reason; the bridge then builds it stage
-//! by stage ([`StageBuilder`], [`crate::stages`]), and only the arrays outside the
+//! by stage ([`StageBuilder`], the bridge's stages), and only the arrays outside the
 //! fragment become explicit loops.
 
-pub(crate) mod boxes;
-pub(crate) mod eval;
-pub(crate) mod fold;
-pub(crate) mod fragment;
-pub(crate) mod from_data;
-pub(crate) mod guards;
-pub(crate) mod index;
-pub(crate) mod kernel;
-pub(crate) mod materialize;
-pub(crate) mod prepare;
+mod boxes;
+pub mod deep_rc;
+pub mod env;
+mod eval;
+mod fold;
+mod fragment;
+mod from_data;
+mod guards;
+mod index;
+mod ir;
+mod kernel;
+mod materialize;
+mod prepare;
 mod print;
-pub(crate) mod scalar;
-pub(crate) mod start;
-pub(crate) mod terms;
-pub(crate) mod views;
+mod scalar;
+mod signature;
+mod start;
+mod terms;
+mod views;
 
-pub(crate) use fragment::NotStructured;
+pub use eval::{Gathered, GpuLevel, LoopKind, ScalarExpr};
+pub use fragment::NotStructured;
+pub use index::{Aff, Atom, Var};
+pub use ir::{Buf, Dim, DimExpr, Kernel, Operand, Reduction, ScheduledLoop, Strided};
+pub use scalar::{can_trap, safe_divisor};
+pub use signature::{
+    check_buffer, storage, NameLeaf, Param, Signature, SignatureError, Storage, MAX_VECTOR_LANES,
+};
 
-use crate::boundary::{Param, Signature, Storage};
-use elevate_rise::limits::Limits;
-use elevate_rise::types::Type;
-use eval::{not_structured, ScalarExpr, Structuring, SymArray, SymValue, SymbolicEvaluator};
-use index::Aff;
-use kernel::{Buf, Builder, Kernel};
+use crate::limits::Limits;
+use crate::types::Type;
+use eval::{not_structured, Structuring, SymArray, SymValue, SymbolicEvaluator};
+use kernel::Builder;
 use std::rc::Rc;
 
 /// A program's loop nests: its buffers (parameters, stages, the result, and its own)
 /// and its kernels, in the order they run.
-pub(crate) struct LoopProgram {
-    pub(crate) buffers: Vec<Buf>,
-    pub(crate) kernels: Vec<Kernel>,
+pub struct LoopProgram {
+    /// Every buffer a kernel reads or writes (a kernel names them by position).
+    pub buffers: Vec<Buf>,
+    /// The kernels, in the order they run.
+    pub kernels: Vec<Kernel>,
     /// The buffers the program allocates itself: not a parameter, a stage or the
     /// result, and written by a kernel.
-    pub(crate) own: Vec<usize>,
+    pub own: Vec<usize>,
 }
 
 /// The loop program of the entry point `sig` as one stage, and how many kernels it
 /// has; or why it has none. With `reads_in_body`, a read at an index not affine in
 /// the loops is a load in its kernel's body ([`StageBuilder::stage`]).
-pub(crate) fn whole(
+pub fn whole(
     sig: &Signature,
     limits: &Limits,
     reads_in_body: bool,
@@ -99,9 +110,9 @@ pub(crate) fn whole(
 }
 
 /// The structured translation of a program one stage at a time
-/// ([`crate::stages`]): a stage it cannot express is rolled back and left to the
+/// (the bridge's stages): a stage it cannot express is rolled back and left to the
 /// explicit loops, and the other stages keep their kernels and schedule.
-pub(crate) struct StageBuilder {
+pub struct StageBuilder {
     builder: Builder,
     env: terms::Env,
     /// The buffers that are not the program's own: parameters, stages, the result.
@@ -111,7 +122,7 @@ pub(crate) struct StageBuilder {
 impl StageBuilder {
     /// A builder with the parameters of `sig` bound, or why its parameters are not
     /// arrays the structured translation reads.
-    pub(crate) fn new(sig: &Signature, limits: &Limits) -> Result<StageBuilder, NotStructured> {
+    pub fn new(sig: &Signature, limits: &Limits) -> Result<StageBuilder, NotStructured> {
         let mut stages = StageBuilder {
             builder: Builder::new(*limits),
             env: Default::default(),
@@ -121,7 +132,7 @@ impl StageBuilder {
             match param {
                 Param::Scalar(arg, s) => {
                     let value = SymValue::Scalar(ScalarExpr::Param(arg.clone(), *s));
-                    stages.env = crate::env::bind(&stages.env, *id, value);
+                    stages.env = crate::loop_program::env::bind(&stages.env, *id, value);
                 }
                 Param::Data(storage) => stages.bind(*id, storage, ty)?,
             }
@@ -130,17 +141,17 @@ impl StageBuilder {
     }
 
     /// Binds `id` to the array of type `ty` in `storage`.
-    pub(crate) fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) -> Structuring<()> {
+    pub fn bind(&mut self, id: u64, storage: &Storage, ty: &Type) -> Structuring<()> {
         self.external.extend(leaf_names(storage));
         let value = data(&mut self.builder, storage, ty)?;
-        self.env = crate::env::bind(&self.env, id, value);
+        self.env = crate::loop_program::env::bind(&self.env, id, value);
         Ok(())
     }
 
     /// Binds `alias` to what `of` is bound to.
-    pub(crate) fn alias(&mut self, alias: u64, of: u64) {
-        if let Some(value) = crate::env::lookup(&self.env, of) {
-            self.env = crate::env::bind(&self.env, alias, value);
+    pub fn alias(&mut self, alias: u64, of: u64) {
+        if let Some(value) = crate::loop_program::env::lookup(&self.env, of) {
+            self.env = crate::loop_program::env::bind(&self.env, alias, value);
         }
     }
 
@@ -150,9 +161,9 @@ impl StageBuilder {
     /// divide it) is a load in the kernel's body, which computes the index; without,
     /// it is a reason to try the program's stages apart first, whose buffers may read
     /// affinely (as they lie) where the whole program's do not (as its loops nest).
-    pub(crate) fn stage(
+    pub fn stage(
         &mut self,
-        term: &elevate_rise::Term,
+        term: &crate::Term,
         out: &Storage,
         reads_in_body: bool,
     ) -> Result<std::ops::Range<usize>, NotStructured> {
@@ -174,7 +185,7 @@ impl StageBuilder {
         }
     }
 
-    fn try_stage(&mut self, term: &elevate_rise::Term, out: &Storage) -> Structuring<()> {
+    fn try_stage(&mut self, term: &crate::Term, out: &Storage) -> Structuring<()> {
         self.external.extend(leaf_names(out));
         let mut ex = SymbolicEvaluator::default();
         let value = ex.expr(term, &self.env, &mut self.builder)?;
@@ -213,7 +224,7 @@ impl StageBuilder {
     }
 
     /// The program of every stage kept.
-    pub(crate) fn into_program(self) -> LoopProgram {
+    pub fn into_program(self) -> LoopProgram {
         let own = (0..self.builder.bufs.len())
             .filter(|b| !self.external.contains(&self.builder.bufs[*b].name))
             .filter(|b| !self.builder.unused.contains(b))
@@ -297,7 +308,7 @@ fn leaf_names(storage: &Storage) -> Vec<String> {
 /// A parameter's data: its memrefs as buffers, read as arrays.
 fn data(builder: &mut Builder, storage: &Storage, ty: &Type) -> Structuring<SymValue> {
     fn plain(ty: &Type) -> bool {
-        use elevate_rise::types::TypeKind;
+        use crate::types::TypeKind;
         match ty.kind() {
             TypeKind::Array(n, e) => n.as_const().is_some() && plain(e),
             TypeKind::Pair(a, b) => plain(a) && plain(b),
@@ -368,7 +379,7 @@ fn read(
     ty: &Type,
     prefix: Vec<Aff>,
 ) -> SymValue {
-    use elevate_rise::types::TypeKind;
+    use crate::types::TypeKind;
     match (ty.kind(), storage) {
         (TypeKind::Array(n, e), _) => {
             let (bufs, storage, e) = (bufs.clone(), storage.clone(), e.clone());

@@ -4,12 +4,12 @@
 
 use super::eval::{not_structured, LoopRec, ScalarExpr, Structuring, SymbolicEvaluator};
 use super::index::{Aff, Atom, Extents, Var};
-use super::kernel::{Buf, Builder, Dim, DimExpr, Kernel, Layout, Operand, Target};
-use crate::mlir_types::scalar_bytes;
-use elevate_rise::limits::Limits;
-use elevate_rise::prim::Prim;
-use elevate_rise::term::Literal;
-use elevate_rise::types::Scalar;
+use super::ir::{Buf, Dim, DimExpr, Kernel, Layout, Operand};
+use super::kernel::{Builder, Target};
+use crate::limits::Limits;
+use crate::prim::Prim;
+use crate::term::Literal;
+use crate::types::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The region of each (buffer, constant) that padded reads read, per dimension (first
@@ -19,7 +19,7 @@ type Pads = BTreeMap<(usize, String), (Literal, Vec<(i64, i64)>)>;
 
 /// Padded buffers with more elements than this have their border filled, not the
 /// whole buffer (4 MiB of `f32`).
-pub(crate) const BORDER_FILL_ELEMENTS: i64 = 1 << 20;
+pub const BORDER_FILL_ELEMENTS: i64 = 1 << 20;
 
 /// Every index expression of `e`, conditions included (only those where `guards_only`).
 fn indices<'a>(e: &'a ScalarExpr, out: &mut Vec<&'a Aff>, guards_only: bool) {
@@ -64,7 +64,7 @@ fn digits_of(r: Var, a: &Aff, out: &mut BTreeSet<(i64, i64)>) -> Option<()> {
 /// Reduction loops read only through digits (`(r / 3) mod 3`, as a reduction over a
 /// joined window reads its rows and columns) become one loop per digit, outermost
 /// first, so that each digit is an affine index.
-pub(crate) fn delinearize(
+pub fn delinearize(
     ex: &mut SymbolicEvaluator,
     loops: Vec<(Var, LoopRec)>,
     mut e: ScalarExpr,
@@ -173,7 +173,7 @@ fn unroll_into_body(
 /// map of rows `join`ed: `p / 6` and `p mod 6`), each map's digit is cut into the
 /// finer digits in its place, the outermost of its kind (`mapPar` stays parallel),
 /// the others sequential.
-pub(crate) fn split_positions(
+pub fn split_positions(
     ex: &mut SymbolicEvaluator,
     mut loops: Vec<(Var, LoopRec)>,
     positions: &[Var],
@@ -389,7 +389,7 @@ fn identity(op: Prim, s: Scalar) -> Option<Literal> {
 
 /// The variables `e`'s indices read (its loads' and its guards' conditions').
 /// Numbers from data stand for the variables their values read ([`ScalarExpr::Gather`]).
-pub(crate) fn variables(e: &ScalarExpr) -> BTreeSet<Var> {
+pub fn variables(e: &ScalarExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
     indices(e, &mut idx, false);
     let mut vars: BTreeSet<Var> = idx.into_iter().flat_map(|a| a.vars()).collect();
@@ -409,7 +409,7 @@ pub(crate) fn variables(e: &ScalarExpr) -> BTreeSet<Var> {
 impl Builder {
     /// The kernel that writes `out[positions] = e`, after the kernels it needs: its
     /// inner reductions' (each into a buffer of its own) and its padded operands'.
-    pub(crate) fn build(
+    pub fn build(
         &mut self,
         ex: &mut SymbolicEvaluator,
         loops: Vec<(Var, LoopRec)>,
@@ -454,13 +454,13 @@ impl Builder {
     }
 
     /// A new buffer of the program's own, checked against the limits.
-    pub(crate) fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> Structuring<usize> {
+    pub fn own_buffer(&mut self, dims: Vec<i64>, scalar: Scalar) -> Structuring<usize> {
         let elements = dims
             .iter()
             .try_fold(1u128, |n, d| n.checked_mul(u128::try_from(*d).ok()?))
             .unwrap_or(u128::MAX);
         let limits = Limits::with_max_bytes(self.limits.max_bytes.min(i64::MAX as u64));
-        if let Err(e) = limits.check_array("a buffer", elements, scalar_bytes(scalar)) {
+        if let Err(e) = limits.check_array("a buffer", elements, scalar.bytes()) {
             return not_structured(e.to_string());
         }
         self.bufs.push(Buf {
@@ -474,7 +474,7 @@ impl Builder {
     /// Each reduction inside another computation (a bias added to a dot product, a
     /// sum divided by a maximum) computed by a kernel of its own into a buffer
     /// indexed by the variables it depends on, and read from there.
-    pub(crate) fn extract_reductions(
+    pub fn extract_reductions(
         &mut self,
         ex: &mut SymbolicEvaluator,
         loops: Vec<(Var, LoopRec)>,
@@ -616,7 +616,7 @@ impl Builder {
     /// Reads of a buffer guarded by its bounds (`padCst`) become reads of a padded copy
     /// of the part of it they read: a kernel fills the copy's border with the constant,
     /// another copies the buffer's part into its interior.
-    pub(crate) fn hoist_padding(
+    pub fn hoist_padding(
         &mut self,
         ex: &mut SymbolicEvaluator,
         e: ScalarExpr,
@@ -652,7 +652,7 @@ impl Builder {
     /// `Select(in bounds, buffer[idx], constant)`: the buffer, the index, the constant
     /// (`None` for any other guard: one between computed values, or on part of a
     /// buffer).
-    pub(crate) fn padding_of<'a>(&self, e: &'a ScalarExpr) -> Option<(usize, &'a [Aff], Literal)> {
+    pub fn padding_of<'a>(&self, e: &'a ScalarExpr) -> Option<(usize, &'a [Aff], Literal)> {
         let ScalarExpr::Select { conds, then, other } = e else {
             return None;
         };

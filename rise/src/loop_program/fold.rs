@@ -2,16 +2,17 @@
 //! output per scalar, whichever of them the program writes or reads.
 
 use super::eval::{ScalarExpr, Structuring};
-use super::kernel::{Builder, Kernel, Operand, Reduction};
-use elevate_rise::term::Literal;
-use elevate_rise::types::Scalar;
+use super::ir::{Kernel, Operand, Reduction};
+use super::kernel::Builder;
+use crate::term::Literal;
+use crate::types::Scalar;
 
 /// The kernel of a fold written for accumulator `component` (its only output so far):
 /// `None` where the same fold was written before for another accumulator, whose
 /// kernel then writes this output too instead of the buffer it carried it in;
 /// otherwise the kernel with the other accumulators in buffers of their own, shaped
 /// as this output.
-pub(crate) fn carried(
+pub fn carried(
     builder: &mut Builder,
     mut kernel: Kernel,
     component: usize,

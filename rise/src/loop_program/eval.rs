@@ -9,18 +9,18 @@
 //! closed form `init ⊕ Σ x`), and the lanes of `asVector` vectors. Anything else makes
 //! the program "not structured", and the bridge translates it to explicit loops.
 
-pub(crate) use super::fragment::{not_structured, size, NotStructured, Structuring};
+pub use super::fragment::{not_structured, size, NotStructured, Structuring};
 use super::index::{Aff, Extents, Var};
-pub(crate) use super::scalar::{DataIndex, Gathered, ScalarExpr};
-use crate::deep_rc::DeepRc;
+pub use super::scalar::{DataIndex, Gathered, ScalarExpr};
+use crate::loop_program::deep_rc::DeepRc;
+use crate::prim::Prim;
+use crate::types::Type;
 use elevate_core::stack::guard;
-use elevate_rise::prim::Prim;
-use elevate_rise::types::Type;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// What `toMem`/`let` do with an array at the top level.
-pub(crate) trait Materialize {
+pub trait Materialize {
     fn materialize(
         &mut self,
         ex: &mut SymbolicEvaluator,
@@ -30,7 +30,7 @@ pub(crate) trait Materialize {
 }
 
 /// Inside functions: nothing (the value is used where it is).
-pub(crate) struct Inline;
+pub struct Inline;
 
 impl Materialize for Inline {
     fn materialize(
@@ -45,7 +45,7 @@ impl Materialize for Inline {
 
 /// What a recorded loop does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LoopKind {
+pub enum LoopKind {
     /// `mapPar`
     Par,
     /// `mapSeq`
@@ -65,7 +65,7 @@ pub(crate) enum LoopKind {
 
 /// What a GPU map's iterations run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum GpuLevel {
+pub enum GpuLevel {
     /// `mapGlobal`: threads across the whole grid.
     Global,
     /// `mapWorkGroup`: blocks.
@@ -76,32 +76,33 @@ pub(crate) enum GpuLevel {
 
 impl LoopKind {
     /// Whether its iterations run in parallel (across threads, or on a GPU).
-    pub(crate) fn is_parallel(self) -> bool {
+    pub fn is_parallel(self) -> bool {
         matches!(self, LoopKind::Par | LoopKind::Gpu(..))
     }
 
-    pub(crate) fn is_reduction(self) -> bool {
+    /// Whether it is a reduction (`reduceSeq`, unrolled or not).
+    pub fn is_reduction(self) -> bool {
         matches!(self, LoopKind::Reduce | LoopKind::ReduceUnroll)
     }
 }
 
 /// A loop of the program, as recorded.
 #[derive(Clone, Debug)]
-pub(crate) struct LoopRec {
-    pub(crate) extent: i64,
-    pub(crate) kind: LoopKind,
+pub struct LoopRec {
+    pub extent: i64,
+    pub kind: LoopKind,
     /// The position its element was read at (maps and lanes).
-    pub(crate) subst: Option<Aff>,
+    pub subst: Option<Aff>,
     /// A reduction whose accumulator is an array (a buffer block).
-    pub(crate) array_acc: bool,
+    pub array_acc: bool,
     /// Its elements are read at several positions: each read computes its element
     /// where it is read, so the loop is no loop of the kernel.
-    pub(crate) shared: bool,
+    pub shared: bool,
 }
 
 /// A value during symbolic evaluation.
 #[derive(Clone)]
-pub(crate) enum SymValue {
+pub enum SymValue {
     Scalar(ScalarExpr),
     /// A vector: its lanes are the values of `elem` for `lane` in `0..n`.
     Vector {
@@ -116,27 +117,27 @@ pub(crate) enum SymValue {
 }
 
 /// A function value.
-pub(crate) fn sfun(
+pub fn sfun(
     f: impl Fn(&mut SymbolicEvaluator, SymValue) -> Structuring<SymValue> + 'static,
 ) -> SymValue {
     SymValue::Fun(DeepRc::new(Rc::new(f)))
 }
 
-pub(crate) type SFun = dyn Fn(&mut SymbolicEvaluator, SymValue) -> Structuring<SymValue>;
+pub type SFun = dyn Fn(&mut SymbolicEvaluator, SymValue) -> Structuring<SymValue>;
 type SGet = dyn Fn(&mut SymbolicEvaluator, &Aff) -> Structuring<SymValue>;
 
 /// An array: its length and its elements as a function of a symbolic index.
 #[derive(Clone)]
-pub(crate) struct SymArray {
-    pub(crate) len: i64,
-    pub(crate) get: DeepRc<SGet>,
+pub struct SymArray {
+    pub len: i64,
+    pub get: DeepRc<SGet>,
     /// For `concat(a, b)`: its two parts, written into the two parts of a buffer by
     /// kernels of their own (an element read at a symbolic index is in neither part).
-    pub(crate) parts: Option<Rc<(SymArray, SymArray)>>,
+    pub parts: Option<Rc<(SymArray, SymArray)>>,
 }
 
 impl SymArray {
-    pub(crate) fn new(
+    pub fn new(
         len: i64,
         get: impl Fn(&mut SymbolicEvaluator, &Aff) -> Structuring<SymValue> + 'static,
     ) -> SymArray {
@@ -149,7 +150,7 @@ impl SymArray {
 
     /// The element at `i`: views of views read through each other, as deep as the
     /// program nests them.
-    pub(crate) fn at(&self, ex: &mut SymbolicEvaluator, i: &Aff) -> Structuring<SymValue> {
+    pub fn at(&self, ex: &mut SymbolicEvaluator, i: &Aff) -> Structuring<SymValue> {
         guard(|| (self.get)(ex, i))
     }
 }
@@ -184,7 +185,7 @@ impl SymValue {
         }
     }
 
-    pub(crate) fn array(&self) -> Structuring<SymArray> {
+    pub fn array(&self) -> Structuring<SymArray> {
         match self {
             SymValue::Array(a) => Ok(a.clone()),
             _ => not_structured("expected an array"),
@@ -194,17 +195,17 @@ impl SymValue {
 
 /// The evaluator's state: variables, the loops recorded for the kernel being built.
 #[derive(Default)]
-pub(crate) struct SymbolicEvaluator {
-    pub(crate) extents: Vec<i64>,
-    pub(crate) loops: BTreeMap<Var, LoopRec>,
+pub struct SymbolicEvaluator {
+    pub extents: Vec<i64>,
+    pub loops: BTreeMap<Var, LoopRec>,
     /// How deep in computing loops the evaluation is (0: top level, where `toMem`
     /// materializes a buffer).
-    pub(crate) depth: usize,
+    pub depth: usize,
     next_acc: u32,
     /// The variables that stand for numbers computed from data (`natAsIndex`).
-    pub(crate) data: BTreeMap<Var, DataIndex>,
+    pub data: BTreeMap<Var, DataIndex>,
     /// The buffers read through `toShared` (staged in a GPU block's shared memory).
-    pub(crate) shared: BTreeSet<usize>,
+    pub shared: BTreeSet<usize>,
 }
 
 impl Extents for SymbolicEvaluator {
@@ -214,7 +215,7 @@ impl Extents for SymbolicEvaluator {
 }
 
 impl SymbolicEvaluator {
-    pub(crate) fn var(&mut self, extent: i64) -> Var {
+    pub fn var(&mut self, extent: i64) -> Var {
         self.extents.push(extent.max(1));
         (self.extents.len() - 1) as Var
     }
@@ -235,12 +236,12 @@ impl SymbolicEvaluator {
     }
 
     /// A vector's lanes, as a loop.
-    pub(crate) fn new_lane(&mut self, n: i64) -> Var {
+    pub fn new_lane(&mut self, n: i64) -> Var {
         self.new_loop(n, LoopKind::Lane)
     }
 
     /// Records that lane loop `lane` is read at `i`.
-    pub(crate) fn read_lane(&mut self, lane: Var, i: &Aff) -> Structuring<()> {
+    pub fn read_lane(&mut self, lane: Var, i: &Aff) -> Structuring<()> {
         self.record(lane, i)
     }
 
@@ -258,7 +259,7 @@ impl SymbolicEvaluator {
         Ok(())
     }
 
-    pub(crate) fn apply(&mut self, f: &SymValue, x: SymValue) -> Structuring<SymValue> {
+    pub fn apply(&mut self, f: &SymValue, x: SymValue) -> Structuring<SymValue> {
         match f {
             SymValue::Fun(f) => f(self, x),
             _ => not_structured("applying a value that is not a function"),
@@ -266,7 +267,7 @@ impl SymbolicEvaluator {
     }
 
     /// `mapSeq`/`mapPar`/`mapSeqUnroll`: a loop whose element is `f(xs[v])`.
-    pub(crate) fn computed_map(
+    pub fn computed_map(
         &mut self,
         kind: LoopKind,
         f: &SymValue,
@@ -316,7 +317,7 @@ impl SymbolicEvaluator {
     /// `reduceSeq(f)(init)(xs)` in closed form, `init ⊕ Σ_r x(r)` element-wise; a
     /// reduction of scalars whose step is no `acc ⊕ x`, or of pairs of scalars, as a
     /// fold ([`ScalarExpr::Fold`] per scalar).
-    pub(crate) fn reduction(
+    pub fn reduction(
         &mut self,
         kind: LoopKind,
         f: &SymValue,

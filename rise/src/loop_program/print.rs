@@ -15,11 +15,11 @@
 
 use super::eval::{GpuLevel, LoopKind};
 use super::index::{Aff, Atom};
-use super::kernel::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
+use super::ir::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use super::scalar::ScalarExpr;
 use super::LoopProgram;
-use elevate_rise::prim::Prim;
-use elevate_rise::term::Literal;
+use crate::prim::Prim;
+use crate::term::Literal;
 use std::fmt::{self, Display, Formatter, Write};
 
 impl Display for LoopProgram {

@@ -5,37 +5,45 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A variable: a loop counter, a vector lane, or a position in a kernel's output.
-pub(crate) type Var = u32;
+pub type Var = u32;
 
 /// The atoms of an index expression.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Atom {
+pub enum Atom {
+    /// A loop variable.
     Var(Var),
+    /// `⌊a / k⌋`
     Div(Box<Aff>, i64),
+    /// `a mod k`
     Mod(Box<Aff>, i64),
 }
 
 /// `c + Σ coefficient * atom`, with atoms in order and no zero coefficients.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub(crate) struct Aff {
-    pub(crate) terms: BTreeMap<Atom, i64>,
-    pub(crate) c: i64,
+pub struct Aff {
+    /// Each atom's coefficient.
+    pub terms: BTreeMap<Atom, i64>,
+    /// The constant.
+    pub c: i64,
 }
 
 /// The extents of the variables: `v` ranges over `0..extent(v)`.
-pub(crate) trait Extents {
+pub trait Extents {
+    /// The extent of `v`.
     fn extent(&self, v: Var) -> i64;
 }
 
 impl Aff {
-    pub(crate) fn cst(c: i64) -> Aff {
+    /// The constant `c`.
+    pub fn cst(c: i64) -> Aff {
         Aff {
             terms: BTreeMap::new(),
             c,
         }
     }
 
-    pub(crate) fn var(v: Var) -> Aff {
+    /// The variable `v`.
+    pub fn var(v: Var) -> Aff {
         Aff::atom(Atom::Var(v), 1)
     }
 
@@ -48,7 +56,7 @@ impl Aff {
     }
 
     /// The variable, if this is exactly one.
-    pub(crate) fn as_var(&self) -> Option<Var> {
+    pub fn as_var(&self) -> Option<Var> {
         match (self.c, self.terms.len()) {
             (0, 1) => match self.terms.iter().next() {
                 Some((Atom::Var(v), 1)) => Some(*v),
@@ -58,7 +66,8 @@ impl Aff {
         }
     }
 
-    pub(crate) fn add(&self, other: &Aff) -> Aff {
+    /// `self + other`
+    pub fn add(&self, other: &Aff) -> Aff {
         let mut out = self.clone();
         out.c += other.c;
         for (a, k) in &other.terms {
@@ -71,7 +80,8 @@ impl Aff {
         out
     }
 
-    pub(crate) fn scale(&self, k: i64) -> Aff {
+    /// `k * self`
+    pub fn scale(&self, k: i64) -> Aff {
         if k == 0 {
             return Aff::cst(0);
         }
@@ -81,12 +91,13 @@ impl Aff {
         }
     }
 
-    pub(crate) fn plus(&self, k: i64) -> Aff {
+    /// `self + k`
+    pub fn plus(&self, k: i64) -> Aff {
         self.add(&Aff::cst(k))
     }
 
     /// The smallest and largest values.
-    pub(crate) fn range(&self, x: &dyn Extents) -> (i64, i64) {
+    pub fn range(&self, x: &dyn Extents) -> (i64, i64) {
         let (mut lo, mut hi) = (self.c, self.c);
         for (a, k) in &self.terms {
             let (alo, ahi) = match a {
@@ -132,7 +143,7 @@ impl Aff {
     }
 
     /// `self / d` rounded down.
-    pub(crate) fn div(&self, d: i64, x: &dyn Extents) -> Aff {
+    pub fn div(&self, d: i64, x: &dyn Extents) -> Aff {
         if d == 1 {
             return self.clone();
         }
@@ -160,7 +171,7 @@ impl Aff {
     }
 
     /// `self mod d` (non-negative).
-    pub(crate) fn rem(&self, d: i64, x: &dyn Extents) -> Aff {
+    pub fn rem(&self, d: i64, x: &dyn Extents) -> Aff {
         if d == 1 {
             return Aff::cst(0);
         }
@@ -179,7 +190,7 @@ impl Aff {
     }
 
     /// `self` with `v` replaced by `e`, simplified again.
-    pub(crate) fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> Aff {
+    pub fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> Aff {
         if !self.mentions(v) {
             return self.clone();
         }
@@ -197,7 +208,7 @@ impl Aff {
     }
 
     /// The variables it reads, through its divisions.
-    pub(crate) fn vars(&self) -> BTreeSet<Var> {
+    pub fn vars(&self) -> BTreeSet<Var> {
         let mut out = BTreeSet::new();
         let mut pending = vec![self];
         while let Some(a) = pending.pop() {
@@ -213,7 +224,8 @@ impl Aff {
         out
     }
 
-    pub(crate) fn mentions(&self, v: Var) -> bool {
+    /// Whether `v` occurs in it.
+    pub fn mentions(&self, v: Var) -> bool {
         self.terms.keys().any(|a| match a {
             Atom::Var(w) => *w == v,
             Atom::Div(e, _) | Atom::Mod(e, _) => e.mentions(v),
@@ -221,7 +233,7 @@ impl Aff {
     }
 
     /// The coefficients of its variables, if it is affine in them (no divisions).
-    pub(crate) fn linear(&self) -> Option<Vec<(Var, i64)>> {
+    pub fn linear(&self) -> Option<Vec<(Var, i64)>> {
         self.terms
             .iter()
             .map(|(a, k)| match a {
@@ -233,7 +245,7 @@ impl Aff {
 
     /// The index with each `c * a * (l / a) + c * (l mod a)` put back together as
     /// `c * l` (an array `split` then `join`ed, read at one position).
-    pub(crate) fn recombined(&self) -> Aff {
+    pub fn recombined(&self) -> Aff {
         let mut out = self.clone();
         loop {
             let pair = out.terms.iter().find_map(|(atom, k)| match atom {
@@ -276,7 +288,7 @@ impl Aff {
 
     /// As a digit of a variable: `(v / a) mod b` gives `(v, a, Some(b))`, `v / a` gives
     /// `(v, a, None)`, `v` gives `(v, 1, None)`.
-    pub(crate) fn as_digit(&self) -> Option<(Var, i64, Option<i64>)> {
+    pub fn as_digit(&self) -> Option<(Var, i64, Option<i64>)> {
         if self.c != 0 || self.terms.len() != 1 {
             return None;
         }
@@ -305,7 +317,7 @@ impl Aff {
 /// affine, as a strided view reads it. Only where `l`'s coefficients are positive
 /// (as a strided view's strides are) and it stays within the run's elements; `None`
 /// where no index changes.
-pub(crate) fn flattened_digits(idx: &[Aff], dims: &[i64], x: &dyn Extents) -> Option<Vec<Aff>> {
+pub fn flattened_digits(idx: &[Aff], dims: &[i64], x: &dyn Extents) -> Option<Vec<Aff>> {
     let mut out = idx.to_vec();
     let mut changed = false;
     let mut k = 0;

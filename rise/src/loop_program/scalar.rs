@@ -4,9 +4,9 @@
 
 use super::fragment::{not_structured, Structuring};
 use super::index::{Aff, Extents, Var};
-use elevate_rise::prim::Prim;
-use elevate_rise::term::Literal;
-use elevate_rise::types::Scalar;
+use crate::prim::Prim;
+use crate::term::Literal;
+use crate::types::Scalar;
 use std::collections::BTreeSet;
 use std::convert::Infallible;
 
@@ -14,11 +14,23 @@ use std::convert::Infallible;
 /// operations; a longer expression (100,000 additions in a row, or a function applied
 /// to itself until its expression tree is huge) is translated as loops, whose values
 /// are SSA names rather than trees.
-pub(crate) const MAX_EXPRESSION_SIZE: usize = 1000;
+pub const MAX_EXPRESSION_SIZE: usize = 1000;
+
+/// Whether `p` on integers can trap: a division or remainder (by zero, or the
+/// smallest integer by -1).
+pub fn can_trap(p: Prim, s: Scalar) -> bool {
+    matches!(p, Prim::Div | Prim::Mod) && matches!(s, Scalar::I32 | Scalar::I64)
+}
+
+/// Whether an integer divisor `d` is one that never traps (neither 0 nor -1).
+pub fn safe_divisor(d: i64) -> bool {
+    d != 0 && d != -1
+}
 
 /// A scalar computed by the program, in terms of loop variables.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum ScalarExpr {
+pub enum ScalarExpr {
+    /// A constant.
     Lit(Literal),
     /// A scalar parameter of the function (its SSA name).
     Param(String, Scalar),
@@ -26,13 +38,18 @@ pub(crate) enum ScalarExpr {
     Load(usize, Vec<Aff>, Scalar),
     /// An element of a reduction's accumulator, while its step is evaluated.
     Acc(u32, Vec<Aff>, Scalar),
+    /// A binary primitive (`add`, `lt`, ...) of two scalars.
     Bin(Prim, Box<ScalarExpr>, Box<ScalarExpr>),
+    /// A unary primitive (`neg`, `exp`, `cast`, ...) of a scalar.
     Un(Prim, Box<ScalarExpr>),
     /// `then` where every index `a` of `conds` is in `lo..hi`, `other` elsewhere
     /// (padding: the element of the array inside its bounds, the constant outside).
     Select {
+        /// `(a, lo, hi)`: `lo <= a < hi`.
         conds: Vec<(Aff, i64, i64)>,
+        /// Where every condition holds.
         then: Box<ScalarExpr>,
+        /// Elsewhere.
         other: Box<ScalarExpr>,
     },
     /// `select(cond, then, other)` on values: `then` where `cond` holds, `other`
@@ -42,10 +59,14 @@ pub(crate) enum ScalarExpr {
     /// smallest dividend): checked in the kernel's body, where a trap is recorded for
     /// `span` and 1 divides instead.
     Checked {
+        /// `div` or `mod`.
         op: Prim,
+        /// The dividend.
         x: Box<ScalarExpr>,
+        /// The divisor.
         y: Box<ScalarExpr>,
-        span: Option<elevate_rise::Span>,
+        /// Where the operation is in the RISE program.
+        span: Option<crate::Span>,
     },
     /// An element of a buffer at an index computed from data ([`Gathered`]).
     Gather(Box<Gathered>),
@@ -53,9 +74,13 @@ pub(crate) enum ScalarExpr {
     Position(Aff),
     /// `init ⊕ Σ_{vars} body`
     Red {
+        /// The associative operation `⊕`.
         op: Prim,
+        /// The start.
         init: Box<ScalarExpr>,
+        /// The variables reduced over, outermost first.
         vars: Vec<Var>,
+        /// What is reduced.
         body: Box<ScalarExpr>,
     },
     /// A reduction whose step is any function of its accumulators, which are one or
@@ -64,10 +89,15 @@ pub(crate) enum ScalarExpr {
     /// and becomes `steps[k]` at each position of `vars`, in order. Its value is
     /// accumulator `component`.
     Fold {
+        /// The first accumulator's number.
         id: u32,
+        /// Each accumulator's start.
         inits: Vec<ScalarExpr>,
+        /// The variables folded over, outermost first.
         vars: Vec<Var>,
+        /// Each accumulator's next value.
         steps: Vec<ScalarExpr>,
+        /// The accumulator that is the value.
         component: usize,
     },
 }
@@ -76,27 +106,31 @@ pub(crate) enum ScalarExpr {
 /// computed from data (`natAsIndex`): the kernel's body reads the buffer where it
 /// lies (`memref.load`), its other variables being the kernel's loops.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Gathered {
-    pub(crate) buf: usize,
-    pub(crate) idx: Vec<Aff>,
-    pub(crate) data: Vec<DataIndex>,
-    pub(crate) scalar: Scalar,
+pub struct Gathered {
+    /// The buffer.
+    pub buf: usize,
+    /// The index, in the kernel's loop variables and those of `data`.
+    pub idx: Vec<Aff>,
+    /// The variables computed from data.
+    pub data: Vec<DataIndex>,
+    /// The element's type.
+    pub scalar: Scalar,
 }
 
 /// Variable `var` of an index stands for `value` (an `i64` computed from data), which
 /// must lie in `0..bound`: outside, the code records a trap for `span` and reads 0.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct DataIndex {
-    pub(crate) var: Var,
-    pub(crate) value: ScalarExpr,
-    pub(crate) bound: i64,
-    pub(crate) span: Option<elevate_rise::Span>,
+pub struct DataIndex {
+    pub var: Var,
+    pub value: ScalarExpr,
+    pub bound: i64,
+    pub span: Option<crate::Span>,
 }
 
 impl ScalarExpr {
     /// Whether a reduction, or an accumulator left over from one (other than a fold's
     /// own, where `fold`), is inside the expression.
-    pub(crate) fn contains_reduction(&self, fold: bool) -> bool {
+    pub fn contains_reduction(&self, fold: bool) -> bool {
         match self {
             ScalarExpr::Acc(..) => !fold,
             ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } => true,
@@ -115,7 +149,7 @@ impl ScalarExpr {
     /// The distinct loads of the expression, added to `out` in the order they first
     /// occur: each is a kernel operand, however often the body reads it (argmax reads
     /// its element three times).
-    pub(crate) fn collect_loads(&self, out: &mut Vec<(usize, Vec<Aff>)>) {
+    pub fn collect_loads(&self, out: &mut Vec<(usize, Vec<Aff>)>) {
         match self {
             ScalarExpr::Load(b, idx, _) if !out.iter().any(|(c, jdx)| c == b && jdx == idx) => {
                 out.push((*b, idx.clone()));
@@ -135,7 +169,7 @@ impl ScalarExpr {
 
     /// The expression with each load replaced by its operand: its place in `loads`
     /// ([`ScalarExpr::collect_loads`]).
-    pub(crate) fn number_loads(&self, loads: &[(usize, Vec<Aff>)]) -> ScalarExpr {
+    pub fn number_loads(&self, loads: &[(usize, Vec<Aff>)]) -> ScalarExpr {
         match self {
             ScalarExpr::Load(b, idx, s) => {
                 let k = loads
@@ -155,7 +189,7 @@ impl ScalarExpr {
 
     /// `e`, if it has at most [`MAX_EXPRESSION_SIZE`] operations (counted without
     /// recursion, and no further than the limit).
-    pub(crate) fn bounded(self) -> Structuring<ScalarExpr> {
+    pub fn bounded(self) -> Structuring<ScalarExpr> {
         let mut pending = vec![&self];
         let mut count = 0;
         while let Some(e) = pending.pop() {
@@ -170,7 +204,8 @@ impl ScalarExpr {
         Ok(self)
     }
 
-    pub(crate) fn scalar(&self) -> Scalar {
+    /// Its type.
+    pub fn scalar(&self) -> Scalar {
         match self {
             ScalarExpr::Lit(l) => match l {
                 Literal::Bool(_) => Scalar::Bool,
@@ -195,7 +230,8 @@ impl ScalarExpr {
         }
     }
 
-    pub(crate) fn map_indices(&self, f: &mut dyn FnMut(&Aff) -> Aff) -> ScalarExpr {
+    /// It with every index `a` replaced by `f(a)`.
+    pub fn map_indices(&self, f: &mut dyn FnMut(&Aff) -> Aff) -> ScalarExpr {
         let mapped = match self {
             ScalarExpr::Load(b, idx, s) => {
                 ScalarExpr::Load(*b, idx.iter().map(&mut *f).collect(), *s)
@@ -224,12 +260,13 @@ impl ScalarExpr {
         }
     }
 
-    pub(crate) fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> ScalarExpr {
+    /// It with `v` replaced by `e` in every index.
+    pub fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> ScalarExpr {
         self.map_indices(&mut |a| a.subst(v, e, x))
     }
 
     /// The loops the reductions inside `self` (itself included) reduce over.
-    pub(crate) fn reduction_vars(&self) -> BTreeSet<Var> {
+    pub fn reduction_vars(&self) -> BTreeSet<Var> {
         let mut vars = BTreeSet::new();
         let mut pending = vec![self];
         while let Some(e) = pending.pop() {
@@ -241,7 +278,8 @@ impl ScalarExpr {
         vars
     }
 
-    pub(crate) fn mentions_acc(&self, id: u32) -> bool {
+    /// Whether it reads accumulator `id`.
+    pub fn mentions_acc(&self, id: u32) -> bool {
         match self {
             ScalarExpr::Acc(a, _, _) => *a == id,
             e => e.children().into_iter().any(|c| c.mentions_acc(id)),
@@ -249,7 +287,7 @@ impl ScalarExpr {
     }
 
     /// The expressions directly inside `self`.
-    pub(crate) fn children(&self) -> Vec<&ScalarExpr> {
+    pub fn children(&self) -> Vec<&ScalarExpr> {
         match self {
             ScalarExpr::Bin(_, a, b) | ScalarExpr::Checked { x: a, y: b, .. } => vec![a, b],
             ScalarExpr::Un(_, a) => vec![a],
@@ -267,13 +305,13 @@ impl ScalarExpr {
     }
 
     /// [`ScalarExpr::map_children`] for an `f` that cannot fail.
-    pub(crate) fn map_each(&self, f: &mut dyn FnMut(&ScalarExpr) -> ScalarExpr) -> ScalarExpr {
+    pub fn map_each(&self, f: &mut dyn FnMut(&ScalarExpr) -> ScalarExpr) -> ScalarExpr {
         self.map_children(&mut |c| Ok::<_, Infallible>(f(c)))
             .unwrap_or_else(|never| match never {})
     }
 
     /// `self` with each expression directly inside replaced by `f` of it.
-    pub(crate) fn map_children<E>(
+    pub fn map_children<E>(
         &self,
         f: &mut dyn FnMut(&ScalarExpr) -> Result<ScalarExpr, E>,
     ) -> Result<ScalarExpr, E> {

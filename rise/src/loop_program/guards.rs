@@ -119,7 +119,7 @@ impl Builder {
     /// `e` with each guard that is not a buffer's padding (the buffer's element
     /// within its bounds, a constant outside) read from a buffer of its own, one per
     /// group of guards that differ by a shift.
-    pub(crate) fn materialize_guards(
+    pub fn materialize_guards(
         &mut self,
         ex: &mut SymbolicEvaluator,
         e: &ScalarExpr,

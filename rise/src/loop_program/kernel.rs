@@ -7,223 +7,37 @@ use super::eval::{
 };
 use super::from_data::{checks, gathers, read_in_body};
 use super::index::{flattened_digits, Aff, Extents, Var};
+use super::ir::{Buf, Dim, DimExpr, Kernel, Layout, Operand, Reduction, ScheduledLoop};
 use super::start::{constants, starting};
-use elevate_rise::limits::Limits;
-use elevate_rise::types::{Scalar, Type, TypeKind};
-use elevate_rise::{prim::Prim, term::Literal};
+use crate::limits::Limits;
+use crate::types::{Scalar, Type, TypeKind};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// A buffer's layout by the loops that write it: digit `(position, a, b)` is
-/// `(position / a) mod b`, outermost first.
-pub(crate) type Layout = Vec<(usize, i64, i64)>;
 
 /// An index affine in the loops: `(Σ coefficient * loop, constant)`.
 type Linear = (Vec<(Var, i64)>, i64);
 
-/// A buffer: a parameter, the result, or one a kernel writes.
-#[derive(Clone, Debug)]
-pub(crate) struct Buf {
-    pub(crate) name: String,
-    pub(crate) dims: Vec<i64>,
-    pub(crate) scalar: Scalar,
-}
-
-/// An iteration dimension of a kernel.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Dim {
-    pub(crate) extent: i64,
-    pub(crate) reduction: bool,
-}
-
-/// `Σ coefficient * dimension + constant`: one index of an operand.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct DimExpr {
-    pub(crate) terms: Vec<(usize, i64)>,
-    pub(crate) c: i64,
-}
-
-/// A buffer as an operand: its dimensions possibly expanded (`memref.expand_shape`),
-/// and the index of each (expanded) dimension.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Operand {
-    pub(crate) buf: usize,
-    /// For each dimension of the buffer, the sizes it is expanded into.
-    pub(crate) expand: Vec<Vec<i64>>,
-    pub(crate) map: Vec<DimExpr>,
-    /// The part of each (expanded) dimension read: offset and size (a subview where
-    /// it is not the whole).
-    pub(crate) window: Vec<(i64, i64)>,
-    /// Instead of the above, a view with one dimension per loop that indexes the
-    /// buffer, where an index combines several (a convolution's `y + dy`).
-    pub(crate) strided: Option<Strided>,
-}
-
-/// A view of a row-major buffer with one dimension per loop that indexes it: the
-/// indices `Σ k * loop + c` of the buffer's dimensions are element `offset + Σ stride *
-/// loop`. Loops that slide over the same buffer dimension (a pixel and a tap of a
-/// window) are dimensions whose elements overlap, so that each index is one loop and
-/// the operation stays a projected permutation (which vectorization needs).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Strided {
-    /// The first element, from the buffer's start.
-    pub(crate) offset: i64,
-    /// Each dimension's size and stride, in elements.
-    pub(crate) dims: Vec<(i64, i64)>,
-}
-
-impl Operand {
-    pub(crate) fn expanded(&self) -> bool {
-        self.strided.is_none() && self.expand.iter().any(|e| e.len() != 1)
-    }
-
-    /// Whether only part of the buffer is read.
-    pub(crate) fn windowed(&self) -> bool {
-        self.strided.is_none()
-            && self
-                .window
-                .iter()
-                .zip(self.shape())
-                .any(|((offset, size), full)| *offset != 0 || *size != full)
-    }
-
-    /// The shape of the buffer as expanded, before any window.
-    pub(crate) fn shape(&self) -> Vec<i64> {
-        self.expand.iter().flatten().copied().collect()
-    }
-
-    /// The operand as a [`Strided`] view, where an index combines several loops or
-    /// scales one, every coefficient is positive and `extent` gives each loop's range:
-    /// its map becomes one loop per dimension, largest stride first; of dimensions
-    /// with the same stride (a pixel and its window's tap), the one `depth` puts
-    /// innermost in the schedule last, so that vector lanes over it read contiguous
-    /// elements of the view's last dimension.
-    fn into_strided(
-        mut self,
-        extent: impl Fn(usize) -> i64,
-        depth: impl Fn(usize) -> usize,
-    ) -> Operand {
-        let plain = self
-            .map
-            .iter()
-            .all(|e| e.terms.len() == 1 && e.terms[0].1 == 1);
-        let positive = self.map.iter().all(|e| e.terms.iter().all(|(_, k)| *k > 0));
-        if plain || !positive {
-            return self;
-        }
-        let shape = self.shape();
-        let mut row_major = vec![1i64; shape.len()];
-        for i in (0..shape.len().saturating_sub(1)).rev() {
-            row_major[i] = row_major[i + 1].saturating_mul(shape[i + 1]);
-        }
-        let mut offset = 0i64;
-        let mut strides: Vec<(usize, i64)> = Vec::new();
-        for ((e, (start, _)), st) in self.map.iter().zip(&self.window).zip(&row_major) {
-            // A plain index's offset is its window's; another's is its constant.
-            offset = offset.saturating_add(e.c.saturating_add(*start).saturating_mul(*st));
-            for (d, k) in &e.terms {
-                match strides.iter_mut().find(|(x, _)| x == d) {
-                    Some((_, s)) => *s = s.saturating_add(k.saturating_mul(*st)),
-                    None => strides.push((*d, k.saturating_mul(*st))),
-                }
-            }
-        }
-        strides.sort_by_key(|(d, s)| (std::cmp::Reverse(*s), depth(*d)));
-        self.map = strides
-            .iter()
-            .map(|(d, _)| DimExpr {
-                terms: vec![(*d, 1)],
-                c: 0,
-            })
-            .collect();
-        self.strided = Some(Strided {
-            offset,
-            dims: strides.iter().map(|(d, s)| (extent(*d), *s)).collect(),
-        });
-        self
-    }
-}
-
-/// One loop of the schedule: it walks dimension `dim` in steps of `step`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ScheduledLoop {
-    pub(crate) dim: usize,
-    pub(crate) step: i64,
-    pub(crate) trips: i64,
-    pub(crate) kind: LoopKind,
-    pub(crate) array_acc: bool,
-}
-
-/// A kernel: `out[...] = init ⊕ Σ body` (or `out[...] = body`, or a fold's
-/// accumulators), its schedule.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Kernel {
-    pub(crate) dims: Vec<Dim>,
-    pub(crate) inputs: Vec<Operand>,
-    /// What it writes: one buffer, or one per accumulator of a fold.
-    pub(crate) outs: Vec<Operand>,
-    /// Each output's value: `ScalarExpr::Load(k, [], _)` is input operand `k`; in a fold,
-    /// `ScalarExpr::Acc(j, [], _)` is accumulator `j` before the step.
-    pub(crate) body: Vec<ScalarExpr>,
-    pub(crate) reduction: Option<Reduction>,
-    pub(crate) schedule: Vec<ScheduledLoop>,
-    /// No loop of the program writes it (a copy or a fill the bridge adds: a padded
-    /// operand, a result's rows read from a larger buffer): its schedule is the
-    /// bridge's to choose.
-    pub(crate) free: bool,
-    /// Where the body reads at indices it computes ([`ScalarExpr::Gather`]: from data, or
-    /// not affine in the loops): each loop's dimension, step and trip count (its counter
-    /// is `(index(d) / step) mod trips`); empty elsewhere.
-    pub(crate) counters: BTreeMap<Var, (usize, i64, i64)>,
-    /// The inputs read through `toShared`: on the GPU, staged in each block's shared
-    /// memory a tile of the reduction at a time.
-    pub(crate) shared: Vec<usize>,
-}
-
-impl Kernel {
-    /// Whether the body computes indices it reads at, or checks a division:
-    /// operations the vectorizer does not take.
-    pub(crate) fn checks(&self) -> bool {
-        !self.counters.is_empty() || self.body.iter().any(checks)
-    }
-
-    /// The output of a kernel that is not a fold.
-    pub(crate) fn out(&self) -> &Operand {
-        &self.outs[0]
-    }
-}
-
-/// How a kernel's reduction combines its elements.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Reduction {
-    /// `out = init ⊕ Σ body`: the operation and the start value.
-    Combine(Prim, Literal),
-    /// Each output starts at its constant and becomes its body at each step, in the
-    /// order of the reduction loops (argmax's value and position).
-    Fold(Vec<Literal>),
-}
-
 /// The program's buffers and kernels, as they are found.
-pub(crate) struct Builder {
-    pub(crate) bufs: Vec<Buf>,
-    pub(crate) kernels: Vec<Kernel>,
+pub struct Builder {
+    pub bufs: Vec<Buf>,
+    pub kernels: Vec<Kernel>,
     /// The limits the program's own buffers are checked against.
-    pub(crate) limits: Limits,
+    pub limits: Limits,
     /// Reductions computed into buffers of their own, and the reads that replace them.
-    pub(crate) reductions: Vec<(ScalarExpr, ScalarExpr)>,
+    pub reductions: Vec<(ScalarExpr, ScalarExpr)>,
     /// The buffers of parameters, stages and the result, by name.
-    pub(crate) by_name: std::collections::HashMap<String, usize>,
+    pub by_name: std::collections::HashMap<String, usize>,
     /// Buffers a fold writes only because it carries them (an accumulator the
     /// program has not read yet), and those of them no kernel writes any more.
-    pub(crate) scratch: BTreeSet<usize>,
-    pub(crate) unused: BTreeSet<usize>,
+    pub scratch: BTreeSet<usize>,
+    pub unused: BTreeSet<usize>,
     /// Whether a read at an index not affine in the loops is a load in the kernel's
     /// body: the last resort, after the program split into stages (whose buffers
     /// read affinely where the whole program's do not) has been tried without.
-    pub(crate) reads_in_body: bool,
+    pub reads_in_body: bool,
 }
 
 impl Builder {
-    pub(crate) fn new(limits: Limits) -> Builder {
+    pub fn new(limits: Limits) -> Builder {
         Builder {
             bufs: Vec::new(),
             kernels: Vec::new(),
@@ -238,7 +52,7 @@ impl Builder {
 }
 
 /// The dimensions and scalar of an array of scalars.
-pub(crate) fn shape(ty: &Type) -> Structuring<(Vec<i64>, Scalar)> {
+pub fn shape(ty: &Type) -> Structuring<(Vec<i64>, Scalar)> {
     let mut dims = Vec::new();
     let mut t = ty;
     loop {
@@ -258,7 +72,7 @@ impl Builder {
     /// `value` was evaluated.
     /// With `natural`, the buffer is laid out as the loops nest (returned as the digits
     /// `(position, a, b)` of the type's positions, outermost first).
-    pub(crate) fn kernel(
+    pub fn kernel(
         &mut self,
         ex: &mut SymbolicEvaluator,
         value: SymValue,
@@ -270,7 +84,7 @@ impl Builder {
 
     /// [`Builder::kernel`] for a value written from row `offset` of `out` on (a part
     /// of a `concat`), as long as it is.
-    pub(crate) fn kernel_at(
+    pub fn kernel_at(
         &mut self,
         ex: &mut SymbolicEvaluator,
         value: SymValue,
@@ -322,14 +136,14 @@ struct Nested {
 /// dimension (a part of a `concat`, a box of an output split at its padding; a
 /// dimension without an offset is not shifted).
 #[derive(Clone, Debug)]
-pub(crate) struct Target {
-    pub(crate) buf: usize,
-    pub(crate) natural: bool,
-    pub(crate) offset: Vec<i64>,
+pub struct Target {
+    pub buf: usize,
+    pub natural: bool,
+    pub offset: Vec<i64>,
 }
 
 /// `loops` are the loops recorded, outermost first.
-pub(crate) fn analyze(
+pub fn analyze(
     ex: &mut SymbolicEvaluator,
     loops: Vec<(Var, LoopRec)>,
     positions: &[Var],

@@ -6,19 +6,19 @@ use super::eval::{
     Structuring, SymArray, SymValue, SymbolicEvaluator,
 };
 use super::index::Aff;
+use super::scalar::{can_trap, safe_divisor};
 use super::views::{concat, reshaped};
-use crate::boundary::MAX_VECTOR_LANES;
-use crate::env::{bind, lookup};
-use crate::mlir_types::{can_trap, safe_divisor};
+use crate::loop_program::env::{bind, lookup};
+use crate::loop_program::MAX_VECTOR_LANES;
+use crate::prim::Prim;
+use crate::term::{Expr, Literal, Term};
+use crate::types::{Scalar, Type, TypeKind};
+use crate::view::Reshape;
+use crate::Span;
 use elevate_core::stack::guard;
-use elevate_rise::prim::Prim;
-use elevate_rise::term::{Expr, Literal, Term};
-use elevate_rise::types::{Scalar, Type, TypeKind};
-use elevate_rise::view::Reshape;
-use elevate_rise::Span;
 use std::rc::Rc;
 
-pub(crate) type Env = crate::env::Env<SymValue>;
+pub type Env = crate::loop_program::env::Env<SymValue>;
 
 fn untyped() -> NotStructured {
     NotStructured("an untyped term".into())
@@ -59,12 +59,7 @@ fn positive(n: i64) -> Structuring<i64> {
 impl SymbolicEvaluator {
     /// The value of `t`: as deep as the program (100,000 nested applications are
     /// normal), on a stack that grows.
-    pub(crate) fn expr(
-        &mut self,
-        t: &Term,
-        env: &Env,
-        m: &mut dyn Materialize,
-    ) -> Structuring<SymValue> {
+    pub fn expr(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> Structuring<SymValue> {
         guard(|| self.term(t, env, m))
     }
 
@@ -538,7 +533,7 @@ impl SymbolicEvaluator {
     /// `f` of two values of one shape, number by number: [`SymbolicEvaluator::lanewise`] on numbers,
     /// element by element on arrays, component by component on pairs; `mismatch` is
     /// the reason where the shapes differ.
-    pub(crate) fn zip_values(
+    pub fn zip_values(
         &mut self,
         a: SymValue,
         b: SymValue,
@@ -578,7 +573,7 @@ impl SymbolicEvaluator {
 
 /// How two numbers' expressions combine into one (shared by the elements it is
 /// applied to).
-pub(crate) type Combine = Rc<dyn Fn(ScalarExpr, ScalarExpr) -> Structuring<ScalarExpr>>;
+pub type Combine = Rc<dyn Fn(ScalarExpr, ScalarExpr) -> Structuring<ScalarExpr>>;
 
 /// The value of an integer constant.
 fn constant_divisor(e: &ScalarExpr) -> Option<i64> {

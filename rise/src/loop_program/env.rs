@@ -5,9 +5,10 @@
 use std::rc::Rc;
 
 /// Variables and their values, the newest first.
-pub(crate) struct Env<T>(Option<Rc<Binding<T>>>);
+pub struct Env<T>(Option<Rc<Binding<T>>>);
 
-pub(crate) struct Binding<T> {
+/// A variable's binding, and the bindings outside it.
+pub struct Binding<T> {
     id: u64,
     value: T,
     outer: Env<T>,
@@ -39,7 +40,7 @@ impl<T> Drop for Env<T> {
 }
 
 /// `env` with `id` bound to `v`.
-pub(crate) fn bind<T>(env: &Env<T>, id: u64, v: T) -> Env<T> {
+pub fn bind<T>(env: &Env<T>, id: u64, v: T) -> Env<T> {
     Env(Some(Rc::new(Binding {
         id,
         value: v,
@@ -48,7 +49,7 @@ pub(crate) fn bind<T>(env: &Env<T>, id: u64, v: T) -> Env<T> {
 }
 
 /// The value `id` is bound to (the innermost binding).
-pub(crate) fn lookup<T: Clone>(env: &Env<T>, id: u64) -> Option<T> {
+pub fn lookup<T: Clone>(env: &Env<T>, id: u64) -> Option<T> {
     let mut at = env.0.as_ref();
     while let Some(b) = at {
         if b.id == id {

@@ -4,8 +4,9 @@
 
 use super::eval::{Materialize, ScalarExpr, Structuring, SymValue, SymbolicEvaluator};
 use super::index::Aff;
-use super::kernel::{shape, Builder, Kernel, Layout, Operand};
-use elevate_rise::types::{Scalar, Type};
+use super::ir::{Kernel, Layout, Operand};
+use super::kernel::{shape, Builder};
+use crate::types::{Scalar, Type};
 use std::rc::Rc;
 
 impl Materialize for Builder {

@@ -13,10 +13,11 @@ use std::ops::Deref;
 use std::rc::Rc;
 
 /// An `Rc<T>` whose last drop is deferred to a loop rather than a recursion.
-pub(crate) struct DeepRc<T: ?Sized + 'static>(ManuallyDrop<Rc<T>>);
+pub struct DeepRc<T: ?Sized + 'static>(ManuallyDrop<Rc<T>>);
 
 impl<T: ?Sized + 'static> DeepRc<T> {
-    pub(crate) fn new(rc: Rc<T>) -> DeepRc<T> {
+    /// `rc`, dropped without recursion.
+    pub fn new(rc: Rc<T>) -> DeepRc<T> {
         DeepRc(ManuallyDrop::new(rc))
     }
 }

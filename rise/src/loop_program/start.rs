@@ -6,13 +6,13 @@
 
 use super::eval::ScalarExpr;
 use super::index::{Aff, Var};
-use elevate_rise::prim::Prim;
-use elevate_rise::term::Literal;
-use elevate_rise::types::Scalar;
+use crate::prim::Prim;
+use crate::term::Literal;
+use crate::types::Scalar;
 
 /// A fold's `steps` where accumulator `id + j` reads `inits[j]` at the first step
 /// (every one of `vars` at 0) when that is no constant.
-pub(crate) fn starting(
+pub fn starting(
     steps: Vec<ScalarExpr>,
     inits: &[ScalarExpr],
     id: u32,
@@ -50,7 +50,7 @@ pub(crate) fn starting(
 
 /// The constants a fold's outputs are filled with: each start that is one, and any
 /// of its type where it is a value (read at the first step instead).
-pub(crate) fn constants(inits: &[ScalarExpr]) -> Vec<Literal> {
+pub fn constants(inits: &[ScalarExpr]) -> Vec<Literal> {
     let zero = |s: Scalar| match s {
         Scalar::Bool => Literal::Bool(false),
         Scalar::I32 => Literal::I32(0),

@@ -1,18 +1,18 @@
 //! Numbers computed from data used as indices (`natAsIndex`): each is a variable of
 //! the indices it reaches, standing for its value; a load whose index reads one is a
-//! gather, which the kernel's body computes (`crate::linalg`). So is, as a last
+//! gather, which the kernel's body computes (the bridge's `linalg` emitter). So is, as a last
 //! resort, a read at an index that is not affine in the loops.
 
 use super::eval::{
     not_structured, DataIndex, Gathered, ScalarExpr, Structuring, SymbolicEvaluator,
 };
 use super::index::{Aff, Var};
-use elevate_rise::types::Scalar;
+use crate::types::Scalar;
 
 impl SymbolicEvaluator {
     /// Element `idx` of buffer `buf`: a load, or where the index reads numbers from
     /// data, a gather.
-    pub(crate) fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> ScalarExpr {
+    pub fn load(&self, buf: usize, idx: Vec<Aff>, scalar: Scalar) -> ScalarExpr {
         let data: Vec<DataIndex> = self
             .data
             .values()
@@ -32,7 +32,7 @@ impl SymbolicEvaluator {
 
     /// `e` with every load whose index reads numbers from data a gather (a map's
     /// counter replaced by such a number after the load was made), or why not.
-    pub(crate) fn with_gathers(&self, e: &ScalarExpr) -> Structuring<ScalarExpr> {
+    pub fn with_gathers(&self, e: &ScalarExpr) -> Structuring<ScalarExpr> {
         if self.data.is_empty() {
             return Ok(e.clone());
         }
@@ -66,12 +66,7 @@ impl SymbolicEvaluator {
     }
 
     /// A variable for the number `value` computed from data, an index below `bound`.
-    pub(crate) fn data_index(
-        &mut self,
-        value: ScalarExpr,
-        bound: i64,
-        span: Option<elevate_rise::Span>,
-    ) -> Var {
+    pub fn data_index(&mut self, value: ScalarExpr, bound: i64, span: Option<crate::Span>) -> Var {
         let var = self.var(bound);
         let index = DataIndex {
             var,
@@ -86,7 +81,7 @@ impl SymbolicEvaluator {
 
 /// Whether `e` reads at an index computed in the body, reads a position or checks a
 /// division: operations the vectorizer does not take.
-pub(crate) fn checks(e: &ScalarExpr) -> bool {
+pub fn checks(e: &ScalarExpr) -> bool {
     matches!(
         e,
         ScalarExpr::Gather(_) | ScalarExpr::Checked { .. } | ScalarExpr::Position(_)
@@ -95,7 +90,7 @@ pub(crate) fn checks(e: &ScalarExpr) -> bool {
 
 /// `e` with each load at an index that is not `affine` read in the body
 /// ([`ScalarExpr::Gather`] with no number from data).
-pub(crate) fn read_in_body(e: &ScalarExpr, affine: &dyn Fn(usize, &[Aff]) -> bool) -> ScalarExpr {
+pub fn read_in_body(e: &ScalarExpr, affine: &dyn Fn(usize, &[Aff]) -> bool) -> ScalarExpr {
     match e {
         ScalarExpr::Load(b, idx, s) if !affine(*b, idx) => ScalarExpr::Gather(Box::new(Gathered {
             buf: *b,
@@ -109,7 +104,7 @@ pub(crate) fn read_in_body(e: &ScalarExpr, affine: &dyn Fn(usize, &[Aff]) -> boo
 }
 
 /// The indices of the gathers in `e` ([`ScalarExpr::Gather`]), in their data's too.
-pub(crate) fn gathers(e: &ScalarExpr, out: &mut Vec<Vec<Aff>>) {
+pub fn gathers(e: &ScalarExpr, out: &mut Vec<Vec<Aff>>) {
     if let ScalarExpr::Gather(g) = e {
         out.push(g.idx.clone());
     }

@@ -1,11 +1,11 @@
-//! Reshaping primitives as symbolic arrays: the view algebra of `elevate_rise::view`
+//! Reshaping primitives as symbolic arrays: the view algebra of [`crate::view`]
 //! read with affine indices. Where an index's range decides a padding's or a
 //! `concat`'s condition, the element is read from one side; elsewhere it is a guard
 //! between both.
 
 use super::eval::{not_structured, ScalarExpr, Structuring, SymArray, SymValue, SymbolicEvaluator};
 use super::index::Aff;
-use elevate_rise::view::{Indexing, Reshape, Source};
+use crate::view::{Indexing, Reshape, Source};
 use std::rc::Rc;
 
 impl Indexing for SymbolicEvaluator {
@@ -28,11 +28,7 @@ impl Indexing for SymbolicEvaluator {
 }
 
 /// `xs` reshaped; `with` is a `padCst`'s value.
-pub(crate) fn reshaped(
-    reshape: Reshape,
-    xs: SymArray,
-    with: Option<SymValue>,
-) -> Structuring<SymArray> {
+pub fn reshaped(reshape: Reshape, xs: SymArray, with: Option<SymValue>) -> Structuring<SymArray> {
     let Some(len) = reshape.len() else {
         return not_structured(format!("{reshape:?}: a length beyond any machine's"));
     };
@@ -48,7 +44,7 @@ pub(crate) fn reshaped(
 
 /// `concat(a, b)`: written part by part (the parts are kept for that), read through
 /// the view algebra.
-pub(crate) fn concat(a: SymArray, b: SymArray) -> SymArray {
+pub fn concat(a: SymArray, b: SymArray) -> SymArray {
     let reshape = Reshape::Concat {
         first: a.len,
         second: b.len,
@@ -57,22 +53,24 @@ pub(crate) fn concat(a: SymArray, b: SymArray) -> SymArray {
     let read = parts.clone();
     SymArray {
         len: parts.0.len.saturating_add(parts.1.len),
-        get: crate::deep_rc::DeepRc::new(Rc::new(move |ex: &mut SymbolicEvaluator, i: &Aff| {
-            let Source::Either { at, first, second } = reshape.element(ex, i) else {
-                return not_structured("`concat` read as another view");
-            };
-            let (a, b) = &*read;
-            match at.range(ex) {
-                (_, hi) if hi < first => a.at(ex, &at),
-                (lo, _) if lo >= first => b.at(ex, &second),
-                // Across both parts: a guard between them (which the kernel reads
-                // from a buffer the parts are written into).
-                _ => {
-                    let (x, y) = (a.at(ex, &at)?, b.at(ex, &second)?);
-                    guarded(ex, &(at, 0, first), x, y)
+        get: crate::loop_program::deep_rc::DeepRc::new(Rc::new(
+            move |ex: &mut SymbolicEvaluator, i: &Aff| {
+                let Source::Either { at, first, second } = reshape.element(ex, i) else {
+                    return not_structured("`concat` read as another view");
+                };
+                let (a, b) = &*read;
+                match at.range(ex) {
+                    (_, hi) if hi < first => a.at(ex, &at),
+                    (lo, _) if lo >= first => b.at(ex, &second),
+                    // Across both parts: a guard between them (which the kernel reads
+                    // from a buffer the parts are written into).
+                    _ => {
+                        let (x, y) = (a.at(ex, &at)?, b.at(ex, &second)?);
+                        guarded(ex, &(at, 0, first), x, y)
+                    }
                 }
-            }
-        })),
+            },
+        )),
         parts: Some(parts),
     }
 }
