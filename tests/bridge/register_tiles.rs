@@ -368,3 +368,30 @@ fn a_register_tile_s_stack_buffer_is_freed_at_each_step_of_its_loop() {
     }
     assert_same(&term, "a product with its tiles on the stack");
 }
+
+#[test]
+fn an_array_accumulator_read_through_vectors_of_its_rows_is_one_structured_kernel() {
+    // A product whose 16x32 accumulator block is updated, at each step of the
+    // reduction, row by row as vectors of 8 lanes (so each element of the block is read
+    // at `8 * (j / 8) + j mod 8`, which is `j`): one kernel of the loop program (it was
+    // explicit loops), computing what the interpreter computes.
+    let source = r#"
+        def f(a: 64.64.f32, b: 64.64.f32) : 64.64.f32 = (a |> split(16) |> map(map(fun(arow => b
+        |> transpose |> split(32) |> map(map(zip(arow)))))) |> map(transpose)
+        |> map(map(map(map(split(4))))) |> map(map(map(transpose))) |> map(map(transpose))
+        |> mapPar(mapSeq(reduceSeq(fun(acc, y => zip(acc, y)
+        |> map(fun(q => zip(fst(q), snd(q)))) |> map(map(snd)) |> map(transpose) |> transpose
+        |> reduceSeqUnroll(fun(acc2, y2 => zip(acc2, y2) |> map(fun(q => zip(fst(q), snd(q))))
+        |> mapSeq(fun(x => zip(fst(x |> unzip) |> asVector(8), zip(fst(snd(x |> unzip) |> unzip)
+        |> asVector(8), snd(snd(x |> unzip) |> unzip) |> asVector(8)))
+        |> mapSeq(fun(q => fst(q) + fst(snd(q)) * snd(snd(q)))) |> asScalar))), zip(acc, y)
+        |> map(fun(q => zip(fst(q), snd(q)))) |> map(map(fst))
+        |> toMem)), generate(fun(i => generate(fun(i2 => 0.0))))))) |> map(transpose)
+        |> map(map(join)) |> join)
+    "#;
+    let term = lowered(source, &sizes(&[]), "id");
+    let p = payload("f", &term);
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    assert_eq!(p.kernels.len(), 1);
+    assert_same(&term, "an accumulator block read through vectors");
+}

@@ -504,8 +504,12 @@ fn acc_lane(e: &ScalarExpr, id: u32) -> Option<Var> {
     }
 }
 
+/// Whether `e` is the accumulator's element at `path` (its indices compared with
+/// their digits merged: an element read through vectors of its row is the element).
 fn is_acc(e: &ScalarExpr, id: u32, path: &[Aff]) -> bool {
-    matches!(e, ScalarExpr::Acc(a, idx, _) if *a == id && idx.as_slice() == path)
+    matches!(e, ScalarExpr::Acc(a, idx, _) if *a == id
+        && idx.len() == path.len()
+        && idx.iter().zip(path).all(|(i, p)| i == p || i.merged_digits() == p.merged_digits()))
 }
 
 /// `acc ⊕ x` (or a reduction starting from `acc`) becomes `init ⊕ Σ_r x`.

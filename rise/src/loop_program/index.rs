@@ -207,6 +207,47 @@ impl Aff {
         out
     }
 
+    /// It with digits merged back into the number they are digits of:
+    /// `k*(e mod a) + k*a*((e / a) mod b)` is `k*(e mod a*b)`, and
+    /// `k*(e mod a) + k*a*(e / a)` is `k*e` (a position read as vectors of `a` lanes
+    /// is the position).
+    pub fn merged_digits(&self) -> Aff {
+        let mut out = self.clone();
+        'merge: loop {
+            for (low, k) in &out.terms {
+                let Atom::Mod(e, a) = low else { continue };
+                let Some(ka) = k.checked_mul(*a) else {
+                    continue;
+                };
+                let quotient = e.div_atom(*a);
+                for (high, kh) in &out.terms {
+                    if *kh != ka {
+                        continue;
+                    }
+                    let merged = match high {
+                        Atom::Mod(q, b) if **q == quotient => match a.checked_mul(*b) {
+                            Some(ab) => Aff::atom(Atom::Mod(e.clone(), ab), *k),
+                            None => continue,
+                        },
+                        Atom::Div(q, d) if **q == **e && d == a => e.scale(*k),
+                        _ => continue,
+                    };
+                    let (low, high) = (low.clone(), high.clone());
+                    out.terms.remove(&low);
+                    out.terms.remove(&high);
+                    out = out.add(&merged);
+                    continue 'merge;
+                }
+            }
+            return out;
+        }
+    }
+
+    /// `e / a` as one atom (as [`Aff::div`] writes a quotient it cannot simplify).
+    fn div_atom(&self, a: i64) -> Aff {
+        Aff::atom(Atom::Div(Box::new(self.clone()), a), 1)
+    }
+
     /// The variables it reads, through its divisions.
     pub fn vars(&self) -> BTreeSet<Var> {
         let mut out = BTreeSet::new();
