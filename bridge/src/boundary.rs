@@ -56,20 +56,6 @@ pub fn leaf_types(ty: &Type) -> Vec<Type> {
     })
 }
 
-/// Whether `ty` is an array of data of known sizes (arrays, vectors, pairs of scalars):
-/// something a buffer can hold.
-pub(crate) fn is_array_data(ty: &Type) -> bool {
-    fn data(ty: &Type) -> bool {
-        guard(|| match ty.kind() {
-            TypeKind::Array(n, e) | TypeKind::Vector(e, n) => n.as_const().is_some() && data(e),
-            TypeKind::Pair(a, b) => data(a) && data(b),
-            TypeKind::Scalar(_) => true,
-            _ => false,
-        })
-    }
-    matches!(ty.kind(), TypeKind::Array(..)) && data(ty)
-}
-
 /// A constant size, or an error naming the term.
 pub(crate) fn size(n: &Nat, what: &Term) -> Result<i64, Error> {
     n.as_const().ok_or_else(|| {
@@ -138,12 +124,9 @@ impl<'t> std::ops::Deref for Signature<'t> {
 /// The bridge's error for a signature the boundary cannot pass.
 pub(crate) fn signature_error(e: SignatureError) -> Error {
     match e {
-        SignatureError::Untyped(at) => Error::untyped(at),
-        SignatureError::Unsupported(at, why) => Error::unsupported(at, why),
-        SignatureError::Size(at, error) => Error::Size {
-            span: at.span(),
-            error,
-        },
+        SignatureError::Untyped(span) => Error::Untyped { span },
+        SignatureError::Unsupported(span, message) => Error::Unsupported { span, message },
+        SignatureError::Size(span, error) => Error::Size { span, error },
     }
 }
 

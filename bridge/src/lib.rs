@@ -26,7 +26,6 @@
 //! |---|---|
 //! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
 //! | [`payload`](mod@payload) | the payload, and its plan: which arrays the loop program computes, which are loops |
-//! | `stages` | the program as stages: the arrays it stores at the top level, each a kernel of its own |
 //! | `linalg` | the emitter: a loop program's kernels as `linalg` operations and its schedule as a Transform script |
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
@@ -52,7 +51,7 @@ mod loops;
 pub mod measure;
 mod mlir_types;
 pub mod payload;
-mod stages;
+
 mod trap_checks;
 
 pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, UnknownStage};

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::ir::{self, Op};
 use crate::mlir_types::memref_type;
 use elevate_rise::limits::Limits;
-use elevate_rise::loop_program::{self, SignatureError};
+use elevate_rise::loop_program::{plan, Aliases, Plan, StageForm, StagedPlan};
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
 
@@ -144,13 +144,13 @@ impl Payload {
 /// Where the program is a sequence of structured loop nests, the payload is `linalg`
 /// operations and the schedule the program encodes is a Transform script
 /// ([`Payload::transform`]). Where it is not, each array the program materializes at
-/// the top level is translated on its own ([`crate::stages`]): those the structured
+/// the top level is translated on its own ([`elevate_rise::loop_program::stages`]): those the structured
 /// translation expresses stay `linalg` with their schedule, the others become explicit
 /// loops ([`Payload::kernels`] says which and why); a program none of whose arrays is
 /// structured is explicit loops ([`payload_loops`]).
 pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
-    match plan(&sig, limits)? {
+    match plan(&sig, limits).map_err(signature_error)? {
         Plan::Whole(program, kernels) => {
             let body = crate::linalg::structured(&program, kernels);
             Ok(structured_payload(name, term, sig, body))
@@ -176,7 +176,7 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
     match plan(&sig, limits) {
         Ok(Plan::Whole(..)) => true,
         Ok(Plan::Staged(plan)) => {
-            let kernels = plan.kernels();
+            let kernels = kernel_forms(&plan);
             match kernels.is_empty() {
                 // (Nothing to compute: the payload is the loops', without a kernel.)
                 true => loops("f", term, sig, limits).is_ok(),
@@ -201,7 +201,7 @@ pub fn all_structured(term: &Term, limits: &Limits) -> bool {
 /// ```
 pub fn loop_program_text(term: &Term, limits: &Limits) -> Result<String, Error> {
     let sig = signature(term, limits)?;
-    Ok(match plan(&sig, limits)? {
+    Ok(match plan(&sig, limits).map_err(signature_error)? {
         Plan::Whole(program, _) => program.to_string(),
         Plan::Staged(plan) => {
             let mut text = plan.program.to_string();
@@ -231,151 +231,6 @@ pub fn gpu_loop_program_text(term: &Term, limits: &Limits) -> Result<String, Err
 /// Why `term` has no GPU payload, as an error.
 fn not_for_the_gpu(term: &Term, why: crate::loop_program::NotStructured) -> Error {
     Error::unsupported(term, format!("the GPU target: {}", why.0))
-}
-
-/// What the bridge makes of a program, decided by building its loop program and
-/// before any MLIR is written: one loop program for all of it; or, where it is not one
-/// as a whole, its stages ([`crate::stages`]), each in the loop program where it can
-/// be and explicit loops where it cannot; or explicit loops for all of it.
-enum Plan {
-    /// The whole program: its loop program, and how many kernels it has.
-    Whole(crate::loop_program::LoopProgram, usize),
-    /// Stage by stage.
-    Staged(StagedPlan),
-    /// Explicit loops for all of it, and why.
-    Loops(String),
-}
-
-/// A program's stages and the form each takes.
-struct StagedPlan {
-    /// Why the program is not one loop program as a whole.
-    why: String,
-    split: crate::stages::Staged,
-    /// Where each stage is stored.
-    storages: Vec<Storage>,
-    /// The stages' buffers: each name and its memref type.
-    buffers: Vec<(String, String)>,
-    /// The form of each stage, in order, then of the result.
-    forms: Vec<StageForm>,
-    /// The loop program of the stages that have one.
-    program: crate::loop_program::LoopProgram,
-}
-
-/// A stage as the bridge computes it.
-enum StageForm {
-    /// So many kernels of the loop program.
-    Kernels(usize),
-    /// Explicit loops, and why.
-    Loops(String),
-}
-
-impl StagedPlan {
-    /// How each kernel is computed, in order (an explicit-loops stage is one).
-    fn kernels(&self) -> Vec<KernelForm> {
-        self.forms
-            .iter()
-            .flat_map(|form| match form {
-                StageForm::Kernels(n) => vec![KernelForm::Structured; *n],
-                StageForm::Loops(why) => vec![KernelForm::Loops(why.clone())],
-            })
-            .collect()
-    }
-}
-
-/// The [`Plan`] of the entry point `sig`: the whole program as one loop program if it
-/// is one; if not, and it has stages, each stage in turn; else the whole program with
-/// reads at indices not affine in the loops computed in the kernels' bodies (which
-/// its stages apart might have read affinely).
-fn plan(sig: &Signature, limits: &Limits) -> Result<Plan, Error> {
-    let whole = |reads_in_body| crate::loop_program::whole(sig, limits, reads_in_body);
-    let why = match whole(false) {
-        Ok((program, kernels)) => return Ok(Plan::Whole(program, kernels)),
-        Err(why) => why.0,
-    };
-    let split = crate::stages::split(sig.body);
-    let mut structured = match crate::loop_program::StageBuilder::new(sig, limits) {
-        Ok(s) if !split.stages.is_empty() => s,
-        _ => {
-            return Ok(match whole(true) {
-                Ok((program, kernels)) => Plan::Whole(program, kernels),
-                Err(why) => Plan::Loops(why.0),
-            })
-        }
-    };
-    let mut aliases = Aliases::new(&split.aliases);
-    for (id, _, _) in &sig.params {
-        aliases.resolve(*id, |alias, of| structured.alias(alias, of));
-    }
-    let (mut storages, mut buffers, mut forms) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, stage) in split.stages.iter().enumerate() {
-        let at = &stage.term;
-        let storage = loop_program::storage(&stage.ty, at, &mut |leaf, dims, s| {
-            loop_program::check_buffer(limits, "a stage's buffer", dims, s)
-                .map_err(|e| SignatureError::Size(at, e))?;
-            let buffer = format!("%stage{k}_{leaf}");
-            buffers.push((buffer.clone(), memref_type(dims, s)));
-            Ok(buffer)
-        })
-        .map_err(signature_error)?;
-        forms.push(stage_form(&mut structured, &stage.term, &storage));
-        // A stage's array is plain data of known sizes, which the loop program
-        // reads; were it not, a later stage reading it would be loops.
-        let _ = structured.bind(stage.var.id, &storage, &stage.ty);
-        aliases.resolve(stage.var.id, |alias, of| structured.alias(alias, of));
-        storages.push(storage);
-    }
-    forms.push(stage_form(&mut structured, &split.result, &sig.out));
-    Ok(Plan::Staged(StagedPlan {
-        why,
-        split,
-        storages,
-        buffers,
-        forms,
-        program: structured.into_program(),
-    }))
-}
-
-/// The form of one stage: its kernels in the loop program (reads at indices not
-/// affine in the loops computed in their bodies where they must be), or why it has
-/// none.
-fn stage_form(
-    structured: &mut crate::loop_program::StageBuilder,
-    term: &Term,
-    out: &Storage,
-) -> StageForm {
-    match structured
-        .stage(term, out, false)
-        .or_else(|_| structured.stage(term, out, true))
-    {
-        Ok(kernels) => StageForm::Kernels(kernels.len()),
-        Err(why) => StageForm::Loops(why.0),
-    }
-}
-
-/// Variables bound by a top-level `let` to another variable, each waiting for that one
-/// to be bound: they stand for the same array.
-struct Aliases(std::collections::HashMap<u64, Vec<u64>>);
-
-impl Aliases {
-    fn new(pairs: &[(u64, u64)]) -> Aliases {
-        let mut waiting = std::collections::HashMap::<u64, Vec<u64>>::new();
-        for (alias, of) in pairs {
-            waiting.entry(*of).or_default().push(*alias);
-        }
-        Aliases(waiting)
-    }
-
-    /// Binds (by `bind(alias, of)`) the aliases of `id` and theirs, now that `id` is
-    /// bound.
-    fn resolve(&mut self, id: u64, mut bind: impl FnMut(u64, u64)) {
-        let mut ready = vec![id];
-        while let Some(of) = ready.pop() {
-            for alias in self.0.remove(&of).unwrap_or_default() {
-                bind(alias, of);
-                ready.push(alias);
-            }
-        }
-    }
 }
 
 /// The payload of `term` for the GPU: structured as a whole, each kernel's GPU maps a
@@ -431,7 +286,7 @@ fn staged(
     limits: &Limits,
     plan: StagedPlan,
 ) -> Result<Payload, Error> {
-    let kernels = plan.kernels();
+    let kernels = kernel_forms(&plan);
     if !kernels.contains(&KernelForm::Structured) {
         let mut p = loops(name, term, sig, limits)?;
         p.kernels = kernels;
@@ -467,7 +322,12 @@ fn staged(
     let mut ops = structured.ops;
     traps.append(&mut ops.traps);
     // The function body: the stages' buffers, then each part in order.
-    let buffers = plan.buffers;
+    let buffers: Vec<(String, String)> = plan
+        .storages
+        .iter()
+        .flat_map(Storage::leaves)
+        .map(|(name, dims, s)| (name.to_string(), memref_type(dims, s)))
+        .collect();
     let mut kernel_ops = ops.kernels.into_iter();
     let mut body: Vec<Op> = buffers
         .iter()
@@ -503,6 +363,18 @@ fn staged(
         kernels,
         traps,
     })
+}
+
+/// How each kernel of a staged plan is computed, in order (an explicit-loops stage is
+/// one).
+fn kernel_forms(plan: &StagedPlan) -> Vec<KernelForm> {
+    plan.forms
+        .iter()
+        .flat_map(|form| match form {
+            StageForm::Kernels(n) => vec![KernelForm::Structured; *n],
+            StageForm::Loops(why) => vec![KernelForm::Loops(why.clone())],
+        })
+        .collect()
 }
 
 /// The function's arguments, with the trap record where an operation may trap.

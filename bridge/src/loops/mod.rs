@@ -59,7 +59,7 @@ pub(crate) fn translate(sig: &Signature, limits: &Limits) -> Result<Body, Error>
     Ok(Body { ops, flops, traps })
 }
 
-/// Stages of a program ([`crate::stages`]) as explicit loops, among stages the
+/// Stages of a program ([`elevate_rise::loop_program::stages`]) as explicit loops, among stages the
 /// structured translation gives `linalg`: one generator for all of them, so that their
 /// names and trap codes are the function's.
 pub(crate) struct LoopStages {

@@ -61,10 +61,12 @@ mod index;
 mod ir;
 mod kernel;
 mod materialize;
+mod plan;
 mod prepare;
 mod print;
 mod scalar;
 mod signature;
+pub mod stages;
 mod start;
 mod terms;
 mod views;
@@ -73,9 +75,11 @@ pub use eval::{Gathered, GpuLevel, LoopKind, ScalarExpr};
 pub use fragment::NotStructured;
 pub use index::{Aff, Atom, Var};
 pub use ir::{Buf, Dim, DimExpr, Kernel, Operand, Reduction, ScheduledLoop, Strided};
+pub use plan::{plan, Aliases, Plan, StageForm, StagedPlan};
 pub use scalar::{can_trap, safe_divisor};
 pub use signature::{
-    check_buffer, storage, NameLeaf, Param, Signature, SignatureError, Storage, MAX_VECTOR_LANES,
+    check_buffer, is_array_data, storage, NameLeaf, Param, Signature, SignatureError, Storage,
+    MAX_VECTOR_LANES,
 };
 
 use crate::limits::Limits;

@@ -5,7 +5,7 @@
 
 use crate::limits::{Limits, SizeError};
 use crate::nat::Nat;
-use crate::term::{Expr, Term};
+use crate::term::{Expr, Span, Term};
 use crate::types::{Scalar, Type, TypeKind};
 use elevate_core::stack::guard;
 use std::rc::Rc;
@@ -73,15 +73,15 @@ pub struct Signature<'t> {
     pub body: &'t Term,
 }
 
-/// Why a term has no [`Signature`].
-#[derive(Debug, Clone)]
-pub enum SignatureError<'t> {
+/// Why a term has no [`Signature`], and where in the program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignatureError {
     /// A node without a type (the term was not inferred).
-    Untyped(&'t Term),
+    Untyped(Option<Span>),
     /// A parameter or result the boundary cannot pass, and why.
-    Unsupported(&'t Term, String),
+    Unsupported(Option<Span>, String),
     /// A buffer over the memory limit.
-    Size(&'t Term, SizeError),
+    Size(Option<Span>, SizeError),
 }
 
 impl<'t> Signature<'t> {
@@ -97,13 +97,13 @@ impl<'t> Signature<'t> {
     /// let names: Vec<&str> = sig.out.leaves().iter().map(|l| l.0).collect();
     /// assert_eq!(names, ["%out0", "%out1"]);
     /// ```
-    pub fn of(term: &'t Term, limits: &Limits) -> Result<Signature<'t>, SignatureError<'t>> {
+    pub fn of(term: &'t Term, limits: &Limits) -> Result<Signature<'t>, SignatureError> {
         let mut params = Vec::new();
         let mut body = term;
         while let Expr::Lambda(x, _, b) = body.expr() {
             let ty = match body.ty().map(Type::kind) {
                 Some(TypeKind::Fun(param, _)) => param.clone(),
-                _ => return Err(SignatureError::Untyped(body)),
+                _ => return Err(SignatureError::Untyped(body.span())),
             };
             let k = params.len();
             let param = match ty.kind() {
@@ -112,7 +112,7 @@ impl<'t> Signature<'t> {
                     let what = format!("parameter `{}`", x.name);
                     Param::Data(storage(&ty, body, &mut |leaf, dims, s| {
                         check_buffer(limits, &what, dims, s)
-                            .map_err(|e| SignatureError::Size(body, e))?;
+                            .map_err(|e| SignatureError::Size(body.span(), e))?;
                         Ok(format!("%arg{k}_{leaf}"))
                     })?)
                 }
@@ -120,10 +120,13 @@ impl<'t> Signature<'t> {
             params.push((x.id, ty, param));
             body = b;
         }
-        let result = body.ty().cloned().ok_or(SignatureError::Untyped(body))?;
+        let result = body
+            .ty()
+            .cloned()
+            .ok_or(SignatureError::Untyped(body.span()))?;
         let out = storage(&result, body, &mut |leaf, dims, s| {
             check_buffer(limits, "the result", dims, s)
-                .map_err(|e| SignatureError::Size(body, e))?;
+                .map_err(|e| SignatureError::Size(body.span(), e))?;
             Ok(format!("%out{leaf}"))
         })?;
         Ok(Signature {
@@ -133,6 +136,20 @@ impl<'t> Signature<'t> {
             body,
         })
     }
+}
+
+/// Whether `ty` is an array of data of known sizes (arrays, vectors, pairs of scalars):
+/// something a buffer can hold.
+pub fn is_array_data(ty: &Type) -> bool {
+    fn data(ty: &Type) -> bool {
+        guard(|| match ty.kind() {
+            TypeKind::Array(n, e) | TypeKind::Vector(e, n) => n.as_const().is_some() && data(e),
+            TypeKind::Pair(a, b) => data(a) && data(b),
+            TypeKind::Scalar(_) => true,
+            _ => false,
+        })
+    }
+    matches!(ty.kind(), TypeKind::Array(..)) && data(ty)
 }
 
 /// Checks that a buffer of `dims` elements of `s` fits the limits (and so that every
@@ -148,31 +165,26 @@ pub fn check_buffer(limits: &Limits, what: &str, dims: &[i64], s: Scalar) -> Res
 }
 
 /// A function naming each leaf's buffer: `(leaf number, dims, scalar)` to its name.
-pub type NameLeaf<'a, 't> =
-    dyn FnMut(usize, &[i64], Scalar) -> Result<String, SignatureError<'t>> + 'a;
+pub type NameLeaf<'a> = dyn FnMut(usize, &[i64], Scalar) -> Result<String, SignatureError> + 'a;
 
 /// The storage of a parameter or result of type `ty` (at `what`): one buffer per
 /// scalar leaf, named by `name`.
-pub fn storage<'t>(
-    ty: &Type,
-    what: &'t Term,
-    name: &mut NameLeaf<'_, 't>,
-) -> Result<Storage, SignatureError<'t>> {
-    fn size<'t>(n: &Nat, what: &'t Term) -> Result<i64, SignatureError<'t>> {
+pub fn storage(ty: &Type, what: &Term, name: &mut NameLeaf) -> Result<Storage, SignatureError> {
+    fn size(n: &Nat, what: &Term) -> Result<i64, SignatureError> {
         n.as_const().ok_or_else(|| {
             SignatureError::Unsupported(
-                what,
+                what.span(),
                 format!("the size {n} is not known (compile with concrete sizes)"),
             )
         })
     }
-    fn walk<'t>(
+    fn walk(
         ty: &Type,
         dims: Vec<i64>,
-        what: &'t Term,
+        what: &Term,
         leaf: &mut usize,
-        name: &mut NameLeaf<'_, 't>,
-    ) -> Result<Storage, SignatureError<'t>> {
+        name: &mut NameLeaf,
+    ) -> Result<Storage, SignatureError> {
         guard(|| match ty.kind() {
             TypeKind::Array(n, e) | TypeKind::Vector(e, n) => {
                 let mut dims = dims;
@@ -193,7 +205,7 @@ pub fn storage<'t>(
                 })
             }
             _ => Err(SignatureError::Unsupported(
-                what,
+                what.span(),
                 format!("a parameter or result of type {ty} (data only)"),
             )),
         })

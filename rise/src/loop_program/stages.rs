@@ -1,44 +1,48 @@
 //! A program as stages: each array it materializes at the top level (`toMem` outside
 //! every function) is a stage of its own, written into a buffer that later stages
-//! read, and the result is the last stage. Each stage is one kernel of the payload
-//! (or a few, where the structured translation splits it), translated on its own, so
-//! that a stage the structured translation cannot express becomes explicit loops
-//! while the other stages keep `linalg` and their schedule.
+//! read, and the result is the last stage. Each stage is one kernel of the loop
+//! program (or a few), built on its own, so that a stage the loop program cannot
+//! express is left to the bridge's explicit loops while the other stages keep their
+//! kernels and schedule ([`super::plan`]).
 //!
 //! An array literal that depends on no loop (`zip(x, [1.0, 2.0])` inside a map) is a
 //! stage too: it is written once, before the loops that read it, instead of being an
 //! expression of every element that reads it.
 
+use crate::prim::Prim;
+use crate::term::{Expr, Ident, Term};
+use crate::types::Type;
 use elevate_core::stack::guard;
 use elevate_core::NameSupply;
-use elevate_rise::prim::Prim;
-use elevate_rise::term::{Expr, Ident, Term};
-use elevate_rise::types::Type;
 use std::collections::{HashMap, HashSet};
 
 /// An array the program materializes at the top level: `var` stands for it in the
 /// stages after it.
-pub(crate) struct Stage {
-    pub(crate) var: Ident,
-    pub(crate) term: Term,
-    pub(crate) ty: Type,
+pub struct Stage {
+    /// The variable that stands for it.
+    pub var: Ident,
+    /// What computes it.
+    pub term: Term,
+    /// Its type.
+    pub ty: Type,
 }
 
 /// The program as stages, in an order where each reads only the stages before it.
-pub(crate) struct Staged {
-    pub(crate) stages: Vec<Stage>,
+pub struct Staged {
+    /// The stages, in order.
+    pub stages: Vec<Stage>,
     /// The result, reading the stages' variables.
-    pub(crate) result: Term,
+    pub result: Term,
     /// Variables bound by a top-level `let` to a variable (a parameter or a stage):
     /// `(alias, variable)`; they stand for the same array.
-    pub(crate) aliases: Vec<(u64, u64)>,
+    pub aliases: Vec<(u64, u64)>,
 }
 
 /// `body` as stages: every top-level `toMem` whose array depends only on the
 /// parameters, the stages before it and their aliases is hoisted into a stage (the
 /// arrays of a top-level `let` bound to something computed are not: they are computed
 /// where they are read).
-pub(crate) fn split(body: &Term) -> Staged {
+pub fn split(body: &Term) -> Staged {
     let mut splitter = Splitter {
         names: NameSupply::above(body.name_floor()),
         stages: Vec::new(),
@@ -149,7 +153,7 @@ impl Splitter {
                 .any(|x| self.opaque.contains(x) || self.inside.contains_key(x))
         };
         let local = !(self.opaque.is_empty() && self.inside.is_empty()) && reads_local();
-        if !crate::boundary::is_array_data(&ty) || local {
+        if !super::is_array_data(&ty) || local {
             return Err(array);
         }
         let var = Ident::supplied(&mut self.names, "stage");
