@@ -16,8 +16,7 @@ mod env;
 mod matmul;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use elevate::bridge::measure::model_cost;
-use elevate::rise::search::{Auto, Machine};
+use elevate::rise::search::{Auto, Machine, ModelCost};
 use elevate::strategies::search::{
     drivers, Action, Cost, Environment, Search, SearchBudget, Space,
 };
@@ -35,20 +34,24 @@ fn search(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(5));
-    let cost = model_cost(Machine::host());
+    let cost = ModelCost::new(Machine::host());
     group.bench_function("one candidate's model cost (baseline)", |b| {
         b.iter(|| cost.evaluate(&start).expect("the model estimates"))
     });
     group.bench_function("evolve, 100 candidates, model cost", |b| {
         b.iter(|| {
-            Search::new(space(), drivers::evolve(32), model_cost(Machine::host()))
-                .budget(SearchBudget::default().evaluations(100))
-                .seed(1)
-                .run(&start)
+            Search::new(
+                space(),
+                drivers::evolve(32),
+                ModelCost::new(Machine::host()),
+            )
+            .budget(SearchBudget::default().evaluations(100))
+            .seed(1)
+            .run(&start)
         })
     });
     group.bench_function("environment step and undo", |b| {
-        let mut env = Environment::new(space(), model_cost(Machine::host()));
+        let mut env = Environment::new(space(), ModelCost::new(Machine::host()));
         env.reset(&start);
         let action: Action = env.legal_actions()[0];
         b.iter(|| {

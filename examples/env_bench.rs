@@ -10,8 +10,9 @@
 //! what a decision gave before comes from the space's cache.
 //!
 //! A last line splits the model's cost of the programs episodes end with (what an
-//! episode's last step asks for): `defaultLowering`, the bridge's answer to which
-//! translation the program gets (`translation`), and the model's trace and estimate.
+//! episode's last step asks for): `defaultLowering`, the loop nests (the program's
+//! loop program, the one the bridge compiles, read as loops and accesses), and the
+//! estimate.
 //!
 //! `cargo run --release --no-default-features --example env_bench [-- N EPISODES]`
 //! (256 by default; one line of `EPISODES` if given).
@@ -21,11 +22,11 @@ mod env;
 #[path = "../benches/support/matmul.rs"]
 mod matmul;
 
-use elevate::bridge::measure::{model_cost, translation};
 use elevate::core::Context;
 use elevate::rise::rules::default_lowering;
-use elevate::rise::search::loop_trace::trace_as;
-use elevate::rise::search::Machine;
+use elevate::rise::search::loop_nests::loop_nests;
+use elevate::rise::search::model::estimate_nests;
+use elevate::rise::search::{Machine, ModelCost};
 use elevate::rise::Term;
 use elevate::strategies::search::Cost;
 use serde_json::json;
@@ -84,7 +85,8 @@ fn end_costs(start: &Term) {
                 .expect("lowers")
         })
         .collect();
-    let cost = model_cost(Machine::host());
+    let machine = Machine::host();
+    let cost = ModelCost::new(machine);
     // Microseconds per program of `f` over `programs`, the best of three passes.
     let per = |programs: &[Term], f: &dyn Fn(&Term)| {
         (0..3)
@@ -101,20 +103,19 @@ fn end_costs(start: &Term) {
             default_lowering().apply(t, &mut Context::default()),
         ))
     });
-    let question = per(&lowered, &|t| {
-        std::hint::black_box(translation(t));
+    let nests = per(&lowered, &|t| {
+        drop(std::hint::black_box(loop_nests(t)));
     });
-    let traced = per(&lowered, &|t| {
-        drop(std::hint::black_box(trace_as(t, translation(t))))
-    });
-    let structured = lowered
-        .iter()
-        .filter(|t| translation(t) == elevate::rise::search::loop_trace::Translation::Structured)
-        .count();
+    let read: Vec<_> = lowered.iter().filter_map(|t| loop_nests(t).ok()).collect();
+    let t = Instant::now();
+    for n in &read {
+        std::hint::black_box(estimate_nests(n, &machine));
+    }
+    let estimate = t.elapsed().as_secs_f64() * 1e6 / read.len().max(1) as f64;
     println!(
         "{}",
-        json!({"bench": "env_end_cost", "programs": ends.len(), "structured": structured,
+        json!({"bench": "env_end_cost", "programs": ends.len(), "with_loop_nests": read.len(),
            "us_model_cost": round(whole), "us_lowering": round(lowering),
-           "us_translation": round(question), "us_trace": round(traced - question)})
+           "us_loop_nests": round(nests), "us_estimate": round(estimate)})
     );
 }

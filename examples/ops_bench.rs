@@ -49,8 +49,7 @@ mod tvm;
 use bridge::median_ms;
 use elevate::bridge::jit::{Call, Compiled, OpenMp};
 use elevate::bridge::measure::{Measured, ModelMeasured};
-use elevate::bridge::model_cost;
-use elevate::rise::search::{Auto, Machine};
+use elevate::rise::search::{Auto, Machine, ModelCost};
 use elevate::rise::Value;
 use elevate::rise::{registry, Term};
 use elevate::strategies::search::{drivers, Search, SearchBudget, Space};
@@ -83,7 +82,7 @@ fn auto_finalists(term: &Term) -> Vec<(String, bool)> {
         cores: 1,
         ..Machine::host()
     };
-    let cost = ModelMeasured::new(model_cost(one_core), measured.runs(3).threads(1), 2);
+    let cost = ModelMeasured::new(ModelCost::new(one_core), measured.runs(3).threads(1), 2);
     let report = Search::new(space, drivers::evolve(32), cost)
         .budget(SearchBudget::default().evaluations(300))
         .seed(1)

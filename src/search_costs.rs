@@ -1,11 +1,11 @@
 //! The costs and the `auto` space `elevate search` offers for RISE programs, and the
 //! MLIR text of the best program.
 
-use elevate_bridge::measure::{model_cost, CandidateLimits};
+use elevate_bridge::measure::CandidateLimits;
 #[cfg(feature = "mlir")]
 use elevate_bridge::measure::{InFlight, Measured, ModelMeasured, WorkerCommand};
 use elevate_bridge::Options;
-use elevate_rise::search::{Auto, Machine};
+use elevate_rise::search::{Auto, Machine, ModelCost};
 use elevate_rise::Term;
 use elevate_strategies::search::Cost;
 use std::sync::atomic::AtomicBool;
@@ -61,7 +61,7 @@ pub fn make(name: &str, start: &Term, measuring: &Measuring) -> Result<Made, Str
     }
     match name {
         "model" => Ok(Made {
-            cost: Box::new(model_cost(machine)),
+            cost: Box::new(ModelCost::new(machine)),
             #[cfg(feature = "mlir")]
             watch: None,
             reference: None,
@@ -119,7 +119,7 @@ fn make_measured(
         // Every measured candidate gets the model's estimate too, for the report's
         // `model_spearman`.
         "measured" => {
-            let m = measured()?.with_model(model_cost(machine));
+            let m = measured()?.with_model(ModelCost::new(machine));
             let (watch, reference) = (Some(watched(&m)), Some(m.reference_source_handle()));
             Ok(Made {
                 cost: Box::new(m),
@@ -132,7 +132,7 @@ fn make_measured(
             let (watch, reference) = (Some(watched(&m)), Some(m.reference_source_handle()));
             Ok(Made {
                 cost: Box::new(ModelMeasured::new(
-                    model_cost(machine),
+                    ModelCost::new(machine),
                     m,
                     MEASURED_PER_ROUND,
                 )),

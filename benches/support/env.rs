@@ -4,8 +4,7 @@
 
 #![allow(dead_code)]
 
-use elevate::bridge::measure::model_cost;
-use elevate::rise::search::{Auto, Machine};
+use elevate::rise::search::{Auto, Machine, ModelCost};
 use elevate::rise::Term;
 use elevate::strategies::search::{Environment, Space};
 use std::sync::Arc;
@@ -42,7 +41,7 @@ pub const RULE_STEPS: &str = "DFNF ; steps(6, {splitJoin(32), loopInterchange, m
 pub fn environment(start: &Term, space: &str) -> Environment<Term> {
     let space = Space::parse_with_auto(space, Arc::new(elevate::rise::registry()), Auto::default())
         .expect("the space reads");
-    let mut env = Environment::new(space, model_cost(Machine::host()));
+    let mut env = Environment::new(space, ModelCost::new(Machine::host()));
     env.reset(start);
     env
 }

@@ -62,7 +62,6 @@ pub use loops::MAX_LOOP_DEPTH;
 pub use measure::CandidateLimits;
 #[cfg(feature = "mlir")]
 pub use measure::WorkerCommand;
-pub use measure::{model_cost, translation};
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
 pub use payload::{

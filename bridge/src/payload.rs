@@ -428,3 +428,59 @@ fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Pay
         traps: body.traps,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elevate_core::Context;
+    use elevate_rise::search::{Machine, ModelCost};
+    use elevate_rise::{registry, Program};
+    use elevate_strategies::search::Cost;
+
+    fn lowered(source: &str, strategy: &str) -> Term {
+        let program = Program::load(source, None).unwrap();
+        registry()
+            .parse(&format!("{strategy} ; defaultLowering"))
+            .unwrap()
+            .apply(&program.entry().term, &mut Context::default())
+            .unwrap()
+    }
+
+    const MATMUL: &str = "def mm(a: 256.256.f32, b: 256.256.f32) : 256.256.f32 = a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
+
+    #[test]
+    fn the_quick_answer_is_the_payload_s_and_the_model_reads_what_has_a_loop_program() {
+        // The matmul, and the same reading each row's elements at an index computed
+        // from data, under the library's schedules: structured, or not, in every
+        // mixture of stages.
+        let clamped = MATMUL.replace(
+            "zip(arow,",
+            "zip(arow |> map(fun(x => [x] |> idx(natAsIndex(1, cast(x * 0.0) : i64)))),",
+        );
+        let seven = elevate_rise::rules::matmul_strategies();
+        let model = ModelCost::new(Machine::default());
+        let mut answers = std::collections::BTreeSet::new();
+        for source in [MATMUL, &clamped] {
+            for strategy in std::iter::once("id").chain(seven.iter().map(|(name, _)| *name)) {
+                let t = lowered(source, strategy);
+                let payload = payload("f", &t, &Limits::default()).unwrap();
+                let quick = all_structured(&t, &Limits::default());
+                assert_eq!(
+                    quick,
+                    payload.all_structured(),
+                    "{strategy}: {:?}",
+                    payload.kernels
+                );
+                answers.insert((quick, payload.kernels.len() > 1));
+                // The model costs what the loop program holds, and says why not where
+                // a stage is explicit loops.
+                match model.evaluate(&t) {
+                    Ok(m) => assert!(quick && m.cost > 0.0, "{strategy}"),
+                    Err(e) => assert!(!quick && e.reason.contains("explicit loops"), "{e}"),
+                }
+            }
+        }
+        let mixtures = [(true, false), (true, true), (false, false), (false, true)];
+        assert!(mixtures.iter().all(|m| answers.contains(m)), "{answers:?}");
+    }
+}

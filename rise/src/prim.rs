@@ -3,9 +3,9 @@
 //! Each primitive is defined once, in the table below (its name and nat parameters;
 //! its type in [`Prim::instantiate`]). Every consumer that gives primitives a meaning matches
 //! on [`Prim`] without a wildcard arm, so that a primitive added here fails to compile
-//! until each says what it does with it: the interpreter (`interp`), the cost model's
-//! trace (`search::loop_trace`), the e-graph's cost (`egraph::cost`), and the bridge's two
-//! translations.
+//! until each says what it does with it: the interpreter (`interp`), the loop program
+//! (`loop_program`: what the bridge compiles and the cost model reads), the e-graph's
+//! cost (`egraph::cost`), and the bridge's explicit loops.
 
 use crate::nat::{Nat, NatVar};
 use crate::types::{Scalar, Type};

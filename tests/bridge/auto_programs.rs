@@ -5,9 +5,8 @@
 //! the bridge and computes what the interpreter computes on random inputs.
 
 use super::{example, measured, sizes};
-use elevate::bridge::model_cost;
 use elevate::core::Context;
-use elevate::rise::search::{fingerprint, Auto, Machine};
+use elevate::rise::search::{fingerprint, Auto, Machine, ModelCost};
 use elevate::rise::{registry, Program, Term};
 use elevate::strategies::search::{
     drivers, Cost, Driver, Report, Search, SearchBudget, Space, Status,
@@ -26,7 +25,7 @@ fn instance(file: &str, nats: &[(&str, i64)]) -> Term {
 /// The search of `auto` on `term` with the model cost.
 fn search(term: &Term, driver: Box<dyn Driver<Term>>, evaluations: usize) -> Report {
     let space = Space::parse_with_auto("auto", Arc::new(registry()), Auto::default()).unwrap();
-    Search::new(space, driver, model_cost(Machine::default()))
+    Search::new(space, driver, ModelCost::new(Machine::default()))
         .budget(SearchBudget::default().evaluations(evaluations))
         .seed(1)
         .jobs(2)

@@ -3,11 +3,9 @@
 
 use super::{example, measured, sizes};
 use elevate::bridge::jit::OpenMp;
-use elevate::bridge::{
-    model_cost, CandidateLimits, Measured, ModelMeasured, WorkerCommand, RACE_FACTOR,
-};
+use elevate::bridge::{CandidateLimits, Measured, ModelMeasured, WorkerCommand, RACE_FACTOR};
 use elevate::core::Context;
-use elevate::rise::search::Machine;
+use elevate::rise::search::{Machine, ModelCost};
 use elevate::rise::{registry, Program, Term};
 use elevate::strategies::search::{Cost, Status};
 use std::time::Duration;
@@ -116,7 +114,7 @@ fn a_candidate_slower_than_the_timeout_is_a_timeout() {
 #[test]
 fn model_and_measured_measures_the_model_s_best_and_scales_the_others() {
     let mm = matmul(32);
-    let model = model_cost(Machine::default());
+    let model = ModelCost::new(Machine::default());
     let cost = ModelMeasured::new(model, measured(&mm).runs(3), 1);
     let programs: Vec<Term> = ["baseline", "blocking", "par"]
         .iter()
@@ -208,7 +206,7 @@ fn a_measured_search_on_one_thread_with_the_model_s_estimates_and_its_compile_ra
     let cost = measured(&mm)
         .runs(1)
         .threads(1)
-        .with_model(model_cost(Machine::default()));
+        .with_model(ModelCost::new(Machine::default()));
     assert_eq!(cost.compile_rate().candidates, 0);
     let programs: Vec<Term> = ["par", "blocking", "id"]
         .iter()
@@ -217,7 +215,7 @@ fn a_measured_search_on_one_thread_with_the_model_s_estimates_and_its_compile_ra
     let refs: Vec<&Term> = programs.iter().collect();
     for (r, p) in cost.evaluate_all(&refs, 2).into_iter().zip(&programs) {
         let m = r.unwrap();
-        let estimate = model_cost(Machine::default()).evaluate(p).unwrap().cost;
+        let estimate = ModelCost::new(Machine::default()).evaluate(p).unwrap().cost;
         assert_eq!(m.model, Some(estimate));
         assert!(m.ms == Some(m.cost));
     }

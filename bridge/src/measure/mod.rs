@@ -1,7 +1,7 @@
-//! The costs of search that know the bridge: the analytical model told which of the
-//! bridge's translations each program gets ([`model_cost`]), and (feature `mlir`)
-//! candidates compiled through MLIR and timed on the machine, their values checked
-//! against the interpreter.
+//! The measured costs of search (feature `mlir`): candidates compiled through MLIR and
+//! timed on the machine, their values checked against the interpreter. (The
+//! analytical model, `elevate_rise::search::ModelCost`, reads the loop program the
+//! bridge compiles and needs no bridge.)
 //!
 //! [`Measured`] never compiles or runs a candidate in the search's process: its
 //! workers do, processes that it starts ([`WorkerCommand`]: `elevate` itself, or any
@@ -55,101 +55,3 @@ pub use pool::{WorkerCommand, WORKER_ENV, WORKER_PROGRAM_ENV};
 pub use protocol::RunSpec;
 #[cfg(feature = "mlir")]
 pub use worker::{serve, serve_if_asked, serve_stdio, Engine, Runs, RACE_FACTOR};
-
-use elevate_rise::limits::Limits;
-use elevate_rise::search::loop_trace::Translation;
-use elevate_rise::search::{Machine, ModelCost};
-use elevate_rise::Term;
-
-/// The translation the bridge gives the low-level program `term`: the structured one
-/// (`linalg` and a Transform script) where every kernel of the program is a
-/// structured loop nest, explicit loops otherwise (where one kernel is loops, the
-/// model traces the program as loops: it has no cost per kernel), and for what it
-/// cannot translate at all.
-pub fn translation(term: &Term) -> Translation {
-    match crate::payload::all_structured(term, &Limits::default()) {
-        true => Translation::Structured,
-        false => Translation::Loops,
-    }
-}
-
-/// The analytical model for `machine`, tracing each program as the bridge translates
-/// it: a program the bridge gives explicit loops copies its arrays and accumulators as
-/// those loops do.
-pub fn model_cost(machine: Machine) -> ModelCost {
-    ModelCost {
-        translation: Some(translation),
-        ..ModelCost::new(machine)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use elevate_core::Context;
-    use elevate_rise::{registry, Program};
-    use elevate_strategies::search::Cost;
-
-    fn lowered(source: &str, strategy: &str) -> Term {
-        let program = Program::load(source, None).unwrap();
-        registry()
-            .parse(&format!("{strategy} ; defaultLowering"))
-            .unwrap()
-            .apply(&program.entry().term, &mut Context::default())
-            .unwrap()
-    }
-
-    const MATMUL: &str = "def mm(a: 256.256.f32, b: 256.256.f32) : 256.256.f32 = a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
-
-    #[test]
-    fn the_model_traces_each_program_as_the_bridge_translates_it() {
-        // Structured: the tiled matmul with its 32x32 accumulator block.
-        let blocking = lowered(MATMUL, "blocking");
-        assert_eq!(translation(&blocking), Translation::Structured);
-        // Explicit loops: the same, reading each row's elements at an index computed
-        // from data (not structured).
-        let clamped_source = MATMUL.replace(
-            "zip(arow,",
-            "zip(arow |> map(fun(x => [x] |> idx(natAsIndex(1, cast(x * 0.0) : i64)))),",
-        );
-        let clamped = lowered(&clamped_source, "blocking");
-        assert_eq!(translation(&clamped), Translation::Loops);
-        // The quick answer is the payload's, for the library's schedules of both (whose
-        // stages are structured, or not, in every mixture).
-        let seven = elevate_rise::rules::matmul_strategies();
-        let mut answers = std::collections::BTreeSet::new();
-        for source in [MATMUL, &clamped_source] {
-            for strategy in std::iter::once("id").chain(seven.iter().map(|(name, _)| *name)) {
-                let t = lowered(source, strategy);
-                let payload = crate::payload::payload("f", &t, &Limits::default()).unwrap();
-                let quick = crate::payload::all_structured(&t, &Limits::default());
-                assert_eq!(
-                    quick,
-                    payload.all_structured(),
-                    "{strategy}: {:?}",
-                    payload.kernels
-                );
-                answers.insert((quick, payload.kernels.len() > 1));
-            }
-        }
-        assert!(
-            answers.contains(&(true, false)) && answers.contains(&(false, true)),
-            "{answers:?}"
-        );
-        let bridge = model_cost(Machine::default());
-        let plain = ModelCost::default();
-        // Where the bridge's translation is structured, both agree; where it is
-        // explicit loops, they copy the accumulator block at each step (more than
-        // half the plain cost again, beside the elements' gathers both count).
-        let (b, p) = (
-            bridge.evaluate(&blocking).unwrap(),
-            plain.evaluate(&blocking).unwrap(),
-        );
-        assert_eq!(b.cost, p.cost);
-        let (b, p) = (
-            bridge.evaluate(&clamped).unwrap(),
-            plain.evaluate(&clamped).unwrap(),
-        );
-        assert!(b.cost > 1.5 * p.cost, "{} {}", b.cost, p.cost);
-    }
-}

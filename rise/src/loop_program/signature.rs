@@ -84,6 +84,18 @@ pub enum SignatureError {
     Size(Option<Span>, SizeError),
 }
 
+impl std::fmt::Display for SignatureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SignatureError::Untyped(_) => write!(f, "a node without its type"),
+            SignatureError::Unsupported(_, why) => write!(f, "{why}"),
+            SignatureError::Size(_, e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SignatureError {}
+
 impl<'t> Signature<'t> {
     /// The signature of the entry point `fun(x1 => ... => body)`: a scalar parameter
     /// `k` is named `%argk`, the leaf `j` of data parameter `k` `%argk_j`, the result's

@@ -69,7 +69,7 @@
 //! lanes is four AVX-512 registers, four independent sums).
 
 use super::library::padded_tile;
-use super::loop_trace::{trace, Loop, LoopId, LoopKind, Trace};
+use super::loop_nests::{loop_nests, Loop, LoopId, LoopKind, Nests};
 use crate::rules::{default_lowering, PACKED_WIDTH};
 use crate::term::Term;
 use elevate_core::{Budget, Context};
@@ -196,7 +196,7 @@ impl Shape {
         let low = default_lowering()
             .apply(&normal, &mut cx)
             .map_err(|f| format!("`auto` cannot lower the program: {f}"))?;
-        let t = trace(&low).map_err(|e| format!("`auto`: {e}"))?;
+        let t = loop_nests(&low).map_err(|e| format!("`auto`: {e}"))?;
         let packable = crate::rules::pack_b()
             .apply(program, &mut Context::new(budget))
             .is_ok();
@@ -205,15 +205,76 @@ impl Shape {
         Ok(Shape {
             reduction_vectors: in_a_row(nest.reduction_loop) && !in_a_row(nest.innermost_map),
             maps: nest.maps,
-            reduction: nest.reduction,
+            // A reduction the loop program computes in its kernel's body (a padded
+            // window's taps, each read from its own operand) is still the nest's for
+            // the space, whose strategies rewrite the program as it is written.
+            reduction: nest.reduction.or_else(|| reduction_in_a_map(&low)),
             nests: nest.nests,
             packable,
         })
     }
 }
 
+/// The extent of the first reduction inside a map of the low-level `program`, if any.
+fn reduction_in_a_map(program: &Term) -> Option<i64> {
+    use crate::prim::Prim;
+    use crate::term::Expr;
+    use crate::types::TypeKind;
+    let head = |t: &Term| {
+        let mut at = t;
+        while let Expr::App(f, _) = at.expr() {
+            at = f;
+        }
+        match at.expr() {
+            Expr::Prim(p) => Some(*p),
+            _ => None,
+        }
+    };
+    let mut pending = vec![(program, false)];
+    while let Some((t, in_map)) = pending.pop() {
+        match t.expr() {
+            Expr::App(f, x) => {
+                let p = head(t);
+                let reduces = matches!(p, Some(Prim::ReduceSeq | Prim::ReduceSeqUnroll));
+                // `reduceSeq(f)(init)(xs)`: the extent of `xs`.
+                if reduces && in_map && !matches!(f.expr(), Expr::Prim(_)) {
+                    if let Some(TypeKind::Array(n, _)) = x.ty().map(|ty| ty.kind()) {
+                        if let (Some(n), Expr::App(g, _)) = (n.as_const(), f.expr()) {
+                            if matches!(g.expr(), Expr::App(..)) {
+                                return Some(n);
+                            }
+                        }
+                    }
+                }
+                let maps = matches!(p, Some(Prim::MapSeq | Prim::MapSeqUnroll | Prim::MapPar));
+                // `mapSeq(reduceSeq(f, init))(xs)`: the extent of `xs`'s elements.
+                if let (true, Expr::App(_, g)) = (maps, f.expr()) {
+                    let reduces = matches!(head(g), Some(Prim::ReduceSeq | Prim::ReduceSeqUnroll));
+                    if let (true, Some(TypeKind::Array(_, e))) = (reduces, x.ty().map(|t| t.kind()))
+                    {
+                        if let TypeKind::Array(n, _) = e.kind() {
+                            if let Some(n) = n.as_const() {
+                                return Some(n);
+                            }
+                        }
+                    }
+                }
+                pending.push((f, in_map || maps));
+                pending.push((x, in_map || maps));
+            }
+            Expr::Lambda(_, _, b) | Expr::NatLambda(_, b) | Expr::NatApp(b, _) => {
+                pending.push((b, in_map))
+            }
+            Expr::Annotation(b, _) => pending.push((b, in_map)),
+            Expr::Array(xs) => pending.extend(xs.iter().map(|x| (x, in_map))),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Each loop's arithmetic, its own and its inner loops', in all its iterations.
-fn subtree_work(t: &Trace) -> Vec<f64> {
+fn subtree_work(t: &Nests) -> Vec<f64> {
     let mut work: Vec<f64> = (0..t.loops.len())
         .map(|l| t.loops[l].work.ops() * t.iterations(l as LoopId))
         .collect();
@@ -242,8 +303,8 @@ struct MainNest {
 
 /// Whether every read inside loop `l` moves by at most one element per step of `l`,
 /// and some read moves: the loop walks its data in a row, as vector lanes read it.
-fn reads_in_a_row(t: &Trace, l: LoopId) -> bool {
-    let inside = |a: &super::loop_trace::Access| t.path(a.owner).contains(&l);
+fn reads_in_a_row(t: &Nests, l: LoopId) -> bool {
+    let inside = |a: &super::loop_nests::Access| t.path(a.owner).contains(&l);
     let strides: Vec<i64> = t
         .accesses
         .iter()
@@ -255,7 +316,7 @@ fn reads_in_a_row(t: &Trace, l: LoopId) -> bool {
 
 /// The main nest: the heaviest nest at the top, followed inwards through the heaviest
 /// loops.
-fn main_nest(t: &Trace) -> MainNest {
+fn main_nest(t: &Nests) -> MainNest {
     let work = subtree_work(t);
     let real = |l: &Loop| l.kind != LoopKind::Copy;
     let tops: Vec<usize> = (0..t.loops.len())

@@ -4,7 +4,7 @@
 //! after `defaultLowering`, as the bridge would compile it.
 
 use super::fingerprint::fingerprint;
-use super::loop_trace::{trace, LoopId, LoopKind, Trace};
+use super::loop_nests::{loop_nests, LoopId, LoopKind, Nests};
 use crate::rules::default_lowering;
 use crate::term::Term;
 use elevate_core::{Budget, Context};
@@ -60,7 +60,7 @@ impl Features<Term> for LoopNests {
         if let Some(known) = self.seen.lock().ok().and_then(|s| s.get(&key).cloned()) {
             return known;
         }
-        let numbers = lowered_trace(program)
+        let numbers = lowered_nests(program)
             .map(|t| describe(&t))
             .unwrap_or_else(|| vec![0.0; self.len()]);
         if let Ok(mut seen) = self.seen.lock() {
@@ -73,10 +73,10 @@ impl Features<Term> for LoopNests {
     }
 }
 
-fn lowered_trace(program: &Term) -> Option<Trace> {
+fn lowered_nests(program: &Term) -> Option<Nests> {
     let mut cx = Context::new(Budget::unlimited().steps(10_000_000));
     let low = default_lowering().apply(program, &mut cx).ok()?;
-    trace(&low).ok()
+    loop_nests(&low).ok()
 }
 
 /// A loop's kind as a number: sequential 1, parallel 2, unrolled 3, reduction 4,
@@ -92,7 +92,7 @@ fn kind_code(kind: LoopKind) -> f64 {
     }
 }
 
-fn describe(t: &Trace) -> Vec<f64> {
+fn describe(t: &Nests) -> Vec<f64> {
     let count = t.loops.len();
     // Each loop's operations in all its iterations, its inner loops' included.
     let mut work: Vec<f64> = (0..count)
@@ -120,7 +120,7 @@ fn describe(t: &Trace) -> Vec<f64> {
     out
 }
 
-fn describe_nest(t: &Trace, root: usize, work: &[f64], children: &[Vec<usize>], out: &mut [f64]) {
+fn describe_nest(t: &Nests, root: usize, work: &[f64], children: &[Vec<usize>], out: &mut [f64]) {
     // The heaviest path from the root inwards.
     let mut l = Some(root);
     let mut depth = 0;

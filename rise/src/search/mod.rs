@@ -7,7 +7,7 @@ pub mod auto;
 pub mod features;
 mod fingerprint;
 pub mod library;
-pub mod loop_trace;
+pub mod loop_nests;
 pub mod model;
 
 pub use auto::Auto;

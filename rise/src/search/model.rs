@@ -31,11 +31,10 @@
 //! access (a register tile). A parallel loop divides the time of what it contains by
 //! the cores it keeps busy (balanced: `trips / ⌈trips / cores⌉`), except the memory
 //! bandwidth the cores share, and costs the start of a parallel region each time it
-//! runs. A buffer the program's explicit loops allocate inside a loop costs an
-//! allocation per iteration.
+//! runs.
 
-use super::loop_trace::{
-    trace, trace_as, Access, Accumulator, LoopId, LoopKind, Role, Trace, TraceError, Translation,
+use super::loop_nests::{
+    loop_nests, Access, Accumulator, LoopId, LoopKind, Nests, NestsError, Role,
 };
 use crate::term::Term;
 use elevate_core::{Budget, Context};
@@ -89,8 +88,6 @@ pub struct Machine {
     pub caches: [Cache; 3],
     /// Microseconds to start a parallel loop.
     pub fork_us: f64,
-    /// Cycles to allocate and free a buffer on the heap.
-    pub alloc_cycles: f64,
     /// Whether the compiler vectorizes innermost loops over unit-stride data by itself
     /// (LLVM's loop vectorizer does, in the bridge's compiled code).
     pub auto_vectorize: bool,
@@ -132,7 +129,6 @@ impl Default for Machine {
                 },
             ],
             fork_us: 3.0,
-            alloc_cycles: 60.0,
             auto_vectorize: true,
             warm: true,
         }
@@ -188,8 +184,6 @@ pub struct NestEstimate {
     pub latency: f64,
     /// Starting parallel loops.
     pub fork: f64,
-    /// Allocating buffers inside loops.
-    pub allocation: f64,
     /// The estimate, in cycles.
     pub cycles: f64,
 }
@@ -206,17 +200,17 @@ pub struct Estimate {
 }
 
 /// The estimate of `program` (closed, typed, low-level, concrete sizes) on `machine`.
-pub fn estimate(program: &Term, machine: &Machine) -> Result<Estimate, TraceError> {
-    Ok(estimate_trace(&trace(program)?, machine))
+pub fn estimate(program: &Term, machine: &Machine) -> Result<Estimate, NestsError> {
+    Ok(estimate_nests(&loop_nests(program)?, machine))
 }
 
 /// The estimate of a trace on `machine`.
-pub fn estimate_trace(t: &Trace, machine: &Machine) -> Estimate {
+pub fn estimate_nests(t: &Nests, machine: &Machine) -> Estimate {
     Model::new(t, machine).estimate()
 }
 
 struct Model<'a> {
-    t: &'a Trace,
+    t: &'a Nests,
     m: &'a Machine,
     /// For each loop: its children.
     children: Vec<Vec<LoopId>>,
@@ -229,7 +223,7 @@ struct Model<'a> {
 }
 
 impl<'a> Model<'a> {
-    fn new(t: &'a Trace, m: &'a Machine) -> Model<'a> {
+    fn new(t: &'a Nests, m: &'a Machine) -> Model<'a> {
         let n = t.loops.len();
         let mut children = vec![Vec::new(); n];
         let mut root = vec![0; n];
@@ -445,15 +439,6 @@ impl<'a> Model<'a> {
             nests[n].latency += self.latency(id) / par;
         }
 
-        // Buffers allocated at each iteration of a loop.
-        for b in &self.t.buffers {
-            if let Some(l) = b.allocated_in {
-                let n = nest_of(Some(self.root[l as usize]), &mut nests);
-                nests[n].allocation +=
-                    self.t.iterations(l) * self.m.alloc_cycles / self.speedup[l as usize];
-            }
-        }
-
         // Loads and stores, and the traffic of each cache level.
         for (k, a) in self.t.accesses.iter().enumerate() {
             if self.in_registers[k] {
@@ -521,7 +506,7 @@ impl<'a> Model<'a> {
             }
             let max = bounds.iter().cloned().fold(0.0, f64::max);
             let rest: f64 = bounds.iter().sum::<f64>() - max;
-            nest.cycles = max + 0.1 * rest + nest.fork + nest.allocation;
+            nest.cycles = max + 0.1 * rest + nest.fork;
             ms += nest.cycles / (self.m.ghz * 1e6);
         }
         Estimate {
@@ -621,10 +606,6 @@ pub struct ModelCost {
     pub machine: Machine,
     /// The budget of `defaultLowering`.
     pub budget: Budget,
-    /// Which translation the bridge gives a low-level program (it knows: the
-    /// structured one where the program is a sequence of structured loop nests); by
-    /// default, the structured one for every program.
-    pub translation: Option<fn(&Term) -> Translation>,
 }
 
 impl Default for ModelCost {
@@ -639,7 +620,6 @@ impl ModelCost {
         ModelCost {
             machine,
             budget: Budget::unlimited().steps(10_000_000),
-            translation: None,
         }
     }
 
@@ -649,11 +629,8 @@ impl ModelCost {
         let low = crate::rules::default_lowering()
             .apply(program, &mut cx)
             .map_err(|f| Rejection::new(Status::StrategyFailed, f.to_string()))?;
-        let translation = self
-            .translation
-            .map_or(Translation::Structured, |f| f(&low));
-        trace_as(&low, translation)
-            .map(|t| estimate_trace(&t, &self.machine))
+        loop_nests(&low)
+            .map(|t| estimate_nests(&t, &self.machine))
             .map_err(|e| Rejection::new(Status::CompileFailed, e.to_string()))
     }
 }

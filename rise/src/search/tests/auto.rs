@@ -2,7 +2,7 @@
 //! applies (and computes what the program computes) or fails cleanly; `par` is a point;
 //! the model finds points faster than `defaultLowering` alone.
 
-use super::loop_trace::MATMUL;
+use super::loop_nests::MATMUL;
 use crate::search::{fingerprint, Auto, ModelCost};
 use crate::{evaluate, io, registry, NatEnv, Program, Term};
 use elevate_core::{Context, Traversable};

@@ -1,6 +1,6 @@
 //! The loop-nest features an agent sees.
 
-use super::loop_trace::{lowered, MATMUL};
+use super::loop_nests::{lowered, MATMUL};
 use crate::search::features::{LoopNests, DEPTH, NESTS, PER_NEST};
 use crate::Program;
 use elevate_strategies::search::Features;
@@ -21,8 +21,8 @@ fn the_naive_matmul_is_one_nest_three_loops_deep() {
     assert_eq!(f[0], 1.0, "one nest");
     assert_eq!(nest_loop(&f, 0), (6.0, 1.0));
     assert_eq!(nest_loop(&f, 1), (6.0, 1.0));
-    // Innermost, the products' map and the reduction, as much work each: the first.
-    assert_eq!(nest_loop(&f, 2), (6.0, 1.0));
+    // Innermost, the reduction, the products computed in it.
+    assert_eq!(nest_loop(&f, 2), (6.0, 4.0));
     assert_eq!(nest_loop(&f, 3), (0.0, 0.0), "no fourth loop");
     let flops = 2.0 * 64f64.powi(3);
     assert!(

@@ -3,5 +3,5 @@
 mod auto;
 mod features;
 mod fingerprint;
-mod loop_trace;
+mod loop_nests;
 mod model;

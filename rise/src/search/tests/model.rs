@@ -2,7 +2,7 @@
 //! its effects (parallel loops, vectors, register tiles, caches) moves estimates the
 //! way it moves run times.
 
-use super::loop_trace::{lowered, MATMUL};
+use super::loop_nests::{lowered, MATMUL};
 use crate::search::model::{estimate, Machine};
 use crate::search::ModelCost;
 use crate::Program;
