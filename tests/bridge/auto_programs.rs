@@ -1,8 +1,9 @@
 //! `auto` on every example program and on gemv, a 1-D stencil and an element-wise
 //! chain: with the model cost (deterministic: small sizes, a budget of evaluations, a
 //! fixed seed), the search finds a program the model ranks faster than
-//! `defaultLowering` alone, and every distinct program it accepted is compiled through
-//! the bridge and computes what the interpreter computes on random inputs.
+//! `defaultLowering` alone (the chain: no slower, its maps one kernel already), and
+//! every distinct program it accepted is compiled through the bridge and computes
+//! what the interpreter computes on random inputs.
 
 use super::{example, measured, sizes};
 use elevate::core::Context;
@@ -42,6 +43,17 @@ fn check(
     driver: Box<dyn Driver<Term>>,
     evaluations: usize,
 ) -> (String, BTreeMap<u64, (String, Term)>) {
+    check_within(file, nats, driver, evaluations, 0.9)
+}
+
+/// [`check`], the best at most `factor` times `defaultLowering`'s cost.
+fn check_within(
+    file: &str,
+    nats: &[(&str, i64)],
+    driver: Box<dyn Driver<Term>>,
+    evaluations: usize,
+    factor: f64,
+) -> (String, BTreeMap<u64, (String, Term)>) {
     let term = instance(file, nats);
     let report = search(&term, driver, evaluations);
     let baseline = report
@@ -56,7 +68,7 @@ fn check(
         .unwrap_or_else(|| panic!("{file}: nothing found"));
     let best_cost = best.cost().unwrap();
     assert!(
-        best_cost < 0.9 * baseline,
+        best_cost <= factor * baseline,
         "{file}: best {best_cost} ({}) against defaultLowering {baseline}",
         best.strategy
     );
@@ -121,9 +133,17 @@ fn auto_finds_faster_dot_products_and_matrix_vector_products_on_vectors() {
 fn auto_finds_faster_element_wise_programs_and_stencils() {
     // Large enough for two cores to pay for starting (the model's machine has two).
     check("scal.rise", &[("n", 1 << 18)], drivers::exhaustive(), 100);
-    let (_, programs) = check("chain.rise", &[("n", 1 << 16)], drivers::random(), 32);
-    assert!(made_by(&programs, "normalize(mapFusion)"));
-    check("stencil1d.rise", &[("n", 4096)], drivers::random(), 32);
+    // The chain's three maps are one kernel already without `mapFusion` (the loop
+    // program computes each element where it is read): `defaultLowering` alone is
+    // about as fast as it gets, and no point is slower.
+    check_within("chain.rise", &[("n", 1 << 16)], drivers::random(), 32, 1.0);
+    let chain = instance("chain.rise", &[("n", 1 << 16)]);
+    let lowered = elevate::rise::rules::default_lowering()
+        .apply(&chain, &mut Context::default())
+        .unwrap();
+    let payload = super::built_payload("f", &lowered);
+    assert_eq!(payload.kernels.len(), 1, "{:?}", payload.kernels);
+    check("stencil1d.rise", &[("n", 1 << 18)], drivers::random(), 32);
 }
 
 #[test]

@@ -26,3 +26,19 @@ fn scheduled_programs_compute_what_the_interpreter_computes() {
         assert_same(&lowered(source, &sizes(&[]), "id"), source);
     }
 }
+
+#[test]
+fn a_scalar_broadcast_before_the_loop_that_reads_it_is_in_the_innermost_lanes() {
+    // `mul(vectorFromScalar(alpha))` makes its vector (and its lanes) before `mapSeq`'s
+    // loop: the lanes are still innermost, and the kernel structured (it was explicit
+    // loops, "a loop order that tiling cannot express").
+    let source = "def scal(alpha: f32, x: 1024.f32) = x |> map(fun(v => alpha * v))";
+    let strategy =
+        "DFNF ; try(fuseReduceMap @ topDown) ; vectorize(4) @ innermost(isFullyAppliedMap)";
+    let term = lowered(source, &sizes(&[]), strategy);
+    let p = super::payload("f", &term);
+    assert!(p.all_structured(), "{:?}", p.kernels);
+    let script = p.transform.as_deref().unwrap_or_default();
+    assert!(script.contains("vector"), "{script}");
+    assert_same(&term, strategy);
+}

@@ -262,7 +262,12 @@ pub fn analyze(
         expansion.push((*p, sum));
     }
     let free = nest.is_empty();
+    // A vector's lanes are innermost, wherever the vector was made (a scalar broadcast
+    // before the loop that reads it, `mul(vectorFromScalar(a))`).
+    let (lanes, nest): (Vec<Nested>, Vec<Nested>) =
+        nest.into_iter().partition(|l| l.rec.kind == LoopKind::Lane);
     implicit.extend(nest);
+    implicit.extend(lanes);
     let nest = implicit;
     let in_loops = |e: &Aff| -> Aff {
         let mut a = e.clone();
