@@ -95,11 +95,16 @@ def test_the_loop_nest_features_describe_the_program_as_it_changes(matmul):
     assert first.shape == (3 + 1 + 3 * 18,)
     assert first[3] == 1.0, "one nest"
     seen = {first[3:].tobytes()}
+    # Random legal decisions: programs whose loop nests differ (a parallel map of one
+    # iteration is no loop, so some decisions leave the nests as they were).
+    rng = np.random.default_rng(1)
     for _ in range(20):
         env.reset()
         done = False
         while not done:
-            observation, _, done, _, _ = env.step(np.array(env.legal_actions()[-1]))
+            legal = env.legal_actions()
+            action = legal[rng.integers(len(legal))]
+            observation, _, done, _, _ = env.step(np.array(action))
             seen.add(observation[3:].tobytes())
     assert len(seen) > 2, "the program's features change as it is rewritten"
     with pytest.raises(ValueError, match="features"):
