@@ -13,7 +13,7 @@ The observation is the state's features (decisions made, options now, log10 of t
 space left) and, with ``features="loops"``, the program's loop nests (per nest, heaviest
 first: log2 trip count and kind of each loop down the heaviest path, vector lanes,
 parallel loops, log2 bytes read and written, arithmetic intensity, log10 operations;
-the program is lowered and traced for them, once per program). The reward is 0 until the end, then the log of the speedup over the
+the program is lowered and its loop program read for them, once per program). The reward is 0 until the end, then the log of the speedup over the
 start program by the chosen cost (``model``: the analytical model, no compilation;
 ``measured``: compiled and timed), or -1 for a point whose strategy fails.
 

@@ -4,25 +4,25 @@
 //! schedule the loops of the program, outermost first. No MLIR here: the `linalg`
 //! emitter (`elevate_bridge`'s `linalg`) writes a program's kernels and their schedule.
 //!
-//! The program is evaluated symbolically ([`eval`], [`terms`]): reshaping primitives
-//! are index functions ([`views`]: [`crate::view`] read with affine indices, a
+//! The program is evaluated symbolically (`eval`, `terms`): reshaping primitives
+//! are index functions (`views`: [`crate::view`] read with affine indices, a
 //! padding's condition decided by an index's range where it can be), computing
 //! primitives record the loops they stand for, in the order the program nests them.
 //! Each materialized array (`toMem` at the top level, and the result) becomes a
-//! [`kernel`]: its loops grouped into iteration dimensions (loops whose counters only
+//! `kernel`: its loops grouped into iteration dimensions (loops whose counters only
 //! ever appear together as the digits of one index are one tiled dimension:
 //! `32*ib + i`), its operands' indexing maps (a buffer dimension indexed by several
 //! dimensions is expanded), its body, its schedule (one loop per loop of the program,
 //! with the step the program takes and the kind of loop it is).
 //!
-//! Before a kernel is built ([`prepare`]): a reduction over a flattened window
+//! Before a kernel is built (`prepare`): a reduction over a flattened window
 //! (`join` of a 3x3 neighbourhood) becomes one reduction loop per digit, so that each
 //! is an affine index; a reduction inside another computation (a bias added to a dot
 //! product, a softmax's maximum and sum) is computed by a kernel of its own into a
 //! buffer indexed by what it depends on (once, however often it is read); a read
 //! guarded by its bounds (`padCst`) becomes a read of a padded copy of the region it
 //! reads, which a fill and a copy into a subview make; where that copy would be large,
-//! the kernel is split into boxes of its output first ([`boxes`]: the interior reading
+//! the kernel is split into boxes of its output first (`boxes`: the interior reading
 //! the array in place, slabs around it reading small padded copies, each box's sides
 //! multiples of its tiles, so that every box keeps the program's loops). A reduction
 //! the program unrolls (a window's taps) is computed in the kernel's body. A window no
@@ -34,15 +34,15 @@
 //! pairs is a pair of buffers) is a kernel per component; `concat` is a kernel per
 //! part, each writing a part of the buffer. A reduction whose accumulator is a pair of
 //! scalars (argmax, a softmax's running maximum and sum), or whose step is no
-//! `acc ⊕ x`, is a fold ([`fold`]): one kernel with an output per scalar of the
-//! accumulator, each starting at its start value ([`start`]), the body computing each
+//! `acc ⊕ x`, is a fold (`fold`): one kernel with an output per scalar of the
+//! accumulator, each starting at its start value (`start`), the body computing each
 //! one's next value from all of them.
 //!
 //! A guard between computed values (`padCst` of a computed array, `padClamp`, a
 //! `concat` or an array literal read across its parts) is read from a buffer of its
 //! own, written box by box so that each kernel computes one branch where it is
-//! defined ([`guards`]). A read at an index computed from data (`natAsIndex`) is a
-//! gather the kernel's body computes ([`from_data`]).
+//! defined (`guards`). A read at an index computed from data (`natAsIndex`) is a
+//! gather the kernel's body computes (`from_data`).
 //!
 //! A program outside this fragment (a vector of more lanes than a kernel takes, ...)
 //! is reported as [`NotStructured`] with the reason; the bridge then builds it stage

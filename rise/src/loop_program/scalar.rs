@@ -187,7 +187,7 @@ impl ScalarExpr {
         }
     }
 
-    /// `e`, if it has at most [`MAX_EXPRESSION_SIZE`] operations (counted without
+    /// `e`, if it has at most `MAX_EXPRESSION_SIZE` operations (counted without
     /// recursion, and no further than the limit).
     pub fn bounded(self) -> Structuring<ScalarExpr> {
         let mut pending = vec![&self];

@@ -1,7 +1,7 @@
 //! What a program looks like to a learning agent: numbers that describe its loop
 //! nests (`spec/search.md`: trip counts, loop order, vector width, parallel loops,
-//! buffers read and written, arithmetic intensity), read off the trace of the program
-//! after `defaultLowering`, as the bridge would compile it.
+//! buffers read and written, arithmetic intensity), read off the loop nests of the
+//! program after `defaultLowering` (its loop program, the one the bridge compiles).
 
 use super::fingerprint::fingerprint;
 use super::loop_nests::{loop_nests, LoopId, LoopKind, Nests};
@@ -53,7 +53,7 @@ impl Features<Term> for LoopNests {
         1 + NESTS * PER_NEST
     }
 
-    /// Zeros for a program that cannot be lowered and traced (a point of a space
+    /// Zeros for a program that cannot be lowered and read as loop nests (a point of a space
     /// whose strategy failed).
     fn describe(&self, program: &Term) -> Vec<f64> {
         let key = fingerprint(program);

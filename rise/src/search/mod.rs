@@ -1,5 +1,5 @@
 //! RISE's side of search over strategies (`spec/search.md`): the fingerprint a
-//! search's cache is keyed by, the trace of a low-level program, the analytical cost
+//! search's cache is keyed by, the loop nests of a low-level program, the analytical cost
 //! model that reads it, `auto`, the space derived from a program's loop nests, and
 //! the loop-nest features a learning agent sees.
 

@@ -1,5 +1,5 @@
 //! The analytical cost model: an estimate of the run time of a low-level RISE program
-//! on a [`Machine`], from its [`trace`](super::trace) and without compiling it.
+//! on a [`Machine`], from its [loop nests](super::loop_nests) and without compiling it.
 //!
 //! Each top-level loop nest (and what runs outside all loops) is estimated on its own,
 //! and the nests add up. Within a nest, each of these is a lower bound on the time,
@@ -589,8 +589,8 @@ impl<'a> Model<'a> {
 }
 
 /// The model as a search cost (`--cost model`): each program is made low-level by
-/// `defaultLowering` (what the bridge compiles), traced as the bridge's translation of
-/// it runs ([`ModelCost::translation`]), then estimated on the machine; the cost is the
+/// `defaultLowering` (what the bridge compiles), read as the loop nests of its loop
+/// program ([`super::loop_nests`]), then estimated on the machine; the cost is the
 /// estimate in milliseconds.
 ///
 /// ```
