@@ -94,6 +94,45 @@ impl Operand {
         self.expand.iter().flatten().copied().collect()
     }
 
+    /// Its first element (the one every dimension's index 0 reads), and how many
+    /// elements it moves per step of each kernel dimension, `(dimension, elements)`: in
+    /// its strided view where it has one, row-major in its (expanded) buffer elsewhere,
+    /// a window's offset included.
+    pub fn address(&self) -> (i64, Vec<(usize, i64)>) {
+        let mut per_dim: Vec<(usize, i64)> = Vec::new();
+        let mut offset = 0i64;
+        let (starts, strides): (Vec<i64>, Vec<i64>) = match &self.strided {
+            Some(view) => {
+                offset = view.offset;
+                (
+                    vec![0; view.dims.len()],
+                    view.dims.iter().map(|(_, s)| *s).collect(),
+                )
+            }
+            None => {
+                let shape = self.shape();
+                let mut row_major = vec![1i64; shape.len()];
+                for i in (0..shape.len().saturating_sub(1)).rev() {
+                    row_major[i] = row_major[i + 1].saturating_mul(shape[i + 1]);
+                }
+                let mut starts: Vec<i64> = self.window.iter().map(|(start, _)| *start).collect();
+                starts.resize(row_major.len(), 0);
+                (starts, row_major)
+            }
+        };
+        for ((e, start), stride) in self.map.iter().zip(starts).zip(strides) {
+            // A plain index's offset is its window's; another's is its constant.
+            offset = offset.saturating_add(e.c.saturating_add(start).saturating_mul(stride));
+            for (d, k) in &e.terms {
+                match per_dim.iter_mut().find(|(x, _)| x == d) {
+                    Some((_, s)) => *s = s.saturating_add(k.saturating_mul(stride)),
+                    None => per_dim.push((*d, k.saturating_mul(stride))),
+                }
+            }
+        }
+        (offset, per_dim)
+    }
+
     /// The operand as a [`Strided`] view, where an index combines several loops or
     /// scales one, every coefficient is positive and `extent` gives each loop's range:
     /// its map becomes one loop per dimension, largest stride first; of dimensions
@@ -113,23 +152,7 @@ impl Operand {
         if plain || !positive {
             return self;
         }
-        let shape = self.shape();
-        let mut row_major = vec![1i64; shape.len()];
-        for i in (0..shape.len().saturating_sub(1)).rev() {
-            row_major[i] = row_major[i + 1].saturating_mul(shape[i + 1]);
-        }
-        let mut offset = 0i64;
-        let mut strides: Vec<(usize, i64)> = Vec::new();
-        for ((e, (start, _)), st) in self.map.iter().zip(&self.window).zip(&row_major) {
-            // A plain index's offset is its window's; another's is its constant.
-            offset = offset.saturating_add(e.c.saturating_add(*start).saturating_mul(*st));
-            for (d, k) in &e.terms {
-                match strides.iter_mut().find(|(x, _)| x == d) {
-                    Some((_, s)) => *s = s.saturating_add(k.saturating_mul(*st)),
-                    None => strides.push((*d, k.saturating_mul(*st))),
-                }
-            }
-        }
+        let (offset, mut strides) = self.address();
         strides.sort_by_key(|(d, s)| (std::cmp::Reverse(*s), depth(*d)));
         self.map = strides
             .iter()

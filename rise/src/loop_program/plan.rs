@@ -43,21 +43,6 @@ pub enum StageForm {
     Loops(String),
 }
 
-impl Plan {
-    /// Why a part of the program is explicit loops, if one is: the first such stage's
-    /// reason, or the whole program's.
-    pub fn loops_because(&self) -> Option<&str> {
-        match self {
-            Plan::Whole(..) => None,
-            Plan::Staged(plan) => plan.forms.iter().find_map(|f| match f {
-                StageForm::Loops(why) => Some(why.as_str()),
-                StageForm::Kernels(_) => None,
-            }),
-            Plan::Loops(why) => Some(why),
-        }
-    }
-}
-
 /// The [`Plan`] of the entry point `sig`: the whole program as one loop program if it
 /// is one; if not, and it has stages, each stage in turn; else the whole program with
 /// reads at indices not affine in the loops computed in the kernels' bodies (which

@@ -497,7 +497,7 @@ fn operand_access(
     lanes: Lanes,
     write: bool,
 ) -> Access {
-    let (offset, per_dim) = address(o);
+    let (offset, per_dim) = o.address();
     let moves = |dim: usize, step: i64| {
         per_dim
             .iter()
@@ -520,47 +520,6 @@ fn operand_access(
         lane_stride: lanes.map_or(1, |(d, s, _)| moves(d, s)),
         write,
     }
-}
-
-/// An operand's first element, and how many elements it moves per step of each
-/// kernel dimension: `(dimension, elements)`.
-fn address(o: &Operand) -> (i64, Vec<(usize, i64)>) {
-    let mut per_dim: Vec<(usize, i64)> = Vec::new();
-    let mut offset = 0i64;
-    let mut add = |d: usize, k: i64| match per_dim.iter_mut().find(|(e, _)| *e == d) {
-        Some((_, s)) => *s = s.saturating_add(k),
-        None => per_dim.push((d, k)),
-    };
-    match &o.strided {
-        Some(view) => {
-            offset = view.offset;
-            for (e, (_, stride)) in o.map.iter().zip(&view.dims) {
-                offset = offset.saturating_add(e.c.saturating_mul(*stride));
-                for (d, k) in &e.terms {
-                    add(*d, k.saturating_mul(*stride));
-                }
-            }
-        }
-        None => {
-            let shape = o.shape();
-            let mut row_major = vec![1i64; shape.len()];
-            for i in (0..shape.len().saturating_sub(1)).rev() {
-                row_major[i] = row_major[i + 1].saturating_mul(shape[i + 1]);
-            }
-            let starts = o
-                .window
-                .iter()
-                .map(|(start, _)| *start)
-                .chain(std::iter::repeat(0));
-            for ((e, start), stride) in o.map.iter().zip(starts).zip(&row_major) {
-                offset = offset.saturating_add(e.c.saturating_add(start).saturating_mul(*stride));
-                for (d, k) in &e.terms {
-                    add(*d, k.saturating_mul(*stride));
-                }
-            }
-        }
-    }
-    (offset, per_dim)
 }
 
 /// The arithmetic operations of a kernel body's expression, each in operations of its
