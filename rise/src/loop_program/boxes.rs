@@ -208,7 +208,7 @@ pub fn fold_digits(a: &Aff) -> Aff {
                 },
                 Atom::Var(_) => return None,
             };
-            let low = Atom::Mod(std::boxed::Box::new(x), d);
+            let low = Atom::Mod(std::rc::Rc::new(x), d);
             let kl = *a.terms.get(&low)?;
             (kl.checked_mul(d) == Some(*k)).then(|| (atom.clone(), low, whole, kl))
         });

@@ -3,11 +3,12 @@
 //! Both translations represent arrays as closures that capture the arrays they read
 //! (a view of a view of ...), so 100,000 maps in a row are 100,000 closures, each
 //! holding the next. Dropping the last reference to the outermost would drop them all
-//! recursively and overflow the stack; a [`DeepRc`] value instead hands its last
-//! reference to a queue that the outermost drop empties in a loop.
+//! recursively and overflow the stack; a [`DeepRc`] value dropped deep inside other
+//! drops instead hands its last reference to a queue that the outermost drop empties
+//! in a loop.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::rc::Rc;
@@ -36,10 +37,16 @@ impl<T: ?Sized + 'static> Deref for DeepRc<T> {
     }
 }
 
+/// How deep drops recurse before they queue: deep enough that an ordinary program's
+/// closures drop as plain `Rc`s do (no queue, no allocation), shallow enough for any
+/// stack.
+const RECURSION: u32 = 64;
+
 thread_local! {
-    /// What remains to drop while a drop is under way on this thread (`None` when no
-    /// drop is).
-    static PENDING: RefCell<Option<Vec<Box<dyn Any>>>> = const { RefCell::new(None) };
+    /// How many [`DeepRc`] drops are under way on this thread, one inside the other.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// What remains to drop, queued by drops [`RECURSION`] deep.
+    static PENDING: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
 }
 
 impl<T: ?Sized + 'static> Drop for DeepRc<T> {
@@ -49,27 +56,20 @@ impl<T: ?Sized + 'static> Drop for DeepRc<T> {
         if Rc::strong_count(&rc) > 1 {
             return; // only a count goes down
         }
-        let first = PENDING.with(|p| {
-            let mut p = p.borrow_mut();
-            match p.as_mut() {
-                // Inside another drop: that one's loop drops it.
-                Some(queue) => {
-                    queue.push(Box::new(rc));
-                    None
-                }
-                None => {
-                    *p = Some(Vec::new());
-                    Some(rc)
-                }
-            }
-        });
-        if let Some(rc) = first {
-            drop(rc);
-            while let Some(next) = PENDING.with(|p| p.borrow_mut().as_mut().and_then(Vec::pop)) {
+        let depth = DEPTH.get();
+        if depth >= RECURSION {
+            // The outermost drop's loop drops it.
+            PENDING.with(|p| p.borrow_mut().push(Box::new(rc)));
+            return;
+        }
+        DEPTH.set(depth + 1);
+        drop(rc);
+        if depth == 0 {
+            while let Some(next) = PENDING.with(|p| p.borrow_mut().pop()) {
                 drop(next);
             }
-            PENDING.with(|p| *p.borrow_mut() = None);
         }
+        DEPTH.set(depth);
     }
 }
 

@@ -2,7 +2,9 @@
 //! by constants, simplified with the variables' ranges (`(32*i + j) / 32 = i` when
 //! `j < 32`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use smallvec::SmallVec;
+use std::collections::BTreeSet;
+use std::rc::Rc;
 
 /// A variable: a loop counter, a vector lane, or a position in a kernel's output.
 pub type Var = u32;
@@ -13,18 +15,113 @@ pub enum Atom {
     /// A loop variable.
     Var(Var),
     /// `⌊a / k⌋`
-    Div(Box<Aff>, i64),
+    Div(Rc<Aff>, i64),
     /// `a mod k`
-    Mod(Box<Aff>, i64),
+    Mod(Rc<Aff>, i64),
 }
 
 /// `c + Σ coefficient * atom`, with atoms in order and no zero coefficients.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Aff {
     /// Each atom's coefficient.
-    pub terms: BTreeMap<Atom, i64>,
+    pub terms: Terms,
     /// The constant.
     pub c: i64,
+}
+
+/// An index's atoms and their coefficients, in the atoms' order, each atom once.
+///
+/// A sorted vector, not a map: an index has a few atoms, and the evaluator makes,
+/// copies and drops indices by the thousand per program, where a map's nodes cost an
+/// allocation each. Compares as the map of atoms to coefficients would.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Terms(SmallVec<[(Atom, i64); 2]>);
+
+impl Terms {
+    fn find(&self, a: &Atom) -> Result<usize, usize> {
+        self.0.binary_search_by(|(b, _)| b.cmp(a))
+    }
+
+    /// The coefficient of `a`.
+    pub fn get(&self, a: &Atom) -> Option<&i64> {
+        self.find(a).ok().map(|i| &self.0[i].1)
+    }
+
+    /// Sets the coefficient of `a` (its old one, if any).
+    pub fn insert(&mut self, a: Atom, k: i64) -> Option<i64> {
+        match self.find(&a) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, k)),
+            Err(i) => {
+                self.0.insert(i, (a, k));
+                None
+            }
+        }
+    }
+
+    /// Removes `a` (its coefficient, if it had one).
+    pub fn remove(&mut self, a: &Atom) -> Option<i64> {
+        self.find(a).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// The atoms and their coefficients, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Atom, &i64)> {
+        self.0.iter().map(|(a, k)| (a, k))
+    }
+
+    /// The atoms, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &Atom> {
+        self.0.iter().map(|(a, _)| a)
+    }
+
+    /// The coefficients, in the atoms' order.
+    pub fn values(&self) -> impl Iterator<Item = &i64> {
+        self.0.iter().map(|(_, k)| k)
+    }
+
+    /// How many atoms.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<(Atom, i64)> for Terms {
+    /// The sum of the pairs: atoms in order, each once, none with a zero coefficient.
+    fn from_iter<I: IntoIterator<Item = (Atom, i64)>>(pairs: I) -> Terms {
+        let mut pairs: SmallVec<[(Atom, i64); 2]> = pairs.into_iter().collect();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut terms: SmallVec<[(Atom, i64); 2]> = SmallVec::with_capacity(pairs.len());
+        for (a, k) in pairs {
+            match terms.last_mut() {
+                Some((last, sum)) if *last == a => *sum += k,
+                _ => terms.push((a, k)),
+            }
+        }
+        terms.retain(|(_, k)| *k != 0);
+        Terms(terms)
+    }
+}
+
+impl<const N: usize> From<[(Atom, i64); N]> for Terms {
+    fn from(pairs: [(Atom, i64); N]) -> Terms {
+        pairs.into_iter().collect()
+    }
+}
+
+impl<'a> IntoIterator for &'a Terms {
+    type Item = (&'a Atom, &'a i64);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Atom, i64)>,
+        fn(&'a (Atom, i64)) -> (&'a Atom, &'a i64),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(a, k)| (a, k))
+    }
 }
 
 /// The extents of the variables: `v` ranges over `0..extent(v)`.
@@ -37,7 +134,7 @@ impl Aff {
     /// The constant `c`.
     pub fn cst(c: i64) -> Aff {
         Aff {
-            terms: BTreeMap::new(),
+            terms: Terms::default(),
             c,
         }
     }
@@ -48,9 +145,9 @@ impl Aff {
     }
 
     fn atom(a: Atom, k: i64) -> Aff {
-        let mut terms = BTreeMap::new();
+        let mut terms = Terms::default();
         if k != 0 {
-            terms.insert(a, k);
+            terms.0.push((a, k));
         }
         Aff { terms, c: 0 }
     }
@@ -68,16 +165,36 @@ impl Aff {
 
     /// `self + other`
     pub fn add(&self, other: &Aff) -> Aff {
-        let mut out = self.clone();
-        out.c += other.c;
-        for (a, k) in &other.terms {
-            let e = out.terms.entry(a.clone()).or_insert(0);
-            *e += k;
-            if *e == 0 {
-                out.terms.remove(a);
+        // A merge of the two sorted runs, dropping the atoms that cancel.
+        let (a, b) = (&self.terms.0, &other.terms.0);
+        let mut terms = SmallVec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].0.cmp(&b[j].0) {
+                std::cmp::Ordering::Less => {
+                    terms.push(a[i].clone());
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    terms.push(b[j].clone());
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let k = a[i].1 + b[j].1;
+                    if k != 0 {
+                        terms.push((a[i].0.clone(), k));
+                    }
+                    i += 1;
+                    j += 1;
+                }
             }
         }
-        out
+        terms.extend(a[i..].iter().cloned());
+        terms.extend(b[j..].iter().cloned());
+        Aff {
+            terms: Terms(terms),
+            c: self.c + other.c,
+        }
     }
 
     /// `k * self`
@@ -86,14 +203,17 @@ impl Aff {
             return Aff::cst(0);
         }
         Aff {
-            terms: self.terms.iter().map(|(a, c)| (a.clone(), c * k)).collect(),
+            terms: Terms(self.terms.iter().map(|(a, c)| (a.clone(), c * k)).collect()),
             c: self.c * k,
         }
     }
 
     /// `self + k`
     pub fn plus(&self, k: i64) -> Aff {
-        self.add(&Aff::cst(k))
+        Aff {
+            terms: self.terms.clone(),
+            c: self.c + k,
+        }
     }
 
     /// The smallest and largest values.
@@ -120,10 +240,11 @@ impl Aff {
         let mut q = Aff::cst(self.c.div_euclid(d));
         let mut r = Aff::cst(self.c.rem_euclid(d));
         for (a, k) in &self.terms {
+            // In order, as the atoms come.
             if k % d == 0 {
-                q.terms.insert(a.clone(), k / d);
+                q.terms.0.push((a.clone(), k / d));
             } else {
-                r.terms.insert(a.clone(), *k);
+                r.terms.0.push((a.clone(), *k));
             }
         }
         (q, r)
@@ -167,7 +288,7 @@ impl Aff {
             return q.plus(r.c / d);
         }
         // The rest is kept whole: `(q*d + r) / d = q + r / d`.
-        q.add(&Aff::atom(Atom::Div(Box::new(r), d), 1))
+        q.add(&Aff::atom(Atom::Div(Rc::new(r), d), 1))
     }
 
     /// `self mod d` (non-negative).
@@ -186,7 +307,7 @@ impl Aff {
         if lo >= 0 && hi < d {
             return r;
         }
-        Aff::atom(Atom::Mod(Box::new(r), d), 1)
+        Aff::atom(Atom::Mod(Rc::new(r), d), 1)
     }
 
     /// `self` with `v` replaced by `e`, simplified again.
@@ -245,7 +366,7 @@ impl Aff {
 
     /// `e / a` as one atom (as [`Aff::div`] writes a quotient it cannot simplify).
     fn div_atom(&self, a: i64) -> Aff {
-        Aff::atom(Atom::Div(Box::new(self.clone()), a), 1)
+        Aff::atom(Atom::Div(Rc::new(self.clone()), a), 1)
     }
 
     /// The variables it reads, through its divisions.

@@ -315,6 +315,8 @@ impl ScalarExpr {
         &self,
         f: &mut dyn FnMut(&ScalarExpr) -> Result<ScalarExpr, E>,
     ) -> Result<ScalarExpr, E> {
+        // Walks recurse through here, as deep as an expression nests.
+        let f = &mut |c: &ScalarExpr| elevate_core::stack::guard(|| f(c));
         Ok(match self {
             ScalarExpr::Bin(p, a, b) => ScalarExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
             ScalarExpr::Un(p, a) => ScalarExpr::Un(*p, Box::new(f(a)?)),
