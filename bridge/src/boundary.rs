@@ -5,7 +5,7 @@
 //! the memory limits.
 
 use crate::error::Error;
-use crate::mlir_types::{memref_type, mlir_scalar};
+use crate::ir::{self, Value};
 use elevate_core::stack::guard;
 use elevate_rise::limits::Limits;
 use elevate_rise::loop_program::{self, SignatureError};
@@ -108,10 +108,10 @@ pub(crate) fn check_buffer(
 }
 
 /// The entry point's signature as the loop program reads it, and the function's
-/// arguments as MLIR text.
+/// arguments.
 pub(crate) struct Signature<'t> {
     pub(crate) loops: loop_program::Signature<'t>,
-    pub(crate) text: Vec<String>,
+    pub(crate) arguments: Vec<Value>,
 }
 
 impl<'t> std::ops::Deref for Signature<'t> {
@@ -134,21 +134,21 @@ pub(crate) fn signature_error(e: SignatureError) -> Error {
 /// against `limits`.
 pub(crate) fn signature<'t>(term: &'t Term, limits: &Limits) -> Result<Signature<'t>, Error> {
     let loops = loop_program::Signature::of(term, limits).map_err(signature_error)?;
-    let mut text = Vec::new();
+    let mut arguments = Vec::new();
     for (_, _, param) in &loops.params {
         match param {
-            Param::Scalar(arg, s) => text.push(format!("{arg}: {}", mlir_scalar(*s))),
-            Param::Data(storage) => text.extend(leaf_arguments(storage)),
+            Param::Scalar(arg, s) => arguments.push(Value::new(arg, ir::Type::scalar(*s))),
+            Param::Data(storage) => arguments.extend(leaf_arguments(storage)),
         }
     }
-    text.extend(leaf_arguments(&loops.out));
-    Ok(Signature { loops, text })
+    arguments.extend(leaf_arguments(&loops.out));
+    Ok(Signature { loops, arguments })
 }
 
 /// `%argk_j: memref<...>` for each leaf of `storage`.
-fn leaf_arguments(storage: &Storage) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn leaf_arguments(storage: &Storage) -> impl Iterator<Item = Value> + '_ {
     storage
         .leaves()
         .into_iter()
-        .map(|(name, dims, s)| format!("{name}: {}", memref_type(dims, s)))
+        .map(|(name, dims, s)| Value::new(name, ir::Type::memref(dims, s)))
 }

@@ -7,7 +7,7 @@
 //! within 2 ulp of the correctly rounded value; infinities and NaN are as `expf`
 //! gives them.
 
-use crate::ir::{self, Op};
+use crate::ir::{self, Attr, Op, Type};
 
 /// `ln 2` in two parts, so that `x - n ln 2` loses nothing for the `n` in range.
 const LN2_HI: f32 = 0.693_359_4;
@@ -29,17 +29,17 @@ const POLY: [f32; 6] = [
 
 /// The operations computing `exp(x)` for `x` of type `t` (`f32` or `vector<8xf32>`),
 /// each added by `op` (which names its result); the name of the result.
-pub(crate) fn exp_f32(op: &mut dyn FnMut(Op) -> String, x: &str, t: &str) -> String {
-    let it = t.replace("f32", "i32");
-    let vector = t.starts_with("vector<");
-    let splat = |v: String| match vector {
-        true => format!("dense<{v}>"),
-        false => v,
+pub(crate) fn exp_f32(op: &mut dyn FnMut(Op) -> String, x: &str, t: &Type) -> String {
+    // The integers of the same shape.
+    let it = match t {
+        Type::Vector(shape, _) => Type::Vector(shape.clone(), Box::new(Type::I32)),
+        _ => Type::I32,
     };
     let float = |op: &mut dyn FnMut(Op) -> String, v: f32| {
-        op(ir::constant(splat(format!("0x{:08X}", v.to_bits())), t))
+        let value = Attr::Float(v.to_bits().into(), Type::F32);
+        op(ir::constant(Attr::of_type(value, t)))
     };
-    let arith = |op: &mut dyn FnMut(Op) -> String, name: &str, x: &str, y: &str, t: &str| {
+    let arith = |op: &mut dyn FnMut(Op) -> String, name: &str, x: &str, y: &str, t: &Type| {
         op(ir::same(name, &[x, y], t))
     };
     let (lo, hi) = (float(op, SMALLEST), float(op, LARGEST));
@@ -68,8 +68,12 @@ pub(crate) fn exp_f32(op: &mut dyn FnMut(Op) -> String, x: &str, t: &str) -> Str
     let one = float(op, 1.0);
     let y = arith(op, "arith.addf", &p, &one, t);
     // 2^n as 2^a 2^b with a = n >> 1 and b = n - a, each a normal float.
-    let int =
-        |op: &mut dyn FnMut(Op) -> String, v: i32| op(ir::constant(splat(v.to_string()), &it));
+    let int = |op: &mut dyn FnMut(Op) -> String, v: i32| {
+        op(ir::constant(Attr::of_type(
+            Attr::Int(v.into(), Type::I32),
+            &it,
+        )))
+    };
     let n = op(ir::cast("arith.fptosi", &n, t, &it));
     let one_i = int(op, 1);
     let a = arith(op, "arith.shrsi", &n, &one_i, &it);

@@ -30,7 +30,7 @@
 //! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
 //! | [`ir`] | MLIR operations as values: what both translations build, printed in the generic form |
-//! | `mlir_types` | MLIR type and constant texts both translations write |
+//! | `scalar_ops` | scalar operations both translations write: constants, arithmetic |
 //! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
 //! | [`measure`] | the costs of search: the model told the bridge's translation; measured (compiled in parallel, timed one at a time, checked) |
 
@@ -49,8 +49,8 @@ mod linalg;
 use elevate_rise::loop_program;
 mod loops;
 pub mod measure;
-mod mlir_types;
 pub mod payload;
+mod scalar_ops;
 
 mod trap_checks;
 

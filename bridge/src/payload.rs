@@ -6,11 +6,10 @@
 //! `linalg` operations and a Transform script carrying the program's schedule
 //! (`linalg`), the rest explicit loops (`loops`).
 
-use crate::boundary::{signature, signature_error, Signature, Storage};
+use crate::boundary::{signature, signature_error, Signature};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
-use crate::ir::{self, Op};
-use crate::mlir_types::memref_type;
+use crate::ir::{self, Op, Value};
 use elevate_rise::limits::Limits;
 use elevate_rise::loop_program::{plan, Aliases, Plan, StageForm, StagedPlan};
 use elevate_rise::term::Term;
@@ -260,7 +259,7 @@ fn structured_payload(
     sig: Signature,
     p: crate::linalg::Structured,
 ) -> Payload {
-    let module = function_module(name, &with_trap(sig.text, &p.traps), p.ops);
+    let module = function_module(name, with_trap(sig.arguments, &p.traps), p.ops);
     let (operations, mlir, transform) = Operations::printed(module, Some(p.script));
     Payload {
         program: term.clone(),
@@ -322,16 +321,15 @@ fn staged(
     let mut ops = structured.ops;
     traps.append(&mut ops.traps);
     // The function body: the stages' buffers, then each part in order.
-    let buffers: Vec<(String, String)> = plan
+    let buffers: Vec<Value> = plan
         .storages
         .iter()
-        .flat_map(Storage::leaves)
-        .map(|(name, dims, s)| (name.to_string(), memref_type(dims, s)))
+        .flat_map(crate::boundary::leaf_arguments)
         .collect();
     let mut kernel_ops = ops.kernels.into_iter();
     let mut body: Vec<Op> = buffers
         .iter()
-        .map(|(buffer, ty)| ir::alloc(buffer, ty))
+        .map(|b| ir::alloc(&b.name, &b.ty))
         .chain(ops.allocs)
         .collect();
     for part in parts {
@@ -341,14 +339,9 @@ fn staged(
         }
     }
     body.extend(ops.deallocs);
-    body.extend(
-        buffers
-            .iter()
-            .rev()
-            .map(|(buffer, ty)| ir::dealloc(buffer, ty)),
-    );
+    body.extend(buffers.iter().rev().map(|b| ir::dealloc(&b.name, &b.ty)));
     let flops = ops.flops.saturating_add(loop_flops);
-    let module = function_module(name, &with_trap(sig.text, &traps), body);
+    let module = function_module(name, with_trap(sig.arguments, &traps), body);
     let (operations, mlir, transform) = Operations::printed(module, Some(structured.script));
     Ok(Payload {
         program: term.clone(),
@@ -378,24 +371,21 @@ fn kernel_forms(plan: &StagedPlan) -> Vec<KernelForm> {
 }
 
 /// The function's arguments, with the trap record where an operation may trap.
-fn with_trap(mut args: Vec<String>, traps: &[TrapSite]) -> Vec<String> {
+fn with_trap(mut args: Vec<Value>, traps: &[TrapSite]) -> Vec<Value> {
     if !traps.is_empty() {
-        args.push(format!("{TRAP_ARGUMENT}: memref<i32>"));
+        args.push(Value::new(TRAP_ARGUMENT, trap_record_type()));
     }
     args
 }
 
-/// The module of function `name`, of the arguments `signature` (their text,
-/// `%x: f32`), whose body is `ops`.
-fn function_module(name: &str, signature: &[String], ops: Vec<Op>) -> Op {
-    let arguments = signature
-        .iter()
-        .map(|a| match a.split_once(": ") {
-            Some((name, ty)) => (name.to_string(), ty.to_string()),
-            None => (a.clone(), String::new()),
-        })
-        .collect();
-    ir::module(vec![ir::function(name, arguments, ops)], &[])
+/// The trap record's type: a rank-0 `i32`.
+pub(crate) fn trap_record_type() -> ir::Type {
+    ir::Type::memref(&[], elevate_rise::types::Scalar::I32)
+}
+
+/// The module of function `name`, of `arguments`, whose body is `ops`.
+fn function_module(name: &str, arguments: Vec<Value>, ops: Vec<Op>) -> Op {
+    ir::module(vec![ir::function(name, arguments, ops)], Vec::new())
 }
 
 /// A stage's place in the function body: so many structured kernels, or loops.
@@ -412,7 +402,7 @@ pub fn payload_loops(name: &str, term: &Term, limits: &Limits) -> Result<Payload
 
 fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Payload, Error> {
     let body = crate::loops::translate(&sig, limits)?;
-    let module = function_module(name, &with_trap(sig.text, &body.traps), body.ops);
+    let module = function_module(name, with_trap(sig.arguments, &body.traps), body.ops);
     let (operations, mlir, transform) = Operations::printed(module, None);
     Ok(Payload {
         program: term.clone(),

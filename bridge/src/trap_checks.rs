@@ -7,8 +7,7 @@
 //! the caller reports the trap ([`crate::boundary::TrapSite`]).
 
 use crate::boundary::TRAP_ARGUMENT;
-use crate::ir::{self, Block, Op};
-use crate::mlir_types::{lane_type, mlir_scalar};
+use crate::ir::{self, Attr, Block, Op, Type};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 
@@ -27,14 +26,15 @@ pub(crate) trait Ops {
     fn record_trap(&mut self, when: &str, code: &str) {
         let old = self.fresh();
         let record = Op::new("memref.atomic_rmw")
-            .operand(code, "i32")
-            .operand(TRAP_ARGUMENT, "memref<i32>")
-            .prop("kind", "6 : i64")
-            .result(old, "i32");
+            .operand(code, &Type::I32)
+            .operand(TRAP_ARGUMENT, &crate::payload::trap_record_type())
+            // (`arith::AtomicRMWKind::maxs`)
+            .prop("kind", Attr::i64(6))
+            .result(old, &Type::I32);
         let then = Block::new(Vec::new(), vec![record, Op::new("scf.yield")]);
         self.push(
             Op::new("scf.if")
-                .operand(when, "i1")
+                .operand(when, &Type::BOOL)
                 .region(then)
                 .empty_region(),
         );
@@ -53,22 +53,22 @@ pub(crate) fn divisor(
     s: Scalar,
     lanes: Option<i64>,
 ) -> String {
-    let (e, t) = (mlir_scalar(s), lane_type(s, lanes));
+    let (e, t) = (Type::scalar(s), Type::lanes(s, lanes));
     let smallest = match s {
         Scalar::I32 => i64::from(i32::MIN),
         _ => i64::MIN,
     };
     let [zero, minus_one, smallest, one] = [0, -1, smallest, 1].map(|v| {
-        let c = o.op(ir::constant(v, e));
+        let c = o.op(ir::int_constant(v, &e));
         match lanes {
             None => c,
-            Some(_) => o.op(ir::cast("vector.broadcast", &c, e, &t)),
+            Some(_) => o.op(ir::cast("vector.broadcast", &c, &e, &t)),
         }
     });
     let by_zero = o.op(ir::compare(false, "eq", y, &zero, &t));
     let by_minus_one = o.op(ir::compare(false, "eq", y, &minus_one, &t));
     let of_smallest = o.op(ir::compare(false, "eq", x, &smallest, &t));
-    let flags = lane_type(Scalar::Bool, lanes);
+    let flags = t.flags();
     let overflow = o.op(ir::same(
         "arith.andi",
         &[&by_minus_one, &of_smallest],
@@ -87,16 +87,16 @@ pub(crate) fn divisor(
         Some(n) => {
             let any = |v: &str| {
                 Op::new("vector.reduction")
-                    .operand(v, format!("vector<{n}xi1>"))
-                    .prop("kind", "#vector.kind<or>")
-                    .returns("i1")
+                    .operand(v, &Type::lanes(Scalar::Bool, Some(n)))
+                    .prop("kind", Attr::VectorOr)
+                    .returns(&Type::BOOL)
             };
             (o.op(any(&traps)), o.op(any(&by_zero)))
         }
     };
-    let zero_code = o.op(ir::constant(2 * site + 1, "i32"));
-    let overflow_code = o.op(ir::constant(2 * site + 2, "i32"));
-    let code = o.op(ir::select(&by_zero, &zero_code, &overflow_code, "i32"));
+    let zero_code = o.op(ir::int_constant(2 * site as i64 + 1, &Type::I32));
+    let overflow_code = o.op(ir::int_constant(2 * site as i64 + 2, &Type::I32));
+    let code = o.op(ir::select(&by_zero, &zero_code, &overflow_code, &Type::I32));
     o.record_trap(&traps, &code);
     safe
 }
@@ -104,13 +104,13 @@ pub(crate) fn divisor(
 /// The index `x` (an `i64`) stands for, below `bound`: outside `0..bound`, code
 /// `2 site + 1` is recorded and 0 is the index.
 pub(crate) fn index(o: &mut dyn Ops, site: usize, x: &str, bound: i64) -> String {
-    let i = o.op(ir::cast("arith.index_cast", x, "i64", "index"));
+    let i = o.op(ir::cast("arith.index_cast", x, &Type::I64, &Type::Index));
     let zero = o.op(ir::index_constant(0));
     let end = o.op(ir::index_constant(bound));
-    let below = o.op(ir::compare(false, "slt", &i, &zero, "index"));
-    let beyond = o.op(ir::compare(false, "sge", &i, &end, "index"));
-    let outside = o.op(ir::same("arith.ori", &[&below, &beyond], "i1"));
-    let code = o.op(ir::constant(2 * site + 1, "i32"));
+    let below = o.op(ir::compare(false, "slt", &i, &zero, &Type::Index));
+    let beyond = o.op(ir::compare(false, "sge", &i, &end, &Type::Index));
+    let outside = o.op(ir::same("arith.ori", &[&below, &beyond], &Type::BOOL));
+    let code = o.op(ir::int_constant(2 * site as i64 + 1, &Type::I32));
     o.record_trap(&outside, &code);
-    o.op(ir::select(&outside, &zero, &i, "index"))
+    o.op(ir::select(&outside, &zero, &i, &Type::Index))
 }

@@ -10,10 +10,10 @@
 
 use super::emit::Body;
 use crate::boundary::{Check, TrapSite};
-use crate::ir::{self, Op};
+use crate::ir::{self, Attr, Op, Type};
 use crate::loop_program::Gathered;
 use crate::loop_program::{Aff, Atom, Var};
-use crate::mlir_types::{binary_op, memref_type, mlir_scalar};
+use crate::scalar_ops::binary_op;
 use crate::trap_checks::{self, Ops};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
@@ -36,14 +36,14 @@ impl Body<'_> {
         }
         let idx: Vec<String> = g.idx.iter().map(|a| self.index(a, &data)).collect();
         let buf = &self.bufs[g.buf];
-        let (name, ty) = (buf.name.clone(), memref_type(&buf.dims, buf.scalar));
-        self.op(ir::load(&name, &ty, &idx, mlir_scalar(buf.scalar)))
+        let (name, ty) = (buf.name.clone(), Type::memref(&buf.dims, buf.scalar));
+        self.op(ir::load(&name, &ty, &idx, &Type::scalar(buf.scalar)))
     }
 
     /// The value of index `a` of the kernel's loops, an `i64`.
     pub(super) fn position(&mut self, a: &Aff) -> String {
         let i = self.index(a, &BTreeMap::new());
-        self.op(ir::cast("arith.index_cast", &i, "index", "i64"))
+        self.op(ir::cast("arith.index_cast", &i, &Type::Index, &Type::I64))
     }
 
     /// `x op y` (`div` or `mod` of integers of type `s`), checked.
@@ -62,7 +62,7 @@ impl Body<'_> {
             span,
         });
         let safe = trap_checks::divisor(self, site, op, [x, y], s, None);
-        let quotient = binary_op(op, x, &safe, false, mlir_scalar(s))
+        let quotient = binary_op(op, x, &safe, false, &Type::scalar(s))
             .unwrap_or_else(|| unreachable!("`{}` is a division", op.name()));
         self.op(quotient)
     }
@@ -83,22 +83,22 @@ impl Body<'_> {
                 Atom::Div(inner, d) => {
                     let x = self.index(inner, data);
                     let d = self.constant(*d);
-                    self.op(ir::same("arith.floordivsi", &[&x, &d], "index"))
+                    self.op(ir::same("arith.floordivsi", &[&x, &d], &Type::Index))
                 }
                 Atom::Mod(inner, m) => {
                     // (A floor remainder, as the index algebra's.)
                     let x = self.index(inner, data);
                     let m = self.constant(*m);
-                    let q = self.op(ir::same("arith.floordivsi", &[&x, &m], "index"));
-                    let qm = self.op(ir::same("arith.muli", &[&q, &m], "index"));
-                    self.op(ir::same("arith.subi", &[&x, &qm], "index"))
+                    let q = self.op(ir::same("arith.floordivsi", &[&x, &m], &Type::Index));
+                    let qm = self.op(ir::same("arith.muli", &[&q, &m], &Type::Index));
+                    self.op(ir::same("arith.subi", &[&x, &qm], &Type::Index))
                 }
             };
             if *k != 1 {
                 let k = self.constant(*k);
-                x = self.op(ir::same("arith.muli", &[&x, &k], "index"));
+                x = self.op(ir::same("arith.muli", &[&x, &k], &Type::Index));
             }
-            sum = self.op(ir::same("arith.addi", &[&sum, &x], "index"));
+            sum = self.op(ir::same("arith.addi", &[&sum, &x], &Type::Index));
         }
         sum
     }
@@ -110,15 +110,15 @@ impl Body<'_> {
             return self.constant(0);
         };
         let mut x = self.op(Op::new("linalg.index")
-            .prop("dim", format!("{d} : i64"))
-            .returns("index"));
+            .prop("dim", Attr::i64(d as i64))
+            .returns(&Type::Index));
         if step != 1 {
             let s = self.constant(step);
-            x = self.op(ir::same("arith.divui", &[&x, &s], "index"));
+            x = self.op(ir::same("arith.divui", &[&x, &s], &Type::Index));
         }
         if step.saturating_mul(trips) < self.kernel.dims[d].extent {
             let t = self.constant(trips);
-            x = self.op(ir::same("arith.remui", &[&x, &t], "index"));
+            x = self.op(ir::same("arith.remui", &[&x, &t], &Type::Index));
         }
         x
     }

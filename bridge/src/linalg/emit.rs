@@ -3,10 +3,10 @@
 //! Transform script that applies the program's schedule to them is [`super::script`].
 
 use crate::boundary::TrapSite;
-use crate::ir::{self, Block, Op};
+use crate::ir::{self, Attr, Block, Op, Type, Value};
 use crate::loop_program::ScalarExpr;
 use crate::loop_program::{Buf, DimExpr, Kernel, Operand, Reduction};
-use crate::mlir_types::{binary_op, literal_text, memref_type, mlir_scalar};
+use crate::scalar_ops::{binary_op, literal_attr};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 
@@ -42,21 +42,11 @@ pub(crate) fn matmul_dims(k: &Kernel) -> Option<[usize; 3]> {
     (a0 == i && b1 == j && a1 == b0 && k.dims[a1].reduction && i != j).then_some([i, j, a1])
 }
 
-fn list(xs: &[i64]) -> String {
-    xs.iter()
-        .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn affine_map(rank: usize, map: &[DimExpr]) -> String {
-    let dims: Vec<String> = (0..rank).map(|d| format!("d{d}")).collect();
-    let results: Vec<String> = map.iter().map(DimExpr::to_string).collect();
-    format!(
-        "affine_map<({}) -> ({})>",
-        dims.join(", "),
-        results.join(", ")
-    )
+fn affine_map(rank: usize, map: &[DimExpr]) -> Attr {
+    Attr::AffineMap {
+        dims: rank,
+        results: map.to_vec(),
+    }
 }
 
 /// The payload function's operations for the kernels: the allocations of the
@@ -82,18 +72,12 @@ impl PayloadOps {
     }
 }
 
-/// An operand's buffer as the kernel reads it (its name and type): reshaped where a
-/// buffer dimension is split into several, a window of it, or a strided view; the
-/// operations that make the view are added to `ops`.
-fn view(
-    o: &Operand,
-    buf: &Buf,
-    ops: &mut Vec<Op>,
-    name: &mut dyn FnMut(&str) -> String,
-) -> (String, String) {
-    let (mut v, mut ty) = (buf.name.clone(), memref_type(&buf.dims, buf.scalar));
+/// An operand's buffer as the kernel reads it: reshaped where a buffer dimension is
+/// split into several, a window of it, or a strided view; the operations that make
+/// the view are added to `ops`.
+fn view(o: &Operand, buf: &Buf, ops: &mut Vec<Op>, name: &mut dyn FnMut(&str) -> String) -> Value {
+    let (mut v, mut ty) = (buf.name.clone(), Type::memref(&buf.dims, buf.scalar));
     let shape = o.shape();
-    let scalar = mlir_scalar(buf.scalar);
     if let Some(st) = &o.strided {
         // The buffer's own offset (a parameter's view may start anywhere), plus the
         // first element read.
@@ -101,52 +85,50 @@ fn view(
         let rank = buf.dims.len();
         let mut metadata = Op::new("memref.extract_strided_metadata")
             .operand(&v, &ty)
-            .result(format!("{meta}_base"), format!("memref<{scalar}>"));
+            .result(format!("{meta}_base"), &Type::memref(&[], buf.scalar));
         for k in 0..1 + 2 * rank {
-            metadata = metadata.result(format!("{meta}_{k}"), "index");
+            metadata = metadata.result(format!("{meta}_{k}"), &Type::Index);
         }
         ops.push(metadata);
         let first = name("first");
         ops.push(ir::index_constant(st.offset).named(&first));
         let start = name("start");
         let off = format!("{meta}_0");
-        ops.push(ir::same("arith.addi", &[&off, &first], "index").named(&start));
+        ops.push(ir::same("arith.addi", &[&off, &first], &Type::Index).named(&start));
         let sizes: Vec<i64> = st.dims.iter().map(|(n, _)| *n).collect();
         let strides: Vec<i64> = st.dims.iter().map(|(_, s)| *s).collect();
         // (An element at a constant position is a view of rank 0.)
-        let shape: String = sizes.iter().map(|s| format!("{s}x")).collect();
-        let to = format!(
-            "memref<{shape}{scalar}, strided<[{}], offset: ?>>",
-            list(&strides)
-        );
+        let to = Type::strided(&sizes, buf.scalar, &strides, None);
         let x = name("slide");
         ops.push(
             Op::new("memref.reinterpret_cast")
                 .operand(&v, &ty)
-                .operand(&start, "index")
-                .prop("operandSegmentSizes", ir::segments(&[1, 1, 0, 0]))
-                .prop("static_offsets", ir::i64_array(&[i64::MIN]))
-                .prop("static_sizes", ir::i64_array(&sizes))
-                .prop("static_strides", ir::i64_array(&strides))
+                .operand(&start, &Type::Index)
+                .prop("operandSegmentSizes", Attr::segments(&[1, 1, 0, 0]))
+                // (A dynamic offset.)
+                .prop("static_offsets", Attr::I64s(vec![i64::MIN]))
+                .prop("static_sizes", Attr::I64s(sizes))
+                .prop("static_strides", Attr::I64s(strides))
                 .result(&x, &to),
         );
-        return (x, to);
+        return Value::new(x, to);
     }
     if o.expanded() {
         let mut groups = Vec::new();
         let mut next = 0;
         for e in &o.expand {
-            let g: Vec<String> = (next..next + e.len()).map(|i| i.to_string()).collect();
+            groups.push(Attr::Ints(
+                (next..next + e.len()).map(|i| i as i64).collect(),
+            ));
             next += e.len();
-            groups.push(format!("[{}]", g.join(", ")));
         }
-        let to = memref_type(&shape, buf.scalar);
+        let to = Type::memref(&shape, buf.scalar);
         let x = name("view");
         ops.push(
             Op::new("memref.expand_shape")
                 .operand(&v, &ty)
-                .prop("reassociation", format!("[{}]", groups.join(", ")))
-                .prop("static_output_shape", ir::i64_array(&shape))
+                .prop("reassociation", Attr::Array(groups))
+                .prop("static_output_shape", Attr::I64s(shape.clone()))
                 .result(&x, &to),
         );
         (v, ty) = (x, to);
@@ -160,79 +142,78 @@ fn view(
         let offsets: Vec<i64> = o.window.iter().map(|(off, _)| *off).collect();
         let sizes: Vec<i64> = o.window.iter().map(|(_, size)| *size).collect();
         let start: i64 = offsets.iter().zip(&strides).map(|(o, s)| o * s).sum();
-        let dims: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
-        let to = format!(
-            "memref<{}x{scalar}, strided<[{}], offset: {start}>>",
-            dims.join("x"),
-            list(&strides)
-        );
+        let to = Type::strided(&sizes, buf.scalar, &strides, Some(start));
         let x = name("window");
         ops.push(
             Op::new("memref.subview")
                 .operand(&v, &ty)
-                .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0]))
-                .prop("static_offsets", ir::i64_array(&offsets))
-                .prop("static_sizes", ir::i64_array(&sizes))
-                .prop("static_strides", ir::i64_array(&vec![1; sizes.len()]))
+                .prop("operandSegmentSizes", Attr::segments(&[1, 0, 0, 0]))
+                .prop("static_offsets", Attr::I64s(offsets))
+                .prop("static_sizes", Attr::I64s(sizes.clone()))
+                .prop("static_strides", Attr::I64s(vec![1; sizes.len()]))
                 .result(&x, &to),
         );
         (v, ty) = (x, to);
     }
-    (v, ty)
+    Value::new(v, ty)
 }
 
 /// `linalg.yield` of `values` of scalar types `types`.
-fn yielding(values: &[String], types: &[&str]) -> Op {
+fn yielding(values: &[String], types: &[Type]) -> Op {
     let operands = values
         .iter()
         .zip(types)
-        .map(|(v, t)| (v.clone(), t.to_string()))
+        .map(|(v, t)| Value::new(v, t.clone()))
         .collect();
     ir::yield_values("linalg.yield", operands)
 }
 
-/// `linalg.fill` of `out` (of type `ty`) with `value` (a scalar of type `scalar`),
-/// numbered `n` for the script.
-fn fill(n: usize, value: &str, scalar: &str, (out, ty): &(String, String)) -> Op {
+/// `linalg.fill` of `out` with `value` (a scalar of type `scalar`), numbered `n` for
+/// the script.
+fn fill(n: usize, value: &str, scalar: &Type, out: &Value) -> Op {
     let body = Block::new(
         vec![
-            ("%fill_value".into(), scalar.into()),
-            ("%fill_old".into(), scalar.into()),
+            Value::new("%fill_value", scalar.clone()),
+            Value::new("%fill_old", scalar.clone()),
         ],
-        vec![yielding(&["%fill_value".into()], &[scalar])],
+        vec![yielding(
+            &["%fill_value".into()],
+            std::slice::from_ref(scalar),
+        )],
     );
     Op::new("linalg.fill")
         .operand(value, scalar)
-        .operand(out, ty)
-        .prop("operandSegmentSizes", ir::segments(&[1, 1]))
-        .attr("elevate.fill", format!("{n} : i64"))
+        .operand_value(out)
+        .prop("operandSegmentSizes", Attr::segments(&[1, 1]))
+        .attr("elevate.fill", Attr::i64(n as i64))
         .region(body)
 }
 
 /// `linalg.matmul` of `ins` into `out` (of floats `scalar`), numbered `n`.
-fn matmul(n: usize, ins: &[(String, String)], out: &(String, String), scalar: &str) -> Op {
-    let args = ["%mm_a", "%mm_b", "%mm_c"].map(|a| (a.to_string(), scalar.to_string()));
+fn matmul(n: usize, ins: &[Value], out: &Value, scalar: &Type) -> Op {
+    let args = ["%mm_a", "%mm_b", "%mm_c"].map(|a| Value::new(a, scalar.clone()));
     let body = Block::new(
         args.to_vec(),
         vec![
             ir::same("arith.mulf", &["%mm_a", "%mm_b"], scalar).named("%mm_ab"),
             ir::same("arith.addf", &["%mm_c", "%mm_ab"], scalar).named("%mm_sum"),
-            yielding(&["%mm_sum".into()], &[scalar]),
+            yielding(&["%mm_sum".into()], std::slice::from_ref(scalar)),
         ],
     );
-    let maps = [
-        "affine_map<(d0, d1, d2) -> (d0, d2)>",
-        "affine_map<(d0, d1, d2) -> (d2, d1)>",
-        "affine_map<(d0, d1, d2) -> (d0, d1)>",
-    ];
-    Op {
-        operands: ins.iter().chain([out]).cloned().collect(),
-        ..Op::new("linalg.matmul")
-    }
-    .prop("indexing_maps", format!("[{}]", maps.join(", ")))
-    .prop("operandSegmentSizes", ir::segments(&[ins.len(), 1]))
-    .attr("elevate.kernel", format!("{n} : i64"))
-    .region(body)
+    let d = |t: usize| DimExpr {
+        terms: vec![(t, 1)],
+        c: 0,
+    };
+    let maps = [[0, 2], [2, 1], [0, 1]].map(|[i, j]| Attr::AffineMap {
+        dims: 3,
+        results: vec![d(i), d(j)],
+    });
+    Op::new("linalg.matmul")
+        .operand_values(ins.iter().chain([out]))
+        .prop("indexing_maps", Attr::Array(maps.to_vec()))
+        .prop("operandSegmentSizes", Attr::segments(&[ins.len(), 1]))
+        .attr("elevate.kernel", Attr::i64(n as i64))
+        .region(body)
 }
 
 pub(crate) fn payload_ops(
@@ -249,25 +230,25 @@ pub(crate) fn payload_ops(
         fresh += 1;
         format!("%{prefix}{fresh}")
     };
-    // The program's own buffers: each name and type.
-    let own: Vec<(&str, String)> = allocated
+    // The program's own buffers.
+    let own: Vec<Value> = allocated
         .iter()
         .map(|b| {
-            (
-                bufs[*b].name.as_str(),
-                memref_type(&bufs[*b].dims, bufs[*b].scalar),
+            Value::new(
+                &bufs[*b].name,
+                Type::memref(&bufs[*b].dims, bufs[*b].scalar),
             )
         })
         .collect();
-    let allocs = own.iter().map(|(b, ty)| ir::alloc(b, ty)).collect();
+    let allocs = own.iter().map(|b| ir::alloc(&b.name, &b.ty)).collect();
     for (n, k) in kernels.iter().enumerate() {
         let mut ops = Vec::new();
-        let ins: Vec<(String, String)> = k
+        let ins: Vec<Value> = k
             .inputs
             .iter()
             .map(|o| view(o, &bufs[o.buf], &mut ops, &mut name))
             .collect();
-        let outs: Vec<(String, String)> = k
+        let outs: Vec<Value> = k
             .outs
             .iter()
             .map(|o| view(o, &bufs[o.buf], &mut ops, &mut name))
@@ -279,9 +260,10 @@ pub(crate) fn payload_ops(
         };
         for (init, out) in inits.iter().zip(&outs) {
             let c = name("init");
-            let (text, s) = literal_text(*init);
-            ops.push(ir::constant(text, mlir_scalar(s)).named(&c));
-            ops.push(fill(n, &c, mlir_scalar(s), out));
+            let value = ir::constant(literal_attr(*init));
+            let scalar = value.results[0].ty.clone();
+            ops.push(value.named(&c));
+            ops.push(fill(n, &c, &scalar, out));
         }
         let iterations = k
             .dims
@@ -293,46 +275,40 @@ pub(crate) fn payload_ops(
                 n,
                 &ins,
                 &outs[0],
-                mlir_scalar(bufs[k.out().buf].scalar),
+                &Type::scalar(bufs[k.out().buf].scalar),
             ));
             kernel_ops.push(ops);
             continue;
         }
         let rank = k.dims.len();
-        let maps: Vec<String> = k
+        let maps: Vec<Attr> = k
             .inputs
             .iter()
             .chain(&k.outs)
             .map(|o| affine_map(rank, &o.map))
             .collect();
-        let iterators: Vec<&str> = k
+        let iterators: Vec<Attr> = k
             .dims
             .iter()
-            .map(|d| match d.reduction {
-                true => "#linalg.iterator_type<reduction>",
-                false => "#linalg.iterator_type<parallel>",
+            .map(|d| Attr::Iterator {
+                reduction: d.reduction,
             })
             .collect();
-        let out_scalars: Vec<&str> = k
+        let out_scalars: Vec<Type> = k
             .outs
             .iter()
-            .map(|o| mlir_scalar(bufs[o.buf].scalar))
+            .map(|o| Type::scalar(bufs[o.buf].scalar))
             .collect();
-        let args: Vec<(String, String)> = k
+        let args: Vec<Value> = k
             .inputs
             .iter()
             .enumerate()
-            .map(|(i, o)| {
-                (
-                    format!("%in{i}"),
-                    mlir_scalar(bufs[o.buf].scalar).to_string(),
-                )
-            })
+            .map(|(i, o)| Value::new(format!("%in{i}"), Type::scalar(bufs[o.buf].scalar)))
             .chain(
                 out_scalars
                     .iter()
                     .enumerate()
-                    .map(|(j, t)| (format!("%acc{j}"), t.to_string())),
+                    .map(|(j, t)| Value::new(format!("%acc{j}"), t.clone())),
             )
             .collect();
         let mut body = Body {
@@ -353,22 +329,20 @@ pub(crate) fn payload_ops(
         let mut body_ops = body.ops;
         body_ops.push(yielding(&results, &out_scalars));
         ops.push(
-            Op {
-                operands: ins.iter().chain(&outs).cloned().collect(),
-                ..Op::new("linalg.generic")
-            }
-            .prop("indexing_maps", format!("[{}]", maps.join(", ")))
-            .prop("iterator_types", format!("[{}]", iterators.join(", ")))
-            .prop(
-                "operandSegmentSizes",
-                ir::segments(&[ins.len(), outs.len()]),
-            )
-            .attr("elevate.kernel", format!("{n} : i64"))
-            .region(Block::new(args, body_ops)),
+            Op::new("linalg.generic")
+                .operand_values(ins.iter().chain(&outs))
+                .prop("indexing_maps", Attr::Array(maps))
+                .prop("iterator_types", Attr::Array(iterators))
+                .prop(
+                    "operandSegmentSizes",
+                    Attr::segments(&[ins.len(), outs.len()]),
+                )
+                .attr("elevate.kernel", Attr::i64(n as i64))
+                .region(Block::new(args, body_ops)),
         );
         kernel_ops.push(ops);
     }
-    let deallocs = own.iter().map(|(b, ty)| ir::dealloc(b, ty)).collect();
+    let deallocs = own.iter().map(|b| ir::dealloc(&b.name, &b.ty)).collect();
     PayloadOps {
         allocs,
         kernels: kernel_ops,
@@ -428,10 +402,7 @@ impl Body<'_> {
 
     pub(super) fn expr(&mut self, e: &ScalarExpr) -> String {
         match e {
-            ScalarExpr::Lit(l) => {
-                let (text, s) = literal_text(*l);
-                self.op(ir::constant(text, mlir_scalar(s)))
-            }
+            ScalarExpr::Lit(l) => self.op(ir::constant(literal_attr(*l))),
             ScalarExpr::Param(name, _) => name.clone(),
             ScalarExpr::Load(k, _, _) => format!("%in{k}"),
             ScalarExpr::Gather(g) => self.gather(g),
@@ -449,12 +420,12 @@ impl Body<'_> {
             ScalarExpr::Un(p, a) => {
                 let s = a.scalar();
                 let x = self.expr(a);
-                let t = mlir_scalar(s);
+                let t = &Type::scalar(s);
                 let unary = |name: &str| ir::same(name, &[&x], t);
                 match (p, s.is_float()) {
                     (Prim::Neg, true) => self.op(unary("arith.negf")),
                     (Prim::Neg, false) => {
-                        let zero = self.op(ir::constant(0, t));
+                        let zero = self.op(ir::int_constant(0, t));
                         self.op(ir::same("arith.subi", &[&zero, &x], t))
                     }
                     (Prim::Exp, _) if s == Scalar::F32 => {
@@ -467,7 +438,7 @@ impl Body<'_> {
                 }
             }
             ScalarExpr::Pick(c, a, b) => {
-                let t = mlir_scalar(a.scalar());
+                let t = &Type::scalar(a.scalar());
                 let (c, x, y) = (self.expr(c), self.expr(a), self.expr(b));
                 self.op(ir::select(&c, &x, &y, t))
             }
@@ -481,7 +452,7 @@ impl Body<'_> {
 
     fn binary(&mut self, p: Prim, x: &str, y: &str, s: Scalar) -> String {
         // The symbolic evaluation only builds binary nodes of binary primitives.
-        let op = binary_op(p, x, y, s.is_float(), mlir_scalar(s))
+        let op = binary_op(p, x, y, s.is_float(), &Type::scalar(s))
             .unwrap_or_else(|| unreachable!("`{}` is not binary", p.name()));
         self.op(op)
     }

@@ -9,7 +9,7 @@
 
 use super::emit::matmul_dims;
 use super::script::{matching, script_module, tiling, vectorize, ANY};
-use crate::ir::{self, Op};
+use crate::ir::{Attr, MemorySpace, Op};
 use crate::loop_program::Kernel;
 use crate::loop_program::{GpuLevel, LoopKind, ScalarExpr};
 
@@ -27,20 +27,28 @@ const MAX_THREAD_VECTOR: i64 = 64;
 const MAX_BLOCK_THREADS: i64 = 1024;
 
 /// What a tiling maps its loop to: blocks or threads, in dimension `x`, `y`, `z`.
-fn mapping(level: &str, dims: &[u8]) -> String {
-    let names: Vec<String> = dims
-        .iter()
-        .map(|d| format!("#gpu.{level}<{}>", ["x", "y", "z"][usize::from(*d)]))
-        .collect();
-    format!("[{}]", names.join(", "))
+fn mapping(level: Level, dims: &[u8]) -> Attr {
+    let thread = level == Level::Thread;
+    Attr::Array(
+        dims.iter()
+            .map(|&axis| Attr::GpuMapping { thread, axis })
+            .collect(),
+    )
+}
+
+/// What a GPU loop maps to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Block,
+    Thread,
 }
 
 /// The tiling of `h` by `sizes` into `t` and its `scf.forall` `l`, mapped by `map`.
-fn forall(t: &str, l: &str, h: &str, sizes: &[i64], map: &str) -> Op {
+fn forall(t: &str, l: &str, h: &str, sizes: &[i64], map: Attr) -> Op {
     Op::new("transform.structured.tile_using_forall")
         .prop("mapping", map)
-        .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))
-        .prop("static_tile_sizes", ir::i64_array(sizes))
+        .prop("operandSegmentSizes", Attr::segments(&[1, 0, 0, 0, 0]))
+        .prop("static_tile_sizes", Attr::I64s(sizes.to_vec()))
         .operand(h, ANY)
         .result(t, ANY)
         .result(l, ANY)
@@ -51,15 +59,15 @@ fn forall(t: &str, l: &str, h: &str, sizes: &[i64], map: &str) -> Op {
 fn launch(ops: &mut Vec<Op>, l: &str, launch: &str, block: [i64; 3]) {
     ops.push(
         Op::new("transform.gpu.map_forall_to_blocks")
-            .prop("generate_gpu_launch", "unit")
+            .prop("generate_gpu_launch", Attr::Unit)
             .operand(l, ANY)
             .result(launch, ANY),
     );
     ops.push(
         Op::new("transform.gpu.map_nested_forall_to_threads")
-            .prop("block_dims", ir::i64_array(&block))
-            .prop("sync_after_distribute", "true")
-            .prop("warp_size", "32 : i64")
+            .prop("block_dims", Attr::I64s(block.to_vec()))
+            .prop("sync_after_distribute", Attr::Bool(true))
+            .prop("warp_size", Attr::i64(32))
             .operand(launch, ANY)
             .result(format!("{launch}t"), ANY),
     );
@@ -102,7 +110,7 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
         ops.push(matching(
             &h,
             Some("linalg.generic"),
-            &format!("elevate.kernel = {n} : i64"),
+            Some(("elevate.kernel", n)),
         ));
         let extents: Vec<i64> = k.dims.iter().map(|d| d.extent).collect();
         mapped_by_bridge(ops, &h, &extents);
@@ -223,19 +231,15 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
         fill_script(ops, n, &extents);
     }
     let h = format!("%g{n}");
-    ops.push(matching(
-        &h,
-        Some(op),
-        &format!("elevate.kernel = {n} : i64"),
-    ));
+    ops.push(matching(&h, Some(op), Some(("elevate.kernel", n))));
     if block_ids.is_empty() {
         // Only threads: one block of them.
         blocks = k.dims.iter().map(|d| d.extent).collect();
         block_ids.push((0, 0));
     }
     let (bt, bl) = (format!("%g{n}b"), format!("%g{n}bl"));
-    let block_map = mapping("block", &by_position(&mut block_ids));
-    ops.push(forall(&bt, &bl, &h, &blocks, &block_map));
+    let block_map = mapping(Level::Block, &by_position(&mut block_ids));
+    ops.push(forall(&bt, &bl, &h, &blocks, block_map));
     let mut in_block = bt;
     if !k.shared.is_empty() {
         if thread_ids.is_empty() {
@@ -296,8 +300,8 @@ fn kernel_script(ops: &mut Vec<Op>, n: usize, k: &Kernel) -> Result<(), String> 
     let mut per_thread = in_block;
     if !thread_ids.is_empty() {
         let (tt, tl) = (format!("%g{n}t"), format!("%g{n}tl"));
-        let thread_map = mapping("thread", &by_position(&mut thread_ids));
-        ops.push(forall(&tt, &tl, &per_thread, &threads, &thread_map));
+        let thread_map = mapping(Level::Thread, &by_position(&mut thread_ids));
+        ops.push(forall(&tt, &tl, &per_thread, &threads, thread_map));
         per_thread = tt;
     }
     if lanes.is_some() {
@@ -388,13 +392,13 @@ fn staged(
         }
         None => h.to_string(),
     };
-    let list: Vec<String> = shared.iter().map(ToString::to_string).collect();
+    let list = shared.iter().map(|&k| k as i64).collect();
     ops.push(
         Op::new("transform.structured.promote")
             .operand(&kt, ANY)
-            .prop("operands_to_promote", format!("[{}]", list.join(", ")))
-            .prop("use_full_tile_buffers", "[]")
-            .prop("memory_space", "#gpu.address_space<workgroup>")
+            .prop("operands_to_promote", Attr::Ints(list))
+            .prop("use_full_tile_buffers", Attr::Array(Vec::new()))
+            .prop("memory_space", Attr::Space(MemorySpace::Workgroup))
             .result(&p, ANY),
     );
     // Each copy's last two dimensions over the block's threads in y and x.
@@ -402,15 +406,15 @@ fn staged(
     ops.push(
         Op::new("transform.structured.match")
             .operand(bl, ANY)
-            .prop("ops", format!("[{}]", ir::string("linalg.copy")))
+            .prop("ops", Attr::names(&["linalg.copy"]))
             .result(&copies, ANY),
     );
     let (ct, cl) = (format!("%g{n}ct"), format!("%g{n}cl"));
     ops.push(
         Op::new("transform.structured.tile_using_forall")
-            .prop("mapping", mapping("thread", &[1, 0]))
-            .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))
-            .prop("static_num_threads", ir::i64_array(&[block[1], block[0]]))
+            .prop("mapping", mapping(Level::Thread, &[1, 0]))
+            .prop("operandSegmentSizes", Attr::segments(&[1, 0, 0, 0, 0]))
+            .prop("static_num_threads", Attr::I64s(vec![block[1], block[0]]))
             .operand(&copies, ANY)
             .result(&ct, ANY)
             .result(&cl, ANY),
@@ -435,11 +439,7 @@ fn scalar_bytes(k: &Kernel, i: usize) -> i64 {
 /// The fill of kernel `n`'s output (`extents`), mapped by the bridge.
 fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64]) {
     let h = format!("%f{n}");
-    ops.push(matching(
-        &h,
-        Some("linalg.fill"),
-        &format!("elevate.fill = {n} : i64"),
-    ));
+    ops.push(matching(&h, Some("linalg.fill"), Some(("elevate.fill", n))));
     mapped_by_bridge(ops, &h, extents);
 }
 
@@ -466,7 +466,13 @@ fn mapped_by_bridge(ops: &mut Vec<Op>, h: &str, extents: &[i64]) {
         format!("{h}t"),
         format!("{h}tl"),
     );
-    ops.push(forall(&bt, &bl, h, &blocks, &mapping("block", &ids)));
-    ops.push(forall(&tt, &tl, &bt, &threads, &mapping("thread", &[0])));
+    ops.push(forall(&bt, &bl, h, &blocks, mapping(Level::Block, &ids)));
+    ops.push(forall(
+        &tt,
+        &tl,
+        &bt,
+        &threads,
+        mapping(Level::Thread, &[0]),
+    ));
     launch(ops, &bl, &format!("{h}launch"), [b, 1, 1]);
 }

@@ -3,18 +3,18 @@
 //! number), built as operations ([`crate::ir`]).
 
 use super::emit::matmul_dims;
-use crate::ir::{self, Block, Op, TRANSFORM_ENTRY};
+use crate::ir::{Attr, Block, Op, Type, Value, TRANSFORM_ENTRY};
 use crate::loop_program::LoopKind;
 use crate::loop_program::{Buf, DimExpr, Kernel, Operand, Reduction, ScheduledLoop};
 use elevate_rise::types::Scalar;
 
 /// The type of every handle.
-pub(crate) const ANY: &str = "!transform.any_op";
+pub(crate) const ANY: &Type = &Type::AnyOp;
 
 /// `vector.lower_contraction`'s strategies (`VectorContractLowering`): outer
 /// products, and a broadcast and an FMA per vector of lanes.
-const OUTER_PRODUCT: &str = "2 : i32";
-const PARALLEL_ARITH: &str = "3 : i32";
+const OUTER_PRODUCT: i64 = 2;
+const PARALLEL_ARITH: i64 = 3;
 
 /// Output tiles up to this size are promoted to a buffer of their own (one per tile:
 /// the accumulator block stays in the L1 cache, without the output's row stride).
@@ -75,11 +75,7 @@ fn reads_contiguously(o: &Operand, d: usize) -> bool {
 /// [`copy_schedule`] does a copy, across threads.
 fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64], floats: bool) {
     let mut h = format!("%fill{n}");
-    ops.push(matching(
-        &h,
-        Some("linalg.fill"),
-        &format!("elevate.fill = {n} : i64"),
-    ));
+    ops.push(matching(&h, Some("linalg.fill"), Some(("elevate.fill", n))));
     let mut tile = extents.to_vec();
     for (j, st) in copy_schedule(extents, true, floats).iter().enumerate() {
         if st.kind == LoopKind::Lane || st.trips <= 1 {
@@ -98,21 +94,31 @@ fn fill_script(ops: &mut Vec<Op>, n: usize, extents: &[i64], floats: bool) {
 }
 
 /// `transform.structured.match` in `%root` of the operations named `name` (any, if
-/// `None`) that carry `attribute`, as handle `h`.
-pub(crate) fn matching(h: &str, name: Option<&str>, attribute: &str) -> Op {
+/// `None`) that carry `attribute` (a kernel's or a fill's number), as handle `h`.
+pub(crate) fn matching(h: &str, name: Option<&str>, attribute: Option<(&str, usize)>) -> Op {
     let mut m = Op::new("transform.structured.match").operand("%root", ANY);
-    if !attribute.is_empty() {
-        m = m.prop("op_attrs", format!("{{{attribute}}}"));
+    if let Some((key, n)) = attribute {
+        let number = Attr::i64(n as i64);
+        m = m.prop("op_attrs", Attr::Dict(vec![(key.to_string(), number)]));
     }
     if let Some(name) = name {
-        m = m.prop("ops", format!("[{}]", ir::string(name)));
+        m = m.prop("ops", Attr::names(&[name]));
     }
     m.result(h, ANY)
 }
 
+/// `transform.structured.match` in `%root` of the operations marked `mark` (a unit
+/// attribute), as handle `h`.
+fn matching_unit(h: &str, mark: &str) -> Op {
+    Op::new("transform.structured.match")
+        .operand("%root", ANY)
+        .prop("op_attrs", Attr::Dict(vec![(mark.to_string(), Attr::Unit)]))
+        .result(h, ANY)
+}
+
 /// `array<i1: false, ...>`: no size of `n` is scalable.
-fn fixed_sizes(n: usize) -> String {
-    format!("array<i1: {}>", vec!["false"; n].join(", "))
+fn fixed_sizes(n: usize) -> Attr {
+    Attr::Bools(vec![false; n])
 }
 
 /// The tiling of `h` by `sizes` (one of them not 0) into `t` and its loop `l`: across
@@ -120,12 +126,12 @@ fn fixed_sizes(n: usize) -> String {
 pub(crate) fn tiling(t: &str, l: &str, h: &str, kind: LoopKind, sizes: &[i64]) -> Op {
     let op = if kind.is_parallel() {
         Op::new("transform.structured.tile_using_forall")
-            .prop("operandSegmentSizes", ir::segments(&[1, 0, 0, 0, 0]))
-            .prop("static_tile_sizes", ir::i64_array(sizes))
+            .prop("operandSegmentSizes", Attr::segments(&[1, 0, 0, 0, 0]))
+            .prop("static_tile_sizes", Attr::I64s(sizes.to_vec()))
     } else {
         Op::new("transform.structured.tile_using_for")
             .prop("scalable_sizes", fixed_sizes(sizes.len()))
-            .prop("static_sizes", ir::i64_array(sizes))
+            .prop("static_sizes", Attr::I64s(sizes.to_vec()))
     };
     op.operand(h, ANY).result(t, ANY).result(l, ANY)
 }
@@ -135,25 +141,25 @@ pub(crate) fn vectorize(h: &str, sizes: &[i64]) -> Op {
     Op::new("transform.structured.vectorize")
         .operand(h, ANY)
         .prop("scalable_sizes", fixed_sizes(sizes.len()))
-        .prop("static_vector_sizes", ir::i64_array(sizes))
+        .prop("static_vector_sizes", Attr::I64s(sizes.to_vec()))
 }
 
 /// `transform.apply_patterns` of `patterns` (each a name and its attributes) to
 /// `handle`.
-fn patterns(handle: &str, patterns: &[(&str, &[(&str, &str)])]) -> Op {
+fn patterns(handle: &str, patterns: Vec<(&str, Vec<(&str, Attr)>)>) -> Op {
     let ops = patterns
-        .iter()
+        .into_iter()
         .map(|(name, props)| {
-            props.iter().fold(
+            props.into_iter().fold(
                 Op::new(format!("transform.apply_patterns.{name}")),
-                |op, (k, v)| op.prop(k, *v),
+                |op, (k, v)| op.prop(k, v),
             )
         })
         .collect();
     Op::new("transform.apply_patterns")
         .operand(handle, ANY)
-        .prop("max_iterations", "-1 : i64")
-        .prop("max_num_rewrites", "-1 : i64")
+        .prop("max_iterations", Attr::i64(-1))
+        .prop("max_num_rewrites", Attr::i64(-1))
         .region(Block::new(Vec::new(), ops))
 }
 
@@ -196,11 +202,11 @@ fn copy_schedule(extents: &[i64], parallel: bool, vectors: bool) -> Vec<Schedule
 fn unroll(ops: &mut Vec<Op>, unrolls: &[(String, i64)]) {
     for (j, (mark, factor)) in unrolls.iter().enumerate() {
         let u = format!("%u{j}");
-        ops.push(matching(&u, None, mark));
+        ops.push(matching_unit(&u, mark));
         ops.push(
             Op::new("transform.loop.unroll")
                 .operand(u, ANY)
-                .prop("factor", format!("{factor} : i64")),
+                .prop("factor", Attr::i64(*factor)),
         );
     }
 }
@@ -240,11 +246,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
             None => d,
         };
         let mut h = format!("%k{n}");
-        lines.push(matching(
-            &h,
-            Some(op),
-            &format!("elevate.kernel = {n} : i64"),
-        ));
+        lines.push(matching(&h, Some(op), Some(("elevate.kernel", n))));
         // The innermost loops that are vector lanes and unrolled reductions: one vector
         // operation (the contraction's lowering unrolls the reduction).
         let plain = k.inputs.iter().chain(&k.outs).all(|o| {
@@ -294,10 +296,13 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
                     let p = format!("%k{n}p{j}");
                     let mut promote = Op::new("transform.structured.promote")
                         .operand(&h, ANY)
-                        .prop("operands_to_promote", format!("[{}]", k.inputs.len()))
-                        .prop("use_full_tile_buffers", "[]");
+                        .prop(
+                            "operands_to_promote",
+                            Attr::Ints(vec![k.inputs.len() as i64]),
+                        )
+                        .prop("use_full_tile_buffers", Attr::Array(Vec::new()));
                     if bytes <= ALLOCA_LIMIT_BYTES {
-                        promote = promote.prop("use_alloca", "unit");
+                        promote = promote.prop("use_alloca", Attr::Unit);
                     }
                     lines.push(promote.result(&p, ANY));
                     h = p;
@@ -313,7 +318,7 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
                 lines.push(
                     Op::new("transform.annotate")
                         .operand(&l, ANY)
-                        .prop("name", ir::string(&mark)),
+                        .prop("name", Attr::string(&mark)),
                 );
                 unrolls.push((mark, st.trips));
             }
@@ -346,13 +351,13 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
         }
     }
     if vectorized {
-        lines.push(matching("%f", Some("func.func"), ""));
+        lines.push(matching("%f", Some("func.func"), None));
         lines.push(patterns(
             "%f",
-            &[
-                ("vector.reduction_to_contract", &[]),
-                ("vector.transfer_permutation_patterns", &[]),
-                ("canonicalization", &[]),
+            vec![
+                ("vector.reduction_to_contract", vec![]),
+                ("vector.transfer_permutation_patterns", vec![]),
+                ("canonicalization", vec![]),
             ],
         ));
         // A contraction that reduces one element per step (a register tile: the
@@ -367,13 +372,13 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
         };
         lines.push(patterns(
             "%f",
-            &[
+            vec![
                 (
                     "vector.lower_contraction",
-                    &[("lowering_strategy", strategy)],
+                    vec![("lowering_strategy", Attr::i32(strategy))],
                 ),
-                ("vector.lower_outerproduct", &[]),
-                ("canonicalization", &[]),
+                ("vector.lower_outerproduct", vec![]),
+                ("canonicalization", vec![]),
             ],
         ));
         // Unrolled before the hoisting: a register tile's rows are then transfers at
@@ -385,16 +390,16 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
                 .operand("%f", ANY)
                 .result("%f2", ANY),
         );
-        let rank_one = [("max_transfer_rank", "1 : i64")];
+        let rank_one = || ("max_transfer_rank", Attr::i64(1));
         lines.push(patterns(
             "%f2",
-            &[
-                ("vector.lower_transfer", &rank_one),
+            vec![
+                ("vector.lower_transfer", vec![rank_one()]),
                 (
                     "vector.transfer_to_scf",
-                    &[("full_unroll", "true"), ("max_transfer_rank", "1 : i64")],
+                    vec![("full_unroll", Attr::Bool(true)), rank_one()],
                 ),
-                ("canonicalization", &[]),
+                ("canonicalization", vec![]),
             ],
         ));
     }
@@ -408,9 +413,21 @@ pub(crate) fn transform_script(kernels: &[Kernel], bufs: &[Buf]) -> Op {
 pub(crate) fn script_module(mut ops: Vec<Op>) -> Op {
     ops.push(Op::new("transform.yield"));
     let main = Op::new("transform.named_sequence")
-        .prop("arg_attrs", "[{transform.readonly}]")
-        .prop("function_type", format!("({ANY}) -> ()"))
-        .prop("sym_name", ir::string(TRANSFORM_ENTRY))
-        .region(Block::new(vec![("%root".into(), ANY.into())], ops));
-    ir::module(vec![main], &[("transform.with_named_sequence", "unit")])
+        .prop(
+            "arg_attrs",
+            Attr::Array(vec![Attr::Dict(vec![(
+                "transform.readonly".to_string(),
+                Attr::Unit,
+            )])]),
+        )
+        .prop(
+            "function_type",
+            Attr::Type(Type::Function(vec![ANY.clone()], Vec::new())),
+        )
+        .prop("sym_name", Attr::string(TRANSFORM_ENTRY))
+        .region(Block::new(vec![Value::new("%root", ANY.clone())], ops));
+    crate::ir::module(
+        vec![main],
+        vec![("transform.with_named_sequence", Attr::Unit)],
+    )
 }

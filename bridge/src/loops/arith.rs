@@ -5,13 +5,21 @@ use super::emitter::Gen;
 use super::value::{lanes_value, Val};
 use crate::boundary::{Check, TrapSite};
 use crate::error::Error;
-use crate::ir;
+use crate::ir::{self, Attr, Type as MlirType};
 use crate::loop_program::{can_trap, safe_divisor};
-use crate::mlir_types::{binary_op, is_comparison, lane_type, mlir_scalar};
+use crate::scalar_ops::{binary_op, is_comparison};
 use crate::trap_checks;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
 use elevate_rise::types::Scalar;
+
+/// The float `v` as a constant of float type `ty`.
+fn float(v: f64, ty: &MlirType) -> Attr {
+    match ty {
+        MlirType::F32 => Attr::Float((v as f32).to_bits().into(), MlirType::F32),
+        _ => Attr::Float(v.to_bits(), MlirType::F64),
+    }
+}
 
 impl Gen {
     pub(super) fn binary(
@@ -23,7 +31,7 @@ impl Gen {
         lanes: Option<i64>,
         at: &Term,
     ) -> Result<Val, Error> {
-        let t = lane_type(s, lanes);
+        let t = MlirType::lanes(s, lanes);
         let guarded;
         let y = if can_trap(p, s) && !self.constants.get(y).is_some_and(|d| safe_divisor(*d)) {
             guarded = self.guard_divisor(p, x, y, s, lanes, at);
@@ -52,16 +60,16 @@ impl Gen {
         lanes: Option<i64>,
         at: &Term,
     ) -> Result<Val, Error> {
-        let t = lane_type(s, lanes);
+        let t = MlirType::lanes(s, lanes);
         let z = match (p, s.is_float()) {
             (Prim::Neg, true) => self.op(ir::same("arith.negf", &[x], &t)),
             (Prim::Neg, false) => {
-                let zero = self.op(ir::constant(0, mlir_scalar(s)));
+                let zero = self.op(ir::int_constant(0, &MlirType::scalar(s)));
                 let zero = self.splat(&zero, s, lanes);
                 self.op(ir::same("arith.subi", &[&zero, x], &t))
             }
             (Prim::Not, _) => {
-                let one = self.op(ir::constant(true, "i1"));
+                let one = self.op(ir::constant(Attr::Bool(true)));
                 let one = self.splat(&one, s, lanes);
                 self.op(ir::same("arith.xori", &[x, &one], &t))
             }
@@ -109,8 +117,8 @@ impl Gen {
         match lanes {
             None => x.to_string(),
             Some(n) => {
-                let t = lane_type(s, Some(n));
-                self.op(ir::cast("vector.broadcast", x, mlir_scalar(s), &t))
+                let t = MlirType::lanes(s, Some(n));
+                self.op(ir::cast("vector.broadcast", x, &MlirType::scalar(s), &t))
             }
         }
     }
@@ -121,17 +129,22 @@ impl Gen {
     /// by LLVM's conversion, which has no value out of range.
     pub(super) fn cast(&mut self, x: &str, from: Scalar, to: Scalar) -> Val {
         use Scalar::*;
-        let (f, t) = (mlir_scalar(from), mlir_scalar(to));
+        let (f, t) = (&MlirType::scalar(from), &MlirType::scalar(to));
         let z = match (from.is_float(), to.is_float()) {
             _ if from == to => return Val::Scalar(x.to_string(), to),
             (false, true) if from == Bool => self.op(ir::cast("arith.uitofp", x, f, t)),
             (false, true) if from == I64 && to == F32 => {
-                let wide = self.op(ir::cast("arith.sitofp", x, "i64", "f64"));
-                self.op(ir::cast("arith.truncf", &wide, "f64", "f32"))
+                let wide = self.op(ir::cast("arith.sitofp", x, &MlirType::I64, &MlirType::F64));
+                self.op(ir::cast(
+                    "arith.truncf",
+                    &wide,
+                    &MlirType::F64,
+                    &MlirType::F32,
+                ))
             }
             (false, true) => self.op(ir::cast("arith.sitofp", x, f, t)),
             (true, false) if to == Bool => {
-                let zero = self.op(ir::constant("0.0", f));
+                let zero = self.op(ir::constant(float(0.0, f)));
                 self.op(ir::compare(true, "une", x, &zero, f))
             }
             (true, false) => {
@@ -139,11 +152,18 @@ impl Gen {
                 match to {
                     I32 => {
                         // Saturated to i32's range too, as Rust's `as` does.
-                        let low = self.op(ir::constant(i32::MIN, "i64"));
-                        let high = self.op(ir::constant(i32::MAX, "i64"));
-                        let above = self.op(ir::same("arith.maxsi", &[&wide, &low], "i64"));
-                        let within = self.op(ir::same("arith.minsi", &[&above, &high], "i64"));
-                        self.op(ir::cast("arith.trunci", &within, "i64", "i32"))
+                        let low = self.op(ir::int_constant(i32::MIN.into(), &MlirType::I64));
+                        let high = self.op(ir::int_constant(i32::MAX.into(), &MlirType::I64));
+                        let above =
+                            self.op(ir::same("arith.maxsi", &[&wide, &low], &MlirType::I64));
+                        let within =
+                            self.op(ir::same("arith.minsi", &[&above, &high], &MlirType::I64));
+                        self.op(ir::cast(
+                            "arith.trunci",
+                            &within,
+                            &MlirType::I64,
+                            &MlirType::I32,
+                        ))
                     }
                     _ => wide,
                 }
@@ -151,7 +171,7 @@ impl Gen {
             (true, true) if to == F64 => self.op(ir::cast("arith.extf", x, f, t)),
             (true, true) => self.op(ir::cast("arith.truncf", x, f, t)),
             (false, false) if to == Bool => {
-                let zero = self.op(ir::constant(0, f));
+                let zero = self.op(ir::int_constant(0, f));
                 self.op(ir::compare(false, "ne", x, &zero, f))
             }
             (false, false) if from == Bool => self.op(ir::cast("arith.extui", x, f, t)),
@@ -164,19 +184,24 @@ impl Gen {
     /// The float `x` as an `i64`, saturated (NaN is 0), as Rust's `as` converts.
     fn saturated_i64(&mut self, x: &str, from: Scalar) -> String {
         let x = match from {
-            Scalar::F32 => self.op(ir::cast("arith.extf", x, "f32", "f64")),
+            Scalar::F32 => self.op(ir::cast("arith.extf", x, &MlirType::F32, &MlirType::F64)),
             _ => x.to_string(),
         };
         // 2^63 and -2^63 are exact in f64; in between, the conversion is exact too.
-        let high = self.op(ir::constant("9.2233720368547758E+18", "f64"));
-        let low = self.op(ir::constant("-9.2233720368547758E+18", "f64"));
-        let clamped = self.op(ir::same("arith.maximumf", &[&x, &low], "f64"));
-        let in_range = self.op(ir::compare(true, "olt", &clamped, &high, "f64"));
-        let converted = self.op(ir::cast("arith.fptosi", &clamped, "f64", "i64"));
-        let max = self.op(ir::constant(i64::MAX, "i64"));
-        let saturated = self.op(ir::select(&in_range, &converted, &max, "i64"));
-        let nan = self.op(ir::compare(true, "uno", &x, &x, "f64"));
-        let zero = self.op(ir::constant(0, "i64"));
-        self.op(ir::select(&nan, &zero, &saturated, "i64"))
+        let high = self.op(ir::constant(float(2f64.powi(63), &MlirType::F64)));
+        let low = self.op(ir::constant(float(-(2f64.powi(63)), &MlirType::F64)));
+        let clamped = self.op(ir::same("arith.maximumf", &[&x, &low], &MlirType::F64));
+        let in_range = self.op(ir::compare(true, "olt", &clamped, &high, &MlirType::F64));
+        let converted = self.op(ir::cast(
+            "arith.fptosi",
+            &clamped,
+            &MlirType::F64,
+            &MlirType::I64,
+        ));
+        let max = self.op(ir::int_constant(i64::MAX, &MlirType::I64));
+        let saturated = self.op(ir::select(&in_range, &converted, &max, &MlirType::I64));
+        let nan = self.op(ir::compare(true, "uno", &x, &x, &MlirType::F64));
+        let zero = self.op(ir::int_constant(0, &MlirType::I64));
+        self.op(ir::select(&nan, &zero, &saturated, &MlirType::I64))
     }
 }

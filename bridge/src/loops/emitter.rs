@@ -23,7 +23,7 @@ pub(crate) struct Gen {
     pub(super) next: usize,
     /// The buffers allocated in each open region (function body, loop bodies), freed
     /// when the region ends: nothing allocated inside a region is used outside it.
-    pub(super) allocations: Vec<Vec<(String, String)>>,
+    pub(super) allocations: Vec<Vec<(String, ir::Type)>>,
     /// How many times the code being emitted runs (the product of the enclosing
     /// loops' trip counts).
     pub(super) trips: Vec<u64>,
@@ -150,11 +150,11 @@ impl Gen {
             false => ("scf.for", "scf.yield"),
         };
         let ops = self.leave(Op::new(last));
-        let mut head = Op::new(name).operands_of(&[zero, end, one], "index");
+        let mut head = Op::new(name).operands_of(&[zero, end, one], &ir::Type::Index);
         if parallel {
-            head = head.prop("operandSegmentSizes", ir::segments(&[1, 1, 1, 0]));
+            head = head.prop("operandSegmentSizes", ir::Attr::segments(&[1, 1, 1, 0]));
         }
-        self.push(head.region(Block::new(vec![(i, "index".into())], ops)));
+        self.push(head.region(Block::new(vec![ir::Value::new(i, ir::Type::Index)], ops)));
         Ok(())
     }
 

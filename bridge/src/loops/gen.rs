@@ -7,7 +7,6 @@ use crate::boundary::{check_buffer, size, Storage};
 use crate::error::Error;
 use crate::ir::{self, Op};
 use crate::loop_program::env::{bind, lookup};
-use crate::mlir_types::{lane_type, literal_text, memref_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Expr, Literal, Term};
@@ -34,9 +33,9 @@ impl Gen {
             }
             TypeKind::Scalar(s) => {
                 check_buffer(&self.limits, "a buffer", &dims, *s, what)?;
-                let ty = memref_type(&dims, *s);
+                let ty = ir::Type::memref(&dims, *s);
                 let buffer = self.op(Op::new("memref.alloc")
-                    .prop("operandSegmentSizes", ir::segments(&[0, 0]))
+                    .prop("operandSegmentSizes", ir::Attr::segments(&[0, 0]))
                     .returns(&ty));
                 if let Some(region) = self.allocations.last_mut() {
                     region.push((buffer.clone(), ty));
@@ -89,12 +88,12 @@ impl Gen {
                     scalar,
                 },
             ) => {
-                let ty = memref_type(dims, *scalar);
+                let ty = ir::Type::memref(dims, *scalar);
                 self.push(
                     Op::new("memref.store")
-                        .operand(x, mlir_scalar(*scalar))
-                        .operand(buffer, ty)
-                        .operands_of(prefix, "index"),
+                        .operand(x, &ir::Type::scalar(*scalar))
+                        .operand(buffer, &ty)
+                        .operands_of(prefix, &ir::Type::Index),
                 );
                 Ok(())
             }
@@ -107,12 +106,12 @@ impl Gen {
                 },
             ) => {
                 let at = self.vector_position(prefix);
-                let t = lane_type(*s, Some(*n));
+                let t = ir::Type::lanes(*s, Some(*n));
                 self.push(
                     Op::new("vector.store")
-                        .operand(x, t)
-                        .operand(buffer, memref_type(dims, *scalar))
-                        .operands_of(&at, "index"),
+                        .operand(x, &t)
+                        .operand(buffer, &ir::Type::memref(dims, *scalar))
+                        .operands_of(&at, &ir::Type::Index),
                 );
                 Ok(())
             }
@@ -183,11 +182,11 @@ impl Gen {
             ) => {
                 let lanes = n.as_const().unwrap_or(1);
                 let at = self.vector_position(&prefix);
-                let t = lane_type(*scalar, Some(lanes));
+                let t = ir::Type::lanes(*scalar, Some(lanes));
                 let v = self.op(Op::new("vector.load")
-                    .operand(buffer, memref_type(dims, *scalar))
-                    .operands_of(&at, "index")
-                    .returns(t));
+                    .operand(buffer, &ir::Type::memref(dims, *scalar))
+                    .operands_of(&at, &ir::Type::Index)
+                    .returns(&t));
                 Val::Vector(v, *scalar, lanes)
             }
             (
@@ -198,8 +197,8 @@ impl Gen {
                     scalar,
                 },
             ) => {
-                let ty = memref_type(dims, *scalar);
-                let x = self.op(ir::load(buffer, &ty, &prefix, mlir_scalar(*scalar)));
+                let ty = ir::Type::memref(dims, *scalar);
+                let x = self.op(ir::load(buffer, &ty, &prefix, &ir::Type::scalar(*scalar)));
                 Val::Scalar(x, *scalar)
             }
             _ => unreachable!("storage made for this type"),
@@ -262,8 +261,14 @@ impl Gen {
     }
 
     pub(super) fn literal(&mut self, l: Literal) -> Val {
-        let (text, s) = literal_text(l);
-        let x = self.op(ir::constant(text, mlir_scalar(s)));
+        let x = self.op(ir::constant(crate::scalar_ops::literal_attr(l)));
+        let s = match l {
+            Literal::Bool(_) => elevate_rise::types::Scalar::Bool,
+            Literal::I32(_) => elevate_rise::types::Scalar::I32,
+            Literal::I64(_) => elevate_rise::types::Scalar::I64,
+            Literal::F32(_) => elevate_rise::types::Scalar::F32,
+            Literal::F64(_) => elevate_rise::types::Scalar::F64,
+        };
         match l {
             Literal::I32(v) => {
                 self.constants.insert(x.clone(), i64::from(v));

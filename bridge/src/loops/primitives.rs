@@ -8,7 +8,6 @@ use super::views::reshaped;
 use crate::boundary::{lanes, positive, size};
 use crate::error::Error;
 use crate::ir::{self, Block, Op};
-use crate::mlir_types::lane_type;
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
@@ -85,7 +84,12 @@ impl Gen {
                 let Val::Index(i) = &args[0] else {
                     return unsupported("an index that is not an idx value");
                 };
-                let x = self.op(ir::cast("arith.index_cast", i, "index", "i64"));
+                let x = self.op(ir::cast(
+                    "arith.index_cast",
+                    i,
+                    &ir::Type::Index,
+                    &ir::Type::I64,
+                ));
                 Ok(Val::Scalar(x, Scalar::I64))
             }
             NatAsIndex => {
@@ -309,7 +313,10 @@ impl Gen {
             // Numbers, or pairs of them: one value the loop carries per number.
             Val::Scalar(..) | Val::Vector(..) | Val::Pair(..) if numbers(&init).is_some() => {
                 let start = numbers(&init).unwrap_or_default();
-                let types: Vec<String> = start.iter().map(|(_, s, l)| lane_type(*s, *l)).collect();
+                let types: Vec<ir::Type> = start
+                    .iter()
+                    .map(|(_, s, l)| ir::Type::lanes(*s, *l))
+                    .collect();
                 let (zero, end, one) = (self.index(0), self.index(xs.len), self.index(1));
                 let i = self.fresh();
                 let accs: Vec<String> = start.iter().map(|_| self.fresh()).collect();
@@ -337,19 +344,22 @@ impl Gen {
                             "a reduction step whose result is not shaped as its accumulator",
                         )
                     })?;
-                let typed = |names: Vec<String>| -> Vec<(String, String)> {
-                    names.into_iter().zip(types.iter().cloned()).collect()
+                let typed = |names: Vec<String>| -> Vec<ir::Value> {
+                    names
+                        .into_iter()
+                        .zip(types.iter().cloned())
+                        .map(|(x, t)| ir::Value::new(x, t))
+                        .collect()
                 };
                 let yielded = typed(next.into_iter().map(|(x, _, _)| x).collect());
                 let body = self.leave(ir::yield_values("scf.yield", yielded));
-                let mut args = vec![(i, "index".to_string())];
+                let mut args = vec![ir::Value::new(i, ir::Type::Index)];
                 args.extend(typed(accs));
-                let mut head = Op::new("scf.for").operands_of(&[zero, end, one], "index");
-                for (x0, t) in typed(start.iter().map(|(x, _, _)| x.clone()).collect()) {
-                    head = head.operand(x0, t);
-                }
-                for (name, t) in typed(outs.clone()) {
-                    head = head.result(name, t);
+                let mut head = Op::new("scf.for").operands_of(&[zero, end, one], &ir::Type::Index);
+                head =
+                    head.operand_values(&typed(start.iter().map(|(x, _, _)| x.clone()).collect()));
+                for v in typed(outs.clone()) {
+                    head = head.result(v.name, &v.ty);
                 }
                 self.push(head.region(Block::new(args, body)));
                 Ok(rebuilt(

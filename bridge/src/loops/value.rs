@@ -5,7 +5,6 @@ use super::emitter::Gen;
 use crate::error::Error;
 use crate::ir;
 use crate::loop_program::deep_rc::DeepRc;
-use crate::mlir_types::{lane_type, mlir_scalar};
 use elevate_core::stack::guard;
 use elevate_rise::nat::Nat;
 use elevate_rise::term::Term;
@@ -137,16 +136,16 @@ pub(super) fn select_val(
 fn select(g: &mut Gen, cond: &str, a: &Val, b: &Val, at: &Term) -> Result<Val, Error> {
     match (a, b) {
         (Val::Scalar(x, s), Val::Scalar(y, _)) => {
-            let z = g.op(ir::select(cond, x, y, mlir_scalar(*s)));
+            let z = g.op(ir::select(cond, x, y, &ir::Type::scalar(*s)));
             Ok(Val::Scalar(z, *s))
         }
         (Val::Vector(x, s, n), Val::Vector(y, _, _)) => {
-            let t = lane_type(*s, Some(*n));
-            let z = g.op(ir::select_by(cond, "i1", x, y, &t));
+            let t = ir::Type::lanes(*s, Some(*n));
+            let z = g.op(ir::select_by(cond, &ir::Type::BOOL, x, y, &t));
             Ok(Val::Vector(z, *s, *n))
         }
         (Val::Index(x), Val::Index(y)) => {
-            let z = g.op(ir::select(cond, x, y, "index"));
+            let z = g.op(ir::select(cond, x, y, &ir::Type::Index));
             Ok(Val::Index(z))
         }
         (Val::Pair(a1, a2), Val::Pair(b1, b2)) => Ok(Val::Pair(

@@ -8,7 +8,6 @@ use super::emitter::Gen;
 use super::value::{arith_of, array_of, elem_of, scalar_of, select_val, ArrayVal, Contiguous, Val};
 use crate::error::Error;
 use crate::ir::{self, Op};
-use crate::mlir_types::{lane_type, memref_type, mlir_scalar};
 use elevate_rise::term::Term;
 use elevate_rise::types::{Scalar, Type, TypeKind};
 use elevate_rise::view::{Indexing, Reshape, Row, Source};
@@ -21,22 +20,22 @@ impl Indexing for Gen {
             return i.clone();
         }
         let c = self.index(k);
-        self.op(ir::same("arith.addi", &[i, &c], "index"))
+        self.op(ir::same("arith.addi", &[i, &c], &ir::Type::Index))
     }
     fn scale(&mut self, i: &String, k: i64) -> String {
         let c = self.index(k);
-        self.op(ir::same("arith.muli", &[i, &c], "index"))
+        self.op(ir::same("arith.muli", &[i, &c], &ir::Type::Index))
     }
     fn add(&mut self, i: &String, j: &String) -> String {
-        self.op(ir::same("arith.addi", &[i, j], "index"))
+        self.op(ir::same("arith.addi", &[i, j], &ir::Type::Index))
     }
     fn div(&mut self, i: &String, k: i64) -> String {
         let c = self.index(k);
-        self.op(ir::same("arith.divui", &[i, &c], "index"))
+        self.op(ir::same("arith.divui", &[i, &c], &ir::Type::Index))
     }
     fn rem(&mut self, i: &String, k: i64) -> String {
         let c = self.index(k);
-        self.op(ir::same("arith.remui", &[i, &c], "index"))
+        self.op(ir::same("arith.remui", &[i, &c], &ir::Type::Index))
     }
 }
 
@@ -94,15 +93,15 @@ fn read(g: &mut Gen, source: Source<String>, from: &Rc<From>) -> Result<Val, Err
         Source::Padded { inside, .. } | Source::Clamped { inside, .. } => {
             // The position in xs clamped into it, with signed arithmetic on index.
             let (zero, last) = (g.index(0), g.index(xs.len - 1));
-            let low = g.op(ir::same("arith.maxsi", &[&inside, &zero], "index"));
-            let clamped = g.op(ir::same("arith.minsi", &[&low, &last], "index"));
+            let low = g.op(ir::same("arith.maxsi", &[&inside, &zero], &ir::Type::Index));
+            let clamped = g.op(ir::same("arith.minsi", &[&low, &last], &ir::Type::Index));
             let inner = xs.at(g, &clamped)?;
             let Some(value) = &from.with else {
                 return Ok(inner);
             };
-            let below = g.op(ir::compare(false, "slt", &inside, &zero, "index"));
-            let above = g.op(ir::compare(false, "sgt", &inside, &last, "index"));
-            let outside = g.op(ir::same("arith.ori", &[&below, &above], "i1"));
+            let below = g.op(ir::compare(false, "slt", &inside, &zero, &ir::Type::Index));
+            let above = g.op(ir::compare(false, "sgt", &inside, &last, &ir::Type::Index));
+            let outside = g.op(ir::same("arith.ori", &[&below, &above], &ir::Type::BOOL));
             select_val(g, &outside, value, &inner, at)
         }
         Source::Either {
@@ -116,9 +115,9 @@ fn read(g: &mut Gen, source: Source<String>, from: &Rc<From>) -> Result<Val, Err
             // Both reads in range (clamped), then the one that applies.
             let (split, zero) = (g.index(first), g.index(0));
             let last_a = g.index((first - 1).max(0));
-            let in_a = g.op(ir::same("arith.minsi", &[&i, &last_a], "index"));
-            let in_b = g.op(ir::same("arith.maxsi", &[&second, &zero], "index"));
-            let from_a = g.op(ir::compare(false, "slt", &i, &split, "index"));
+            let in_a = g.op(ir::same("arith.minsi", &[&i, &last_a], &ir::Type::Index));
+            let in_b = g.op(ir::same("arith.maxsi", &[&second, &zero], &ir::Type::Index));
+            let from_a = g.op(ir::compare(false, "slt", &i, &split, &ir::Type::Index));
             let (x, y) = match (first, b.len) {
                 (0, _) => return b.at(g, &in_b),
                 (_, 0) => return xs.at(g, &in_a),
@@ -129,12 +128,12 @@ fn read(g: &mut Gen, source: Source<String>, from: &Rc<From>) -> Result<Val, Err
         Source::Lanes { base, width } => lanes(g, &base, width, from),
         Source::Lane { at: i, lane } => {
             let (v, s, lanes) = arith_of(&xs.at(g, &i)?, at)?;
-            let t = lane_type(s, lanes);
+            let t = ir::Type::lanes(s, lanes);
             let x = g.op(Op::new("vector.extract")
-                .operand(&v, t)
-                .operand(&lane, "index")
-                .prop("static_position", ir::i64_array(&[i64::MIN]))
-                .returns(mlir_scalar(s)));
+                .operand(&v, &t)
+                .operand(&lane, &ir::Type::Index)
+                .prop("static_position", ir::Attr::I64s(vec![i64::MIN]))
+                .returns(&ir::Type::scalar(s)));
             Ok(Val::Scalar(x, s))
         }
     }
@@ -185,9 +184,9 @@ fn lanes(g: &mut Gen, base: &String, width: i64, from: &From) -> Result<Val, Err
         };
         let at = c.prefix.iter().cloned().chain([start]).collect::<Vec<_>>();
         let v = g.op(Op::new("vector.load")
-            .operand(&c.buffer, memref_type(&c.dims, c.scalar))
-            .operands_of(&at, "index")
-            .returns(lane_type(s, Some(width))));
+            .operand(&c.buffer, &ir::Type::memref(&c.dims, c.scalar))
+            .operands_of(&at, &ir::Type::Index)
+            .returns(&ir::Type::lanes(s, Some(width))));
         return Ok(Val::Vector(v, s, width));
     }
     let mut elements = Vec::new();
@@ -197,7 +196,7 @@ fn lanes(g: &mut Gen, base: &String, width: i64, from: &From) -> Result<Val, Err
         elements.push(x);
     }
     let v = g.op(Op::new("vector.from_elements")
-        .operands_of(&elements, mlir_scalar(s))
-        .returns(lane_type(s, Some(width))));
+        .operands_of(&elements, &ir::Type::scalar(s))
+        .returns(&ir::Type::lanes(s, Some(width))));
     Ok(Val::Vector(v, s, width))
 }

@@ -1,51 +1,18 @@
-//! MLIR texts shared by both translations: scalar and memref types, constants,
-//! binary arithmetic.
+//! Scalar operations both translations write: a literal's constant, binary
+//! arithmetic and comparisons.
 
-use crate::ir::{self, Op};
+use crate::ir::{self, Attr, Op, Type};
 use elevate_rise::prim::Prim;
 use elevate_rise::term::Literal;
-use elevate_rise::types::Scalar;
-use std::fmt::Write;
 
-/// The MLIR type of a scalar.
-pub(crate) fn mlir_scalar(s: Scalar) -> &'static str {
-    match s {
-        Scalar::Bool => "i1",
-        Scalar::I32 => "i32",
-        Scalar::I64 => "i64",
-        Scalar::F32 => "f32",
-        Scalar::F64 => "f64",
-    }
-}
-
-/// `f32` or `vector<8xf32>`.
-pub(crate) fn lane_type(s: Scalar, lanes: Option<i64>) -> String {
-    match lanes {
-        None => mlir_scalar(s).to_string(),
-        Some(n) => format!("vector<{n}x{}>", mlir_scalar(s)),
-    }
-}
-
-/// `memref<4x8xf32>`
-pub(crate) fn memref_type(dims: &[i64], s: Scalar) -> String {
-    let mut out = String::from("memref<");
-    for d in dims {
-        let _ = write!(out, "{d}x");
-    }
-    out.push_str(mlir_scalar(s));
-    out.push('>');
-    out
-}
-
-/// A literal as MLIR constant text, and its scalar type.
-pub(crate) fn literal_text(l: Literal) -> (String, Scalar) {
+/// A literal as a constant's value (floats by their bits: exact).
+pub(crate) fn literal_attr(l: Literal) -> Attr {
     match l {
-        Literal::Bool(b) => (b.to_string(), Scalar::Bool),
-        Literal::I32(v) => (v.to_string(), Scalar::I32),
-        Literal::I64(v) => (v.to_string(), Scalar::I64),
-        // The bit pattern: exact, and MLIR reads it for float types.
-        Literal::F32(v) => (format!("0x{:08X}", v.to_bits()), Scalar::F32),
-        Literal::F64(v) => (format!("0x{:016X}", v.to_bits()), Scalar::F64),
+        Literal::Bool(b) => Attr::Bool(b),
+        Literal::I32(v) => Attr::Int(v.into(), Type::I32),
+        Literal::I64(v) => Attr::Int(v, Type::I64),
+        Literal::F32(v) => Attr::Float(v.to_bits().into(), Type::F32),
+        Literal::F64(v) => Attr::Float(v.to_bits(), Type::F64),
     }
 }
 
@@ -56,7 +23,7 @@ pub(crate) fn is_comparison(p: Prim) -> bool {
 
 /// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`
 /// (scalars or vectors of floats or integers), or `None` if `p` is not one.
-pub(crate) fn binary_op(p: Prim, x: &str, y: &str, float: bool, t: &str) -> Option<Op> {
+pub(crate) fn binary_op(p: Prim, x: &str, y: &str, float: bool, t: &Type) -> Option<Op> {
     let name = match (p, float) {
         (Prim::Add, true) => "arith.addf",
         (Prim::Add, false) => "arith.addi",
