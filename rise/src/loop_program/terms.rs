@@ -82,6 +82,9 @@ impl SymbolicEvaluator {
                 if let Some((p, args)) = top_level_materialization(t) {
                     return self.top_level(p, &args, env, m);
                 }
+                if let Some(value) = self.saturated_primitive(t, env, m) {
+                    return value;
+                }
                 let f = self.expr(f, env, m)?;
                 let a = self.expr(a, env, m)?;
                 self.apply(&f, a)
@@ -130,6 +133,58 @@ impl SymbolicEvaluator {
                 self.apply(&f, value)
             }
         }
+    }
+
+    /// `p(nats...)(values...)` with at least as many values as `p` takes, applied at
+    /// once (as its curried function would be, one value after the other, without
+    /// making the function of each prefix); `None` for any other term.
+    fn saturated_primitive(
+        &mut self,
+        t: &Term,
+        env: &Env,
+        m: &mut dyn Materialize,
+    ) -> Option<Structuring<SymValue>> {
+        let (head, args) = t.value_arguments();
+        let (prim, nat_args) = head.nat_arguments();
+        let Expr::Prim(p) = prim.expr() else {
+            return None;
+        };
+        let arity = p.value_arity();
+        if arity == 0 || args.len() < arity {
+            return None;
+        }
+        Some(self.apply_saturated(*p, head, &nat_args, &args, env, m))
+    }
+
+    fn apply_saturated(
+        &mut self,
+        p: Prim,
+        head: &Term,
+        nat_args: &[&crate::nat::Nat],
+        args: &[&Term],
+        env: &Env,
+        m: &mut dyn Materialize,
+    ) -> Structuring<SymValue> {
+        let nats = nat_args
+            .iter()
+            .map(|n| size(n))
+            .collect::<Structuring<Vec<_>>>()?;
+        let mut ty = head.ty().ok_or_else(untyped)?;
+        let arity = p.value_arity();
+        let mut values = Vec::with_capacity(arity);
+        for arg in &args[..arity] {
+            values.push(self.expr(arg, env, m)?);
+            ty = match ty.kind() {
+                TypeKind::Fun(_, r) => r,
+                _ => return not_structured("untyped primitive"),
+            };
+        }
+        let mut value = self.apply_primitive(p, &nats, values, ty, head.span())?;
+        for arg in &args[arity..] {
+            let x = self.expr(arg, env, m)?;
+            value = self.apply(&value, x)?;
+        }
+        Ok(value)
     }
 
     /// A primitive with its nat arguments, as a curried function of its values.
