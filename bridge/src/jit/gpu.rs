@@ -74,9 +74,6 @@ pub fn gpu_lowered(payload: &Payload) -> Result<String, Error> {
     Ok(module.as_operation().to_string())
 }
 
-/// The address space of a GPU block's shared memory.
-const WORKGROUP: &str = "#gpu.address_space<workgroup>";
-
 /// `module` with each buffer its script allocated in shared memory (a promoted tile,
 /// a `memref.alloc` of the workgroup address space inside a launch) a global of its
 /// own in shared memory, `memref.get_global` where the allocation was: NVVM takes a
@@ -86,7 +83,9 @@ fn shared_memory_as_globals<'c>(
     context: &'c Context,
     module: &mut Module<'c>,
 ) -> Result<(), Error> {
-    let workgroup = Attribute::parse(context, WORKGROUP)
+    // (The address space of a block's shared memory, as the scripts name it.)
+    let workgroup = crate::ir::MemorySpace::Workgroup.to_string();
+    let workgroup = Attribute::parse(context, &workgroup)
         .ok_or_else(|| Error::mlir(Stage::Ptx, "the workgroup address space does not parse"))?
         .to_raw();
     let shared = |ty: melior::ir::Type| {
