@@ -101,11 +101,6 @@ impl Attr {
     pub fn names(names: &[&str]) -> Attr {
         Attr::Array(names.iter().map(|n| Attr::string(*n)).collect())
     }
-
-    /// Whether it is written by its name alone in a dictionary.
-    pub fn is_unit(&self) -> bool {
-        matches!(self, Attr::Unit)
-    }
 }
 
 impl Display for Attr {

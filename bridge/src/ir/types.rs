@@ -113,19 +113,6 @@ impl Type {
             _ => Type::BOOL,
         }
     }
-
-    /// Whether it is a vector.
-    pub fn is_vector(&self) -> bool {
-        matches!(self, Type::Vector(..))
-    }
-
-    /// The rank of a memref.
-    pub fn memref_rank(&self) -> Option<usize> {
-        match self {
-            Type::MemRef(m) => Some(m.shape.len()),
-            _ => None,
-        }
-    }
 }
 
 impl Display for Type {
@@ -216,6 +203,5 @@ mod tests {
         assert_eq!(Type::F32.flags(), Type::BOOL);
         let f = Type::Function(vec![Type::AnyOp], Vec::new());
         assert_eq!(f.to_string(), "(!transform.any_op) -> ()");
-        assert_eq!(Type::memref(&[3, 5], Scalar::F32).memref_rank(), Some(2));
     }
 }

@@ -25,13 +25,13 @@ use mlir_sys::MlirValue;
 use std::collections::HashMap;
 
 /// The builder's state: the context, the values in scope (innermost block last), and
-/// the types and dialect attributes already made.
+/// the types and the attributes made from their text so far.
 struct Builder<'c> {
     context: &'c Context,
     location: Location<'c>,
     scopes: Vec<HashMap<String, MlirValue>>,
     types: HashMap<ir::Type, Type<'c>>,
-    dialect_attributes: HashMap<String, Attribute<'c>>,
+    parsed: HashMap<String, Attribute<'c>>,
     stage: Stage,
 }
 
@@ -49,7 +49,7 @@ fn build_module<'c>(
         location: Location::new(context, source, 0, 0),
         scopes: Vec::new(),
         types: HashMap::new(),
-        dialect_attributes: HashMap::new(),
+        parsed: HashMap::new(),
         stage,
     };
     let operation = b.operation(module)?;
@@ -143,7 +143,7 @@ impl<'c> Builder<'c> {
                     StridedLayoutAttribute::new(c, offset, &l.strides).into()
                 });
                 let space = match m.space {
-                    Some(space) => Some(self.dialect_attribute(&Attr::Space(space))?),
+                    Some(space) => Some(self.parsed(&Attr::Space(space))?),
                     None => None,
                 };
                 MemRefType::new(element, &m.shape, layout, space).into()
@@ -181,7 +181,7 @@ impl<'c> Builder<'c> {
                 };
                 if value.is_nan() {
                     // (A NaN's payload is kept only by its text.)
-                    return self.parsed(&a.to_string());
+                    return self.parsed(a);
                 }
                 FloatAttribute::new(c, self.ty(ty)?, value).into()
             }
@@ -258,24 +258,22 @@ impl<'c> Builder<'c> {
             | Attr::Contract
             | Attr::VectorOr
             | Attr::GpuMapping { .. }
-            | Attr::Space(_) => self.dialect_attribute(a)?,
+            | Attr::Space(_) => self.parsed(a)?,
         })
     }
 
-    /// A dialect's attribute that MLIR's C API has no constructor for (`linalg`'s
-    /// iterator types, `arith`'s fast-math flags, `vector`'s combining kinds, `gpu`'s
-    /// mappings and address spaces): made from its text, once per context.
-    fn dialect_attribute(&mut self, a: &Attr) -> Result<Attribute<'c>, Error> {
-        self.parsed(&a.to_string())
-    }
-
-    fn parsed(&mut self, text: &str) -> Result<Attribute<'c>, Error> {
-        if let Some(made) = self.dialect_attributes.get(text) {
+    /// `a` made from its text, once per module: a dialect's attribute that MLIR's C
+    /// API has no constructor for (`linalg`'s iterator types, `arith`'s fast-math
+    /// flags, `vector`'s combining kinds, `gpu`'s mappings and address spaces), or a
+    /// NaN (whose payload only its text keeps).
+    fn parsed(&mut self, a: &Attr) -> Result<Attribute<'c>, Error> {
+        let text = a.to_string();
+        if let Some(made) = self.parsed.get(&text) {
             return Ok(*made);
         }
-        let made = Attribute::parse(self.context, text)
+        let made = Attribute::parse(self.context, &text)
             .ok_or_else(|| self.error(format!("the attribute `{text}` is not MLIR's")))?;
-        self.dialect_attributes.insert(text.to_string(), made);
+        self.parsed.insert(text, made);
         Ok(made)
     }
 

@@ -149,42 +149,32 @@ impl SymbolicEvaluator {
         let Expr::Prim(p) = prim.expr() else {
             return None;
         };
-        let arity = p.value_arity();
+        let (p, arity) = (*p, p.value_arity());
         if arity == 0 || args.len() < arity {
             return None;
         }
-        Some(self.apply_saturated(*p, head, &nat_args, &args, env, m))
-    }
-
-    fn apply_saturated(
-        &mut self,
-        p: Prim,
-        head: &Term,
-        nat_args: &[&crate::nat::Nat],
-        args: &[&Term],
-        env: &Env,
-        m: &mut dyn Materialize,
-    ) -> Structuring<SymValue> {
-        let nats = nat_args
-            .iter()
-            .map(|n| size(n))
-            .collect::<Structuring<Vec<_>>>()?;
-        let mut ty = head.ty().ok_or_else(untyped)?;
-        let arity = p.value_arity();
-        let mut values = Vec::with_capacity(arity);
-        for arg in &args[..arity] {
-            values.push(self.expr(arg, env, m)?);
-            ty = match ty.kind() {
-                TypeKind::Fun(_, r) => r,
-                _ => return not_structured("untyped primitive"),
-            };
-        }
-        let mut value = self.apply_primitive(p, &nats, values, ty, head.span())?;
-        for arg in &args[arity..] {
-            let x = self.expr(arg, env, m)?;
-            value = self.apply(&value, x)?;
-        }
-        Ok(value)
+        let apply = || {
+            let nats = nat_args
+                .into_iter()
+                .map(size)
+                .collect::<Structuring<Vec<_>>>()?;
+            let mut ty = head.ty().ok_or_else(untyped)?;
+            let mut values = Vec::with_capacity(arity);
+            for arg in &args[..arity] {
+                values.push(self.expr(arg, env, m)?);
+                ty = match ty.kind() {
+                    TypeKind::Fun(_, r) => r,
+                    _ => return not_structured("untyped primitive"),
+                };
+            }
+            let mut value = self.apply_primitive(p, &nats, values, ty, head.span())?;
+            for arg in &args[arity..] {
+                let x = self.expr(arg, env, m)?;
+                value = self.apply(&value, x)?;
+            }
+            Ok(value)
+        };
+        Some(apply())
     }
 
     /// A primitive with its nat arguments, as a curried function of its values.
