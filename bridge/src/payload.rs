@@ -440,17 +440,17 @@ mod tests {
 
     #[test]
     fn the_quick_answer_is_the_payload_s_and_the_model_reads_what_has_a_loop_program() {
-        // The matmul, and the same reading each row's elements at an index computed
-        // from data, under the library's schedules: structured, or not, in every
+        // The matmul, and the same with a product of more operations than a kernel's
+        // body takes, under the library's schedules: structured, or not, in every
         // mixture of stages.
-        let clamped = MATMUL.replace(
-            "zip(arow,",
-            "zip(arow |> map(fun(x => [x] |> idx(natAsIndex(1, cast(x * 0.0) : i64)))),",
+        let long = MATMUL.replace(
+            "fst(p) * snd(p)",
+            &format!("fst(p) * snd(p){}", " + 0.0".repeat(1001)),
         );
         let seven = elevate_rise::rules::matmul_strategies();
         let model = ModelCost::new(Machine::default());
         let mut answers = std::collections::BTreeSet::new();
-        for source in [MATMUL, &clamped] {
+        for source in [MATMUL, &long] {
             for strategy in std::iter::once("id").chain(seven.iter().map(|(name, _)| *name)) {
                 let t = lowered(source, strategy);
                 let payload = payload("f", &t, &Limits::default()).unwrap();

@@ -263,10 +263,66 @@ fn casts_of_floats_out_of_range_give_what_the_interpreter_gives() {
 }
 
 #[test]
-fn loops_nested_as_deep_as_the_bridge_allows_compile_and_run() {
-    // Each level a loop (of one iteration) around the next: MLIR parses, lowers and
-    // compiles nested regions recursively, on this test thread's small stack. (An
-    // index computed from data makes the whole nest explicit loops.)
+fn every_cast_and_not_is_a_kernel_that_computes_what_the_interpreter_computes() {
+    // Each scalar type to each, and `not`: a structured kernel, its values the
+    // interpreter's on values at the edges.
+    let values = |s: &str| -> Vec<Value> {
+        let floats = [f64::NAN, -3e9, -2.7, -0.0, 0.5, 1.0, 2.7, 3e9];
+        (0..8)
+            .map(|k| match s {
+                "bool" => Value::Bool(k % 3 == 0),
+                "i32" => Value::I32([i32::MIN, -7, -1, 0, 1, 2, 7, i32::MAX][k]),
+                "i64" => Value::I64([i64::MIN, -(1 << 40), -1, 0, 1, 3, 1 << 53, i64::MAX][k]),
+                "f32" => Value::F32(floats[k] as f32),
+                _ => Value::F64(floats[k]),
+            })
+            .collect()
+    };
+    let types = ["bool", "i32", "i64", "f32", "f64"];
+    let mut bodies: Vec<(String, &str)> = types
+        .iter()
+        .flat_map(|from| {
+            types
+                .iter()
+                .map(move |to| (format!("cast(v) : {to}"), *from))
+        })
+        .collect();
+    bodies.push(("not(v)".to_string(), "bool"));
+    for (body, from) in &bodies {
+        let source = format!("def f(x: 8.{from}) = x |> map(fun(v => {body}))");
+        let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
+        assert!(
+            f.payload().all_structured(),
+            "{source}: {:?}",
+            f.payload().kernels
+        );
+        agree(&program, &f, &[Value::array(values(from))])
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
+    }
+}
+
+#[test]
+fn an_index_as_a_number_is_its_position_in_the_kernel_s_loops() {
+    // Each element plus its position, the positions counted through a split: a
+    // structured kernel, its rows in parallel or not.
+    let x = Value::array((0..24).map(Value::I64).collect());
+    for map in ["mapSeq", "mapPar"] {
+        let source = format!(
+            "def f(x: 24.i64) = zip(x, generate(fun(i => indexAsNat(i))) : 24.i64) |> split(6) \
+             |> {map}(fun(r => r |> mapSeq(fun(p => fst(p) * 100i64 + snd(p))))) |> join"
+        );
+        let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
+        assert!(f.payload().all_structured(), "{:?}", f.payload().kernels);
+        agree(&program, &f, std::slice::from_ref(&x)).unwrap();
+    }
+}
+
+#[test]
+fn reductions_nested_as_deep_as_the_bridge_allows_compile_and_run() {
+    // Each level a reduction (of one element) around the next, the element read at an
+    // index computed from data: one kernel per level (a reduction inside another
+    // computation is a kernel of its own), which MLIR parses, schedules and compiles
+    // on this test thread's small stack.
     let levels = elevate::bridge::MAX_LOOP_DEPTH - 6;
     let f = (0..levels).fold("fun(v => v * 2.0)".to_string(), |f, _| {
         format!(
@@ -276,7 +332,8 @@ fn loops_nested_as_deep_as_the_bridge_allows_compile_and_run() {
     });
     let source = format!("def f(x: f32) = x |> {f}");
     let (program, f) = compiled(&source, &NatEnv::default(), &Options::default()).unwrap();
-    assert!(f.payload().mlir.matches("scf.for").count() >= levels);
+    assert!(f.payload().all_structured(), "{:?}", f.payload().kernels);
+    assert_eq!(f.payload().kernels.len(), levels);
     let result = agree(&program, &f, &[Value::F32(1.5)]).unwrap();
     assert_eq!(result.to_json().unwrap(), serde_json::json!(3.0));
 }

@@ -358,6 +358,7 @@ fn float_ops(k: &Kernel) -> usize {
         match e {
             ScalarExpr::Bin(_, a, b) => usize::from(a.scalar().is_float()) + count(a) + count(b),
             ScalarExpr::Un(_, a) => usize::from(a.scalar().is_float()) + count(a),
+            ScalarExpr::Cast(a, _) => count(a),
             ScalarExpr::Pick(c, a, b) => count(c) + count(a) + count(b),
             _ => 0,
         }
@@ -434,8 +435,16 @@ impl Body<'_> {
                     (Prim::Exp, _) => self.op(unary("math.exp")),
                     (Prim::Sqrt, _) => self.op(unary("math.sqrt")),
                     (Prim::Abs, true) => self.op(unary("math.absf")),
+                    (Prim::Not, _) => {
+                        let one = self.op(ir::constant(Attr::Bool(true)));
+                        self.op(ir::same("arith.xori", &[&x, &one], t))
+                    }
                     _ => self.op(unary("math.absi")),
                 }
+            }
+            ScalarExpr::Cast(a, to) => {
+                let x = self.expr(a);
+                crate::scalar_ops::cast(&mut |op| self.op(op), &x, a.scalar(), *to)
             }
             ScalarExpr::Pick(c, a, b) => {
                 let t = &Type::scalar(a.scalar());

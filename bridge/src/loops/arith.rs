@@ -13,14 +13,6 @@ use elevate_rise::prim::Prim;
 use elevate_rise::term::Term;
 use elevate_rise::types::Scalar;
 
-/// The float `v` as a constant of float type `ty`.
-fn float(v: f64, ty: &MlirType) -> Attr {
-    match ty {
-        MlirType::F32 => Attr::Float((v as f32).to_bits().into(), MlirType::F32),
-        _ => Attr::Float(v.to_bits(), MlirType::F64),
-    }
-}
-
 impl Gen {
     pub(super) fn binary(
         &mut self,
@@ -123,85 +115,11 @@ impl Gen {
         }
     }
 
-    /// `x` cast from `from` to `to`, as the interpreter casts: through `f64` for
-    /// floats (an `i64` becomes an `f32` by way of an `f64`), and a float becomes an
-    /// integer by saturating to the integer's range (NaN is 0), never
-    /// by LLVM's conversion, which has no value out of range.
+    /// `x` cast from `from` to `to` ([`crate::scalar_ops::cast`]).
     pub(super) fn cast(&mut self, x: &str, from: Scalar, to: Scalar) -> Val {
-        use Scalar::*;
-        let (f, t) = (&MlirType::scalar(from), &MlirType::scalar(to));
-        let z = match (from.is_float(), to.is_float()) {
-            _ if from == to => return Val::Scalar(x.to_string(), to),
-            (false, true) if from == Bool => self.op(ir::cast("arith.uitofp", x, f, t)),
-            (false, true) if from == I64 && to == F32 => {
-                let wide = self.op(ir::cast("arith.sitofp", x, &MlirType::I64, &MlirType::F64));
-                self.op(ir::cast(
-                    "arith.truncf",
-                    &wide,
-                    &MlirType::F64,
-                    &MlirType::F32,
-                ))
-            }
-            (false, true) => self.op(ir::cast("arith.sitofp", x, f, t)),
-            (true, false) if to == Bool => {
-                let zero = self.op(ir::constant(float(0.0, f)));
-                self.op(ir::compare(true, "une", x, &zero, f))
-            }
-            (true, false) => {
-                let wide = self.saturated_i64(x, from);
-                match to {
-                    I32 => {
-                        // Saturated to i32's range too, as Rust's `as` does.
-                        let low = self.op(ir::int_constant(i32::MIN.into(), &MlirType::I64));
-                        let high = self.op(ir::int_constant(i32::MAX.into(), &MlirType::I64));
-                        let above =
-                            self.op(ir::same("arith.maxsi", &[&wide, &low], &MlirType::I64));
-                        let within =
-                            self.op(ir::same("arith.minsi", &[&above, &high], &MlirType::I64));
-                        self.op(ir::cast(
-                            "arith.trunci",
-                            &within,
-                            &MlirType::I64,
-                            &MlirType::I32,
-                        ))
-                    }
-                    _ => wide,
-                }
-            }
-            (true, true) if to == F64 => self.op(ir::cast("arith.extf", x, f, t)),
-            (true, true) => self.op(ir::cast("arith.truncf", x, f, t)),
-            (false, false) if to == Bool => {
-                let zero = self.op(ir::int_constant(0, f));
-                self.op(ir::compare(false, "ne", x, &zero, f))
-            }
-            (false, false) if from == Bool => self.op(ir::cast("arith.extui", x, f, t)),
-            (false, false) if to == I64 => self.op(ir::cast("arith.extsi", x, f, t)),
-            (false, false) => self.op(ir::cast("arith.trunci", x, f, t)),
-        };
-        Val::Scalar(z, to)
-    }
-
-    /// The float `x` as an `i64`, saturated (NaN is 0), as Rust's `as` converts.
-    fn saturated_i64(&mut self, x: &str, from: Scalar) -> String {
-        let x = match from {
-            Scalar::F32 => self.op(ir::cast("arith.extf", x, &MlirType::F32, &MlirType::F64)),
-            _ => x.to_string(),
-        };
-        // 2^63 and -2^63 are exact in f64; in between, the conversion is exact too.
-        let high = self.op(ir::constant(float(2f64.powi(63), &MlirType::F64)));
-        let low = self.op(ir::constant(float(-(2f64.powi(63)), &MlirType::F64)));
-        let clamped = self.op(ir::same("arith.maximumf", &[&x, &low], &MlirType::F64));
-        let in_range = self.op(ir::compare(true, "olt", &clamped, &high, &MlirType::F64));
-        let converted = self.op(ir::cast(
-            "arith.fptosi",
-            &clamped,
-            &MlirType::F64,
-            &MlirType::I64,
-        ));
-        let max = self.op(ir::int_constant(i64::MAX, &MlirType::I64));
-        let saturated = self.op(ir::select(&in_range, &converted, &max, &MlirType::I64));
-        let nan = self.op(ir::compare(true, "uno", &x, &x, &MlirType::F64));
-        let zero = self.op(ir::int_constant(0, &MlirType::I64));
-        self.op(ir::select(&nan, &zero, &saturated, &MlirType::I64))
+        Val::Scalar(
+            crate::scalar_ops::cast(&mut |op| self.op(op), x, from, to),
+            to,
+        )
     }
 }

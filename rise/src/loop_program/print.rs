@@ -250,6 +250,7 @@ fn scalar_at(e: &ScalarExpr, bufs: &[Buf]) -> String {
             _ => format!("({} {} {})", scalar(a), operator(*p), scalar(b)),
         },
         ScalarExpr::Un(p, a) => format!("{}({})", p.name(), scalar(a)),
+        ScalarExpr::Cast(a, s) => format!("cast({}) : {}", scalar(a), s.name()),
         ScalarExpr::Select { conds, then, other } => {
             let conds: Vec<String> = conds
                 .iter()

@@ -40,8 +40,10 @@ pub enum ScalarExpr {
     Acc(u32, Vec<Aff>, Scalar),
     /// A binary primitive (`add`, `lt`, ...) of two scalars.
     Bin(Prim, Box<ScalarExpr>, Box<ScalarExpr>),
-    /// A unary primitive (`neg`, `exp`, `cast`, ...) of a scalar.
+    /// A unary primitive (`neg`, `not`, `exp`, ...) of a scalar.
     Un(Prim, Box<ScalarExpr>),
+    /// A scalar converted to another type, as the interpreter's `cast` converts.
+    Cast(Box<ScalarExpr>, Scalar),
     /// `then` where every index `a` of `conds` is in `lo..hi`, `other` elsewhere
     /// (padding: the element of the array inside its bounds, the constant outside).
     Select {
@@ -136,6 +138,7 @@ impl ScalarExpr {
             ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } => true,
             ScalarExpr::Bin(..)
             | ScalarExpr::Un(..)
+            | ScalarExpr::Cast(..)
             | ScalarExpr::Pick(..)
             | ScalarExpr::Gather(..)
             | ScalarExpr::Checked { .. } => self
@@ -156,6 +159,7 @@ impl ScalarExpr {
             }
             ScalarExpr::Bin(..)
             | ScalarExpr::Un(..)
+            | ScalarExpr::Cast(..)
             | ScalarExpr::Pick(..)
             | ScalarExpr::Gather(..)
             | ScalarExpr::Checked { .. } => {
@@ -180,6 +184,7 @@ impl ScalarExpr {
             }
             ScalarExpr::Bin(..)
             | ScalarExpr::Un(..)
+            | ScalarExpr::Cast(..)
             | ScalarExpr::Pick(..)
             | ScalarExpr::Gather(..)
             | ScalarExpr::Checked { .. } => self.map_each(&mut |c| c.number_loads(loads)),
@@ -222,6 +227,7 @@ impl ScalarExpr {
                 _ => a.scalar(),
             },
             ScalarExpr::Un(_, a) | ScalarExpr::Checked { x: a, .. } => a.scalar(),
+            ScalarExpr::Cast(_, s) => *s,
             ScalarExpr::Red { init, .. } => init.scalar(),
             ScalarExpr::Fold {
                 inits, component, ..
@@ -290,7 +296,7 @@ impl ScalarExpr {
     pub fn children(&self) -> Vec<&ScalarExpr> {
         match self {
             ScalarExpr::Bin(_, a, b) | ScalarExpr::Checked { x: a, y: b, .. } => vec![a, b],
-            ScalarExpr::Un(_, a) => vec![a],
+            ScalarExpr::Un(_, a) | ScalarExpr::Cast(a, _) => vec![a],
             ScalarExpr::Red { init, body, .. } => vec![init, body],
             ScalarExpr::Fold { inits, steps, .. } => inits.iter().chain(steps).collect(),
             ScalarExpr::Select { then, other, .. } => vec![then, other],
@@ -320,6 +326,7 @@ impl ScalarExpr {
         Ok(match self {
             ScalarExpr::Bin(p, a, b) => ScalarExpr::Bin(*p, Box::new(f(a)?), Box::new(f(b)?)),
             ScalarExpr::Un(p, a) => ScalarExpr::Un(*p, Box::new(f(a)?)),
+            ScalarExpr::Cast(a, s) => ScalarExpr::Cast(Box::new(f(a)?), *s),
             ScalarExpr::Checked { op, x, y, span } => ScalarExpr::Checked {
                 op: *op,
                 x: Box::new(f(x)?),

@@ -291,16 +291,22 @@ impl SymbolicEvaluator {
             Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
                 self.binary(p, &args[0], &args[1], at)
             }
-            Neg | Exp | Sqrt | Abs => match &args[0] {
-                SymValue::Scalar(x) => Ok(SymValue::Scalar(
-                    ScalarExpr::Un(p, Box::new(x.clone())).bounded()?,
-                )),
-                SymValue::Vector { lane, n, elem } => Ok(SymValue::Vector {
-                    lane: *lane,
-                    n: *n,
-                    elem: ScalarExpr::Un(p, Box::new(elem.clone())).bounded()?,
-                }),
-                _ => not_structured("arithmetic on something other than numbers"),
+            Neg | Not | Exp | Sqrt | Abs => {
+                lanewise_unary(&args[0], |x| ScalarExpr::Un(p, Box::new(x)))
+            }
+            Cast => match ty.kind() {
+                TypeKind::Scalar(to) => {
+                    lanewise_unary(&args[0], |x| ScalarExpr::Cast(Box::new(x), *to))
+                }
+                _ => not_structured("a cast to something other than a scalar"),
+            },
+            // An index's value as a number: its position in the kernel's loops (an
+            // index computed from data has no position there).
+            IndexAsNat => match &args[0] {
+                SymValue::Index(i) if i.vars().iter().all(|v| !self.data.contains_key(v)) => {
+                    Ok(SymValue::Scalar(ScalarExpr::Position(i.clone())))
+                }
+                _ => not_structured("the number of an index computed from data"),
             },
             Concat => Ok(SymValue::Array(concat(args[0].array()?, args[1].array()?))),
             Select => match &args[0] {
@@ -507,9 +513,7 @@ impl SymbolicEvaluator {
             }
             // Not in the structured fragment: the kernel is explicit loops. (No
             // wildcard here: a new primitive must be placed.)
-            Not | Cast | IndexAsNat | ScanSeq | Iterate => {
-                not_structured(format!("`{}`", p.name()))
-            }
+            ScanSeq | Iterate => not_structured(format!("`{}`", p.name())),
         }
     }
 
@@ -613,6 +617,19 @@ impl SymbolicEvaluator {
             Rc::new(pick),
             "`select` between values of other shapes",
         )
+    }
+}
+
+/// `f` of a number: of a scalar, or lane by lane of a vector.
+fn lanewise_unary(x: &SymValue, f: impl Fn(ScalarExpr) -> ScalarExpr) -> Structuring<SymValue> {
+    match x {
+        SymValue::Scalar(x) => Ok(SymValue::Scalar(f(x.clone()).bounded()?)),
+        SymValue::Vector { lane, n, elem } => Ok(SymValue::Vector {
+            lane: *lane,
+            n: *n,
+            elem: f(elem.clone()).bounded()?,
+        }),
+        _ => not_structured("arithmetic on something other than numbers"),
     }
 }
 

@@ -524,7 +524,8 @@ fn operand_access(
 
 /// The arithmetic operations of a kernel body's expression, each in operations of its
 /// width: a division or a square root costs 4, an exponential 10 (the bridge computes
-/// `exp` as a polynomial), any other operation 1.
+/// `exp` as a polynomial), a cast 1 (a float's to an integer 8: the bridge saturates
+/// it to the integer's range), any other operation 1.
 fn operations(e: &ScalarExpr) -> f64 {
     let cost = |p: Prim| match p {
         Prim::Div | Prim::Mod | Prim::Sqrt => 4.0,
@@ -539,6 +540,8 @@ fn operations(e: &ScalarExpr) -> f64 {
                 cost(*p)
             }
             ScalarExpr::Pick(..) => 1.0,
+            ScalarExpr::Cast(x, to) if x.scalar().is_float() && !to.is_float() => 8.0,
+            ScalarExpr::Cast(..) => 1.0,
             _ => 0.0,
         };
         pending.extend(e.children());
