@@ -163,7 +163,10 @@ pub fn mlir_text(name: &str, term: &Term) -> Result<String, String> {
     #[cfg(feature = "mlir")]
     let (module, script) = elevate_bridge::jit::printed(&payload).map_err(|e| e.to_string())?;
     #[cfg(not(feature = "mlir"))]
-    let (module, script) = (payload.mlir.clone(), payload.transform.clone());
+    let (module, script) = (
+        payload.mlir().to_string(),
+        payload.transform().map(String::from),
+    );
     let script = script.unwrap_or_else(|| payload.transform_text());
     Ok(format!(
         "// The payload.\n{module}\n// Its Transform script.\n{script}"

@@ -158,8 +158,8 @@ impl Payload {
     /// valid transform module (for `mlir-opt --transform-interpreter`, or to start one
     /// from).
     pub fn transform_text(&self) -> String {
-        match &self.transform {
-            Some(script) => script.clone(),
+        match self.transform() {
+            Some(script) => script.to_string(),
             None => format!(
                 "// no transform script: the payload is explicit loops, which are its schedule ({}); this script does nothing
 module attributes {{transform.with_named_sequence}} {{
@@ -396,7 +396,7 @@ fn printed(payload: &Payload, stage: Emit) -> Result<String, Error> {
 fn printed(payload: &Payload, stage: Emit) -> Result<String, Error> {
     Ok(match stage {
         Emit::Transform => payload.transform_text(),
-        _ => payload.mlir.clone(),
+        _ => payload.mlir().to_string(),
     })
 }
 

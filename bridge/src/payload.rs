@@ -14,22 +14,25 @@ use elevate_rise::limits::Limits;
 use elevate_rise::loop_program::{plan, Aliases, Plan, StageForm, StagedPlan};
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
+use std::sync::OnceLock;
 
-/// The payload of one entry point: the MLIR module (as operations and as text) and how
-/// to call it.
+/// The payload of one entry point: the MLIR module and its Transform script, as
+/// operations (which the JIT builds with MLIR's builders), and how to call it. Their
+/// text ([`Payload::mlir`], [`Payload::transform`]) is printed from the operations
+/// when it is asked for; a text given instead ([`Payload::with_mlir`],
+/// [`Payload::with_transform`]: an edited module, a script written by hand) is what
+/// the JIT then parses and compiles.
 #[derive(Debug, Clone)]
 pub struct Payload {
     /// The low-level RISE program it translates.
     pub program: Term,
-    /// The MLIR module (`func`, `linalg`, `scf`, `memref`, `arith`, `math`, `vector`),
-    /// as text: [`Payload::operations`] printed in MLIR's generic form (with explicit
-    /// loops, their text).
-    pub mlir: String,
-    /// The module and the Transform script as operations, which the JIT builds with
-    /// MLIR's builders: each where `mlir` and `transform` are still its text (an
-    /// edited text is parsed instead). The module is text alone where explicit loops
-    /// compute a part of it.
-    pub operations: Operations,
+    /// The `builtin.module` of the function (`func`, `linalg`, `scf`, `memref`,
+    /// `arith`, `math`, `vector`).
+    pub module: Op,
+    /// The `builtin.module` of the Transform-dialect script (with `@__transform_main`)
+    /// that applies the program's schedule to the payload's `linalg` operations, when
+    /// the payload is made of them.
+    pub script: Option<Op>,
     /// The function's name.
     pub name: String,
     /// The parameters, in order: their types.
@@ -39,10 +42,6 @@ pub struct Payload {
     /// The floating-point operations one call performs (arithmetic on floats, each
     /// vector lane counted): for the matmul baseline, `2 n k m`.
     pub flops: u64,
-    /// The Transform-dialect script (a module with `@__transform_main`) that applies
-    /// the program's schedule to the payload's `linalg` operations, when the payload is
-    /// made of them.
-    pub transform: Option<String>,
     /// Why the payload is explicit loops instead of `linalg` operations, if it is
     /// (all of it: see [`Payload::kernels`] for each kernel).
     pub loops_because: Option<String>,
@@ -59,55 +58,74 @@ pub struct Payload {
     /// computes on without reading outside its buffers, and the caller reports the
     /// error.
     pub traps: Vec<TrapSite>,
+    /// The module's and the script's texts: given, or printed once asked for.
+    text: Texts,
 }
 
-/// A payload's module and Transform script as operations, where they are, with a
-/// fingerprint of the text each printed as: a payload whose text no longer has its
-/// operations' fingerprint was edited, and that text is compiled instead of them (so
-/// that nothing is printed again to find out).
+/// A payload's texts: each given in place of its operations, or printed from them
+/// (once, when first asked for).
 #[derive(Debug, Clone, Default)]
-pub struct Operations {
-    /// The `builtin.module` of the function.
-    pub module: Option<Op>,
-    /// The `builtin.module` of the Transform script.
-    pub script: Option<Op>,
-    /// The fingerprint of the module's text as its operations print it.
-    pub module_text: u64,
-    /// The fingerprint of the script's text as its operations print it.
-    pub script_text: u64,
+struct Texts {
+    module: OnceLock<String>,
+    script: OnceLock<Option<String>>,
+    module_given: bool,
+    script_given: bool,
 }
 
-impl Operations {
-    /// The operations of `module` and `script`, and their texts.
-    fn printed(module: Op, script: Option<Op>) -> (Operations, String, Option<String>) {
-        let text = module.text(0);
-        let script_text = script.as_ref().map(|s| s.text(0));
-        let operations = Operations {
-            module: Some(module),
-            module_text: fingerprint(&text),
-            script_text: script_text.as_deref().map_or(0, fingerprint),
-            script,
-        };
-        (operations, text, script_text)
+impl Payload {
+    /// The MLIR module as text: the one given ([`Payload::with_mlir`]), or its
+    /// operations printed in MLIR's generic form.
+    ///
+    /// ```
+    /// use elevate_rise::{limits::Limits, Program};
+    /// let p = Program::load("def f(x: 8.f32) = x |> mapSeq(fun(v => v * 2.0))", None).unwrap();
+    /// let payload = elevate_bridge::payload("f", &p.entry().term, &Limits::default()).unwrap();
+    /// assert!(payload.mlir().contains("\"linalg.generic\""));
+    /// let renamed = payload.mlir().replace("sym_name = \"f\"", "sym_name = \"g\"");
+    /// assert!(payload.with_mlir(renamed).mlir().contains("sym_name = \"g\""));
+    /// ```
+    pub fn mlir(&self) -> &str {
+        self.text.module.get_or_init(|| self.module.text(0))
     }
 
-    /// Whether `text` is the module's operations printed (not edited since).
-    pub fn module_prints_as(&self, text: &str) -> bool {
-        self.module.is_some() && fingerprint(text) == self.module_text
+    /// The Transform script as text, where there is one: the one given
+    /// ([`Payload::with_transform`]), or its operations printed.
+    pub fn transform(&self) -> Option<&str> {
+        self.text
+            .script
+            .get_or_init(|| self.script.as_ref().map(|s| s.text(0)))
+            .as_deref()
     }
 
-    /// Whether `text` is the script's operations printed (not edited since).
-    pub fn script_prints_as(&self, text: &str) -> bool {
-        self.script.is_some() && fingerprint(text) == self.script_text
+    /// The payload whose module is `text` (MLIR, in any form MLIR parses), which the
+    /// JIT parses instead of building the operations.
+    pub fn with_mlir(mut self, text: impl Into<String>) -> Payload {
+        self.text.module = OnceLock::from(text.into());
+        self.text.module_given = true;
+        self
     }
-}
 
-/// A text's fingerprint (the same in every process: the hasher's keys are fixed).
-fn fingerprint(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
+    /// The payload whose Transform script is `text` (parsed instead of built), or
+    /// which has none.
+    pub fn with_transform(mut self, text: Option<String>) -> Payload {
+        if text.is_none() {
+            self.script = None;
+        }
+        self.text.script = OnceLock::from(text);
+        self.text.script_given = true;
+        self
+    }
+
+    /// The module's text where one was given in place of its operations.
+    pub fn given_mlir(&self) -> Option<&str> {
+        self.text.module_given.then(|| self.mlir())
+    }
+
+    /// The script's text where one was given in place of its operations (`None`
+    /// inside where it was taken away).
+    pub fn given_transform(&self) -> Option<Option<&str>> {
+        self.text.script_given.then(|| self.transform())
+    }
 }
 
 /// How the payload computes one of its kernels.
@@ -241,11 +259,7 @@ pub fn gpu_payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, 
     match crate::linalg::translate_gpu(&sig, limits) {
         Ok(p) => {
             let mut p = structured_payload(name, term, sig, p);
-            if let Some(module) = &mut p.operations.module {
-                module.allow_contraction();
-                p.mlir = module.text(0);
-                p.operations.module_text = fingerprint(&p.mlir);
-            }
+            p.module.allow_contraction();
             Ok(p)
         }
         Err(why) => Err(not_for_the_gpu(term, why)),
@@ -260,16 +274,16 @@ fn structured_payload(
     p: crate::linalg::Structured,
 ) -> Payload {
     let module = function_module(name, with_trap(sig.arguments, &p.traps), p.ops);
-    let (operations, mlir, transform) = Operations::printed(module, Some(p.script));
+    let script = Some(p.script);
     Payload {
         program: term.clone(),
-        mlir,
+        module,
+        script,
         name: name.to_string(),
         params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.loops.result,
         flops: p.flops,
-        transform,
-        operations,
+        text: Texts::default(),
         loops_because: None,
         kernels: vec![KernelForm::Structured; p.kernels],
         traps: p.traps,
@@ -342,16 +356,16 @@ fn staged(
     body.extend(buffers.iter().rev().map(|b| ir::dealloc(&b.name, &b.ty)));
     let flops = ops.flops.saturating_add(loop_flops);
     let module = function_module(name, with_trap(sig.arguments, &traps), body);
-    let (operations, mlir, transform) = Operations::printed(module, Some(structured.script));
+    let script = Some(structured.script);
     Ok(Payload {
         program: term.clone(),
-        mlir,
+        module,
+        script,
         name: name.to_string(),
         params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.loops.result,
         flops,
-        transform,
-        operations,
+        text: Texts::default(),
         loops_because: None,
         kernels,
         traps,
@@ -403,16 +417,16 @@ pub fn payload_loops(name: &str, term: &Term, limits: &Limits) -> Result<Payload
 fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Payload, Error> {
     let body = crate::loops::translate(&sig, limits)?;
     let module = function_module(name, with_trap(sig.arguments, &body.traps), body.ops);
-    let (operations, mlir, transform) = Operations::printed(module, None);
+    let script = None;
     Ok(Payload {
         program: term.clone(),
-        mlir,
+        module,
+        script,
         name: name.to_string(),
         params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.loops.result,
         flops: body.flops,
-        transform,
-        operations,
+        text: Texts::default(),
         loops_because: None,
         kernels: vec![KernelForm::Loops("explicit loops".to_string())],
         traps: body.traps,

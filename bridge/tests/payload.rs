@@ -28,7 +28,7 @@ fn views_cost_no_loops_and_low_level_maps_write_buffers() {
     // dot: zip and map are views, the reduction one loop carrying its sum.
     let program = Program::load(&example("dot.rise"), None).unwrap();
     let high = program.instantiate(&sizes(&[("n", 8)])).unwrap();
-    let text = loops("dot", &high).unwrap().mlir;
+    let text = loops("dot", &high).unwrap().mlir().to_string();
     assert_eq!(text.matches("scf.for").count(), 1, "{text}");
     assert!(
         // (A loop that carries its accumulator has a result.)
@@ -41,7 +41,7 @@ fn views_cost_no_loops_and_low_level_maps_write_buffers() {
         &sizes(&[("n", 4), ("k", 4), ("m", 4)]),
         "id",
     );
-    let text = loops("mm", &mm).unwrap().mlir;
+    let text = loops("mm", &mm).unwrap().mlir().to_string();
     assert!(text.contains("\"memref.load\"(%arg1_0, %v"), "{text}");
     assert_eq!(
         text.matches("memref.alloc").count(),
@@ -63,12 +63,16 @@ fn unsupported_constructs_are_errors_located_in_the_program() {
 #[test]
 fn map_par_is_a_parallel_loop_and_contiguous_vectors_are_loaded_at_once() {
     let par = "def f(x: 8.4.f32) = x |> mapPar(fun(r => r |> reduceSeq(add, 0.0)))";
-    let text = loops("f", &lowered(par, &sizes(&[]), "id")).unwrap().mlir;
+    let text = loops("f", &lowered(par, &sizes(&[]), "id"))
+        .unwrap()
+        .mlir()
+        .to_string();
     assert!(text.contains("scf.parallel"), "{text}");
     let source = "def f(x: 64.f32) = x |> asVector(8) |> mapSeq(fun(v => v * vectorFromScalar(2.0))) |> asScalar";
     let text = loops("f", &lowered(source, &sizes(&[]), "id"))
         .unwrap()
-        .mlir;
+        .mlir()
+        .to_string();
     assert!(
         text.contains("vector.load") && !text.contains("vector.from_elements"),
         "{text}"
@@ -77,7 +81,8 @@ fn map_par_is_a_parallel_loop_and_contiguous_vectors_are_loaded_at_once() {
     let source = "def f(x: 8.8.f32) = x |> transpose |> mapSeq(fun(c => c |> asVector(8) |> mapSeq(fun(v => v + v)) |> asScalar))";
     let text = loops("f", &lowered(source, &sizes(&[]), "id"))
         .unwrap()
-        .mlir;
+        .mlir()
+        .to_string();
     assert!(text.contains("vector.from_elements"), "{text}");
 }
 
@@ -103,11 +108,11 @@ fn the_payload_counts_its_floating_point_operations() {
 fn integer_divisions_that_may_trap_guard_their_divisor_and_record_the_trap() {
     // Checked in the kernel's body, which stays structured.
     let p = translated("def f(x: i64, y: i64) = x / y + x % y").unwrap();
-    assert!(p.transform.is_some(), "{}", p.mlir);
+    assert!(p.transform().is_some(), "{}", p.mlir());
     let ops: Vec<Prim> = p.traps.iter().map(|t| t.op).collect();
     assert_eq!(ops, [Prim::Div, Prim::Mod]);
     assert!(p.traps.iter().all(|t| t.span.is_some()));
-    let text = &p.mlir;
+    let text = &p.mlir();
     assert!(
         text.contains(&format!("{TRAP_ARGUMENT}: memref<i32>")),
         "{text}"
@@ -119,14 +124,18 @@ fn integer_divisions_that_may_trap_guard_their_divisor_and_record_the_trap() {
     // Constants other than 0 and -1 never trap: no guard. A computed divisor is
     // checked, and its kernel is not vectorized.
     let p = translated("def f(x: 8.i32) = x |> mapSeq(fun(v => v / 3 + v % 7))").unwrap();
-    assert!(p.traps.is_empty() && p.transform.is_some(), "{}", p.mlir);
+    assert!(
+        p.traps.is_empty() && p.transform().is_some(),
+        "{}",
+        p.mlir()
+    );
     let p = translated(
         "def f(x: 64.i32) = x |> asVectorAligned(8) |> mapSeq(fun(v => v / v)) |> asScalar",
     )
     .unwrap();
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert_eq!(p.traps.len(), 1);
-    let script = p.transform.unwrap_or_default();
+    let script = p.transform().unwrap_or_default();
     assert!(!script.contains("vectorize"), "{script}");
     // Floats never trap.
     let p = translated("def f(x: f32, y: f32) = x / y").unwrap();
@@ -199,7 +208,7 @@ fn programs_100000_levels_deep_translate() {
     // 100,000 additions in a row: flat SSA values in loops (too long a kernel body).
     let source = format!("def f(x: i32) = x{}", " + x".repeat(n - 1));
     let p = translated(&source).unwrap();
-    assert_eq!(p.mlir.matches("arith.addi").count(), n - 1);
+    assert_eq!(p.mlir().matches("arith.addi").count(), n - 1);
     let why = p.loops_because.unwrap_or_default();
     assert!(why.contains("more than 1000 operations"), "{why}");
     // 100,000 maps in a row: views of views, read through each other (translated as
@@ -212,7 +221,7 @@ fn programs_100000_levels_deep_translate() {
         .and_then(|p| p.instantiate(&sizes(&[])))
         .unwrap();
     let p = payload("f", &term);
-    assert_eq!(p.mlir.matches("arith.addf").count(), n);
+    assert_eq!(p.mlir().matches("arith.addf").count(), n);
     let text = loop_program_text(&term, &Limits::default()).unwrap();
     assert!(text.starts_with("// "), "{}", &text[..200.min(text.len())]);
 }
@@ -238,24 +247,28 @@ fn an_array_the_structured_translation_cannot_express_alone_becomes_loops() {
         "{:?}",
         p.kernels
     );
-    assert!(p.loops_because.is_none() && p.transform.is_some());
+    assert!(p.loops_because.is_none() && p.transform().is_some());
     let (matmul, loops) = (
-        p.mlir.find("elevate.kernel = 0").unwrap(),
-        p.mlir.find("scf.for").unwrap(),
+        p.mlir().find("elevate.kernel = 0").unwrap(),
+        p.mlir().find("scf.for").unwrap(),
     );
     assert!(
         matmul < loops,
         "the product is written before it is read: {}",
-        p.mlir
+        p.mlir()
     );
-    assert!(p.mlir.contains("\"memref.load\"(%stage0_0"), "{}", p.mlir);
-    assert_eq!(p.mlir.matches("\"memref.dealloc\"(%stage0_0)").count(), 1);
+    assert!(
+        p.mlir().contains("\"memref.load\"(%stage0_0"),
+        "{}",
+        p.mlir()
+    );
+    assert_eq!(p.mlir().matches("\"memref.dealloc\"(%stage0_0)").count(), 1);
     // A program with no array of its own that is structured stays loops as a whole.
     let p = translated(&format!(
         "def f(x: 2048.f32) : 2048.f32 = x |> mapSeq(fun(v => {long}))"
     ))
     .unwrap();
-    assert!(p.transform.is_none() && p.loops_because.is_some());
+    assert!(p.transform().is_none() && p.loops_because.is_some());
     assert!(
         matches!(&p.kernels[..], [KernelForm::Loops(why)] if why.contains("more than 1000")),
         "{:?}",
@@ -280,7 +293,7 @@ fn a_chain_of_20000_stored_arrays_becomes_20000_kernels_in_linear_time() {
     assert_eq!(p.kernels.len(), n + 4);
     assert!(p.all_structured());
     assert!(p
-        .transform
+        .transform()
         .unwrap()
         .contains(&format!("elevate.kernel = {} ", n - 1)));
 }

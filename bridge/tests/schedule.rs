@@ -13,10 +13,10 @@ const SCALE: &str = "def f(x: 64.64.f32) = x |> map(map(fun(v => v * 2.0)))";
 fn script(source: &str, nats: &[(&str, i64)], strategy: &str) -> (String, String) {
     let term = lowered(source, &sizes(nats), strategy);
     let p = payload("f", &term);
-    let script = p.transform.unwrap_or_else(|| {
+    let script = p.transform().unwrap_or_else(|| {
         panic!("not structured: {:?}", p.loops_because);
     });
-    (p.mlir, script)
+    (p.mlir().to_string(), script.to_string())
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn programs_outside_the_structured_fragment_are_loops_that_say_why() {
     );
     let term = lowered(&long, &sizes(&[]), "id");
     let p = payload("f", &term);
-    assert!(p.transform.is_none());
+    assert!(p.transform().is_none());
     let because = p.loops_because.unwrap_or_default();
     assert!(because.contains("more than 1000 operations"), "{because}");
 }
@@ -121,9 +121,9 @@ fn a_result_of_pairs_is_structured_a_kernel_per_component() {
     assert!(p.all_structured(), "{:?}", p.kernels);
     assert_eq!(p.kernels.len(), 2);
     assert!(
-        p.mlir.contains("outs(%arg1") && p.mlir.contains("outs(%arg2"),
+        p.mlir().contains("outs(%arg1") && p.mlir().contains("outs(%arg2"),
         "{}",
-        p.mlir
+        p.mlir()
     );
 }
 

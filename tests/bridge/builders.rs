@@ -5,14 +5,14 @@
 use super::ops::{op, OPS};
 use super::{built_payload as payload, lowered, sizes, too_long};
 use elevate::bridge::jit;
-use elevate::bridge::payload::{Operations, Payload};
+use elevate::bridge::payload::Payload;
 
 /// The payload's module after its script, built, and read from its text.
 fn built_and_parsed(p: &Payload) -> (String, String) {
-    let parsed = Payload {
-        operations: Operations::default(),
-        ..p.clone()
-    };
+    let parsed = p
+        .clone()
+        .with_mlir(p.mlir())
+        .with_transform(p.transform().map(String::from));
     let text = |p: &Payload| jit::transformed(p).unwrap_or_else(|e| panic!("{e}"));
     (text(p), text(&parsed))
 }
@@ -28,17 +28,13 @@ fn each_operator_s_module_and_script_built_are_those_their_text_parses_to() {
         for strategy in strategies {
             let term = lowered(&op(name), &sizes(nats), strategy);
             let p = payload("f", &term);
-            let module = p.operations.module.as_ref().expect("a structured payload");
             assert_eq!(
-                module.text(0),
-                p.mlir,
+                p.module.text(0),
+                p.mlir(),
                 "{name}: the text is the operations'"
             );
             // The module alone, then with its script applied.
-            let alone = Payload {
-                transform: None,
-                ..p.clone()
-            };
+            let alone = p.clone().with_transform(None);
             let (built, parsed) = built_and_parsed(&alone);
             assert_eq!(built, parsed, "{name}, {strategy}");
             let (built, parsed) = built_and_parsed(&p);
@@ -64,7 +60,6 @@ fn explicit_loops_built_are_those_their_text_parses_to() {
     ];
     for source in sources {
         let p = payload("f", &lowered(&source, &sizes(&[]), "id"));
-        assert!(p.operations.module.is_some(), "{source}");
         let (built, parsed) = built_and_parsed(&p);
         assert_eq!(built, parsed, "{source}");
     }
@@ -74,21 +69,26 @@ fn explicit_loops_built_are_those_their_text_parses_to() {
 fn an_edited_text_is_parsed_rather_than_the_operations_built() {
     let (name, nats) = OPS[0];
     let p = payload("f", &lowered(&op(name), &sizes(nats), "id"));
-    // The same module, renamed: the text no longer is the operations'.
-    let edited = Payload {
-        mlir: p.mlir.replace("sym_name = \"f\"", "sym_name = \"g\""),
-        transform: None,
-        ..p.clone()
-    };
-    // The operations' fingerprint says so, without printing them again.
-    assert!(p.operations.module_prints_as(&p.mlir));
-    assert_eq!(p.operations.module.as_ref().unwrap().text(0), p.mlir);
-    assert!(!edited.operations.module_prints_as(&edited.mlir));
-    let script = p.transform.as_deref().unwrap();
-    assert!(p.operations.script_prints_as(script));
-    assert!(!p
-        .operations
-        .script_prints_as(&format!("{script}\n// edited")));
+    assert!(p.given_mlir().is_none() && p.given_transform().is_none());
+    // The same module, renamed, without its script: the text given is compiled.
+    let renamed = p.mlir().replace("sym_name = \"f\"", "sym_name = \"g\"");
+    let edited = p.clone().with_mlir(renamed.clone()).with_transform(None);
+    assert_eq!(edited.given_mlir(), Some(renamed.as_str()));
+    assert_eq!(edited.given_transform(), Some(None));
+    assert_eq!(p.mlir(), p.module.text(0));
     let text = jit::transformed(&edited).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("func.func @g("), "{text}");
+    // A script given as text is parsed: one that does nothing leaves the module as
+    // it is without a script, which the program's script does not.
+    let idle = "module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    transform.yield
+  }
+}";
+    let scripted = p.clone().with_transform(Some(idle.to_string()));
+    assert_eq!(scripted.transform(), Some(idle));
+    let transformed = |p: &Payload| jit::transformed(p).unwrap_or_else(|e| panic!("{e}"));
+    let unscheduled = transformed(&p.clone().with_transform(None));
+    assert_eq!(transformed(&scripted), unscheduled);
+    assert_ne!(transformed(&p), unscheduled);
 }

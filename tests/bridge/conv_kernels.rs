@@ -40,16 +40,19 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         let term = lowered(&op(file), &sizes(nats), &strategy);
         let p = payload("f", &term);
         let script = p
-            .transform
+            .transform()
             .unwrap_or_else(|| panic!("{what}: loops, because {:?}", p.loops_because));
-        assert!(!p.mlir.contains("scf.for"), "{what}: loops in the payload");
+        assert!(
+            !p.mlir().contains("scf.for"),
+            "{what}: loops in the payload"
+        );
         // The input of the convolution: a view whose taps overlap its pixels.
-        assert!(p.mlir.contains("memref.reinterpret_cast"), "{what}");
+        assert!(p.mlir().contains("memref.reinterpret_cast"), "{what}");
         // The weights packed in blocks of `lanes` channels, innermost.
         let c = nats.iter().find(|(n, _)| *n == "c").unwrap().1;
         let k = nats.iter().find(|(n, _)| *n == "k").unwrap().1;
         let packed = format!("memref<{}x{c}x3x3x{lanes}xf32>", k / lanes);
-        assert!(p.mlir.contains(&packed), "{what}: no {packed}");
+        assert!(p.mlir().contains(&packed), "{what}: no {packed}");
         // Vector operations of one wide dimension each: the packing's and the register
         // tile's, each one vector of `lanes`, and the padded input's copy, which the
         // bridge schedules itself (in vectors where they divide its rows).
@@ -74,7 +77,7 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         );
         // The result is computed blocked (its channel lanes contiguous), then copied.
         let blocked = format!("x{rows}x{lanes}xf32>");
-        assert!(p.mlir.contains(&blocked), "{what}: no {blocked}");
+        assert!(p.mlir().contains(&blocked), "{what}: no {blocked}");
         for v in &vectors {
             assert_eq!(wide(v).len(), 1, "{what}: {v}");
         }
@@ -87,7 +90,7 @@ fn conv_kernels_carry_their_register_tile_and_match_the_interpreter() {
         // pixels, and the three before it the taps (channel, row, column), one by one.
         let mark = script.split("\"elevate.unroll_").nth(1).unwrap();
         let kernel = mark.split('_').next().unwrap();
-        let kernel = super::register_tiles::kernel_lines(&script, kernel.parse().unwrap());
+        let kernel = super::register_tiles::kernel_lines(script, kernel.parse().unwrap());
         let tiles: Vec<&str> = kernel
             .lines()
             .filter(|l| l.contains("tile_sizes"))

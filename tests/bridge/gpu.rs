@@ -123,8 +123,7 @@ fn gpu_maps_run_as_parallel_loops_on_the_cpu_and_match_the_interpreter() {
         "id",
     );
     assert!(global
-        .transform
-        .as_deref()
+        .transform()
         .is_some_and(|s| s.contains("tile_using_forall")));
     cpu_check(
         "def f(x: 1024.f32) : 1024.f32 =

@@ -10,8 +10,8 @@ use elevate::rise::{NatEnv, Term};
 fn structured(source: &str, strategy: &str) -> (Payload, Term) {
     let term = lowered(source, &NatEnv::default(), strategy);
     let p = payload("f", &term);
-    assert!(p.all_structured(), "{:?}\n{}", p.kernels, p.mlir);
-    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
+    assert!(p.all_structured(), "{:?}\n{}", p.kernels, p.mlir());
+    assert!(!p.mlir().contains("scf.for"), "{}", p.mlir());
     (p, term)
 }
 
@@ -21,14 +21,14 @@ fn a_literal_read_at_every_position_is_written_item_by_item_then_reduced() {
       x |> map(fun(v => [v, v * 2.0, v + 1.0, v - 1.0, 3.0 * v] |> reduce(add, 0.0)))";
     let (p, term) = structured(source, "id");
     // An item each into the literal's buffer (5 x 8), then the sum.
-    assert_eq!(p.kernels.len(), 6, "{}", p.mlir);
-    assert!(p.mlir.contains("memref<5x8xf32>"), "{}", p.mlir);
+    assert_eq!(p.kernels.len(), 6, "{}", p.mlir());
+    assert!(p.mlir().contains("memref<5x8xf32>"), "{}", p.mlir());
     assert_same(&term, "a literal reduced");
     // Of three items (the sum computed in the body): the items themselves.
     let source = "def f(x: 8.f32) : 8.f32 =
       x |> map(fun(v => [v, v * 2.0, v + 1.0] |> reduce(add, 0.0)))";
     let (p, term) = structured(source, "id");
-    assert_eq!(p.kernels.len(), 1, "{}", p.mlir);
+    assert_eq!(p.kernels.len(), 1, "{}", p.mlir());
     assert_same(&term, "a literal reduced");
 }
 
@@ -41,9 +41,9 @@ fn a_padded_computed_array_is_padded_into_its_own_buffer() {
       x |> map(fun(v => max(v, 0.0))) |> padCst(1, 1, 0.0) |> slide(3, 1)
         |> map(fun(w => w |> reduce(add, 0.0)))";
     let (p, term) = structured(source, "id");
-    assert_eq!(p.kernels.len(), 4, "{}", p.mlir);
-    assert!(p.mlir.contains("memref<34xf32>"), "{}", p.mlir);
-    assert_eq!(p.mlir.matches("arith.maxnumf").count(), 2, "{}", p.mlir);
+    assert_eq!(p.kernels.len(), 4, "{}", p.mlir());
+    assert!(p.mlir().contains("memref<34xf32>"), "{}", p.mlir());
+    assert_eq!(p.mlir().matches("arith.maxnumf").count(), 2, "{}", p.mlir());
     assert_same(&term, "relu padded");
 }
 
@@ -64,8 +64,13 @@ fn a_stencil_of_a_computed_image_is_structured_with_its_schedule() {
                  + at(1i64, 2i64, nbh) + at(2i64, 1i64, nbh)))))";
     for strategy in ["id", "elementwise(8)"] {
         let (p, term) = structured(source, strategy);
-        assert_eq!(p.mlir.matches("memref.alloc()").count(), 2, "{}", p.mlir);
-        assert!(p.mlir.contains("memref<18x32xf32>"), "{}", p.mlir);
+        assert_eq!(
+            p.mlir().matches("memref.alloc()").count(),
+            2,
+            "{}",
+            p.mlir()
+        );
+        assert!(p.mlir().contains("memref<18x32xf32>"), "{}", p.mlir());
         assert_same(&term, strategy);
     }
 }
@@ -86,7 +91,7 @@ fn a_concat_read_across_its_parts_is_written_part_by_part_then_read() {
     let source = "def f(x: 8.f32, y: 4.f32) : f32 =
       concat(x |> map(fun(v => v * 2.0)), y) |> reduce(add, 0.0)";
     let (p, term) = structured(source, "id");
-    assert!(p.mlir.contains("memref<12xf32>"), "{}", p.mlir);
+    assert!(p.mlir().contains("memref<12xf32>"), "{}", p.mlir());
     assert_same(&term, "concat reduced");
 }
 
@@ -125,7 +130,7 @@ fn paddings_of_paddings_of_a_computed_array_are_one_guard_however_deep() {
       x |> map(fun(v => v * 2.0)) |> padCst(1, 2, 0.0) |> padCst(2, 1, 0.0)
         |> map(fun(v => v + 1.0))";
     let (p, term) = structured(source, "id");
-    assert!(p.mlir.contains("memref<22xf32>"), "{}", p.mlir);
+    assert!(p.mlir().contains("memref<22xf32>"), "{}", p.mlir());
     assert_same(&term, "padded twice");
     // 20,000 times: evaluated, merged and written without recursion.
     let n = 20_000;
@@ -136,9 +141,9 @@ fn paddings_of_paddings_of_a_computed_array_are_one_guard_however_deep() {
     );
     let (p, _) = structured(&source, "id");
     assert!(
-        p.mlir.contains(&format!("memref<{}xf32>", n + 4)),
+        p.mlir().contains(&format!("memref<{}xf32>", n + 4)),
         "{}",
-        p.mlir.len()
+        p.mlir().len()
     );
 }
 
@@ -151,7 +156,7 @@ fn a_joined_concat_of_rows_is_written_over_its_rows_and_columns() {
       concat(generate(fun(i => [x |> idx(i), -4.0])) : 4.2.f32,
              generate(fun(i => [0.0, 2.0])) : 2.2.f32) |> join";
     let (p, term) = structured(source, "id");
-    assert!(p.mlir.contains("memref<6x2xf32>"), "{}", p.mlir);
+    assert!(p.mlir().contains("memref<6x2xf32>"), "{}", p.mlir());
     assert_same(&term, "a joined concat of rows");
 }
 
@@ -200,7 +205,7 @@ fn a_concat_inside_mapped_rows_joined_or_dropped_is_written_into_strided_parts()
         ),
     ] {
         let (p, term) = structured(source, "id");
-        assert!(p.mlir.contains("memref.reinterpret_cast"), "{}", p.mlir);
+        assert!(p.mlir().contains("memref.reinterpret_cast"), "{}", p.mlir());
         assert_same(&term, what);
     }
 }
@@ -216,6 +221,6 @@ fn a_reduction_read_inside_a_guard_is_computed_only_where_the_guard_reads_it() {
           |> map(map(fun(v => generate(fun(i => v)) : 2.f32 |> reduce(add, 0.0))))
           |> padClamp(2, 0)))";
     let (p, term) = structured(source, "id");
-    assert!(!p.mlir.contains("[2, -2"), "{}", p.mlir);
+    assert!(!p.mlir().contains("[2, -2"), "{}", p.mlir());
     assert_same(&term, "a reduction read inside a clamp");
 }

@@ -51,7 +51,7 @@ fn integer_division_by_zero_and_overflow_are_errors_as_in_the_interpreter() {
     ] {
         let div = format!("def f(x: {ty}, y: {ty}) = x / y");
         let (program, f) = compiled(&div, &NatEnv::default(), &options).unwrap();
-        assert_eq!(f.payload().traps.len(), 1, "{}", f.payload().mlir);
+        assert_eq!(f.payload().traps.len(), 1, "{}", f.payload().mlir());
         let by_zero = agree(&program, &f, &[int(1), int(0)]);
         assert_eq!(trap(by_zero), (Trap::DivisionByZero, "div"));
         // The quotient does not fit: an error (as the interpreter reports it once it
@@ -103,7 +103,7 @@ fn divisions_in_loops_parallel_loops_and_vectors_trap_too() {
         &options,
     )
     .unwrap();
-    assert!(f.payload().traps.is_empty(), "{}", f.payload().mlir);
+    assert!(f.payload().traps.is_empty(), "{}", f.payload().mlir());
 }
 
 #[test]
@@ -406,11 +406,11 @@ fn empty_arrays_are_structured_a_reduction_of_none_being_its_start() {
         let term = super::lowered(source, &NatEnv::default(), "id");
         let p = super::payload("f", &term);
         assert!(
-            p.all_structured() && p.transform.is_some(),
+            p.all_structured() && p.transform().is_some(),
             "{source}: {:?}",
             p.kernels
         );
-        assert_eq!(p.kernels.len(), kernels, "{source}: {}", p.mlir);
+        assert_eq!(p.kernels.len(), kernels, "{source}: {}", p.mlir());
         let (found, interpreted) = super::compiled_and_interpreted(&term, 0);
         assert_eq!(found, interpreted, "{source}");
         assert_eq!(found, expected, "{source}");

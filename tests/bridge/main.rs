@@ -71,11 +71,7 @@ pub fn limits() -> Limits {
 pub fn payload(name: &str, term: &Term) -> Payload {
     let p = built_payload(name, term);
     let (mlir, transform) = jit::printed(&p).unwrap_or_else(|e| panic!("{e}"));
-    Payload {
-        mlir,
-        transform,
-        ..p
-    }
+    p.with_mlir(mlir).with_transform(transform)
 }
 
 /// The payload of `term` as the function `name`, as the bridge makes it (its text the
@@ -89,7 +85,7 @@ pub fn built_payload(name: &str, term: &Term) -> Payload {
 pub fn compiled_and_interpreted(term: &Term, seed: u64) -> (Json, Json) {
     let payload = built_payload("f", term);
     let compiled = jit::compile_payload(&payload, &limits())
-        .unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir));
+        .unwrap_or_else(|e| panic!("{e}\n{}", payload.mlir()));
     let signature = io::signature(term);
     let inputs = io::random_inputs(&signature, &NatEnv::default(), seed).unwrap();
     let found = compiled

@@ -52,11 +52,14 @@ fn every_operator_is_structured_and_matches_the_interpreter() {
         let term = lowered(&op(name), &sizes(nats), "id");
         let p = payload("f", &term);
         assert!(
-            p.all_structured() && p.transform.is_some(),
+            p.all_structured() && p.transform().is_some(),
             "{name}: explicit loops: {:?}",
             p.kernels
         );
-        assert!(!p.mlir.contains("scf.for"), "{name}: loops in the payload");
+        assert!(
+            !p.mlir().contains("scf.for"),
+            "{name}: loops in the payload"
+        );
         assert_same(&term, name);
     }
 }
@@ -98,7 +101,7 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
         let term = lowered(&op(name), &sizes(nats), strategy);
         let p = payload("f", &term);
         assert!(p.all_structured(), "{name}, {strategy}: {:?}", p.kernels);
-        let script = p.transform.unwrap_or_default();
+        let script = p.transform().unwrap_or_default();
         assert_eq!(
             script.contains("transform.structured.vectorize"),
             strategy != threads,
@@ -109,21 +112,21 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
         // once (no fill, no reduction dimension).
         if strategy.contains("nroll") {
             assert!(
-                !p.mlir.contains("\"reduction\""),
+                !p.mlir().contains("\"reduction\""),
                 "{name}, {strategy}: {}",
-                p.mlir
+                p.mlir()
             );
             assert!(
-                !p.mlir.contains("linalg.fill ins(%init"),
+                !p.mlir().contains("linalg.fill ins(%init"),
                 "{name}, {strategy}: {}",
-                p.mlir
+                p.mlir()
             );
         }
         // A reduction over the lanes of a vector reduction's result (softmax's maximum
         // and sum) stays in that reduction's kernel, unrolled or not: one kernel per
         // reduction, not one per lane.
         if name == "softmax.rise" {
-            assert!(p.kernels.len() <= 5, "{:?}\n{}", p.kernels, p.mlir);
+            assert!(p.kernels.len() <= 5, "{:?}\n{}", p.kernels, p.mlir());
         }
         assert_same(&term, &format!("{name} with {strategy}"));
     }
@@ -145,7 +148,7 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
                 strategy,
             ),
         );
-        let script = blur.transform.unwrap_or_default();
+        let script = blur.transform().unwrap_or_default();
         assert_eq!(script.matches(vectors).count(), 2, "{strategy}: {script}");
         assert_eq!(
             script.matches("transform.loop.unroll").count(),
@@ -159,14 +162,14 @@ fn library_strategies_keep_every_kernel_structured_and_match_the_interpreter() {
 fn windows_padding_and_inner_reductions_become_kernels_of_their_own() {
     let kernels = |name: &str, nats: &[(&str, i64)]| {
         let p = payload("f", &lowered(&op(name), &sizes(nats), "id"));
-        p.mlir.matches("linalg.generic").count() + p.mlir.matches("linalg.matmul").count()
+        p.mlir().matches("linalg.generic").count() + p.mlir().matches("linalg.matmul").count()
     };
     // A 2-D zero padding: a fill, a copy into the interior, the convolution.
     let conv = payload(
         "f",
         &lowered(&op("conv2d_nchw.rise"), &sizes(OPS[2].1), "id"),
     );
-    assert_eq!(kernels("conv2d_nchw.rise", OPS[2].1), 3, "{}", conv.mlir);
+    assert_eq!(kernels("conv2d_nchw.rise", OPS[2].1), 3, "{}", conv.mlir());
     // A large padded array read at its output's positions is split into boxes: the
     // interior reads it in place, the first and last rows read padded copies of one
     // row each, the first and last columns read nothing out of bounds but the
@@ -175,16 +178,16 @@ fn windows_padding_and_inner_reductions_become_kernels_of_their_own() {
     assert_eq!(kernels("jacobi2d.rise", large), 9);
     let jacobi = payload("f", &lowered(&op("jacobi2d.rise"), &sizes(large), "id"));
     assert_eq!(
-        jacobi.mlir.matches("memref.alloc").count(),
+        jacobi.mlir().matches("memref.alloc").count(),
         2,
         "{}",
-        jacobi.mlir
+        jacobi.mlir()
     );
     assert_eq!(
-        jacobi.mlir.matches(": memref<1x2050xf32>\n").count(),
+        jacobi.mlir().matches(": memref<1x2050xf32>\n").count(),
         4,
         "{}",
-        jacobi.mlir
+        jacobi.mlir()
     );
     // Padded reads at a reduction's positions (the sum of each padded row) read a
     // padded copy of the whole; a large one has its border filled, not the whole (its
@@ -197,27 +200,27 @@ fn windows_padding_and_inner_reductions_become_kernels_of_their_own() {
     );
     let padded = payload("f", &rows);
     assert!(
-        padded.mlir.contains("memref<2048x2050xf32>"),
+        padded.mlir().contains("memref<2048x2050xf32>"),
         "{}",
-        padded.mlir
+        padded.mlir()
     );
     assert!(
-        padded.mlir.contains("[0, 0] [2048, 1]") && padded.mlir.contains("[0, 2049] [2048, 1]"),
+        padded.mlir().contains("[0, 0] [2048, 1]") && padded.mlir().contains("[0, 2049] [2048, 1]"),
         "{}",
-        padded.mlir
+        padded.mlir()
     );
-    assert!(conv.mlir.contains("memref.subview"), "{}", conv.mlir);
+    assert!(conv.mlir().contains("memref.subview"), "{}", conv.mlir());
     // Pooling reads its input at `2y + dy`: a view of it with one dimension per loop
     // (the window's overlapping the pixels'), so that the operation is a projected
     // permutation and needs no operand of the window's shape.
     let pool = payload("f", &lowered(&op("maxpool.rise"), &sizes(OPS[5].1), "id"));
     assert!(
-        pool.mlir.contains("memref.reinterpret_cast"),
+        pool.mlir().contains("memref.reinterpret_cast"),
         "{}",
-        pool.mlir
+        pool.mlir()
     );
-    assert!(!pool.mlir.contains("memref<3x3xf32>"), "{}", pool.mlir);
-    assert!(pool.mlir.contains("arith.maxnumf"), "{}", pool.mlir);
+    assert!(!pool.mlir().contains("memref<3x3xf32>"), "{}", pool.mlir());
+    assert!(pool.mlir().contains("arith.maxnumf"), "{}", pool.mlir());
     // The product's reduction into a buffer of its own, then the bias and the relu.
     assert_eq!(kernels("matmul_bias_relu.rise", OPS[8].1), 2);
     // Softmax: the maximum of each row, the sum of the exponentials, the quotient.
@@ -304,9 +307,9 @@ fn a_large_padded_read_reads_the_interior_in_place_and_copies_only_borders() {
             "memref<1026x1032xf32>",
         ];
         assert!(
-            !whole.iter().any(|t| p.mlir.contains(t)),
+            !whole.iter().any(|t| p.mlir().contains(t)),
             "{name}: {}",
-            p.mlir
+            p.mlir()
         );
         let limits = elevate::rise::limits::Limits::default();
         let loops = elevate::bridge::payload_loops("f", &term, &limits).unwrap();
@@ -324,16 +327,16 @@ fn a_large_padded_read_reads_the_interior_in_place_and_copies_only_borders() {
     // The interior: rows 1..1023, columns 8..1024 (aligned to the vectors of 8).
     assert!(
         jacobi
-            .mlir
+            .mlir()
             .contains("memref.subview %arg1[1, 8] [1022, 1016]"),
         "{}",
-        jacobi.mlir
+        jacobi.mlir()
     );
     assert!(
         jacobi
-            .mlir
+            .mlir()
             .contains("memref.subview %arg0[1, 7] [1022, 1016]"),
         "{}",
-        jacobi.mlir
+        jacobi.mlir()
     );
 }

@@ -38,7 +38,7 @@ fn random_programs_compile_and_match_the_interpreter() {
                 }
                 match &p.loops_because {
                     Some(why) => *loops_because.entry(why.clone()).or_default() += 1,
-                    None => assert!(p.transform.is_some()),
+                    None => assert!(p.transform().is_some()),
                 }
                 let (found, expected) = compiled_and_interpreted(&low, seed);
                 assert!(

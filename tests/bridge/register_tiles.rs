@@ -28,11 +28,11 @@ fn register_tiles_inside_tiles_compile_to_their_schedule_and_match_the_interpret
         let term = lowered(&source, &nats, &strategy);
         let p = payload("f", &term);
         let script = p
-            .transform
+            .transform()
             .unwrap_or_else(|| panic!("{strategy}: loops, because {:?}", p.loops_because));
         // The kernel of the product is the last one; the packing, if any, comes first.
         let k = usize::from(!pack.is_empty());
-        let kernel = kernel_lines(&script, k);
+        let kernel = kernel_lines(script, k);
         let tiles: Vec<&str> = kernel
             .lines()
             .filter(|l| l.contains("tile_sizes"))
@@ -146,8 +146,8 @@ fn a_micro_kernel_whose_tiles_do_not_divide_the_sizes_pads_and_matches_the_inter
         "{text}"
     );
     let (p, script) = scheduled(&term);
-    assert!(!p.mlir.contains("scf.for"), "{}", p.mlir);
-    assert!(p.mlir.contains("memref<64x96xf32>"), "{}", p.mlir);
+    assert!(!p.mlir().contains("scf.for"), "{}", p.mlir());
+    assert!(p.mlir().contains("memref<64x96xf32>"), "{}", p.mlir());
     assert!(script.contains("vector_sizes [1, 1, 1, 16]"), "{script}");
     assert!(script.contains("factor = 4"), "{script}");
     assert_same(&term, "microKernel(16, 32, 4, 16) on 50 x 70 x 30");
@@ -173,22 +173,22 @@ fn a_padded_product_stores_its_operand_once_and_runs_the_copies_it_adds_in_paral
     let term = lowered(&source, &nats, strategy);
     let (p, script) = scheduled(&term);
     let allocs = |ty: &str| {
-        p.mlir
+        p.mlir()
             .matches(&format!("memref.alloc() {{alignment = 64 : i64}} : {ty}\n"))
             .count()
     };
-    assert_eq!(allocs("memref<264x40xf32>"), 1, "{}", p.mlir);
+    assert_eq!(allocs("memref<264x40xf32>"), 1, "{}", p.mlir());
     // Every kernel is in vectors but the one that transposes `b` (its padded copy
     // read column by column: vectors of it would gather).
-    let kernels = p.mlir.matches("elevate.kernel = ").count();
+    let kernels = p.mlir().matches("elevate.kernel = ").count();
     for n in 0..kernels {
         let payload_line = p
-            .mlir
+            .mlir()
             .lines()
             .find(|l| l.contains(&format!("elevate.kernel = {n} :")))
             .unwrap();
         // (Its maps are aliases defined at the top: `#map3 = affine_map<...>`.)
-        let transposes = p.mlir.lines().any(|l| {
+        let transposes = p.mlir().lines().any(|l| {
             l.split_once(" = affine_map<").is_some_and(|(alias, map)| {
                 map.contains("-> (d1, d0)>")
                     && (payload_line.contains(&format!("{alias},"))
@@ -235,8 +235,9 @@ fn contractions_that_reduce_several_elements_per_step_stay_outer_products() {
     let nats = sizes(&[("n", 64), ("k", 64), ("m", 64)]);
     let script = |strategy: &str| {
         let p = payload("f", &lowered(&source, &nats, strategy));
-        p.transform
+        p.transform()
             .unwrap_or_else(|| panic!("{strategy}: loops, because {:?}", p.loops_because))
+            .to_string()
     };
     let par = script("par");
     assert!(par.contains("vector_sizes [1, 1, 4, 32]"), "{par}");
@@ -261,8 +262,8 @@ fn a_micro_kernel_with_reduction_blocks_tiles_the_reduction_outside_its_register
     let term = lowered(&source, &nats, "microKernel(32, 64, 4, 32, 16)");
     let p = payload("f", &term);
     assert!(p.all_structured(), "{:?}", p.kernels);
-    let script = p.transform.unwrap();
-    let product = kernel_lines(&script, 1);
+    let script = p.transform().unwrap();
+    let product = kernel_lines(script, 1);
     let at = |what: &str| {
         product
             .find(what)
@@ -287,9 +288,9 @@ fn a_micro_kernel_with_reduction_blocks_tiles_the_reduction_outside_its_register
 fn scheduled(term: &Term) -> (Payload, String) {
     let p = payload("f", term);
     let script = p
-        .transform
-        .clone()
-        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because));
+        .transform()
+        .unwrap_or_else(|| panic!("loops, because {:?}", p.loops_because))
+        .to_string();
     (p, script)
 }
 
@@ -315,8 +316,8 @@ fn a_padded_b_is_packed_from_b_itself() {
     let term = lowered(&example("matmul.rise"), &nats, "microKernel(8, 16, 4, 16)");
     let p = payload("f", &term);
     assert!(p.all_structured(), "{:?}", p.kernels);
-    assert_eq!(p.mlir.matches("ins(%arg1").count(), 1, "{}", p.mlir);
-    assert!(!p.mlir.contains("memref<32x12xf32>"), "{}", p.mlir);
+    assert_eq!(p.mlir().matches("ins(%arg1").count(), 1, "{}", p.mlir());
+    assert!(!p.mlir().contains("memref<32x12xf32>"), "{}", p.mlir());
     assert_same(&term, "a padded, packed product");
 }
 

@@ -38,7 +38,7 @@ fn a_scalar_broadcast_before_the_loop_that_reads_it_is_in_the_innermost_lanes() 
     let term = lowered(source, &sizes(&[]), strategy);
     let p = super::payload("f", &term);
     assert!(p.all_structured(), "{:?}", p.kernels);
-    let script = p.transform.as_deref().unwrap_or_default();
+    let script = p.transform().unwrap_or_default();
     assert!(script.contains("vector"), "{script}");
     assert_same(&term, strategy);
 }

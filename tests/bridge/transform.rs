@@ -63,11 +63,9 @@ fn matmul_payload(script: &str) -> Payload {
         &sizes(&[("n", n), ("k", n), ("m", n)]),
         "id",
     );
-    Payload {
-        mlir: MATMUL.into(),
-        transform: Some(script.into()),
-        ..payload("mm", &term)
-    }
+    payload("mm", &term)
+        .with_mlir(MATMUL)
+        .with_transform(Some(script.into()))
 }
 
 /// A matrix of small exact values (their products and sums are exact in f32).
@@ -130,10 +128,7 @@ fn a_transform_script_tiles_and_vectorizes_a_linalg_matmul_that_then_computes_it
     let found = run(&compiled);
     assert!(io::approx_eq(&found, &expected), "{found}");
     // The same payload without the script lowers its linalg ops to plain loops.
-    let plain = Payload {
-        transform: None,
-        ..payload
-    };
+    let plain = payload.with_transform(None);
     let compiled = jit::compile_payload(&plain, &limits()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!compiled.llvm_dialect().contains("omp."));
     assert!(io::approx_eq(&run(&compiled), &expected));

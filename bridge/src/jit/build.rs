@@ -58,38 +58,34 @@ fn build_module<'c>(
     verified(module, stage, source, messages)
 }
 
-/// The payload's module, verified: built from its operations where its text is
-/// still theirs, parsed otherwise.
+/// The payload's module, verified: parsed from its text where one was given in place
+/// of its operations ([`Payload::with_mlir`]), built from them otherwise.
 pub(super) fn payload_module<'c>(
     context: &'c Context,
     payload: &Payload,
     messages: &Messages,
 ) -> Result<Module<'c>, Error> {
-    match &payload.operations.module {
-        Some(module) if payload.operations.module_prints_as(&payload.mlir) => {
-            build_module(context, module, "payload", Stage::Verify, messages)
-        }
-        _ => parse(context, &payload.mlir, messages),
+    match payload.given_mlir() {
+        Some(text) => parse(context, text, messages),
+        None => build_module(context, &payload.module, "payload", Stage::Verify, messages),
     }
 }
 
-/// The payload's Transform script (if it has one), verified: built from its
-/// operations where its text is still theirs, parsed otherwise.
+/// The payload's Transform script (if it has one), verified: parsed from its text
+/// where one was given ([`Payload::with_transform`]), built from its operations
+/// otherwise.
 fn script_module<'c>(
     context: &'c Context,
     payload: &Payload,
     messages: &Messages,
 ) -> Result<Option<Module<'c>>, Error> {
-    let Some(text) = &payload.transform else {
-        return Ok(None);
-    };
-    match &payload.operations.script {
-        Some(script) if payload.operations.script_prints_as(text) => {
-            build_module(context, script, "transform", Stage::Transform, messages)
+    match (payload.given_transform(), &payload.script) {
+        (Some(Some(text)), _) => parse_script(context, text, messages).map(Some),
+        (Some(None), _) | (None, None) => Ok(None),
+        (None, Some(script)) => {
+            build_module(context, script, "transform", Stage::Transform, messages).map(Some)
         }
-        _ => parse_script(context, text, messages),
     }
-    .map(Some)
 }
 
 /// The payload's module with its Transform script (if any) applied.

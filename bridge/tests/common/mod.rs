@@ -43,9 +43,5 @@ pub fn payload(name: &str, term: &Term) -> Payload {
 pub fn printed_payload(name: &str, term: &Term) -> Payload {
     let p = payload(name, term);
     let (mlir, transform) = elevate_bridge::jit::printed(&p).unwrap_or_else(|e| panic!("{e}"));
-    Payload {
-        mlir,
-        transform,
-        ..p
-    }
+    p.with_mlir(mlir).with_transform(transform)
 }
