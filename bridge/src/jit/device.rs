@@ -229,12 +229,6 @@ fn dims(sizes: [i64; 3], what: &str, kernel: &str) -> Result<[u32; 3], Error> {
     Ok(out)
 }
 
-/// The rank of a memref type (`memref<64x48xf32>` is 2, `memref<f32>` 0).
-fn memref_rank(ty: &str) -> Option<usize> {
-    let inner = ty.strip_prefix("memref<")?.split(['>', ',']).next()?;
-    Some(inner.split('x').count() - 1)
-}
-
 /// The value of each PTX parameter of `launch` in eight bytes (the value in the low
 /// ones): a buffer argument as MLIR passes a memref (its device address as allocated
 /// and aligned pointers, offset 0, its sizes, its row-major strides), a scalar
@@ -247,10 +241,10 @@ pub(super) fn parameters(
     let mut values = Vec::new();
     for param in &launch.params {
         match param {
-            Param::Argument { argument, ty } => match args.order.get(*argument) {
+            Param::Argument { argument, ty, rank } => match args.order.get(*argument) {
                 Some(Arg::Buffer(k)) => {
                     let dims = args.buffers[*k].dims();
-                    if memref_rank(ty) != Some(dims.len()) {
+                    if *rank != Some(dims.len()) {
                         return Err(gpu(format!(
                             "argument {argument} of {} is a {ty}, not a buffer of rank {}",
                             launch.kernel,
@@ -337,11 +331,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn memref_ranks_and_constants_are_read_from_their_mlir_text() {
-        assert_eq!(memref_rank("memref<64x48xf32>"), Some(2));
-        assert_eq!(memref_rank("memref<f32>"), Some(0));
-        assert_eq!(memref_rank("memref<8xi32, strided<[1]>>"), Some(1));
-        assert_eq!(memref_rank("f32"), None);
+    fn constants_are_read_from_their_mlir_text() {
         assert_eq!(
             constant("1.500000e+00 : f32", "f32"),
             Some(1.5f32.to_bits().into())
@@ -349,6 +339,37 @@ mod tests {
         assert_eq!(constant("-3", "index"), Some(-3i64 as u64));
         assert_eq!(constant("true", "i1"), Some(1));
         assert_eq!(constant("x", "f32"), None);
+    }
+
+    #[test]
+    fn a_buffer_is_passed_as_its_memref_descriptor_of_the_rank_the_kernel_takes() {
+        use elevate_rise::types::Scalar;
+        let buffer = super::super::buffer::Buffer::new(&[2, 3], Scalar::F32, "x").unwrap();
+        let args = Arguments {
+            buffers: vec![buffer],
+            scalars: Vec::new(),
+            order: vec![Arg::Buffer(0)],
+            outputs: 0..1,
+            trap: None,
+        };
+        let launch = |rank| Launch {
+            kernel: "@m::@k".to_string(),
+            grid: [1; 3],
+            block: [1; 3],
+            shared_bytes: 0,
+            params: vec![Param::Argument {
+                argument: 0,
+                ty: "memref<2x3xf32>".to_string(),
+                rank,
+            }],
+        };
+        // Pointers, offset 0, sizes, row-major strides.
+        let values = parameters(&launch(Some(2)), &args, &[7]).unwrap();
+        assert_eq!(values, [7, 7, 0, 2, 3, 3, 1]);
+        for rank in [Some(1), None] {
+            let e = parameters(&launch(rank), &args, &[7]).unwrap_err();
+            assert!(e.to_string().contains("not a buffer of rank 2"), "{e}");
+        }
     }
 
     #[test]

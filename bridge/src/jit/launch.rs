@@ -11,6 +11,7 @@ use crate::payload::Payload;
 use melior::ir::attribute::{DenseI32ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute};
 use melior::ir::block::{BlockArgument, BlockLike};
 use melior::ir::operation::{OperationLike, OperationRef, OperationResult};
+use melior::ir::r#type::{MemRefType, ShapedTypeLike};
 use melior::ir::{RegionLike, Value, ValueLike};
 use serde_json::{json, Value as Json};
 
@@ -41,6 +42,8 @@ pub enum Param {
         argument: usize,
         /// Its MLIR type.
         ty: String,
+        /// Its rank, where it is a memref (read from the type, not its text).
+        rank: Option<usize>,
     },
     /// A view of argument `argument` (a memref of MLIR type `ty`): its buffer's
     /// pointers with this offset, sizes and strides (in elements), as MLIR passes it.
@@ -73,7 +76,9 @@ impl Launch {
             .params
             .iter()
             .map(|p| match p {
-                Param::Argument { argument, ty } => json!({"argument": argument, "type": ty}),
+                Param::Argument { argument, ty, .. } => {
+                    json!({"argument": argument, "type": ty})
+                }
                 Param::View {
                     argument,
                     ty,
@@ -220,6 +225,7 @@ fn launch(op: OperationRef) -> Result<Launch, Error> {
                 return Ok(Param::Argument {
                     argument: argument.argument_number(),
                     ty,
+                    rank: MemRefType::try_from(value.r#type()).ok().map(|m| m.rank()),
                 });
             }
             if let Some(view) = argument_view(value, &ty) {
