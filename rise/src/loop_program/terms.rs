@@ -511,7 +511,7 @@ impl SymbolicEvaluator {
                     None,
                 )?))
             }
-            // Not in the structured fragment: the kernel is explicit loops. (No
+            // No translation has these yet: the program is reported unsupported. (No
             // wildcard here: a new primitive must be placed.)
             ScanSeq | Iterate => not_structured(format!("`{}`", p.name())),
         }
