@@ -26,13 +26,11 @@ use std::sync::OnceLock;
 pub struct Payload {
     /// The low-level RISE program it translates.
     pub program: Term,
-    /// The `builtin.module` of the function (`func`, `linalg`, `scf`, `memref`,
-    /// `arith`, `math`, `vector`).
-    pub module: Op,
-    /// The `builtin.module` of the Transform-dialect script (with `@__transform_main`)
-    /// that applies the program's schedule to the payload's `linalg` operations, when
-    /// the payload is made of them.
-    pub script: Option<Op>,
+    /// The module's operations ([`Payload::module`]): private, so that the text
+    /// printed from them never goes stale.
+    module: Op,
+    /// The script's operations ([`Payload::script`]).
+    script: Option<Op>,
     /// The function's name.
     pub name: String,
     /// The parameters, in order: their types.
@@ -73,6 +71,19 @@ struct Texts {
 }
 
 impl Payload {
+    /// The `builtin.module` of the function (`func`, `linalg`, `scf`, `memref`,
+    /// `arith`, `math`, `vector`), as operations.
+    pub fn module(&self) -> &Op {
+        &self.module
+    }
+
+    /// The `builtin.module` of the Transform-dialect script (with `@__transform_main`)
+    /// that applies the program's schedule to the payload's `linalg` operations, when
+    /// the payload is made of them, as operations.
+    pub fn script(&self) -> Option<&Op> {
+        self.script.as_ref()
+    }
+
     /// The MLIR module as text: the one given ([`Payload::with_mlir`]), or its
     /// operations printed in MLIR's generic form.
     ///

@@ -29,7 +29,7 @@ fn each_operator_s_module_and_script_built_are_those_their_text_parses_to() {
             let term = lowered(&op(name), &sizes(nats), strategy);
             let p = payload("f", &term);
             assert_eq!(
-                p.module.text(0),
+                p.module().text(0),
                 p.mlir(),
                 "{name}: the text is the operations'"
             );
@@ -75,7 +75,7 @@ fn an_edited_text_is_parsed_rather_than_the_operations_built() {
     let edited = p.clone().with_mlir(renamed.clone()).with_transform(None);
     assert_eq!(edited.given_mlir(), Some(renamed.as_str()));
     assert_eq!(edited.given_transform(), Some(None));
-    assert_eq!(p.mlir(), p.module.text(0));
+    assert_eq!(p.mlir(), p.module().text(0));
     let text = jit::transformed(&edited).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("func.func @g("), "{text}");
     // A script given as text is parsed: one that does nothing leaves the module as

@@ -67,7 +67,13 @@ pub(super) fn payload_module<'c>(
 ) -> Result<Module<'c>, Error> {
     match payload.given_mlir() {
         Some(text) => parse(context, text, messages),
-        None => build_module(context, &payload.module, "payload", Stage::Verify, messages),
+        None => build_module(
+            context,
+            payload.module(),
+            "payload",
+            Stage::Verify,
+            messages,
+        ),
     }
 }
 
@@ -79,7 +85,7 @@ fn script_module<'c>(
     payload: &Payload,
     messages: &Messages,
 ) -> Result<Option<Module<'c>>, Error> {
-    match (payload.given_transform(), &payload.script) {
+    match (payload.given_transform(), payload.script()) {
         (Some(Some(text)), _) => parse_script(context, text, messages).map(Some),
         (Some(None), _) | (None, None) => Ok(None),
         (None, Some(script)) => {
