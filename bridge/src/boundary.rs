@@ -10,7 +10,6 @@ use elevate_core::stack::guard;
 use elevate_rise::limits::Limits;
 use elevate_rise::loop_program::{self, SignatureError};
 pub(crate) use elevate_rise::loop_program::{Param, Storage};
-use elevate_rise::nat::Nat;
 use elevate_rise::prim::Prim;
 use elevate_rise::term::{Span, Term};
 use elevate_rise::types::{Scalar, Type, TypeKind};
@@ -56,56 +55,7 @@ pub fn leaf_types(ty: &Type) -> Vec<Type> {
     })
 }
 
-/// A constant size, or an error naming the term.
-pub(crate) fn size(n: &Nat, what: &Term) -> Result<i64, Error> {
-    n.as_const().ok_or_else(|| {
-        Error::unsupported(
-            what,
-            format!("the size {n} is not known (compile with concrete sizes)"),
-        )
-    })
-}
-
 pub use elevate_rise::loop_program::MAX_VECTOR_LANES;
-
-/// `n` as the number of lanes of a vector, if it is one the bridge generates.
-pub(crate) fn lanes(n: i64, what: &Term) -> Result<i64, Error> {
-    if (1..=MAX_VECTOR_LANES).contains(&n) {
-        Ok(n)
-    } else {
-        Err(Error::unsupported(
-            what,
-            format!("a vector of {n} lanes (from 1 to {MAX_VECTOR_LANES})"),
-        ))
-    }
-}
-
-/// `n`, a size the program divides by (a chunk, a step), if it is positive.
-pub(crate) fn positive(n: i64, what: &Term) -> Result<i64, Error> {
-    if n > 0 {
-        Ok(n)
-    } else {
-        Err(Error::unsupported(
-            what,
-            format!("a size of {n} where a positive one is needed"),
-        ))
-    }
-}
-
-/// Checks that a buffer of `dims` elements of `s` fits the limits (and so that every
-/// index into it fits in MLIR's `index`), before it is allocated: `what` names it.
-pub(crate) fn check_buffer(
-    limits: &Limits,
-    what: &str,
-    dims: &[i64],
-    s: Scalar,
-    at: &Term,
-) -> Result<(), Error> {
-    loop_program::check_buffer(limits, what, dims, s).map_err(|error| Error::Size {
-        span: at.span(),
-        error,
-    })
-}
 
 /// The entry point's signature as the loop program reads it, and the function's
 /// arguments.

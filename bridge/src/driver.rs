@@ -152,24 +152,21 @@ impl FromStr for Emit {
 }
 
 impl Payload {
-    /// The Transform script, or for a payload without one a comment saying why (the
-    /// program is not a sequence of structured loop nests, so its loops are the
-    /// payload's own) and a script that does nothing, so that the text is always a
-    /// valid transform module (for `mlir-opt --transform-interpreter`, or to start one
-    /// from).
+    /// The Transform script, or for a payload whose script was taken away
+    /// ([`Payload::with_transform`]) a comment saying so and a script that does
+    /// nothing, so that the text is always a valid transform module (for `mlir-opt
+    /// --transform-interpreter`, or to start one from).
     pub fn transform_text(&self) -> String {
         match self.transform() {
             Some(script) => script.to_string(),
-            None => format!(
-                "// no transform script: the payload is explicit loops, which are its schedule ({}); this script does nothing
-module attributes {{transform.with_named_sequence}} {{
-  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+            None => "// no transform script: it was taken away from the payload; this script does nothing
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     transform.yield
-  }}
-}}
-",
-                self.loops_because.as_deref().unwrap_or("not structured")
-            ),
+  }
+}
+"
+            .to_string(),
         }
     }
 }

@@ -229,11 +229,6 @@ impl Error {
         }
     }
 
-    /// A node without its type.
-    pub(crate) fn untyped(at: &Term) -> Error {
-        Error::Untyped { span: at.span() }
-    }
-
     /// Inputs that do not fit.
     #[cfg_attr(not(feature = "mlir"), allow(dead_code))]
     pub(crate) fn input(message: impl Into<String>) -> Error {

@@ -7,12 +7,11 @@
 //! - [`payload()`](fn@payload) evaluates a typed RISE function with concrete sizes
 //!   once into a loop program (`elevate_rise::loop_program`: buffers and kernels as
 //!   loop nests, no MLIR;
-//!   `--emit loops` prints it: [`payload::loop_program_text`]), decides on it which
-//!   arrays are structured kernels, and writes an MLIR module as operations
-//!   ([`ir::Op`], pure Rust, no LLVM needed; their text is MLIR's generic form):
-//!   `linalg` operations and a Transform script carrying the program's schedule, and
-//!   explicit loops for the arrays outside the loop program ([`Payload::kernels`] says
-//!   which and why; [`payload_loops`] gives a program all as loops);
+//!   `--emit loops` prints it: [`payload::loop_program_text`]), plans it (the whole
+//!   program, or each array it stores in turn), and writes an MLIR module as
+//!   operations ([`ir::Op`], pure Rust, no LLVM needed; their text is MLIR's generic
+//!   form): `linalg` operations and a Transform script carrying the program's
+//!   schedule. What the loop program cannot express is an error saying why;
 //! - with the `mlir` feature, [`jit`] builds the payload and its Transform-dialect
 //!   script with melior's builders (or parses a text edited by hand), verifies,
 //!   applies the script, lowers and JIT-compiles the module, and calls it on inputs.
@@ -25,12 +24,11 @@
 //! | module | holds |
 //! |---|---|
 //! | `driver` | the stages in turn: sizes, strategy, lowering, payload, JIT |
-//! | [`payload`](mod@payload) | the payload, and its plan: which arrays the loop program computes, which are loops |
+//! | [`payload`](mod@payload) | the payload, and its plan: the whole program, or each stored array in turn |
 //! | `linalg` | the emitter: a loop program's kernels as `linalg` operations and its schedule as a Transform script |
-//! | `loops` | the explicit-loops translation |
 //! | [`boundary`] | the function boundary: signature, leaves, size checks |
-//! | [`ir`] | MLIR operations as values: what both translations build, printed in the generic form |
-//! | `scalar_ops` | scalar operations both translations write: constants, arithmetic |
+//! | [`ir`] | MLIR operations as values, printed in the generic form |
+//! | `scalar_ops` | scalar operations: constants, arithmetic, casts |
 //! | [`jit`] | MLIR in process: transform, lowering, JIT, calls |
 //! | [`measure`] | the costs of search: the model told the bridge's translation; measured (compiled in parallel, timed one at a time, checked) |
 
@@ -47,7 +45,6 @@ pub mod ir;
 pub mod jit;
 mod linalg;
 use elevate_rise::loop_program;
-mod loops;
 pub mod measure;
 pub mod payload;
 mod scalar_ops;
@@ -58,12 +55,9 @@ pub use driver::{choose, emit, rewrite, translate, Emit, Options, Target, Unknow
 #[cfg(feature = "mlir")]
 pub use driver::{compile, compile_gpu, compile_term};
 pub use error::{Error, Stage, Trap};
-pub use loops::MAX_LOOP_DEPTH;
 pub use measure::CandidateLimits;
 #[cfg(feature = "mlir")]
 pub use measure::WorkerCommand;
 #[cfg(feature = "mlir")]
 pub use measure::{CompileRate, MeasureError, Measured, ModelMeasured, RACE_FACTOR};
-pub use payload::{
-    gpu_payload, payload, payload_loops, Check, KernelForm, Payload, TrapSite, TRAP_ARGUMENT,
-};
+pub use payload::{gpu_payload, payload, Check, Payload, TrapSite, TRAP_ARGUMENT};

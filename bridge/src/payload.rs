@@ -1,17 +1,16 @@
 //! Typed RISE with concrete sizes → an MLIR payload module, as operations
 //! ([`crate::ir`]) and their text. The program is evaluated once into a loop program
 //! (`loop_program`: buffers and kernels as loop nests, no MLIR); its plan is
-//! decided on it (the whole program, or each stored array, in the loop program where
-//! it can be, explicit loops where it cannot); the loop program's kernels become
-//! `linalg` operations and a Transform script carrying the program's schedule
-//! (`linalg`), the rest explicit loops (`loops`).
+//! decided on it (the whole program, or each stored array in turn); the loop
+//! program's kernels become `linalg` operations and a Transform script carrying the
+//! program's schedule (`linalg`).
 
 use crate::boundary::{signature, signature_error, Signature};
 pub use crate::boundary::{Check, TrapSite, TRAP_ARGUMENT};
 use crate::error::Error;
 use crate::ir::{self, Op, Value};
 use elevate_rise::limits::Limits;
-use elevate_rise::loop_program::{plan, Aliases, Plan, StageForm, StagedPlan};
+use elevate_rise::loop_program::{plan, Plan, StagedPlan};
 use elevate_rise::term::Term;
 use elevate_rise::types::Type;
 use std::sync::OnceLock;
@@ -40,13 +39,9 @@ pub struct Payload {
     /// The floating-point operations one call performs (arithmetic on floats, each
     /// vector lane counted): for the matmul baseline, `2 n k m`.
     pub flops: u64,
-    /// Why the payload is explicit loops instead of `linalg` operations, if it is
-    /// (all of it: see [`Payload::kernels`] for each kernel).
-    pub loops_because: Option<String>,
-    /// How each kernel (an array the program writes) is computed, in order: a
-    /// structured payload's kernels are `linalg` operations, and where one array of the
-    /// program is not expressible as one, that array alone is explicit loops.
-    pub kernels: Vec<KernelForm>,
+    /// How many kernels the loop program has: each a `linalg` operation (or a few:
+    /// a reduction's fill and the reduction), scheduled by the Transform script.
+    pub kernels: usize,
     /// The operations that may trap (integer divisions and remainders by divisors not
     /// known to be safe, numbers made indices). When there are any, the function takes
     /// one more argument, [`TRAP_ARGUMENT`], where it records `2 k + 1` when operation
@@ -139,43 +134,18 @@ impl Payload {
     }
 }
 
-/// How the payload computes one of its kernels.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KernelForm {
-    /// A `linalg` operation, which the Transform script schedules.
-    Structured,
-    /// Explicit loops (`scf`), and why.
-    Loops(String),
-}
-
-impl Payload {
-    /// Whether every kernel is a `linalg` operation.
-    pub fn all_structured(&self) -> bool {
-        self.kernels.iter().all(|k| *k == KernelForm::Structured)
-    }
-
-    /// The kernels computed by explicit loops, and why each is.
-    pub fn loop_kernels(&self) -> impl Iterator<Item = &str> {
-        self.kernels.iter().filter_map(|k| match k {
-            KernelForm::Loops(why) => Some(why.as_str()),
-            KernelForm::Structured => None,
-        })
-    }
-}
-
 /// Translates a closed, typed function `fun(x1: T1 => ... => body)` whose sizes are all
 /// constants into an MLIR function `@name(x1, ..., out)` that writes its result into
 /// `out`. Scalar parameters are values; any other data is one memref per scalar leaf of
 /// its type ([`crate::boundary`]), the result too (a scalar result is a rank-0 memref).
 /// Every buffer, at the boundary and inside, is checked against `limits`.
 ///
-/// Where the program is a sequence of structured loop nests, the payload is `linalg`
-/// operations and the schedule the program encodes is a Transform script
-/// ([`Payload::transform`]). Where it is not, each array the program materializes at
-/// the top level is translated on its own ([`elevate_rise::loop_program::stages`]): those the structured
-/// translation expresses stay `linalg` with their schedule, the others become explicit
-/// loops ([`Payload::kernels`] says which and why); a program none of whose arrays is
-/// structured is explicit loops ([`payload_loops`]).
+/// The payload is `linalg` operations, and the schedule the program encodes is a
+/// Transform script ([`Payload::transform`]). A program that is not one loop program as
+/// a whole is translated array by array: each array it materializes at the top level
+/// ([`elevate_rise::loop_program::stages`]) is kernels of their own. What the loop
+/// program cannot express (`scanSeq`, `iterate`) is an error, [`Error::Unsupported`],
+/// located where it is and saying why.
 pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
     let sig = signature(term, limits)?;
     match plan(&sig, limits).map_err(signature_error)? {
@@ -183,42 +153,13 @@ pub fn payload(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Erro
             let body = crate::linalg::structured(&program, kernels);
             Ok(structured_payload(name, term, sig, body))
         }
-        Plan::Staged(plan) => staged(name, term, sig, limits, plan),
-        Plan::Loops(why) => {
-            let mut p = loops(name, term, sig, limits)?;
-            p.kernels = vec![KernelForm::Loops(why.clone())];
-            p.loops_because = Some(why);
-            Ok(p)
-        }
-    }
-}
-
-/// Whether `term`'s payload (see [`payload`]) computes every kernel as a structured
-/// operation: the same answer as `payload(..).all_structured()`, from the program's
-/// plan, without writing any MLIR (the search's model asks this of every
-/// candidate).
-pub fn all_structured(term: &Term, limits: &Limits) -> bool {
-    let Ok(sig) = signature(term, limits) else {
-        return false;
-    };
-    match plan(&sig, limits) {
-        Ok(Plan::Whole(..)) => true,
-        Ok(Plan::Staged(plan)) => {
-            let kernels = kernel_forms(&plan);
-            match kernels.is_empty() {
-                // (Nothing to compute: the payload is the loops', without a kernel.)
-                true => loops("f", term, sig, limits).is_ok(),
-                false => kernels.iter().all(|k| *k == KernelForm::Structured),
-            }
-        }
-        Ok(Plan::Loops(_)) | Err(_) => false,
+        Plan::Staged(plan) => Ok(staged(name, term, sig, plan)),
     }
 }
 
 /// The loop program of `term` (typed, low-level, with concrete sizes) as text
-/// (`--emit loops`): its buffers and kernels (see `bridge/src/loop_program/print.rs`
-/// for the notation), with the stages the program leaves to explicit loops, and why,
-/// where there are any.
+/// (`--emit loops`): its buffers and kernels (see `rise/src/loop_program/print.rs`
+/// for the notation).
 ///
 /// ```
 /// use elevate_rise::{limits::Limits, Program};
@@ -231,17 +172,7 @@ pub fn loop_program_text(term: &Term, limits: &Limits) -> Result<String, Error> 
     let sig = signature(term, limits)?;
     Ok(match plan(&sig, limits).map_err(signature_error)? {
         Plan::Whole(program, _) => program.to_string(),
-        Plan::Staged(plan) => {
-            let mut text = plan.program.to_string();
-            let names = plan.split.stages.iter().map(|s| &*s.var.name);
-            for (form, name) in plan.forms.iter().zip(names.chain(["the result"])) {
-                if let StageForm::Loops(why) = form {
-                    text.push_str(&format!("// {name}: explicit loops ({why})\n"));
-                }
-            }
-            text
-        }
-        Plan::Loops(why) => format!("// no loop program: explicit loops ({why})\n"),
+        Plan::Staged(plan) => plan.program.to_string(),
     })
 }
 
@@ -258,7 +189,7 @@ pub fn gpu_loop_program_text(term: &Term, limits: &Limits) -> Result<String, Err
 
 /// Why `term` has no GPU payload, as an error.
 fn not_for_the_gpu(term: &Term, why: crate::loop_program::NotStructured) -> Error {
-    Error::unsupported(term, format!("the GPU target: {}", why.0))
+    Error::unsupported(term, format!("the GPU target: {}", why.why))
 }
 
 /// The payload of `term` for the GPU: structured as a whole, each kernel's GPU maps a
@@ -295,104 +226,42 @@ fn structured_payload(
         result: sig.loops.result,
         flops: p.flops,
         text: Texts::default(),
-        loops_because: None,
-        kernels: vec![KernelForm::Structured; p.kernels],
+        kernels: p.kernels,
         traps: p.traps,
     }
 }
 
-/// The payload of a program computed stage by stage: the loop program's kernels as
-/// `linalg`, the other stages as explicit loops, in the program's order.
-fn staged(
-    name: &str,
-    term: &Term,
-    sig: Signature,
-    limits: &Limits,
-    plan: StagedPlan,
-) -> Result<Payload, Error> {
-    let kernels = kernel_forms(&plan);
-    if !kernels.contains(&KernelForm::Structured) {
-        let mut p = loops(name, term, sig, limits)?;
-        p.kernels = kernels;
-        p.loops_because = Some(plan.why);
-        return Ok(p);
-    }
-    // The explicit loops of the stages outside the loop program, by one generator in
-    // the program's order (so that their names and trap codes are the function's),
-    // each stage's array bound once it is computed.
-    let mut loop_stages = crate::loops::LoopStages::new(&sig, limits);
-    let mut aliases = Aliases::new(&plan.split.aliases);
-    for (id, _, _) in &sig.params {
-        aliases.resolve(*id, |alias, of| loop_stages.alias(alias, of));
-    }
-    let stages = plan.split.stages.iter().map(Some).chain([None]);
-    let terms = plan.split.stages.iter().map(|s| &s.term);
-    let terms = terms.chain([&plan.split.result]);
-    let outs = plan.storages.iter().chain([&sig.out]);
-    let mut parts = Vec::new();
-    for (((form, term), out), stage) in plan.forms.iter().zip(terms).zip(outs).zip(stages) {
-        parts.push(match form {
-            StageForm::Kernels(n) => Part::Kernels(*n),
-            StageForm::Loops(_) => Part::Loops(loop_stages.stage(term, out)?),
-        });
-        if let Some(stage) = stage {
-            loop_stages.bind(stage.var.id, out, &stage.ty);
-            aliases.resolve(stage.var.id, |alias, of| loop_stages.alias(alias, of));
-        }
-    }
-    let (loop_flops, mut traps) = loop_stages.finish();
-    // (The structured kernels' traps after the loops'.)
-    let structured = crate::linalg::operations(&plan.program, traps.len());
-    let mut ops = structured.ops;
-    traps.append(&mut ops.traps);
-    // The function body: the stages' buffers, then each part in order.
+/// The payload of a program computed stage by stage: each stage's kernels in the
+/// program's order, each stage's buffers allocated around them all.
+fn staged(name: &str, term: &Term, sig: Signature, plan: StagedPlan) -> Payload {
+    let structured = crate::linalg::operations(&plan.program, 0);
+    let ops = structured.ops;
     let buffers: Vec<Value> = plan
         .storages
         .iter()
         .flat_map(crate::boundary::leaf_arguments)
         .collect();
-    let mut kernel_ops = ops.kernels.into_iter();
     let mut body: Vec<Op> = buffers
         .iter()
         .map(|b| ir::alloc(&b.name, &b.ty))
         .chain(ops.allocs)
         .collect();
-    for part in parts {
-        match part {
-            Part::Kernels(n) => body.extend(kernel_ops.by_ref().take(n).flatten()),
-            Part::Loops(loops) => body.extend(loops),
-        }
-    }
+    body.extend(ops.kernels.into_iter().flatten());
     body.extend(ops.deallocs);
     body.extend(buffers.iter().rev().map(|b| ir::dealloc(&b.name, &b.ty)));
-    let flops = ops.flops.saturating_add(loop_flops);
-    let module = function_module(name, with_trap(sig.arguments, &traps), body);
-    let script = Some(structured.script);
-    Ok(Payload {
+    let module = function_module(name, with_trap(sig.arguments, &ops.traps), body);
+    Payload {
         program: term.clone(),
         module,
-        script,
+        script: Some(structured.script),
         name: name.to_string(),
         params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
         result: sig.loops.result,
-        flops,
+        flops: ops.flops,
         text: Texts::default(),
-        loops_because: None,
-        kernels,
-        traps,
-    })
-}
-
-/// How each kernel of a staged plan is computed, in order (an explicit-loops stage is
-/// one).
-fn kernel_forms(plan: &StagedPlan) -> Vec<KernelForm> {
-    plan.forms
-        .iter()
-        .flat_map(|form| match form {
-            StageForm::Kernels(n) => vec![KernelForm::Structured; *n],
-            StageForm::Loops(why) => vec![KernelForm::Loops(why.clone())],
-        })
-        .collect()
+        kernels: plan.kernels.iter().sum(),
+        traps: ops.traps,
+    }
 }
 
 /// The function's arguments, with the trap record where an operation may trap.
@@ -411,37 +280,6 @@ pub(crate) fn trap_record_type() -> ir::Type {
 /// The module of function `name`, of `arguments`, whose body is `ops`.
 fn function_module(name: &str, arguments: Vec<Value>, ops: Vec<Op>) -> Op {
     ir::module(vec![ir::function(name, arguments, ops)], Vec::new())
-}
-
-/// A stage's place in the function body: so many structured kernels, or loops.
-enum Part {
-    Kernels(usize),
-    Loops(Vec<Op>),
-}
-
-/// The payload as explicit loops (`scf`, `memref`, `arith`, `vector`): the schedule is
-/// in the loops themselves, and there is no Transform script.
-pub fn payload_loops(name: &str, term: &Term, limits: &Limits) -> Result<Payload, Error> {
-    loops(name, term, signature(term, limits)?, limits)
-}
-
-fn loops(name: &str, term: &Term, sig: Signature, limits: &Limits) -> Result<Payload, Error> {
-    let body = crate::loops::translate(&sig, limits)?;
-    let module = function_module(name, with_trap(sig.arguments, &body.traps), body.ops);
-    let script = None;
-    Ok(Payload {
-        program: term.clone(),
-        module,
-        script,
-        name: name.to_string(),
-        params: sig.loops.params.iter().map(|(_, t, _)| t.clone()).collect(),
-        result: sig.loops.result,
-        flops: body.flops,
-        text: Texts::default(),
-        loops_because: None,
-        kernels: vec![KernelForm::Loops("explicit loops".to_string())],
-        traps: body.traps,
-    })
 }
 
 #[cfg(test)]
@@ -464,38 +302,29 @@ mod tests {
     const MATMUL: &str = "def mm(a: 256.256.f32, b: 256.256.f32) : 256.256.f32 = a |> map(fun(arow => transpose(b) |> map(fun(bcol => zip(arow, bcol) |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0)))))";
 
     #[test]
-    fn the_quick_answer_is_the_payload_s_and_the_model_reads_what_has_a_loop_program() {
-        // The matmul, and the same with a product of more operations than a kernel's
-        // body takes, under the library's schedules: structured, or not, in every
-        // mixture of stages.
-        let long = MATMUL.replace(
-            "fst(p) * snd(p)",
-            &format!("fst(p) * snd(p){}", " + 0.0".repeat(1001)),
-        );
+    fn what_has_a_payload_has_a_loop_program_the_model_costs_and_what_has_none_says_why() {
+        // The matmul under the library's schedules: a payload of kernels, and loop
+        // nests the model costs.
         let seven = elevate_rise::rules::matmul_strategies();
         let model = ModelCost::new(Machine::default());
-        let mut answers = std::collections::BTreeSet::new();
-        for source in [MATMUL, &long] {
-            for strategy in std::iter::once("id").chain(seven.iter().map(|(name, _)| *name)) {
-                let t = lowered(source, strategy);
-                let payload = payload("f", &t, &Limits::default()).unwrap();
-                let quick = all_structured(&t, &Limits::default());
-                assert_eq!(
-                    quick,
-                    payload.all_structured(),
-                    "{strategy}: {:?}",
-                    payload.kernels
-                );
-                answers.insert((quick, payload.kernels.len() > 1));
-                // The model costs what the loop program holds, and says why not where
-                // a stage is explicit loops.
-                match model.evaluate(&t) {
-                    Ok(m) => assert!(quick && m.cost > 0.0, "{strategy}"),
-                    Err(e) => assert!(!quick && e.reason.contains("explicit loops"), "{e}"),
-                }
-            }
+        for strategy in std::iter::once("id").chain(seven.iter().map(|(name, _)| *name)) {
+            let t = lowered(MATMUL, strategy);
+            let payload = payload("f", &t, &Limits::default()).unwrap();
+            assert!(payload.kernels >= 1, "{strategy}");
+            assert!(elevate_rise::search::loop_nests::loop_nests(&t).is_ok());
+            assert!(model.evaluate(&t).unwrap().cost > 0.0, "{strategy}");
         }
-        let mixtures = [(true, false), (true, true), (false, false), (false, true)];
-        assert!(mixtures.iter().all(|m| answers.contains(m)), "{answers:?}");
+        // A scan has no loop program: the payload and the model both say so.
+        let t = lowered(
+            "def f(x: 8.f32) = x |> scanSeq(fun(a, y => a + y), 0.0)",
+            "id",
+        );
+        let e = payload("f", &t, &Limits::default()).unwrap_err();
+        assert!(
+            matches!(&e, Error::Unsupported { message, span: Some(_) } if message.contains("`scanSeq`")),
+            "{e}"
+        );
+        let why = model.evaluate(&t).unwrap_err();
+        assert!(why.reason.contains("`scanSeq`"), "{why}");
     }
 }

@@ -17,11 +17,6 @@ pub(crate) fn literal_attr(l: Literal) -> Attr {
     }
 }
 
-/// Whether `p` compares (its result is a boolean).
-pub(crate) fn is_comparison(p: Prim) -> bool {
-    matches!(p, Prim::Lt | Prim::Gt | Prim::Equal)
-}
-
 /// The MLIR operation computing binary primitive `p` on `x` and `y` of type `t`
 /// (scalars or vectors of floats or integers), or `None` if `p` is not one.
 pub(crate) fn binary_op(p: Prim, x: &str, y: &str, float: bool, t: &Type) -> Option<Op> {

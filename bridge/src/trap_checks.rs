@@ -1,5 +1,4 @@
-//! The checks compiled code makes where the interpreter reports an error, written
-//! once for both translations: an integer division or remainder by 0 (or of the
+//! The checks compiled code makes where the interpreter reports an error: an integer division or remainder by 0 (or of the
 //! smallest integer by -1), and a number made an index outside its range. Each
 //! records its trap's code in the trap argument where it fails (the largest code
 //! wins, so that parallel loops record one too) and computes on with a safe value
@@ -11,7 +10,7 @@ use crate::ir::{self, Attr, Block, Op, Type};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
 
-/// Where a check's operations go: a kernel's body or explicit loops.
+/// Where a check's operations go: a kernel's body.
 pub(crate) trait Ops {
     /// Adds `op` with its (one) result named afresh, and returns the name.
     fn op(&mut self, op: Op) -> String;

@@ -5,7 +5,7 @@
 //! on [`Prim`] without a wildcard arm, so that a primitive added here fails to compile
 //! until each says what it does with it: the interpreter (`interp`), the loop program
 //! (`loop_program`: what the bridge compiles and the cost model reads), the e-graph's
-//! cost (`egraph::cost`), and the bridge's explicit loops.
+//! cost (`egraph::cost`).
 
 use crate::nat::{Nat, NatVar};
 use crate::types::{Scalar, Type};

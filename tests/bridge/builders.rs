@@ -3,7 +3,7 @@
 //! generic form), operation for operation.
 
 use super::ops::{op, OPS};
-use super::{built_payload as payload, lowered, sizes, too_long};
+use super::{built_payload as payload, long_body, lowered, sizes};
 use elevate::bridge::jit;
 use elevate::bridge::payload::Payload;
 
@@ -44,14 +44,13 @@ fn each_operator_s_module_and_script_built_are_those_their_text_parses_to() {
 }
 
 #[test]
-fn explicit_loops_built_are_those_their_text_parses_to() {
-    // A kernel of more than 1,000 operations is loops, beside a structured one; a
-    // reduction carries its accumulator through `scf.for`; a division checks its
-    // divisor.
+fn long_bodies_reductions_and_checks_built_are_those_their_text_parses_to() {
+    // A kernel of more than 1,000 operations beside a short one; a parallel
+    // reduction; a division that checks its divisor.
     let sources = [
         format!(
             "def f(x: 64.f32) : 64.f32 = toMem(x |> mapSeq(fun(v => v * 2.0))) |> mapSeq(fun(v => {}))",
-            too_long("v", "0.0")
+            long_body("v", "0.0")
         ),
         "def f(x: 8.16.f32) : 8.f32 = x |> mapPar(fun(r => r |> reduceSeq(fun(a, v => a + v), 0.0)))"
             .to_string(),
@@ -75,6 +74,14 @@ fn an_edited_text_is_parsed_rather_than_the_operations_built() {
     let edited = p.clone().with_mlir(renamed.clone()).with_transform(None);
     assert_eq!(edited.given_mlir(), Some(renamed.as_str()));
     assert_eq!(edited.given_transform(), Some(None));
+    // Its script's text, asked for, says it was taken away, and does nothing.
+    let idle = edited.transform_text();
+    assert!(
+        idle.starts_with("// no transform script: it was taken away")
+            && idle.contains("transform.named_sequence @__transform_main(")
+            && idle.contains("transform.yield"),
+        "{idle}"
+    );
     assert_eq!(p.mlir(), p.module().text(0));
     let text = jit::transformed(&edited).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("func.func @g("), "{text}");

@@ -109,7 +109,6 @@ fn cpu_check(source: &str, strategy: &str) -> elevate::bridge::Payload {
         "{text}"
     );
     let p = payload("f", &term);
-    assert!(p.all_structured(), "{:?}", p.kernels);
     let (found, expected) = compiled_and_interpreted(&term, 7);
     assert_eq!(found, expected, "{source}");
     p

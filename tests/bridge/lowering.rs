@@ -1,24 +1,8 @@
-//! Loop payloads through MLIR: they verify and lower, `mapPar` becomes OpenMP, and
-//! they compute what the interpreter computes. (Their text is checked without MLIR by
-//! `bridge/tests/payload.rs`.)
+//! Payloads through MLIR: bad modules are verification errors, and `mapPar`, vectors
+//! and reductions compute what the interpreter computes.
 
-use super::{example, limits, lowered, sizes};
-use elevate::bridge::{jit, payload_loops};
-
-#[test]
-fn the_loops_of_matmul_verify_and_lower() {
-    let mm = lowered(
-        &example("matmul.rise"),
-        &sizes(&[("n", 4), ("k", 4), ("m", 4)]),
-        "id",
-    );
-    let text = payload_loops("mm", &mm, &limits())
-        .unwrap()
-        .mlir()
-        .to_string();
-    let llvm = jit::lower(&text).unwrap();
-    assert!(llvm.contains("llvm.func @mm"), "{llvm}");
-}
+use super::{lowered, sizes};
+use elevate::bridge::jit;
 
 #[test]
 fn bad_modules_are_verification_errors() {
@@ -27,19 +11,9 @@ fn bad_modules_are_verification_errors() {
 }
 
 #[test]
-fn map_par_becomes_an_openmp_parallel_loop() {
+fn map_par_computes_what_the_interpreter_computes() {
     let source = "def f(x: 8.4.f32) = x |> mapPar(fun(r => r |> reduceSeq(add, 0.0)))";
-    let term = lowered(source, &sizes(&[]), "id");
-    let text = payload_loops("f", &term, &limits())
-        .unwrap()
-        .mlir()
-        .to_string();
-    let llvm = jit::lower(&text).unwrap();
-    assert!(
-        llvm.contains("omp.parallel") && llvm.contains("omp.wsloop"),
-        "{llvm}"
-    );
-    super::assert_same(&term, "mapPar");
+    super::assert_same(&lowered(source, &sizes(&[]), "id"), "mapPar");
 }
 
 #[test]

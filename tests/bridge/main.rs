@@ -43,10 +43,9 @@ pub fn example(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// `expr` followed by 1,001 additions of `zero`: the same value, as a kernel body of
-/// more operations than the structured translation puts in one (1,000), so explicit
-/// loops: what the tests of a loop kernel beside structured ones need.
-pub fn too_long(expr: &str, zero: &str) -> String {
+/// `expr` followed by 1,001 additions of `zero`: the same value, as a kernel body
+/// of a thousand operations.
+pub fn long_body(expr: &str, zero: &str) -> String {
     format!("{expr}{}", format!(" + {zero}").repeat(1001))
 }
 

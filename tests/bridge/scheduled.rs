@@ -1,6 +1,6 @@
 //! The programs whose Transform scripts the bridge's translation tests check
 //! (`bridge/tests/schedule.rs`) compute what the interpreter computes, once MLIR has
-//! applied the scripts; so do those left to explicit loops.
+//! applied the scripts.
 
 use super::{assert_same, lowered, sizes};
 
@@ -37,7 +37,6 @@ fn a_scalar_broadcast_before_the_loop_that_reads_it_is_in_the_innermost_lanes() 
         "DFNF ; try(fuseReduceMap @ topDown) ; vectorize(4) @ innermost(isFullyAppliedMap)";
     let term = lowered(source, &sizes(&[]), strategy);
     let p = super::payload("f", &term);
-    assert!(p.all_structured(), "{:?}", p.kernels);
     let script = p.transform().unwrap_or_default();
     assert!(script.contains("vector"), "{script}");
     assert_same(&term, strategy);

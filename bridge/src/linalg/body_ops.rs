@@ -4,7 +4,7 @@
 //! read where it lies (`memref.load`, the index computed from the kernel's loop
 //! counters, `linalg.index`); and an integer division or remainder whose divisor may
 //! be 0 (or -1 of the smallest dividend: a trap, and 1 divides instead). The checks
-//! are the explicit loops' ([`crate::trap_checks`]). The kernel stays a `linalg.generic`
+//! are [`crate::trap_checks`]'. The kernel stays a `linalg.generic`
 //! that tiles, and runs in parallel where the program's loops do; it is not
 //! vectorized.
 

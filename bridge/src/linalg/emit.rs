@@ -9,6 +9,7 @@ use crate::loop_program::{Buf, DimExpr, Kernel, Operand, Reduction};
 use crate::scalar_ops::{binary_op, literal_attr};
 use elevate_rise::prim::Prim;
 use elevate_rise::types::Scalar;
+use std::collections::HashMap;
 
 /// The named operation a kernel is, if any: `linalg.matmul` with its dimensions
 /// `(m, n, k)`.
@@ -318,6 +319,7 @@ pub(crate) fn payload_ops(
             bufs,
             traps: &mut traps,
             trap_base,
+            values: HashMap::new(),
         };
         let values: Vec<String> = k.body.iter().map(|b| body.expr(b)).collect();
         let results = match &k.reduction {
@@ -354,15 +356,28 @@ pub(crate) fn payload_ops(
 
 /// Floating-point operations per iteration of a kernel.
 fn float_ops(k: &Kernel) -> usize {
-    fn count(e: &ScalarExpr) -> usize {
-        match e {
-            ScalarExpr::Bin(_, a, b) => usize::from(a.scalar().is_float()) + count(a) + count(b),
-            ScalarExpr::Un(_, a) => usize::from(a.scalar().is_float()) + count(a),
-            ScalarExpr::Cast(a, _) => count(a),
-            ScalarExpr::Pick(c, a, b) => count(c) + count(a) + count(b),
-            _ => 0,
-        }
-    }
+    // Each distinct operation once, as the body computes it; not inside gathers'
+    // indices or checked divisions.
+    let count = |e: &ScalarExpr| {
+        let inside = |e: &ScalarExpr| {
+            matches!(
+                e,
+                ScalarExpr::Bin(..)
+                    | ScalarExpr::Un(..)
+                    | ScalarExpr::Cast(..)
+                    | ScalarExpr::Pick(..)
+            )
+        };
+        e.nodes_where(inside)
+            .into_iter()
+            .map(|e| match e {
+                ScalarExpr::Bin(_, a, _) | ScalarExpr::Un(_, a) => {
+                    usize::from(a.scalar().is_float())
+                }
+                _ => 0,
+            })
+            .sum::<usize>()
+    };
     let combine = match k.reduction {
         Some(Reduction::Combine(..)) => usize::from(k.body[0].scalar().is_float()),
         _ => 0,
@@ -380,6 +395,10 @@ pub(super) struct Body<'a> {
     /// function's.
     pub(super) traps: &'a mut Vec<TrapSite>,
     pub(super) trap_base: usize,
+    /// The value of each node of the kernel's body computed so far: a node the body
+    /// reads several times (the body is a DAG) is computed once. (The kernel, borrowed
+    /// for the body's life, keeps each node where it is.)
+    values: HashMap<*const ScalarExpr, String>,
 }
 
 impl Body<'_> {
@@ -401,7 +420,19 @@ impl Body<'_> {
         x
     }
 
+    /// The value of `e`, a node of the kernel's body, computed where it is first read.
     pub(super) fn expr(&mut self, e: &ScalarExpr) -> String {
+        let key = e as *const ScalarExpr;
+        if let Some(x) = self.values.get(&key) {
+            return x.clone();
+        }
+        // (A body of 100,000 operations in a row is computed on a stack that grows.)
+        let x = elevate_core::stack::guard(|| self.compute(e));
+        self.values.insert(key, x.clone());
+        x
+    }
+
+    fn compute(&mut self, e: &ScalarExpr) -> String {
         match e {
             ScalarExpr::Lit(l) => self.op(ir::constant(literal_attr(*l))),
             ScalarExpr::Param(name, _) => name.clone(),

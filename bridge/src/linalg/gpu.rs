@@ -424,14 +424,12 @@ fn staged(
 
 /// The bytes of an element of kernel `k`'s input `i` (as its body loads it).
 fn scalar_bytes(k: &Kernel, i: usize) -> i64 {
-    let mut pending: Vec<&ScalarExpr> = k.body.iter().collect();
-    while let Some(e) = pending.pop() {
+    for e in k.body.iter().flat_map(|b| b.nodes()) {
         if let ScalarExpr::Load(j, _, s) = e {
             if *j == i {
                 return s.bytes() as i64;
             }
         }
-        pending.extend(e.children());
     }
     8
 }

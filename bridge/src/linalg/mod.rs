@@ -46,7 +46,7 @@ pub(crate) fn structured(program: &LoopProgram, kernels: usize) -> Structured {
 /// structured as a whole.
 pub(crate) fn translate_gpu(sig: &Signature, limits: &Limits) -> Result<Structured, NotStructured> {
     let (program, kernels) = crate::loop_program::whole(sig, limits, true)?;
-    let script = gpu::gpu_script(&program.kernels).map_err(NotStructured)?;
+    let script = gpu::gpu_script(&program.kernels).map_err(NotStructured::new)?;
     Ok(emitted(&program, kernels, Some(script)))
 }
 

@@ -40,8 +40,7 @@ impl Builder {
         }
         let mut guards = Vec::new();
         let mut large = false;
-        let mut pending = vec![e];
-        while let Some(x) = pending.pop() {
+        for x in e.nodes() {
             if let ScalarExpr::Select { conds, then, .. } = x {
                 guards.extend(conds.iter().cloned());
                 if let ScalarExpr::Load(b, _, _) = &**then {
@@ -52,7 +51,6 @@ impl Builder {
                     large |= elements > BORDER_FILL_ELEMENTS;
                 }
             }
-            pending.extend(x.children());
         }
         if !large {
             return None;
@@ -223,26 +221,27 @@ pub fn fold_digits(a: &Aff) -> Aff {
 
 /// `e` with each padding guard that always holds, or never, decided.
 pub fn drop_decided_guards(e: &ScalarExpr, ex: &SymbolicEvaluator) -> ScalarExpr {
-    let e = e.map_each(&mut |c| drop_decided_guards(c, ex));
-    let ScalarExpr::Select { conds, then, other } = e else {
-        return e;
-    };
-    let mut open = Vec::new();
-    for (a, lo, hi) in conds {
-        let (min, max) = a.range(ex);
-        if max < lo || min >= hi {
-            return *other;
+    e.rewrite(&mut |e| {
+        let ScalarExpr::Select { conds, then, other } = e else {
+            return e;
+        };
+        let mut open = Vec::new();
+        for (a, lo, hi) in conds {
+            let (min, max) = a.range(ex);
+            if max < lo || min >= hi {
+                return (*other).clone();
+            }
+            if !(min >= lo && max < hi) {
+                open.push((a, lo, hi));
+            }
         }
-        if !(min >= lo && max < hi) {
-            open.push((a, lo, hi));
+        match open.is_empty() {
+            true => (*then).clone(),
+            false => ScalarExpr::Select {
+                conds: open,
+                then,
+                other,
+            },
         }
-    }
-    match open.is_empty() {
-        true => *then,
-        false => ScalarExpr::Select {
-            conds: open,
-            then,
-            other,
-        },
-    }
+    })
 }

@@ -23,6 +23,47 @@ impl<T: ?Sized + 'static> DeepRc<T> {
     }
 }
 
+impl<T: ?Sized + 'static> DeepRc<T> {
+    /// Where its value lies: the same for every clone, and no other value's while one
+    /// of them lives.
+    pub fn as_ptr(this: &Self) -> *const T {
+        Rc::as_ptr(&this.0)
+    }
+}
+
+impl<T: Clone + 'static> DeepRc<T> {
+    /// Its value: moved out where this is its last reference, else a copy.
+    pub fn unwrap_or_clone(mut this: Self) -> T {
+        // SAFETY: `this.0` is taken once, and `this` forgotten, so its drop (which
+        // would take it again) does not run.
+        let rc = unsafe { ManuallyDrop::take(&mut this.0) };
+        std::mem::forget(this);
+        Rc::unwrap_or_clone(rc)
+    }
+}
+
+impl<T: 'static> From<T> for DeepRc<T> {
+    fn from(value: T) -> Self {
+        DeepRc::new(Rc::new(value))
+    }
+}
+
+impl<T: ?Sized + std::fmt::Debug + 'static> std::fmt::Debug for DeepRc<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (As deep as the value nests: on a stack that grows.)
+        elevate_core::stack::guard(|| (**self).fmt(f))
+    }
+}
+
+/// Equal where they are one value (a shared subexpression is not compared again), or
+/// where their values are equal (compared on a stack that grows, as deep as they
+/// nest).
+impl<T: ?Sized + PartialEq + 'static> PartialEq for DeepRc<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0) || elevate_core::stack::guard(|| **self == **other)
+    }
+}
+
 impl<T: ?Sized + 'static> Clone for DeepRc<T> {
     fn clone(&self) -> Self {
         DeepRc::new(Rc::clone(&self.0))

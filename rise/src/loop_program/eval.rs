@@ -7,11 +7,11 @@
 //! position where the element is read), `reduceSeq`, `reduceSeqUnroll` (a reduction
 //! loop; the accumulator must be combined element-wise, `acc ⊕ x`, which gives the
 //! closed form `init ⊕ Σ x`), and the lanes of `asVector` vectors. Anything else makes
-//! the program "not structured", and the bridge translates it to explicit loops.
+//! the program "not structured", with the reason, which the bridge reports.
 
 pub use super::fragment::{not_structured, size, NotStructured, Structuring};
 use super::index::{Aff, Extents, Var};
-pub use super::scalar::{DataIndex, Gathered, ScalarExpr};
+pub use super::scalar::{DataIndex, ExprRef, Gathered, ScalarExpr};
 use crate::loop_program::deep_rc::DeepRc;
 use crate::prim::Prim;
 use crate::types::Type;
@@ -103,12 +103,14 @@ pub struct LoopRec {
 /// A value during symbolic evaluation.
 #[derive(Clone)]
 pub enum SymValue {
-    Scalar(ScalarExpr),
+    /// A number: shared, so that a value read several times (bound by `let`, or an
+    /// argument used twice) is one node of the expressions that read it.
+    Scalar(ExprRef),
     /// A vector: its lanes are the values of `elem` for `lane` in `0..n`.
     Vector {
         lane: Var,
         n: i64,
-        elem: ScalarExpr,
+        elem: ExprRef,
     },
     Index(Aff),
     Array(SymArray),
@@ -158,11 +160,11 @@ impl SymArray {
 impl SymValue {
     fn subst(&self, v: Var, e: &Aff, x: &dyn Extents) -> SymValue {
         match self {
-            SymValue::Scalar(s) => SymValue::Scalar(s.subst(v, e, x)),
+            SymValue::Scalar(s) => SymValue::Scalar(s.subst(v, e, x).shared()),
             SymValue::Vector { lane, n, elem } => SymValue::Vector {
                 lane: *lane,
                 n: *n,
-                elem: elem.subst(v, e, x),
+                elem: elem.subst(v, e, x).shared(),
             },
             SymValue::Index(a) => SymValue::Index(a.subst(v, e, x)),
             SymValue::Array(arr) => {
@@ -206,7 +208,17 @@ pub struct SymbolicEvaluator {
     pub data: BTreeMap<Var, DataIndex>,
     /// The buffers read through `toShared` (staged in a GPU block's shared memory).
     pub shared: BTreeSet<usize>,
+    /// The operations of the elements substituted into each other so far
+    /// ([`SymbolicEvaluator::charge_substitution`]).
+    substituted: usize,
 }
+
+/// The most operations the elements of maps fused into each other may be rewritten
+/// through, in all: a map of a map reads its source's element at its own position,
+/// rewriting it, so a pipeline of `n` maps costs `n²/2` and 100,000 of them would
+/// take hours. Ordinary programs stay far below (a few hundred maps of a few
+/// operations each).
+pub const MAX_SUBSTITUTED: usize = 10_000_000;
 
 impl Extents for SymbolicEvaluator {
     fn extent(&self, v: Var) -> i64 {
@@ -235,6 +247,28 @@ impl SymbolicEvaluator {
         v
     }
 
+    /// Counts the operations of `y`, about to be read at another position, against
+    /// [`MAX_SUBSTITUTED`].
+    fn charge_substitution(&mut self, y: &SymValue) -> Structuring<()> {
+        let mut pending = vec![y];
+        while let Some(y) = pending.pop() {
+            match y {
+                SymValue::Scalar(e) | SymValue::Vector { elem: e, .. } => {
+                    self.substituted = self.substituted.saturating_add(e.size());
+                }
+                SymValue::Pair(a, b) => pending.extend([&**a, &**b]),
+                SymValue::Index(_) | SymValue::Array(_) | SymValue::Fun(_) => {}
+            }
+        }
+        if self.substituted > MAX_SUBSTITUTED {
+            return not_structured(format!(
+                "maps fused into each other through more than {MAX_SUBSTITUTED} operations \
+                 (store a stage with `toMem`)"
+            ));
+        }
+        Ok(())
+    }
+
     /// A vector's lanes, as a loop.
     pub fn new_lane(&mut self, n: i64) -> Var {
         self.new_loop(n, LoopKind::Lane)
@@ -251,7 +285,7 @@ impl SymbolicEvaluator {
         let rec = self
             .loops
             .get_mut(&v)
-            .ok_or_else(|| NotStructured("a loop read outside its kernel".into()))?;
+            .ok_or_else(|| NotStructured::new("a loop read outside its kernel"))?;
         match &rec.subst {
             Some(prev) if prev != i => rec.shared = true,
             _ => rec.subst = Some(i.clone()),
@@ -281,6 +315,7 @@ impl SymbolicEvaluator {
         let y = y?;
         Ok(SymValue::Array(SymArray::new(xs.len, move |ex, i| {
             ex.record(v, i)?;
+            ex.charge_substitution(&y)?;
             Ok(y.subst(v, i, ex))
         })))
     }
@@ -288,7 +323,9 @@ impl SymbolicEvaluator {
     /// A placeholder accumulator shaped like `like`: its elements are `Acc(id, path)`.
     fn placeholder(&mut self, id: u32, like: &SymValue, path: Vec<Aff>) -> Structuring<SymValue> {
         match like {
-            SymValue::Scalar(e) => Ok(SymValue::Scalar(ScalarExpr::Acc(id, path, e.scalar()))),
+            SymValue::Scalar(e) => Ok(SymValue::Scalar(
+                ScalarExpr::Acc(id, path, e.scalar()).shared(),
+            )),
             SymValue::Vector { n, elem, .. } => {
                 let lane = self.new_loop(*n, LoopKind::Lane);
                 let mut path = path;
@@ -296,7 +333,7 @@ impl SymbolicEvaluator {
                 Ok(SymValue::Vector {
                     lane,
                     n: *n,
-                    elem: ScalarExpr::Acc(id, path, elem.scalar()),
+                    elem: ScalarExpr::Acc(id, path, elem.scalar()).shared(),
                 })
             }
             SymValue::Array(a) => {
@@ -411,7 +448,7 @@ impl SymbolicEvaluator {
 }
 
 /// The scalars of a value of scalars and pairs of them, in order.
-fn scalar_leaves(v: &SymValue) -> Structuring<Vec<ScalarExpr>> {
+fn scalar_leaves(v: &SymValue) -> Structuring<Vec<ExprRef>> {
     let mut out = Vec::new();
     let mut pending = vec![v];
     while let Some(v) = pending.pop() {
@@ -435,7 +472,7 @@ fn rebuild(v: &SymValue, f: &mut dyn FnMut(&ScalarExpr) -> ScalarExpr) -> SymVal
             let a = rebuild(a, f);
             SymValue::Pair(Box::new(a), Box::new(rebuild(b, f)))
         }
-        SymValue::Scalar(e) => SymValue::Scalar(f(e)),
+        SymValue::Scalar(e) => SymValue::Scalar(f(e).shared()),
         other => other.clone(),
     }
 }
@@ -462,7 +499,7 @@ fn closed(
             SymValue::Vector { lane, elem, .. },
         ) => {
             // Lanes are one loop: the step's.
-            let e0 = e0.subst(l0, &Aff::var(lane), ex);
+            let e0 = e0.subst(l0, &Aff::var(lane), ex).shared();
             if let Some(rec) = ex.loops.get_mut(&l0) {
                 rec.subst = Some(Aff::var(lane));
             }
@@ -474,7 +511,7 @@ fn closed(
                     if let Some(rec) = ex.loops.get_mut(&la) {
                         rec.subst = Some(Aff::var(lane));
                     }
-                    elem.subst(la, &Aff::var(lane), ex)
+                    elem.subst(la, &Aff::var(lane), ex).shared()
                 }
                 _ => elem,
             };
@@ -498,10 +535,10 @@ fn closed(
 
 /// The lane variable of the accumulator's element in a vector step, if any.
 fn acc_lane(e: &ScalarExpr, id: u32) -> Option<Var> {
-    match e {
+    e.nodes().into_iter().find_map(|e| match e {
         ScalarExpr::Acc(a, idx, _) if *a == id => idx.last().and_then(Aff::as_var),
-        e => e.children().into_iter().find_map(|c| acc_lane(c, id)),
-    }
+        _ => None,
+    })
 }
 
 /// Whether `e` is the accumulator's element at `path` (its indices compared with
@@ -513,13 +550,13 @@ fn is_acc(e: &ScalarExpr, id: u32, path: &[Aff]) -> bool {
 }
 
 /// `acc ⊕ x` (or a reduction starting from `acc`) becomes `init ⊕ Σ_r x`.
-fn fold(id: u32, r: Var, init: ScalarExpr, e: ScalarExpr, path: &[Aff]) -> Structuring<ScalarExpr> {
+fn fold(id: u32, r: Var, init: ExprRef, e: ExprRef, path: &[Aff]) -> Structuring<ExprRef> {
     let associative = |p: Prim| matches!(p, Prim::Add | Prim::Mul | Prim::Max | Prim::Min);
-    match e {
-        ScalarExpr::Bin(op, a, b) if associative(op) => {
-            let x = if is_acc(&a, id, path) {
+    match &*e {
+        ScalarExpr::Bin(op, a, b) if associative(*op) => {
+            let x = if is_acc(a, id, path) {
                 b
-            } else if is_acc(&b, id, path) {
+            } else if is_acc(b, id, path) {
                 a
             } else {
                 return not_structured("a reduction step that is not `acc ⊕ x`");
@@ -528,26 +565,28 @@ fn fold(id: u32, r: Var, init: ScalarExpr, e: ScalarExpr, path: &[Aff]) -> Struc
                 return not_structured("a reduction step that reads the accumulator twice");
             }
             Ok(ScalarExpr::Red {
-                op,
-                init: Box::new(init),
+                op: *op,
+                init,
                 vars: vec![r],
-                body: x,
-            })
+                body: x.clone(),
+            }
+            .shared())
         }
         ScalarExpr::Red {
             op,
             init: inner,
             vars,
             body,
-        } if is_acc(&inner, id, path) && !body.mentions_acc(id) => {
+        } if is_acc(inner, id, path) && !body.mentions_acc(id) => {
             let mut all = vec![r];
             all.extend(vars);
             Ok(ScalarExpr::Red {
-                op,
-                init: Box::new(init),
+                op: *op,
+                init,
                 vars: all,
-                body,
-            })
+                body: body.clone(),
+            }
+            .shared())
         }
         _ => not_structured("a reduction step that is not `acc ⊕ x`"),
     }

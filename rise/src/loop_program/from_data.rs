@@ -7,6 +7,7 @@ use super::eval::{
     not_structured, DataIndex, Gathered, ScalarExpr, Structuring, SymbolicEvaluator,
 };
 use super::index::{Aff, Var};
+use super::scalar::{ExprRef, Memo};
 use crate::types::Scalar;
 
 impl SymbolicEvaluator {
@@ -36,6 +37,10 @@ impl SymbolicEvaluator {
         if self.data.is_empty() {
             return Ok(e.clone());
         }
+        self.gathers_in(e, &mut Memo::default())
+    }
+
+    fn gathers_in(&self, e: &ScalarExpr, memo: &mut Memo<ExprRef>) -> Structuring<ScalarExpr> {
         let e = match e {
             ScalarExpr::Load(b, idx, s) => return Ok(self.load(*b, idx.clone(), *s)),
             // (Its numbers as the kernel's substitutions left them, and any its
@@ -49,7 +54,10 @@ impl SymbolicEvaluator {
                     }
                 }
                 for d in &mut g.data {
-                    d.value = self.with_gathers(&d.value)?;
+                    let value = d.value.clone();
+                    d.value = memo.made(&value, |memo| {
+                        elevate_core::stack::guard(|| self.gathers_in(&value, memo))
+                    })?;
                 }
                 return Ok(ScalarExpr::Gather(Box::new(g)));
             }
@@ -62,11 +70,11 @@ impl SymbolicEvaluator {
             }
             e => e.clone(),
         };
-        e.map_children(&mut |c| self.with_gathers(c))
+        e.map_children(&mut |c| memo.made(c, |memo| self.gathers_in(c, memo)))
     }
 
     /// A variable for the number `value` computed from data, an index below `bound`.
-    pub fn data_index(&mut self, value: ScalarExpr, bound: i64, span: Option<crate::Span>) -> Var {
+    pub fn data_index(&mut self, value: ExprRef, bound: i64, span: Option<crate::Span>) -> Var {
         let var = self.var(bound);
         let index = DataIndex {
             var,
@@ -82,33 +90,35 @@ impl SymbolicEvaluator {
 /// Whether `e` reads at an index computed in the body, reads a position or checks a
 /// division: operations the vectorizer does not take.
 pub fn checks(e: &ScalarExpr) -> bool {
-    matches!(
-        e,
-        ScalarExpr::Gather(_) | ScalarExpr::Checked { .. } | ScalarExpr::Position(_)
-    ) || e.children().into_iter().any(checks)
+    e.nodes().into_iter().any(|e| {
+        matches!(
+            e,
+            ScalarExpr::Gather(_) | ScalarExpr::Checked { .. } | ScalarExpr::Position(_)
+        )
+    })
 }
 
 /// `e` with each load at an index that is not `affine` read in the body
 /// ([`ScalarExpr::Gather`] with no number from data).
 pub fn read_in_body(e: &ScalarExpr, affine: &dyn Fn(usize, &[Aff]) -> bool) -> ScalarExpr {
-    match e {
-        ScalarExpr::Load(b, idx, s) if !affine(*b, idx) => ScalarExpr::Gather(Box::new(Gathered {
-            buf: *b,
-            idx: idx.clone(),
-            data: Vec::new(),
-            scalar: *s,
-        })),
-        ScalarExpr::Load(..) => e.clone(),
-        _ => e.map_each(&mut |c| read_in_body(c, affine)),
-    }
+    e.rewrite(&mut |e| match e {
+        ScalarExpr::Load(buf, idx, scalar) if !affine(buf, &idx) => {
+            ScalarExpr::Gather(Box::new(Gathered {
+                buf,
+                idx,
+                data: Vec::new(),
+                scalar,
+            }))
+        }
+        e => e,
+    })
 }
 
 /// The indices of the gathers in `e` ([`ScalarExpr::Gather`]), in their data's too.
 pub fn gathers(e: &ScalarExpr, out: &mut Vec<Vec<Aff>>) {
-    if let ScalarExpr::Gather(g) = e {
-        out.push(g.idx.clone());
-    }
-    for c in e.children() {
-        gathers(c, out);
+    for e in e.nodes() {
+        if let ScalarExpr::Gather(g) = e {
+            out.push(g.idx.clone());
+        }
     }
 }

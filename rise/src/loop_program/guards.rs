@@ -10,11 +10,13 @@ use super::eval::{not_structured, ScalarExpr, Structuring, SymbolicEvaluator};
 use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Builder, Target};
 use super::prepare::variables;
+use super::scalar::{ExprRef, Memo};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The most kernels one guarded value is written by: an array literal of more items,
-/// read at computed positions, is better as loops than as a kernel per item.
-const MAX_BOXES: usize = 64;
+/// The most kernels one guarded value is written by (an array literal read at
+/// computed positions is a kernel per item): past it, compiling them would take
+/// longer than a user waits for, and the program is refused.
+const MAX_BOXES: usize = 1024;
 
 /// The most conditions (on different positions) of a guard written box by box.
 const MAX_CONDITIONS: usize = 8;
@@ -126,14 +128,13 @@ impl Builder {
     ) -> Structuring<ScalarExpr> {
         // (A guard at a constant position, an unrolled reduction's, is decided.)
         let e = &drop_decided_guards(e, ex);
-        let mut found = Vec::new();
-        let mut pending = vec![e];
-        while let Some(x) = pending.pop() {
-            match x {
-                ScalarExpr::Select { .. } if self.padding_of(x).is_none() => found.push(x),
-                _ => pending.extend(x.children()),
-            }
-        }
+        let guard =
+            |x: &ScalarExpr| matches!(x, ScalarExpr::Select { .. }) && self.padding_of(x).is_none();
+        let found: Vec<&ScalarExpr> = e
+            .nodes_where(|x| !guard(x))
+            .into_iter()
+            .filter(|x| guard(x))
+            .collect();
         if found.is_empty() {
             return Ok(e.clone());
         }
@@ -158,7 +159,7 @@ impl Builder {
             .iter()
             .map(|g| self.write_group(ex, g))
             .collect::<Structuring<Vec<_>>>()?;
-        self.read_guards(ex, e, &groups, &written)
+        self.read_guards(ex, e, &groups, &written, &mut Memo::default())
     }
 
     /// `e` with each guard read from its group's buffer.
@@ -168,6 +169,7 @@ impl Builder {
         e: &ScalarExpr,
         groups: &[Group],
         written: &[Written],
+        memo: &mut Memo<ExprRef>,
     ) -> Structuring<ScalarExpr> {
         if let ScalarExpr::Select { .. } = e {
             if self.padding_of(e).is_none() {
@@ -191,7 +193,7 @@ impl Builder {
                 return Ok(ScalarExpr::Load(w.buf, index, x.scalar()));
             }
         }
-        e.map_children(&mut |c| self.read_guards(ex, c, groups, written))
+        e.map_children(&mut |c| memo.made(c, |memo| self.read_guards(ex, c, groups, written, memo)))
     }
 
     /// The buffer of a group of guards, indexed by their conditions' positions and
@@ -408,15 +410,10 @@ fn normalized(e: &ScalarExpr) -> ScalarExpr {
 }
 
 fn mentions_accumulator(e: &ScalarExpr) -> bool {
-    let mut pending = vec![e];
-    while let Some(x) = pending.pop() {
-        if matches!(
+    e.nodes().into_iter().any(|x| {
+        matches!(
             x,
             ScalarExpr::Acc(..) | ScalarExpr::Red { .. } | ScalarExpr::Fold { .. }
-        ) {
-            return true;
-        }
-        pending.extend(x.children());
-    }
-    false
+        )
+    })
 }

@@ -2,6 +2,7 @@
 //! iteration dimensions, its operands' indexing, its body) and its schedule (the
 //! program's loops, outermost first, as tiles of those dimensions).
 
+use super::deep_rc::DeepRc;
 use super::eval::{
     not_structured, size, LoopKind, LoopRec, ScalarExpr, Structuring, SymValue, SymbolicEvaluator,
 };
@@ -121,7 +122,7 @@ impl Builder {
             natural,
             offset: vec![offset],
         };
-        self.build(ex, loops, &positions, e, target)
+        self.build(ex, loops, &positions, DeepRc::unwrap_or_clone(e), target)
     }
 }
 
@@ -332,7 +333,12 @@ pub fn analyze(
                     "a reduction that starts from something other than a constant",
                 );
             };
-            (Some(Reduction::Combine(op, init)), vec![*body], vars, 0)
+            (
+                Some(Reduction::Combine(op, init)),
+                vec![(*body).clone()],
+                vars,
+                0,
+            )
         }
         ScalarExpr::Fold {
             id,
@@ -657,11 +663,16 @@ fn proportional(a: &[i64], b: &[i64]) -> bool {
 /// A fold's step with its accumulators `id..` numbered from 0 (its outputs); an
 /// accumulator of another reduction is no part of this kernel.
 fn renumber_accs(e: &ScalarExpr, id: u32) -> Structuring<ScalarExpr> {
-    match e {
-        ScalarExpr::Acc(a, idx, s) if *a >= id && idx.is_empty() => {
-            Ok(ScalarExpr::Acc(a - id, Vec::new(), *s))
-        }
-        ScalarExpr::Acc(..) => not_structured("a reduction inside another computation"),
-        e => e.map_children(&mut |c| renumber_accs(c, id)),
+    let own = |a: u32, idx: &[Aff]| a >= id && idx.is_empty();
+    let others = e.nodes().into_iter().any(|x| match x {
+        ScalarExpr::Acc(a, idx, _) => !own(*a, idx),
+        _ => false,
+    });
+    if others {
+        return not_structured("a reduction inside another computation");
     }
+    Ok(e.rewrite(&mut |x| match x {
+        ScalarExpr::Acc(a, idx, s) if own(a, &idx) => ScalarExpr::Acc(a - id, idx, s),
+        x => x,
+    }))
 }

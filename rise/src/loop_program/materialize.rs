@@ -91,7 +91,7 @@ fn laid_out(buf: usize, layout: Rc<Layout>, dims: &[i64], s: Scalar, prefix: Vec
                     _ => p[*k].div(*a, ex).rem(*b, ex),
                 })
                 .collect();
-            Ok(SymValue::Scalar(ex.load(buf, index, s)))
+            Ok(SymValue::Scalar(ex.load(buf, index, s).shared()))
         },
     ))
 }

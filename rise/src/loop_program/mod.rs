@@ -45,9 +45,9 @@
 //! gather the kernel's body computes (`from_data`).
 //!
 //! A program outside this fragment (a vector of more lanes than a kernel takes, ...)
-//! is reported as [`NotStructured`] with the reason; the bridge then builds it stage
-//! by stage ([`StageBuilder`], the bridge's stages), and only the arrays outside the
-//! fragment become explicit loops.
+//! is reported as [`NotStructured`] with the reason; the plan then tries it stage by
+//! stage ([`StageBuilder`]), and where a stage is outside the fragment too, the
+//! program is an error that says why.
 
 mod boxes;
 pub mod deep_rc;
@@ -75,7 +75,7 @@ pub use eval::{Gathered, GpuLevel, LoopKind, ScalarExpr};
 pub use fragment::NotStructured;
 pub use index::{Aff, Atom, Var};
 pub use ir::{Buf, Dim, DimExpr, Kernel, Operand, Reduction, ScheduledLoop, Strided};
-pub use plan::{plan, Aliases, Plan, StageForm, StagedPlan};
+pub use plan::{plan, Aliases, Plan, StagedPlan};
 pub use scalar::{can_trap, safe_divisor};
 pub use signature::{
     check_buffer, is_array_data, storage, NameLeaf, Param, Signature, SignatureError, Storage,
@@ -114,8 +114,8 @@ pub fn whole(
 }
 
 /// The structured translation of a program one stage at a time
-/// (the bridge's stages): a stage it cannot express is rolled back and left to the
-/// explicit loops, and the other stages keep their kernels and schedule.
+/// (the bridge's stages): a stage it cannot express is rolled back (the plan then
+/// tries the program whole, its reads in the kernels' bodies).
 pub struct StageBuilder {
     builder: Builder,
     env: terms::Env,
@@ -135,7 +135,7 @@ impl StageBuilder {
         for (id, ty, param) in &sig.params {
             match param {
                 Param::Scalar(arg, s) => {
-                    let value = SymValue::Scalar(ScalarExpr::Param(arg.clone(), *s));
+                    let value = SymValue::Scalar(ScalarExpr::Param(arg.clone(), *s).shared());
                     stages.env = crate::loop_program::env::bind(&stages.env, *id, value);
                 }
                 Param::Data(storage) => stages.bind(*id, storage, ty)?,
@@ -403,7 +403,7 @@ fn read(
                 .iter()
                 .find(|(b, _)| b == buffer)
                 .map_or(0, |(_, id)| *id);
-            SymValue::Scalar(ex.load(id, prefix, *scalar))
+            SymValue::Scalar(ex.load(id, prefix, *scalar).shared())
         }
         _ => unreachable!("storage made for this type"),
     }

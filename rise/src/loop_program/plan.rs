@@ -1,11 +1,11 @@
 //! The plan of a program, decided on its loop program before anything is emitted:
 //! one loop program for all of it; or, where it is not one as a whole, its stages
-//! ([`super::stages`]), each in the loop program where it can be and left to explicit
-//! loops where it cannot; or explicit loops for all of it.
+//! ([`super::stages`]), each its kernels of one loop program; or, where neither is,
+//! the reason, an error.
 
 use super::stages::{split, Staged};
-use super::Storage;
 use super::{check_buffer, storage, whole, LoopProgram, Signature, SignatureError, StageBuilder};
+use super::{NotStructured, Storage};
 use crate::limits::Limits;
 use crate::term::Term;
 use std::collections::HashMap;
@@ -16,8 +16,6 @@ pub enum Plan {
     Whole(LoopProgram, usize),
     /// Stage by stage.
     Staged(StagedPlan),
-    /// Explicit loops for all of it, and why.
-    Loops(String),
 }
 
 /// A program's stages and the form each takes.
@@ -28,26 +26,18 @@ pub struct StagedPlan {
     pub split: Staged,
     /// Where each stage is stored (its buffers are named `%stageK_J`).
     pub storages: Vec<Storage>,
-    /// The form of each stage, in order, then of the result.
-    pub forms: Vec<StageForm>,
+    /// How many kernels each stage has, in order, then the result.
+    pub kernels: Vec<usize>,
     /// The loop program of the stages that have one.
     pub program: LoopProgram,
 }
 
-/// A stage as the plan computes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StageForm {
-    /// So many kernels of the loop program.
-    Kernels(usize),
-    /// Explicit loops, and why.
-    Loops(String),
-}
-
 /// The [`Plan`] of the entry point `sig`: the whole program as one loop program if it
-/// is one; if not, and it has stages, each stage in turn; else the whole program with
-/// reads at indices not affine in the loops computed in the kernels' bodies (which
-/// its stages apart might have read affinely). An error where a stage's buffer is
-/// over the limits.
+/// is one; if not, and it has stages, each stage in turn; else (or where a stage is
+/// none) the whole program with reads at indices not affine in the loops computed in
+/// the kernels' bodies (which its stages apart might have read affinely). An error
+/// where a stage's buffer is over the limits, or where the program is none of these
+/// (`scanSeq`, say): [`SignatureError::Unsupported`], with the reason.
 ///
 /// ```
 /// use elevate_rise::{limits::Limits, loop_program::{plan, Plan, Signature}, Program};
@@ -60,23 +50,35 @@ pub fn plan(sig: &Signature, limits: &Limits) -> Result<Plan, SignatureError> {
     let whole = |reads_in_body| whole(sig, limits, reads_in_body);
     let why = match whole(false) {
         Ok((program, kernels)) => return Ok(Plan::Whole(program, kernels)),
-        Err(why) => why.0,
+        Err(why) => why,
     };
     let split = split(sig.body);
-    let mut structured = match StageBuilder::new(sig, limits) {
-        Ok(s) if !split.stages.is_empty() => s,
-        _ => {
-            return Ok(match whole(true) {
-                Ok((program, kernels)) => Plan::Whole(program, kernels),
-                Err(why) => Plan::Loops(why.0),
-            })
-        }
+    let staged = match StageBuilder::new(sig, limits) {
+        Ok(s) if !split.stages.is_empty() => staged(sig, limits, s, split, why.why),
+        _ => Err(refused(sig.body, why)),
     };
+    match staged {
+        Err(SignatureError::Unsupported(span, why)) => match whole(true) {
+            Ok((program, kernels)) => Ok(Plan::Whole(program, kernels)),
+            Err(_) => Err(SignatureError::Unsupported(span, why)),
+        },
+        other => other,
+    }
+}
+
+/// The plan of `split`'s stages, each in turn; `why` the whole program is not one.
+fn staged(
+    sig: &Signature,
+    limits: &Limits,
+    mut structured: StageBuilder,
+    split: Staged,
+    why: String,
+) -> Result<Plan, SignatureError> {
     let mut aliases = Aliases::new(&split.aliases);
     for (id, _, _) in &sig.params {
         aliases.resolve(*id, |alias, of| structured.alias(alias, of));
     }
-    let (mut storages, mut forms) = (Vec::new(), Vec::new());
+    let (mut storages, mut kernels) = (Vec::new(), Vec::new());
     for (k, stage) in split.stages.iter().enumerate() {
         let at = &stage.term;
         let storage = storage(&stage.ty, at, &mut |leaf, dims, s| {
@@ -84,33 +86,45 @@ pub fn plan(sig: &Signature, limits: &Limits) -> Result<Plan, SignatureError> {
                 .map_err(|e| SignatureError::Size(at.span(), e))?;
             Ok(format!("%stage{k}_{leaf}"))
         })?;
-        forms.push(stage_form(&mut structured, &stage.term, &storage));
+        kernels.push(stage_kernels(&mut structured, &stage.term, &storage)?);
         // A stage's array is plain data of known sizes, which the loop program
         // reads; were it not, a later stage reading it would be loops.
         let _ = structured.bind(stage.var.id, &storage, &stage.ty);
         aliases.resolve(stage.var.id, |alias, of| structured.alias(alias, of));
         storages.push(storage);
     }
-    forms.push(stage_form(&mut structured, &split.result, &sig.out));
+    kernels.push(stage_kernels(&mut structured, &split.result, &sig.out)?);
     Ok(Plan::Staged(StagedPlan {
         why,
         split,
         storages,
-        forms,
+        kernels,
         program: structured.into_program(),
     }))
 }
 
-/// The form of one stage: its kernels in the loop program (reads at indices not
-/// affine in the loops computed in their bodies where they must be), or why it has
-/// none.
-fn stage_form(structured: &mut StageBuilder, term: &Term, out: &Storage) -> StageForm {
+/// How many kernels one stage has in the loop program (reads at indices not affine in
+/// the loops computed in their bodies where they must be), or why it has none.
+fn stage_kernels(
+    structured: &mut StageBuilder,
+    term: &Term,
+    out: &Storage,
+) -> Result<usize, SignatureError> {
     match structured
         .stage(term, out, false)
         .or_else(|_| structured.stage(term, out, true))
     {
-        Ok(kernels) => StageForm::Kernels(kernels.len()),
-        Err(why) => StageForm::Loops(why.0),
+        Ok(kernels) => Ok(kernels.len()),
+        Err(why) => Err(refused(term, why)),
+    }
+}
+
+/// Why `at` has no loop program, as the signature's error: a buffer over the limits
+/// is that error.
+fn refused(at: &Term, why: NotStructured) -> SignatureError {
+    match why.too_large {
+        Some(e) => SignatureError::Size(at.span(), e),
+        None => SignatureError::Unsupported(at.span(), why.why),
     }
 }
 

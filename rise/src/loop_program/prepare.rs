@@ -2,10 +2,13 @@
 //! loops over flattened windows split into their digits, inner reductions computed
 //! into buffers of their own, padded reads turned into reads of padded copies.
 
-use super::eval::{not_structured, LoopRec, ScalarExpr, Structuring, SymbolicEvaluator};
+use super::eval::{
+    not_structured, LoopRec, NotStructured, ScalarExpr, Structuring, SymbolicEvaluator,
+};
 use super::index::{Aff, Atom, Extents, Var};
 use super::ir::{Buf, Dim, DimExpr, Kernel, Layout, Operand};
 use super::kernel::{Builder, Target};
+use super::scalar::{ExprRef, Memo};
 use crate::limits::Limits;
 use crate::prim::Prim;
 use crate::term::Literal;
@@ -23,8 +26,7 @@ pub const BORDER_FILL_ELEMENTS: i64 = 1 << 20;
 
 /// Every index expression of `e`, conditions included (only those where `guards_only`).
 fn indices<'a>(e: &'a ScalarExpr, out: &mut Vec<&'a Aff>, guards_only: bool) {
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
+    for e in e.nodes() {
         match e {
             ScalarExpr::Load(_, idx, _) | ScalarExpr::Acc(_, idx, _) if !guards_only => {
                 out.extend(idx)
@@ -32,7 +34,6 @@ fn indices<'a>(e: &'a ScalarExpr, out: &mut Vec<&'a Aff>, guards_only: bool) {
             ScalarExpr::Select { conds, .. } => out.extend(conds.iter().map(|(a, _, _)| a)),
             _ => {}
         }
-        pending.extend(e.children());
     }
 }
 
@@ -154,9 +155,8 @@ fn unroll_into_body(
             x = x.subst(*v, &Aff::cst(rest % n), ex);
             rest /= n;
         }
-        value = ScalarExpr::Bin(*op, Box::new(value), Box::new(x));
+        value = ScalarExpr::Bin(*op, value.shared(), x.shared());
     }
-    let value = value.bounded()?;
     let loops = loops
         .into_iter()
         .filter(|(v, _)| !vars.contains(v))
@@ -296,7 +296,7 @@ fn cuts(r: Var, extent: i64, e: &ScalarExpr, guards_only: bool) -> Option<Vec<i6
 
 /// `e` with reduction variable `r` replaced by `vars` in every `Red`.
 fn rename_reduction(e: &ScalarExpr, r: Var, vars: &[Var]) -> ScalarExpr {
-    match e.map_each(&mut |c| rename_reduction(c, r, vars)) {
+    e.rewrite(&mut |e| match e {
         ScalarExpr::Red {
             op,
             init,
@@ -322,7 +322,7 @@ fn rename_reduction(e: &ScalarExpr, r: Var, vars: &[Var]) -> ScalarExpr {
             component,
         },
         other => other,
-    }
+    })
 }
 
 /// `vs` with `r` replaced by `vars`.
@@ -339,7 +339,11 @@ fn renamed(vs: &[Var], r: Var, vars: &[Var]) -> Vec<Var> {
 /// maxima, minima and integers; a sum of floats is reassociated, as a vectorized
 /// reduction is.)
 fn from_identity(e: &ScalarExpr) -> ScalarExpr {
-    let e = e.map_each(&mut from_identity);
+    e.rewrite(&mut identity_started)
+}
+
+/// [`from_identity`] of one reduction.
+fn identity_started(e: ScalarExpr) -> ScalarExpr {
     let ScalarExpr::Red {
         op,
         init,
@@ -356,11 +360,11 @@ fn from_identity(e: &ScalarExpr) -> ScalarExpr {
     };
     let reduction = ScalarExpr::Red {
         op: *op,
-        init: Box::new(ScalarExpr::Lit(identity)),
+        init: ScalarExpr::Lit(identity).shared(),
         vars: vars.clone(),
         body: body.clone(),
     };
-    ScalarExpr::Bin(*op, init.clone(), Box::new(reduction))
+    ScalarExpr::Bin(*op, init.clone(), reduction.shared())
 }
 
 /// The value `x` for which `x op y = y` for every `y` of type `s`, where there is one.
@@ -393,15 +397,13 @@ pub fn variables(e: &ScalarExpr) -> BTreeSet<Var> {
     let mut idx = Vec::new();
     indices(e, &mut idx, false);
     let mut vars: BTreeSet<Var> = idx.into_iter().flat_map(|a| a.vars()).collect();
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
+    for e in e.nodes() {
         if let ScalarExpr::Gather(g) = e {
             vars.extend(g.idx.iter().flat_map(|a| a.vars()));
             for d in &g.data {
                 vars.remove(&d.var);
             }
         }
-        pending.extend(e.children());
     }
     vars
 }
@@ -461,7 +463,10 @@ impl Builder {
             .unwrap_or(u128::MAX);
         let limits = Limits::with_max_bytes(self.limits.max_bytes.min(i64::MAX as u64));
         if let Err(e) = limits.check_array("a buffer", elements, scalar.bytes()) {
-            return not_structured(e.to_string());
+            return Err(NotStructured {
+                why: e.to_string(),
+                too_large: Some(e),
+            });
         }
         self.bufs.push(Buf {
             name: format!("%buf{}", self.bufs.len()),
@@ -484,12 +489,18 @@ impl Builder {
         let mut done = std::mem::take(&mut self.reductions);
         let mut moved = BTreeSet::new();
         let ranges = BTreeMap::new();
-        let mut lift =
-            |c: &ScalarExpr| self.lift(ex, &loops, positions, c, &ranges, &mut done, &mut moved);
+        let mut memo = Memo::default();
+        let mut lift = |c: &ScalarExpr, memo: &mut Memo<ExprRef>| {
+            self.lift(
+                ex, &loops, positions, c, &ranges, &mut done, &mut moved, memo,
+            )
+        };
         // The kernel's own reduction stays; reductions inside it move.
         let e = match e {
-            ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } => e.map_children(&mut lift)?,
-            e => lift(&e)?,
+            ScalarExpr::Red { .. } | ScalarExpr::Fold { .. } => {
+                e.map_children(&mut |c| lift(c, &mut memo).map(ScalarExpr::shared))?
+            }
+            e => lift(&e, &mut memo)?,
         };
         self.reductions.extend(done);
         let loops = loops
@@ -513,6 +524,7 @@ impl Builder {
         ranges: &BTreeMap<Var, (i64, i64)>,
         done: &mut Vec<(ScalarExpr, ScalarExpr)>,
         moved: &mut BTreeSet<Var>,
+        memo: &mut Memo<ExprRef>,
     ) -> Structuring<ScalarExpr> {
         if let ScalarExpr::Select { conds, then, other } = e {
             let mut inner = ranges.clone();
@@ -523,17 +535,29 @@ impl Builder {
                 let (from, to) = inner.get(&v).copied().unwrap_or((0, ex.extent(v)));
                 inner.insert(v, (from.max(lo - a.c), to.min(hi - a.c)));
             }
-            let then = self.lift(ex, loops, positions, then, &inner, done, moved)?;
-            let other = self.lift(ex, loops, positions, other, ranges, done, moved)?;
+            // (What is made under narrower ranges is another walk's.)
+            // (Guards nest as deep as paddings do: on a stack that grows.)
+            let narrower = &mut Memo::default();
+            let then = elevate_core::stack::guard(|| {
+                self.lift(ex, loops, positions, then, &inner, done, moved, narrower)
+            })?;
+            let other = memo.made(other, |memo| {
+                elevate_core::stack::guard(|| {
+                    self.lift(ex, loops, positions, other, ranges, done, moved, memo)
+                })
+            })?;
             return Ok(ScalarExpr::Select {
                 conds: conds.clone(),
-                then: Box::new(then),
-                other: Box::new(other),
+                then: then.shared(),
+                other,
             });
         }
         if !matches!(e, ScalarExpr::Red { .. } | ScalarExpr::Fold { .. }) {
-            return e
-                .map_children(&mut |c| self.lift(ex, loops, positions, c, ranges, done, moved));
+            return e.map_children(&mut |c| {
+                memo.made(c, |memo| {
+                    self.lift(ex, loops, positions, c, ranges, done, moved, memo)
+                })
+            });
         }
         let own = e.reduction_vars();
         if let Some((_, load)) = done.iter().find(|(r, _)| r == e) {
@@ -626,8 +650,7 @@ impl Builder {
         // The region each (buffer, constant) is read in, per dimension (first and last
         // index, either maybe out of bounds), for all its reads.
         let mut pads: Pads = BTreeMap::new();
-        let mut pending = vec![&e];
-        while let Some(x) = pending.pop() {
+        for x in e.nodes_where(|x| self.padding_of(x).is_none()) {
             if let Some((b, idx, c)) = self.padding_of(x) {
                 let (_, entry) = pads
                     .entry((b, format!("{c:?}")))
@@ -637,8 +660,6 @@ impl Builder {
                     *first = (*first).min(min);
                     *last = (*last).max(max);
                 }
-            } else {
-                pending.extend(x.children());
             }
         }
         let mut copies: BTreeMap<(usize, String), usize> = BTreeMap::new();
@@ -646,7 +667,7 @@ impl Builder {
             let padded = self.padded_copy(*b, region, *c)?;
             copies.insert((*b, key.clone()), padded);
         }
-        self.replace_guarded(&e, &pads, &copies)
+        self.replace_guarded(&e, &pads, &copies, &mut Memo::default())
     }
 
     /// `Select(in bounds, buffer[idx], constant)`: the buffer, the index, the constant
@@ -768,6 +789,7 @@ impl Builder {
         e: &ScalarExpr,
         pads: &Pads,
         copies: &BTreeMap<(usize, String), usize>,
+        memo: &mut Memo<ExprRef>,
     ) -> Structuring<ScalarExpr> {
         if let Some((b, idx, c)) = self.padding_of(e) {
             let key = (b, format!("{c:?}"));
@@ -778,6 +800,6 @@ impl Builder {
                 .collect();
             return Ok(ScalarExpr::Load(copies[&key], index, self.bufs[b].scalar));
         }
-        e.map_children(&mut |c| self.replace_guarded(c, pads, copies))
+        e.map_children(&mut |c| memo.made(c, |memo| self.replace_guarded(c, pads, copies, memo)))
     }
 }

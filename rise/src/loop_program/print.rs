@@ -10,8 +10,9 @@
 //! ```
 //!
 //! The names are the payload's buffers; `dN` are a kernel's dimensions, `vN` the
-//! variables of indices the body computes, `inN` its inputs and `accN` a fold's
-//! accumulators.
+//! variables of indices the body computes, `inN` its inputs, `accN` a fold's
+//! accumulators and `tN` a value the body reads more than once (written once, on the
+//! kernel's `let` line).
 
 use super::eval::{GpuLevel, LoopKind};
 use super::index::{Aff, Atom};
@@ -20,6 +21,7 @@ use super::scalar::ScalarExpr;
 use super::LoopProgram;
 use crate::prim::Prim;
 use crate::term::Literal;
+use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Display, Formatter, Write};
 
 impl Display for LoopProgram {
@@ -53,7 +55,8 @@ fn shape(buf: &Buf) -> String {
 
 fn write_kernel(f: &mut Formatter<'_>, k: usize, kernel: &Kernel, bufs: &[Buf]) -> fmt::Result {
     let outs: Vec<String> = kernel.outs.iter().map(|o| operand(o, bufs)).collect();
-    let bodies: Vec<String> = kernel.body.iter().map(|e| scalar(e, bufs)).collect();
+    let mut text = BodyText::new(&kernel.body, bufs);
+    let bodies: Vec<String> = kernel.body.iter().map(|e| text.scalar(e)).collect();
     let reduced: Vec<String> = (0..kernel.dims.len())
         .filter(|d| kernel.dims[*d].reduction)
         .map(|d| format!("d{d}"))
@@ -96,6 +99,9 @@ fn write_kernel(f: &mut Formatter<'_>, k: usize, kernel: &Kernel, bufs: &[Buf]) 
         })
         .collect();
     writeln!(f, "  dims      {}", dims.join(", "))?;
+    if !text.lets.is_empty() {
+        writeln!(f, "  let       {}", text.lets.join(", "))?;
+    }
     if !kernel.inputs.is_empty() {
         let reads: Vec<String> = kernel
             .inputs
@@ -230,84 +236,125 @@ fn indices(idx: &[Aff]) -> String {
     idx.iter().map(index).collect::<Vec<_>>().join(", ")
 }
 
-/// A body's scalar: at most as deep as a kernel's expression may be, on a stack that
-/// grows.
-fn scalar(e: &ScalarExpr, bufs: &[Buf]) -> String {
-    elevate_core::stack::guard(|| scalar_at(e, bufs))
+/// A kernel's body as text: an expression used more than once is printed once, as
+/// `tN` (the body is a DAG: a value squared 40 times is 40 lines, not 2^40 leaves).
+struct BodyText<'a> {
+    bufs: &'a [Buf],
+    /// How many times each node is read.
+    uses: HashMap<*const ScalarExpr, usize>,
+    /// The name of each shared node printed so far.
+    names: HashMap<*const ScalarExpr, String>,
+    /// `tN = ...`, each after those it reads.
+    lets: Vec<String>,
 }
 
-fn scalar_at(e: &ScalarExpr, bufs: &[Buf]) -> String {
-    let scalar = |e: &ScalarExpr| scalar(e, bufs);
-    match e {
-        ScalarExpr::Lit(l) => l.to_string(),
-        ScalarExpr::Param(name, _) => name.clone(),
-        ScalarExpr::Load(k, idx, _) if idx.is_empty() => format!("in{k}"),
-        ScalarExpr::Load(k, idx, _) => format!("in{k}[{}]", indices(idx)),
-        ScalarExpr::Acc(j, idx, _) if idx.is_empty() => format!("acc{j}"),
-        ScalarExpr::Acc(j, idx, _) => format!("acc{j}[{}]", indices(idx)),
-        ScalarExpr::Bin(p, a, b) => match p {
-            Prim::Max | Prim::Min => format!("{}({}, {})", p.name(), scalar(a), scalar(b)),
-            _ => format!("({} {} {})", scalar(a), operator(*p), scalar(b)),
-        },
-        ScalarExpr::Un(p, a) => format!("{}({})", p.name(), scalar(a)),
-        ScalarExpr::Cast(a, s) => format!("cast({}) : {}", scalar(a), s.name()),
-        ScalarExpr::Select { conds, then, other } => {
-            let conds: Vec<String> = conds
-                .iter()
-                .map(|(a, lo, hi)| format!("{lo} <= {} < {hi}", index(a)))
-                .collect();
-            format!(
-                "({} ? {} : {})",
-                conds.join(" && "),
-                scalar(then),
-                scalar(other)
-            )
+impl<'a> BodyText<'a> {
+    fn new(bodies: &[ScalarExpr], bufs: &'a [Buf]) -> Self {
+        let mut uses = HashMap::new();
+        let mut seen = HashSet::new();
+        for body in bodies {
+            for e in body.nodes() {
+                if seen.insert(e as *const ScalarExpr) {
+                    for c in e.children() {
+                        *uses.entry(&**c as *const ScalarExpr).or_insert(0) += 1;
+                    }
+                }
+            }
         }
-        ScalarExpr::Pick(c, a, b) => format!("select({}, {}, {})", scalar(c), scalar(a), scalar(b)),
-        ScalarExpr::Checked { op, x, y, .. } => {
-            format!("checked {}({}, {})", op.name(), scalar(x), scalar(y))
+        BodyText {
+            bufs,
+            uses,
+            names: HashMap::new(),
+            lets: Vec::new(),
         }
-        ScalarExpr::Gather(g) => {
-            let data: Vec<String> = g
-                .data
-                .iter()
-                .map(|d| format!("v{} = {} in 0..{}", d.var, scalar(&d.value), d.bound))
-                .collect();
-            let name = bufs.get(g.buf).map_or("?", |b| b.name.as_str());
-            format!("{name}[{}] where {}", indices(&g.idx), data.join(", "))
+    }
+
+    /// `e`, or its name where it is read more than once.
+    fn scalar(&mut self, e: &ScalarExpr) -> String {
+        let key = e as *const ScalarExpr;
+        if let Some(name) = self.names.get(&key) {
+            return name.clone();
         }
-        ScalarExpr::Position(a) => format!("index({})", index(a)),
-        ScalarExpr::Red {
-            op,
-            init,
-            vars,
-            body,
-        } => {
-            let vars: Vec<String> = vars.iter().map(|v| format!("v{v}")).collect();
-            format!(
-                "({} {} Σ({}) {})",
-                scalar(init),
-                operator(*op),
-                vars.join(", "),
-                scalar(body)
-            )
+        let text = elevate_core::stack::guard(|| self.expression(e));
+        if self.uses.get(&key).copied().unwrap_or(0) < 2 || e.children().is_empty() {
+            return text;
         }
-        ScalarExpr::Fold {
-            id,
-            inits,
-            vars,
-            steps,
-            component,
-        } => {
-            let vars: Vec<String> = vars.iter().map(|v| format!("v{v}")).collect();
-            let inits: Vec<String> = inits.iter().map(&scalar).collect();
-            let steps: Vec<String> = steps.iter().map(&scalar).collect();
-            format!(
-                "fold{id}.{component} over ({}) from ({}): ({})",
-                vars.join(", "),
-                inits.join(", "),
-                steps.join(", ")
-            )
+        let name = format!("t{}", self.lets.len());
+        self.lets.push(format!("{name} = {text}"));
+        self.names.insert(key, name.clone());
+        name
+    }
+
+    fn expression(&mut self, e: &ScalarExpr) -> String {
+        match e {
+            ScalarExpr::Lit(l) => l.to_string(),
+            ScalarExpr::Param(name, _) => name.clone(),
+            ScalarExpr::Load(k, idx, _) if idx.is_empty() => format!("in{k}"),
+            ScalarExpr::Load(k, idx, _) => format!("in{k}[{}]", indices(idx)),
+            ScalarExpr::Acc(j, idx, _) if idx.is_empty() => format!("acc{j}"),
+            ScalarExpr::Acc(j, idx, _) => format!("acc{j}[{}]", indices(idx)),
+            ScalarExpr::Bin(p, a, b) => {
+                let (a, b) = (self.scalar(a), self.scalar(b));
+                match p {
+                    Prim::Max | Prim::Min => format!("{}({a}, {b})", p.name()),
+                    _ => format!("({a} {} {b})", operator(*p)),
+                }
+            }
+            ScalarExpr::Un(p, a) => format!("{}({})", p.name(), self.scalar(a)),
+            ScalarExpr::Cast(a, s) => format!("cast({}) : {}", self.scalar(a), s.name()),
+            ScalarExpr::Select { conds, then, other } => {
+                let conds: Vec<String> = conds
+                    .iter()
+                    .map(|(a, lo, hi)| format!("{lo} <= {} < {hi}", index(a)))
+                    .collect();
+                let (then, other) = (self.scalar(then), self.scalar(other));
+                format!("({} ? {then} : {other})", conds.join(" && "))
+            }
+            ScalarExpr::Pick(c, a, b) => {
+                let (c, a, b) = (self.scalar(c), self.scalar(a), self.scalar(b));
+                format!("select({c}, {a}, {b})")
+            }
+            ScalarExpr::Checked { op, x, y, .. } => {
+                let (x, y) = (self.scalar(x), self.scalar(y));
+                format!("checked {}({x}, {y})", op.name())
+            }
+            ScalarExpr::Gather(g) => {
+                let data: Vec<String> = g
+                    .data
+                    .iter()
+                    .map(|d| format!("v{} = {} in 0..{}", d.var, self.scalar(&d.value), d.bound))
+                    .collect();
+                let name = self.bufs.get(g.buf).map_or("?", |b| b.name.as_str());
+                format!("{name}[{}] where {}", indices(&g.idx), data.join(", "))
+            }
+            ScalarExpr::Position(a) => format!("index({})", index(a)),
+            ScalarExpr::Red {
+                op,
+                init,
+                vars,
+                body,
+            } => {
+                let vars: Vec<String> = vars.iter().map(|v| format!("v{v}")).collect();
+                let (init, body) = (self.scalar(init), self.scalar(body));
+                format!("({init} {} Σ({}) {body})", operator(*op), vars.join(", "))
+            }
+            ScalarExpr::Fold {
+                id,
+                inits,
+                vars,
+                steps,
+                component,
+            } => {
+                let vars: Vec<String> = vars.iter().map(|v| format!("v{v}")).collect();
+                let inits: Vec<String> = inits.iter().map(|e| self.scalar(e)).collect();
+                let steps: Vec<String> = steps.iter().map(|e| self.scalar(e)).collect();
+                format!(
+                    "fold{id}.{component} over ({}) from ({}): ({})",
+                    vars.join(", "),
+                    inits.join(", "),
+                    steps.join(", ")
+                )
+            }
         }
     }
 }

@@ -1,9 +1,9 @@
 //! A program as stages: each array it materializes at the top level (`toMem` outside
 //! every function) is a stage of its own, written into a buffer that later stages
 //! read, and the result is the last stage. Each stage is one kernel of the loop
-//! program (or a few), built on its own, so that a stage the loop program cannot
-//! express is left to the bridge's explicit loops while the other stages keep their
-//! kernels and schedule ([`super::plan`]).
+//! program (or a few), built on its own: a program that is not one loop program as a
+//! whole may be one stage by stage ([`super::plan`]), each stage keeping its
+//! schedule.
 //!
 //! An array literal that depends on no loop (`zip(x, [1.0, 2.0])` inside a map) is a
 //! stage too: it is written once, before the loops that read it, instead of being an

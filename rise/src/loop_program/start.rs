@@ -6,51 +6,44 @@
 
 use super::eval::ScalarExpr;
 use super::index::{Aff, Var};
+use super::scalar::ExprRef;
 use crate::prim::Prim;
 use crate::term::Literal;
 use crate::types::Scalar;
 
 /// A fold's `steps` where accumulator `id + j` reads `inits[j]` at the first step
 /// (every one of `vars` at 0) when that is no constant.
-pub fn starting(
-    steps: Vec<ScalarExpr>,
-    inits: &[ScalarExpr],
-    id: u32,
-    vars: &[Var],
-) -> Vec<ScalarExpr> {
-    if inits.iter().all(|i| matches!(i, ScalarExpr::Lit(_))) {
+pub fn starting(steps: Vec<ExprRef>, inits: &[ExprRef], id: u32, vars: &[Var]) -> Vec<ExprRef> {
+    if inits.iter().all(|i| matches!(**i, ScalarExpr::Lit(_))) {
         return steps;
     }
     let sum = vars.iter().fold(Aff::cst(0), |a, v| a.add(&Aff::var(*v)));
     let first = ScalarExpr::Bin(
         Prim::Equal,
-        Box::new(ScalarExpr::Position(sum)),
-        Box::new(ScalarExpr::Lit(Literal::I64(0))),
-    );
-    fn started(e: &ScalarExpr, inits: &[ScalarExpr], id: u32, first: &ScalarExpr) -> ScalarExpr {
-        match e {
-            ScalarExpr::Acc(a, idx, _) if idx.is_empty() && *a >= id => {
-                match inits.get((a - id) as usize) {
-                    Some(i) if !matches!(i, ScalarExpr::Lit(_)) => ScalarExpr::Pick(
-                        Box::new(first.clone()),
-                        Box::new(i.clone()),
-                        Box::new(e.clone()),
-                    ),
-                    _ => e.clone(),
+        ScalarExpr::Position(sum).shared(),
+        ScalarExpr::Lit(Literal::I64(0)).shared(),
+    )
+    .shared();
+    let mut started = |e: ScalarExpr| match &e {
+        ScalarExpr::Acc(a, idx, _) if idx.is_empty() && *a >= id => {
+            match inits.get((a - id) as usize) {
+                Some(i) if !matches!(**i, ScalarExpr::Lit(_)) => {
+                    ScalarExpr::Pick(first.clone(), i.clone(), e.shared())
                 }
+                _ => e,
             }
-            _ => e.map_each(&mut |c| started(c, inits, id, first)),
         }
-    }
+        _ => e,
+    };
     steps
         .iter()
-        .map(|s| started(s, inits, id, &first))
+        .map(|s| s.rewrite(&mut started).shared())
         .collect()
 }
 
 /// The constants a fold's outputs are filled with: each start that is one, and any
 /// of its type where it is a value (read at the first step instead).
-pub fn constants(inits: &[ScalarExpr]) -> Vec<Literal> {
+pub fn constants(inits: &[ExprRef]) -> Vec<Literal> {
     let zero = |s: Scalar| match s {
         Scalar::Bool => Literal::Bool(false),
         Scalar::I32 => Literal::I32(0),
@@ -60,7 +53,7 @@ pub fn constants(inits: &[ScalarExpr]) -> Vec<Literal> {
     };
     inits
         .iter()
-        .map(|i| match i {
+        .map(|i| match &**i {
             ScalarExpr::Lit(l) => *l,
             other => zero(other.scalar()),
         })

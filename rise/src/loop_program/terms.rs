@@ -6,7 +6,7 @@ use super::eval::{
     Structuring, SymArray, SymValue, SymbolicEvaluator,
 };
 use super::index::Aff;
-use super::scalar::{can_trap, safe_divisor};
+use super::scalar::{can_trap, safe_divisor, ExprRef};
 use super::views::{concat, reshaped};
 use crate::loop_program::env::{bind, lookup};
 use crate::loop_program::MAX_VECTOR_LANES;
@@ -21,7 +21,7 @@ use std::rc::Rc;
 pub type Env = crate::loop_program::env::Env<SymValue>;
 
 fn untyped() -> NotStructured {
-    NotStructured("an untyped term".into())
+    NotStructured::new("an untyped term")
 }
 
 /// The most unrolled iterations of one loop: beyond it, unrolling would only bloat the
@@ -65,10 +65,9 @@ impl SymbolicEvaluator {
 
     fn term(&mut self, t: &Term, env: &Env, m: &mut dyn Materialize) -> Structuring<SymValue> {
         match t.expr() {
-            Expr::Var(x) => {
-                lookup(env, x.id).ok_or_else(|| NotStructured(format!("`{}` is unbound", x.name)))
-            }
-            Expr::Literal(l) => Ok(SymValue::Scalar(ScalarExpr::Lit(*l))),
+            Expr::Var(x) => lookup(env, x.id)
+                .ok_or_else(|| NotStructured::new(format!("`{}` is unbound", x.name))),
+            Expr::Literal(l) => Ok(SymValue::Scalar(ScalarExpr::Lit(*l).shared())),
             Expr::Lambda(x, _, body) => {
                 let (x, body, env) = (x.id, body.clone(), env.clone());
                 // Materialization happens at the top level only, never inside a
@@ -291,20 +290,16 @@ impl SymbolicEvaluator {
             Add | Sub | Mul | Div | Mod | Max | Min | Lt | Gt | Equal => {
                 self.binary(p, &args[0], &args[1], at)
             }
-            Neg | Not | Exp | Sqrt | Abs => {
-                lanewise_unary(&args[0], |x| ScalarExpr::Un(p, Box::new(x)))
-            }
+            Neg | Not | Exp | Sqrt | Abs => lanewise_unary(&args[0], |x| ScalarExpr::Un(p, x)),
             Cast => match ty.kind() {
-                TypeKind::Scalar(to) => {
-                    lanewise_unary(&args[0], |x| ScalarExpr::Cast(Box::new(x), *to))
-                }
+                TypeKind::Scalar(to) => lanewise_unary(&args[0], |x| ScalarExpr::Cast(x, *to)),
                 _ => not_structured("a cast to something other than a scalar"),
             },
             // An index's value as a number: its position in the kernel's loops (an
             // index computed from data has no position there).
             IndexAsNat => match &args[0] {
                 SymValue::Index(i) if i.vars().iter().all(|v| !self.data.contains_key(v)) => {
-                    Ok(SymValue::Scalar(ScalarExpr::Position(i.clone())))
+                    Ok(SymValue::Scalar(ScalarExpr::Position(i.clone()).shared()))
                 }
                 _ => not_structured("the number of an index computed from data"),
             },
@@ -332,8 +327,12 @@ impl SymbolicEvaluator {
                 _ => not_structured("an index computed from data"),
             },
             NatAsIndex => match &args[0] {
-                SymValue::Scalar(ScalarExpr::Lit(Literal::I64(c))) if (0..nats[0]).contains(c) => {
-                    Ok(SymValue::Index(Aff::cst(*c)))
+                SymValue::Scalar(x) if matches!(**x, ScalarExpr::Lit(Literal::I64(c)) if (0..nats[0]).contains(&c)) =>
+                {
+                    let ScalarExpr::Lit(Literal::I64(c)) = **x else {
+                        unreachable!("a constant was matched")
+                    };
+                    Ok(SymValue::Index(Aff::cst(c)))
                 }
                 // A number from data: a variable of the indices it reaches, which the
                 // kernel reads it for (checked there, as the interpreter checks it).
@@ -525,18 +524,18 @@ impl SymbolicEvaluator {
         b: &SymValue,
         at: Option<Span>,
     ) -> Structuring<SymValue> {
-        let op = move |x: ScalarExpr, y: ScalarExpr| {
+        let op = move |x: ExprRef, y: ExprRef| {
             // A division that may trap is checked in the kernel's body.
             if can_trap(p, x.scalar()) && !constant_divisor(&y).is_some_and(safe_divisor) {
-                return ScalarExpr::Checked {
+                return Ok(ScalarExpr::Checked {
                     op: p,
-                    x: Box::new(x),
-                    y: Box::new(y),
+                    x,
+                    y,
                     span: at,
                 }
-                .bounded();
+                .shared());
             }
-            ScalarExpr::Bin(p, Box::new(x), Box::new(y)).bounded()
+            Ok(ScalarExpr::Bin(p, x, y).shared())
         };
         match self.lanewise(a.clone(), b.clone(), &op)? {
             Ok(v) => Ok(v),
@@ -551,7 +550,7 @@ impl SymbolicEvaluator {
         &mut self,
         a: SymValue,
         b: SymValue,
-        f: &dyn Fn(ScalarExpr, ScalarExpr) -> Structuring<ScalarExpr>,
+        f: &dyn Fn(ExprRef, ExprRef) -> Structuring<ExprRef>,
     ) -> Structuring<Result<SymValue, (SymValue, SymValue)>> {
         Ok(Ok(match (a, b) {
             (SymValue::Scalar(x), SymValue::Scalar(y)) => SymValue::Scalar(f(x, y)?),
@@ -567,7 +566,7 @@ impl SymbolicEvaluator {
                     y
                 } else {
                     self.read_lane(lane2, &Aff::var(lane))?;
-                    y.subst(lane2, &Aff::var(lane), self)
+                    y.subst(lane2, &Aff::var(lane), self).shared()
                 };
                 SymValue::Vector {
                     lane,
@@ -607,10 +606,8 @@ impl SymbolicEvaluator {
 
     /// `select(c, a, b)`, element by element: one `arith.select` per element.
     fn pick(&mut self, c: &ScalarExpr, a: &SymValue, b: &SymValue) -> Structuring<SymValue> {
-        let c = c.clone();
-        let pick = move |x: ScalarExpr, y: ScalarExpr| {
-            ScalarExpr::Pick(Box::new(c.clone()), Box::new(x), Box::new(y)).bounded()
-        };
+        let c = c.clone().shared();
+        let pick = move |x: ExprRef, y: ExprRef| Ok(ScalarExpr::Pick(c.clone(), x, y).shared());
         self.zip_values(
             a.clone(),
             b.clone(),
@@ -621,13 +618,13 @@ impl SymbolicEvaluator {
 }
 
 /// `f` of a number: of a scalar, or lane by lane of a vector.
-fn lanewise_unary(x: &SymValue, f: impl Fn(ScalarExpr) -> ScalarExpr) -> Structuring<SymValue> {
+fn lanewise_unary(x: &SymValue, f: impl Fn(ExprRef) -> ScalarExpr) -> Structuring<SymValue> {
     match x {
-        SymValue::Scalar(x) => Ok(SymValue::Scalar(f(x.clone()).bounded()?)),
+        SymValue::Scalar(x) => Ok(SymValue::Scalar(f(x.clone()).shared())),
         SymValue::Vector { lane, n, elem } => Ok(SymValue::Vector {
             lane: *lane,
             n: *n,
-            elem: f(elem.clone()).bounded()?,
+            elem: f(elem.clone()).shared(),
         }),
         _ => not_structured("arithmetic on something other than numbers"),
     }
@@ -635,7 +632,7 @@ fn lanewise_unary(x: &SymValue, f: impl Fn(ScalarExpr) -> ScalarExpr) -> Structu
 
 /// How two numbers' expressions combine into one (shared by the elements it is
 /// applied to).
-pub type Combine = Rc<dyn Fn(ScalarExpr, ScalarExpr) -> Structuring<ScalarExpr>>;
+pub type Combine = Rc<dyn Fn(ExprRef, ExprRef) -> Structuring<ExprRef>>;
 
 /// The value of an integer constant.
 fn constant_divisor(e: &ScalarExpr) -> Option<i64> {

@@ -3,8 +3,10 @@
 //! `concat`'s condition, the element is read from one side; elsewhere it is a guard
 //! between both.
 
+use super::deep_rc::DeepRc;
 use super::eval::{not_structured, ScalarExpr, Structuring, SymArray, SymValue, SymbolicEvaluator};
 use super::index::Aff;
+use super::scalar::ExprRef;
 use crate::view::{Indexing, Reshape, Source};
 use std::rc::Rc;
 
@@ -135,7 +137,7 @@ fn read(
         Source::Lane { at, lane: l } => match xs.at(ex, &at)? {
             SymValue::Vector { lane, elem, .. } => {
                 ex.read_lane(lane, &l)?;
-                Ok(SymValue::Scalar(elem.subst(lane, &l, ex)))
+                Ok(SymValue::Scalar(elem.subst(lane, &l, ex).shared()))
             }
             _ => not_structured("asScalar of something other than vectors"),
         },
@@ -154,7 +156,7 @@ fn guarded(
         return not_structured("a guard on an index computed from data");
     }
     let cond = cond.clone();
-    let guard = move |x: ScalarExpr, y: ScalarExpr| select(&cond, x, y).bounded();
+    let guard = move |x: ExprRef, y: ExprRef| Ok(select(&cond, x, y));
     ex.zip_values(
         inside,
         outside,
@@ -163,25 +165,27 @@ fn guarded(
     )
 }
 
-/// `Select` of one more condition: nested paddings with one constant are one guard.
-fn select(cond: &(Aff, i64, i64), then: ScalarExpr, other: ScalarExpr) -> ScalarExpr {
-    match then {
-        ScalarExpr::Select {
+/// `Select` of one more condition: nested paddings with one constant are one guard
+/// (its conditions grown in place where the guard is read nowhere else, so that
+/// 100,000 paddings are not 100,000 copies).
+fn select(cond: &(Aff, i64, i64), then: ExprRef, other: ExprRef) -> ExprRef {
+    let merges = matches!(&*then, ScalarExpr::Select { other: inner, .. } if *inner == other);
+    if merges {
+        if let ScalarExpr::Select {
             mut conds,
             then,
-            other: inner,
-        } if *inner == other => {
+            other,
+        } = DeepRc::unwrap_or_clone(then)
+        {
             conds.push(cond.clone());
-            ScalarExpr::Select {
-                conds,
-                then,
-                other: inner,
-            }
+            return ScalarExpr::Select { conds, then, other }.shared();
         }
-        then => ScalarExpr::Select {
-            conds: vec![cond.clone()],
-            then: Box::new(then),
-            other: Box::new(other),
-        },
+        unreachable!("a guard was matched");
     }
+    ScalarExpr::Select {
+        conds: vec![cond.clone()],
+        then,
+        other,
+    }
+    .shared()
 }

@@ -13,8 +13,8 @@
 //!    `ti` a divisor of its extent), where the program reads a transposed input (the
 //!    matmul's `b`) and the innermost tile is 32 wide, also with `packB` first (the
 //!    input packed in blocks of 32 columns, read along its rows: packed blocks of
-//!    another width than the vectors' make indices the bridge cannot tile, so its
-//!    explicit loops run them); for a reduction, kept
+//!    another width than the vectors' make indices the bridge cannot tile, which
+//!    its kernels then read in their bodies); for a reduction, kept
 //!    whole or split in blocks of
 //!    `s` (`splitStrategy(s)`, `s` a divisor of its extent), then a loop order
 //!    (`reorder`: the block loops first, then every interleaving of the element loops

@@ -13,13 +13,12 @@
 //! updated in place; one innermost in its kernel keeps it in a register, and the
 //! output is written once, in the loop around the reduction.
 //!
-//! A program with no loop program for all of it (a stage the bridge leaves to
-//! explicit loops), or with GPU maps, has no loop nests: the model does not guess
-//! what it does not read.
+//! A program with no loop program (`scanSeq`, say: the bridge refuses it too), or
+//! with GPU maps, has no loop nests: the model does not guess what it does not read.
 
 use crate::limits::Limits;
 use crate::loop_program::{
-    self, GpuLevel, Kernel, LoopProgram, Operand, Plan, ScalarExpr, Signature, StageForm,
+    self, GpuLevel, Kernel, LoopProgram, Operand, Plan, ScalarExpr, Signature,
 };
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
@@ -216,7 +215,7 @@ impl Nests {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NestsError {
     /// The program is not a closed function of concrete sizes, has no loop program
-    /// (a part of it is explicit loops), or has loops the CPU does not run (GPU maps).
+    /// (the bridge refuses it too), or has loops the CPU does not run (GPU maps).
     #[error("the cost model cannot read this program: {0}")]
     Unsupported(String),
 }
@@ -246,17 +245,7 @@ pub fn loop_nests(program: &Term) -> Result<Nests, NestsError> {
     let plan = loop_program::plan(&sig, &limits).map_err(|e| unsupported(e.to_string()))?;
     let program = match plan {
         Plan::Whole(program, _) => program,
-        Plan::Staged(staged) => {
-            if let Some(StageForm::Loops(why)) = staged
-                .forms
-                .iter()
-                .find(|f| matches!(f, StageForm::Loops(_)))
-            {
-                return Err(unsupported(format!("a stage is explicit loops ({why})")));
-            }
-            staged.program
-        }
-        Plan::Loops(why) => return Err(unsupported(format!("explicit loops ({why})"))),
+        Plan::Staged(staged) => staged.program,
     };
     from_program(&program)
 }
@@ -533,8 +522,8 @@ fn operations(e: &ScalarExpr) -> f64 {
         _ => 1.0,
     };
     let mut n = 0.0;
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
+    // (Each distinct operation once: the kernel computes a shared value once.)
+    for e in e.nodes() {
         n += match e {
             ScalarExpr::Bin(p, ..) | ScalarExpr::Un(p, _) | ScalarExpr::Checked { op: p, .. } => {
                 cost(*p)
@@ -544,7 +533,6 @@ fn operations(e: &ScalarExpr) -> f64 {
             ScalarExpr::Cast(..) => 1.0,
             _ => 0.0,
         };
-        pending.extend(e.children());
     }
     n
 }
@@ -552,11 +540,9 @@ fn operations(e: &ScalarExpr) -> f64 {
 /// Calls `read` with the buffer of each gather in `e` (a read at an index computed
 /// from data).
 fn gathers(e: &ScalarExpr, read: &mut dyn FnMut(usize)) {
-    let mut pending = vec![e];
-    while let Some(e) = pending.pop() {
+    for e in e.nodes() {
         if let ScalarExpr::Gather(g) = e {
             read(g.buf);
         }
-        pending.extend(e.children());
     }
 }
