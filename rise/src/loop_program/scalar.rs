@@ -269,36 +269,55 @@ impl ScalarExpr {
     pub fn scalar(&self) -> Scalar {
         let mut e = self;
         loop {
-            return match e {
-                ScalarExpr::Lit(l) => match l {
-                    Literal::Bool(_) => Scalar::Bool,
-                    Literal::I32(_) => Scalar::I32,
-                    Literal::I64(_) => Scalar::I64,
-                    Literal::F32(_) => Scalar::F32,
-                    Literal::F64(_) => Scalar::F64,
-                },
-                ScalarExpr::Position(_) => Scalar::I64,
-                ScalarExpr::Param(_, s)
-                | ScalarExpr::Load(_, _, s)
-                | ScalarExpr::Acc(_, _, s)
-                | ScalarExpr::Cast(_, s) => *s,
-                ScalarExpr::Gather(g) => g.scalar,
-                ScalarExpr::Bin(Prim::Lt | Prim::Gt | Prim::Equal, _, _) => Scalar::Bool,
+            if let Some(s) = e.own_scalar() {
+                return s;
+            }
+            // Its operands have its type: one that says its own, where there is
+            // one (so that a chain of 100,000 additions, each of the chain so far and
+            // a leaf, is typed at once), else the first, in a loop.
+            let (first, second) = match e {
                 ScalarExpr::Fold {
                     inits, component, ..
-                } => inits[*component].scalar(),
-                ScalarExpr::Bin(_, a, _)
-                | ScalarExpr::Un(_, a)
-                | ScalarExpr::Checked { x: a, .. }
-                | ScalarExpr::Red { init: a, .. }
-                | ScalarExpr::Select { then: a, .. }
-                | ScalarExpr::Pick(_, a, _) => {
-                    // A chain of 100,000 additions is typed in a loop.
-                    e = a;
-                    continue;
+                } => (&inits[*component], None),
+                ScalarExpr::Bin(_, a, b)
+                | ScalarExpr::Checked { x: a, y: b, .. }
+                | ScalarExpr::Red {
+                    init: a, body: b, ..
                 }
+                | ScalarExpr::Select {
+                    then: a, other: b, ..
+                }
+                | ScalarExpr::Pick(_, a, b) => (a, Some(b)),
+                ScalarExpr::Un(_, a) => (a, None),
+                _ => unreachable!("a leaf says its type"),
             };
+            let own = first.own_scalar();
+            match own.or_else(|| second.and_then(|b| b.own_scalar())) {
+                Some(s) => return s,
+                None => e = first,
+            }
         }
+    }
+
+    /// Its type, where the node itself says it (a leaf, a cast, a comparison).
+    fn own_scalar(&self) -> Option<Scalar> {
+        Some(match self {
+            ScalarExpr::Lit(l) => match l {
+                Literal::Bool(_) => Scalar::Bool,
+                Literal::I32(_) => Scalar::I32,
+                Literal::I64(_) => Scalar::I64,
+                Literal::F32(_) => Scalar::F32,
+                Literal::F64(_) => Scalar::F64,
+            },
+            ScalarExpr::Position(_) => Scalar::I64,
+            ScalarExpr::Param(_, s)
+            | ScalarExpr::Load(_, _, s)
+            | ScalarExpr::Acc(_, _, s)
+            | ScalarExpr::Cast(_, s) => *s,
+            ScalarExpr::Gather(g) => g.scalar,
+            ScalarExpr::Bin(Prim::Lt | Prim::Gt | Prim::Equal, _, _) => Scalar::Bool,
+            _ => return None,
+        })
     }
 
     /// It with every index `a` replaced by `f(a)`.
