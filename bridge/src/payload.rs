@@ -234,7 +234,7 @@ fn structured_payload(
 /// The payload of a program computed stage by stage: each stage's kernels in the
 /// program's order, each stage's buffers allocated around them all.
 fn staged(name: &str, term: &Term, sig: Signature, plan: StagedPlan) -> Payload {
-    let structured = crate::linalg::operations(&plan.program, 0);
+    let structured = crate::linalg::operations(&plan.program);
     let ops = structured.ops;
     let buffers: Vec<Value> = plan
         .storages

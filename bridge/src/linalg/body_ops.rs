@@ -26,7 +26,7 @@ impl Body<'_> {
         let mut data = BTreeMap::new();
         for d in &g.data {
             let x = self.expr(&d.value);
-            let site = self.trap_base + self.traps.len();
+            let site = self.traps.len();
             self.traps.push(TrapSite {
                 op: Prim::NatAsIndex,
                 check: Check::Index { bound: d.bound },
@@ -55,7 +55,7 @@ impl Body<'_> {
         s: Scalar,
         span: Option<Span>,
     ) -> String {
-        let site = self.trap_base + self.traps.len();
+        let site = self.traps.len();
         self.traps.push(TrapSite {
             op,
             check: Check::Division(s),

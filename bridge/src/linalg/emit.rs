@@ -58,8 +58,7 @@ pub(crate) struct PayloadOps {
     pub(crate) kernels: Vec<Vec<Op>>,
     pub(crate) deallocs: Vec<Op>,
     pub(crate) flops: u64,
-    /// The operations that may trap (numbered after the function's first
-    /// `trap_base`).
+    /// The operations that may trap, numbered in order.
     pub(crate) traps: Vec<TrapSite>,
 }
 
@@ -217,12 +216,7 @@ fn matmul(n: usize, ins: &[Value], out: &Value, scalar: &Type) -> Op {
         .region(body)
 }
 
-pub(crate) fn payload_ops(
-    kernels: &[Kernel],
-    bufs: &[Buf],
-    allocated: &[usize],
-    trap_base: usize,
-) -> PayloadOps {
+pub(crate) fn payload_ops(kernels: &[Kernel], bufs: &[Buf], allocated: &[usize]) -> PayloadOps {
     let mut traps = Vec::new();
     let mut kernel_ops = Vec::new();
     let mut flops = 0u64;
@@ -318,7 +312,6 @@ pub(crate) fn payload_ops(
             kernel: k,
             bufs,
             traps: &mut traps,
-            trap_base,
             values: HashMap::new(),
         };
         let values: Vec<String> = k.body.iter().map(|b| body.expr(b)).collect();
@@ -359,16 +352,7 @@ fn float_ops(k: &Kernel) -> usize {
     // Each distinct operation once, as the body computes it; not inside gathers'
     // indices or checked divisions.
     let count = |e: &ScalarExpr| {
-        let inside = |e: &ScalarExpr| {
-            matches!(
-                e,
-                ScalarExpr::Bin(..)
-                    | ScalarExpr::Un(..)
-                    | ScalarExpr::Cast(..)
-                    | ScalarExpr::Pick(..)
-            )
-        };
-        e.nodes_where(inside)
+        e.nodes_where(ScalarExpr::is_arithmetic)
             .into_iter()
             .map(|e| match e {
                 ScalarExpr::Bin(_, a, _) | ScalarExpr::Un(_, a) => {
@@ -391,10 +375,8 @@ pub(super) struct Body<'a> {
     next: usize,
     pub(super) kernel: &'a Kernel,
     pub(super) bufs: &'a [Buf],
-    /// The operations that may trap, found so far, after the first `trap_base` of the
-    /// function's.
+    /// The operations that may trap, found so far (each numbered by its place).
     pub(super) traps: &'a mut Vec<TrapSite>,
-    pub(super) trap_base: usize,
     /// The value of each node of the kernel's body computed so far: a node the body
     /// reads several times (the body is a DAG) is computed once. (The kernel, borrowed
     /// for the body's life, keeps each node where it is.)

@@ -55,7 +55,7 @@ fn emitted(program: &LoopProgram, kernels: usize, script: Option<crate::ir::Op>)
     let Staged {
         mut ops,
         script: cpu,
-    } = operations(program, 0);
+    } = operations(program);
     Structured {
         kernels,
         flops: ops.flops,
@@ -73,11 +73,10 @@ pub(crate) struct Staged {
 }
 
 /// The operations of `program`'s kernels (with the allocations of its own buffers and
-/// their deallocations), and the script that schedules them; the operations that may
-/// trap are numbered after the function's first `trap_base`.
-pub(crate) fn operations(program: &LoopProgram, trap_base: usize) -> Staged {
+/// their deallocations), and the script that schedules them.
+pub(crate) fn operations(program: &LoopProgram) -> Staged {
     Staged {
-        ops: emit::payload_ops(&program.kernels, &program.buffers, &program.own, trap_base),
+        ops: emit::payload_ops(&program.kernels, &program.buffers, &program.own),
         script: script::transform_script(&program.kernels, &program.buffers),
     }
 }

@@ -206,6 +206,15 @@ impl ScalarExpr {
         out
     }
 
+    /// Whether it is an operation of the kernel's body on values (`add`, `neg`, a
+    /// cast, `select`), as opposed to a leaf, a read, a guard or a reduction.
+    pub fn is_arithmetic(&self) -> bool {
+        matches!(
+            self,
+            ScalarExpr::Bin(..) | ScalarExpr::Un(..) | ScalarExpr::Cast(..) | ScalarExpr::Pick(..)
+        )
+    }
+
     /// How many distinct operations it has.
     pub fn size(&self) -> usize {
         self.nodes().len()
@@ -231,15 +240,7 @@ impl ScalarExpr {
     /// its element three times).
     pub fn collect_loads(&self, out: &mut Vec<(usize, Vec<Aff>)>) {
         let inside = |e: &ScalarExpr| {
-            matches!(
-                e,
-                ScalarExpr::Bin(..)
-                    | ScalarExpr::Un(..)
-                    | ScalarExpr::Cast(..)
-                    | ScalarExpr::Pick(..)
-                    | ScalarExpr::Gather(..)
-                    | ScalarExpr::Checked { .. }
-            )
+            e.is_arithmetic() || matches!(e, ScalarExpr::Gather(..) | ScalarExpr::Checked { .. })
         };
         for e in self.nodes_where(inside) {
             if let ScalarExpr::Load(b, idx, _) = e {
@@ -404,14 +405,6 @@ impl ScalarExpr {
     pub fn map_each(&self, f: &mut dyn FnMut(&ExprRef) -> ExprRef) -> ScalarExpr {
         self.map_children(&mut |c| Ok::<_, Infallible>(f(c)))
             .unwrap_or_else(|never| match never {})
-    }
-
-    /// [`ScalarExpr::map_children`] with an `f` that makes expressions, each shared.
-    pub fn map_made<E>(
-        &self,
-        f: &mut dyn FnMut(&ExprRef) -> Result<ScalarExpr, E>,
-    ) -> Result<ScalarExpr, E> {
-        self.map_children(&mut |c| f(c).map(ScalarExpr::shared))
     }
 
     /// `self` with each expression directly inside replaced by `f` of it (the node
