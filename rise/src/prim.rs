@@ -3,9 +3,10 @@
 //! Each primitive is defined once, in the table below (its name and nat parameters;
 //! its type in [`Prim::instantiate`]). Every consumer that gives primitives a meaning matches
 //! on [`Prim`] without a wildcard arm, so that a primitive added here fails to compile
-//! until each says what it does with it: the interpreter (`interp`), the loop program
-//! (`loop_program`: what the bridge compiles and the cost model reads), the e-graph's
-//! cost (`egraph::cost`).
+//! until each says what it does with it: the interpreter (`interp`) and the loop program
+//! (`loop_program`: what the bridge compiles and the cost model reads). How a loop
+//! primitive iterates is a fact of the table too ([`Prim::iteration`]), which the loop
+//! program and the e-graph's cost both read.
 
 use crate::nat::{Nat, NatVar};
 use crate::types::{Scalar, Type};
@@ -460,6 +461,121 @@ impl Prim {
                 | VectorFromScalar
                 | Iterate
         )
+    }
+}
+
+/// How a loop primitive goes over its array: the facts of [`Prim::iteration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Iteration {
+    /// Which of its value arguments is the array it iterates over (0 is the first):
+    /// a map's second, a reduction's or scan's third, after the start value.
+    pub array: usize,
+    /// What its iterations make.
+    pub makes: Makes,
+    /// How its iterations run.
+    pub schedule: Schedule,
+}
+
+/// What the iterations of a loop primitive make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Makes {
+    /// An element of the result each (`map` and its lowered forms).
+    Elements,
+    /// One value, accumulated (`reduce` and its lowered forms).
+    Accumulation,
+    /// Every prefix's accumulation (`scanSeq`).
+    Prefixes,
+}
+
+/// How the iterations of a loop primitive run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// Not said yet (`map`, `reduce`): a rewrite chooses.
+    Unlowered,
+    /// One after another.
+    Sequential,
+    /// One after another, unrolled.
+    Unrolled,
+    /// On CPU threads (`mapPar`).
+    Parallel,
+    /// On a GPU, in the dimension the primitive's nat argument names.
+    Gpu(GpuLevel),
+}
+
+/// What a GPU map's iterations run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuLevel {
+    /// `mapGlobal`: threads across the whole grid.
+    Global,
+    /// `mapWorkGroup`: blocks.
+    Block,
+    /// `mapLocal`: the threads of a block.
+    Thread,
+}
+
+impl GpuLevel {
+    /// The map whose iterations run on it (read from [`Prim::iteration`]).
+    ///
+    /// ```
+    /// use elevate_rise::prim::{GpuLevel, Prim};
+    /// assert_eq!(GpuLevel::Block.map(), Prim::MapWorkGroup);
+    /// ```
+    pub fn map(self) -> Prim {
+        let runs_here = |p: &&Prim| {
+            p.iteration()
+                .is_some_and(|it| it.schedule == Schedule::Gpu(self))
+        };
+        *Prim::ALL
+            .iter()
+            .find(runs_here)
+            .expect("a map for every GPU level")
+    }
+}
+
+impl Prim {
+    /// How it iterates, if it is a loop over the elements of one of its arguments:
+    /// which argument, what each iteration makes, how the iterations run. Said here
+    /// once: the loop program records its loops by it, the e-graph's cost weighs
+    /// them by it, and sketches find a loop's array by it. `iterate` (a function
+    /// applied again and again) and `generate` (an array made by a function) are no
+    /// loops over an argument's elements.
+    ///
+    /// ```
+    /// use elevate_rise::prim::{Makes, Prim, Schedule};
+    /// let it = Prim::ReduceSeqUnroll.iteration().unwrap();
+    /// assert_eq!((it.array, it.makes, it.schedule), (2, Makes::Accumulation, Schedule::Unrolled));
+    /// assert_eq!(Prim::Iterate.iteration(), None);
+    /// ```
+    pub fn iteration(self) -> Option<Iteration> {
+        use Makes::*;
+        use Prim::*;
+        use Schedule::*;
+        let over = |array, makes, schedule| {
+            Some(Iteration {
+                array,
+                makes,
+                schedule,
+            })
+        };
+        match self {
+            Map => over(1, Elements, Unlowered),
+            MapSeq => over(1, Elements, Sequential),
+            MapSeqUnroll => over(1, Elements, Unrolled),
+            MapPar => over(1, Elements, Parallel),
+            MapGlobal => over(1, Elements, Gpu(GpuLevel::Global)),
+            MapWorkGroup => over(1, Elements, Gpu(GpuLevel::Block)),
+            MapLocal => over(1, Elements, Gpu(GpuLevel::Thread)),
+            Reduce => over(2, Accumulation, Unlowered),
+            ReduceSeq => over(2, Accumulation, Sequential),
+            ReduceSeqUnroll => over(2, Accumulation, Unrolled),
+            ScanSeq => over(2, Prefixes, Sequential),
+            Id | Neg | Not | Add | Sub | Mul | Div | Mod | Max | Min | Exp | Sqrt | Abs | Lt
+            | Gt | Equal | Select | Cast | Let | ToMem | ToGlobal | ToShared | ToPrivate
+            | Generate | Idx | IndexAsNat | NatAsIndex | Take | Drop | Concat | Split | Join
+            | Slide | Transpose | PadCst | PadClamp | Zip | Unzip | MakePair | Fst | Snd
+            | MapFst | MapSnd | VectorFromScalar | AsVector | AsVectorAligned | AsScalar
+            | Iterate => None,
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Cost models: how extraction ranks the programs of an e-graph.
 
 use super::lang::{Op, Rise, Types};
-use crate::prim::Prim;
+use crate::prim::{Iteration, Makes, Prim, Schedule};
 use crate::types::{Type, TypeKind};
 use egg::{CostFunction, Id, Language, RecExpr};
 use smallvec::SmallVec;
@@ -58,7 +58,10 @@ pub struct Work {
 
 #[derive(Debug, Clone)]
 struct Pending {
-    prim: Prim,
+    /// How the loop iterates.
+    iteration: Iteration,
+    /// One iteration's worth relative to a sequential loop's.
+    factor: f64,
     /// Value arguments received so far.
     args: usize,
     /// The work of one iteration (the function's).
@@ -81,95 +84,49 @@ impl PartialOrd for Work {
     }
 }
 
-/// Which argument of a loop primitive is the iterated array, and how much one
-/// iteration is worth relative to a sequential loop's.
-fn loop_shape(p: Prim) -> Option<(usize, f64)> {
-    Some(match p {
-        Prim::MapSeq | Prim::ReduceSeq => (if p == Prim::MapSeq { 1 } else { 2 }, 1.0),
-        Prim::MapSeqUnroll | Prim::ReduceSeqUnroll => {
-            (if p == Prim::MapSeqUnroll { 1 } else { 2 }, 0.9)
-        }
-        Prim::MapPar => (1, 0.5),
-        Prim::Map => (1, 1.0),
-        Prim::Reduce => (2, 1.0),
-        // Loops the cost does not weigh as loops (on the GPU, a scan, an iteration),
-        // and everything that is not a loop. (No wildcard: a new primitive must be
-        // placed.)
-        Prim::MapGlobal | Prim::MapWorkGroup | Prim::MapLocal | Prim::ScanSeq | Prim::Iterate => {
-            return None
-        }
-        Prim::Id
-        | Prim::Neg
-        | Prim::Not
-        | Prim::Add
-        | Prim::Sub
-        | Prim::Mul
-        | Prim::Div
-        | Prim::Mod
-        | Prim::Max
-        | Prim::Min
-        | Prim::Exp
-        | Prim::Sqrt
-        | Prim::Abs
-        | Prim::Lt
-        | Prim::Gt
-        | Prim::Equal
-        | Prim::Select
-        | Prim::Cast
-        | Prim::Let
-        | Prim::ToMem
-        | Prim::ToGlobal
-        | Prim::ToShared
-        | Prim::ToPrivate
-        | Prim::Generate
-        | Prim::Idx
-        | Prim::IndexAsNat
-        | Prim::NatAsIndex
-        | Prim::Take
-        | Prim::Drop
-        | Prim::Concat
-        | Prim::Split
-        | Prim::Join
-        | Prim::Slide
-        | Prim::Transpose
-        | Prim::PadCst
-        | Prim::PadClamp
-        | Prim::Zip
-        | Prim::Unzip
-        | Prim::MakePair
-        | Prim::Fst
-        | Prim::Snd
-        | Prim::MapFst
-        | Prim::MapSnd
-        | Prim::VectorFromScalar
-        | Prim::AsVector
-        | Prim::AsVectorAligned
-        | Prim::AsScalar => return None,
-    })
+/// A loop primitive as the cost weighs it: how it iterates, and how much one
+/// iteration is worth relative to a sequential loop's. GPU maps and scans are not
+/// weighed as loops (a CPU runs neither as one).
+fn weighed_loop(p: Prim) -> Option<(Iteration, f64)> {
+    let it = p.iteration()?;
+    let factor = match it.schedule {
+        Schedule::Unlowered | Schedule::Sequential => 1.0,
+        Schedule::Unrolled => 0.9,
+        Schedule::Parallel => 0.5,
+        Schedule::Gpu(_) => return None,
+    };
+    match it.makes {
+        Makes::Elements | Makes::Accumulation => Some((it, factor)),
+        Makes::Prefixes => None,
+    }
+}
+
+/// Whether `it` is a high-level `map`: a view where its function only rearranges.
+fn unlowered_map(it: Iteration) -> bool {
+    it.schedule == Schedule::Unlowered && it.makes == Makes::Elements
 }
 
 /// The cost of a loop of `n` iterations; `nested_parallel` if its body has a
 /// parallel loop.
 fn loop_cost(pending: &Pending, n: f64, nested_parallel: bool) -> f64 {
-    let (array_arg, mut factor) = loop_shape(pending.prim).expect("a loop primitive");
-    if pending.prim == Prim::Map && !pending.computes {
+    let (it, mut factor) = (pending.iteration, pending.factor);
+    if unlowered_map(it) && !pending.computes {
         // A view: its elements are computed where they are read.
         return pending.outside + pending.per_item;
     }
-    let par = pending.prim == Prim::MapPar;
+    let par = it.schedule == Schedule::Parallel;
     let mut fixed = if par { 20_000.0 } else { 0.0 };
-    if matches!(pending.prim, Prim::Map | Prim::Reduce) {
+    if it.schedule == Schedule::Unlowered {
         fixed += UNLOWERED;
     }
     if par && nested_parallel {
         factor = 1.0;
     }
-    let unrolled = matches!(pending.prim, Prim::MapSeqUnroll | Prim::ReduceSeqUnroll);
-    if unrolled && n > 32.0 {
+    if it.schedule == Schedule::Unrolled && n > 32.0 {
         factor = 1.2;
     }
     // A map writes its results to memory; a reduction keeps one value.
-    let writes = if array_arg == 1 { n } else { 0.0 };
+    let writes = if it.makes == Makes::Elements { n } else { 0.0 };
     pending.outside + n * factor * pending.per_item.max(1.0) + writes + fixed
 }
 
@@ -244,18 +201,22 @@ impl CostModel {
             return plain(total, false, false);
         }
         match (&enode.op, enode.children.as_slice()) {
-            (Op::Prim(p), []) if loop_shape(*p).is_some() => Work {
-                total: 1.0,
-                pending: Some(Pending {
-                    prim: *p,
-                    args: 0,
-                    per_item: 0.0,
-                    outside: 1.0,
-                    computes: false,
-                }),
-                parallel: false,
-                computes: p.computes(),
-            },
+            (Op::Prim(p), []) if weighed_loop(*p).is_some() => {
+                let (iteration, factor) = weighed_loop(*p).expect("a weighed loop");
+                Work {
+                    total: 1.0,
+                    pending: Some(Pending {
+                        iteration,
+                        factor,
+                        args: 0,
+                        per_item: 0.0,
+                        outside: 1.0,
+                        computes: false,
+                    }),
+                    parallel: false,
+                    computes: p.computes(),
+                }
+            }
             (Op::App, [f, a]) => {
                 let (f, a) = (costs(*f), costs(*a));
                 let parallel = f.parallel || a.parallel;
@@ -263,7 +224,7 @@ impl CostModel {
                 let Some(mut pending) = f.pending else {
                     return plain(NODE + f.total + a.total, parallel, computing);
                 };
-                let (array_arg, _) = loop_shape(pending.prim).expect("a loop primitive");
+                let array_arg = pending.iteration.array;
                 if pending.args == array_arg {
                     // The loop was costed when it got its last other argument.
                     return plain(NODE + f.total + a.total, parallel, computing);
@@ -291,9 +252,9 @@ impl CostModel {
                     _ => 1.0,
                 };
                 let total = loop_cost(&pending, n, f.parallel || a.parallel) + NODE;
-                let par = pending.prim == Prim::MapPar;
+                let par = pending.iteration.schedule == Schedule::Parallel;
                 // A lowered map computes (it materializes), even of a view.
-                let computes = computing || pending.prim != Prim::Map;
+                let computes = computing || !unlowered_map(pending.iteration);
                 Work {
                     total,
                     pending: Some(pending),

@@ -63,16 +63,7 @@ pub enum LoopKind {
     Gpu(GpuLevel, u8),
 }
 
-/// What a GPU map's iterations run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GpuLevel {
-    /// `mapGlobal`: threads across the whole grid.
-    Global,
-    /// `mapWorkGroup`: blocks.
-    Block,
-    /// `mapLocal`: the threads of a block.
-    Thread,
-}
+pub use crate::prim::GpuLevel;
 
 impl LoopKind {
     /// Whether its iterations run in parallel (across threads, or on a GPU).

@@ -2,7 +2,7 @@
 //! an expression.
 
 use super::eval::{
-    not_structured, sfun, size, GpuLevel, Inline, LoopKind, Materialize, NotStructured, ScalarExpr,
+    not_structured, sfun, size, Inline, LoopKind, Materialize, NotStructured, ScalarExpr,
     Structuring, SymArray, SymValue, SymbolicEvaluator,
 };
 use super::index::Aff;
@@ -10,7 +10,7 @@ use super::scalar::{can_trap, safe_divisor, ExprRef};
 use super::views::{concat, reshaped};
 use crate::loop_program::env::{bind, lookup};
 use crate::loop_program::MAX_VECTOR_LANES;
-use crate::prim::Prim;
+use crate::prim::{Iteration, Makes, Prim, Schedule};
 use crate::term::{Expr, Literal, Term};
 use crate::types::{Scalar, Type, TypeKind};
 use crate::view::Reshape;
@@ -36,6 +36,32 @@ fn unrolled(trips: i64, unroll: LoopKind, plain: LoopKind) -> LoopKind {
     } else {
         unroll
     }
+}
+
+/// The loop recorded for a loop primitive that iterates as `it` (its nat arguments
+/// `nats`) over `trips` elements. A `reduce` not lowered yet is a sequential one.
+fn recorded_loop(it: Iteration, nats: &[i64], trips: i64) -> Structuring<LoopKind> {
+    let accumulates = match it.makes {
+        Makes::Elements => false,
+        Makes::Accumulation => true,
+        Makes::Prefixes => return not_structured("a scan"),
+    };
+    Ok(match (it.schedule, accumulates) {
+        (Schedule::Unlowered | Schedule::Sequential, false) => LoopKind::Seq,
+        (Schedule::Unlowered | Schedule::Sequential, true) => LoopKind::Reduce,
+        (Schedule::Unrolled, false) => unrolled(trips, LoopKind::Unroll, LoopKind::Seq),
+        (Schedule::Unrolled, true) => unrolled(trips, LoopKind::ReduceUnroll, LoopKind::Reduce),
+        (Schedule::Parallel, false) => LoopKind::Par,
+        (Schedule::Gpu(level), false) => {
+            let Ok(dim @ 0..=2) = u8::try_from(nats[0]) else {
+                return not_structured(format!("a GPU dimension of {}", nats[0]));
+            };
+            LoopKind::Gpu(level, dim)
+        }
+        (Schedule::Parallel | Schedule::Gpu(_), true) => {
+            return not_structured("a reduction across threads")
+        }
+    })
 }
 
 /// `n` lanes, if the bridge generates vectors that wide.
@@ -456,35 +482,16 @@ impl SymbolicEvaluator {
                     ex.apply(&f, x)
                 })))
             }
-            MapSeq => self.computed_map(LoopKind::Seq, &args[0], &args[1].array()?),
-            MapSeqUnroll => {
-                let xs = args[1].array()?;
-                let kind = unrolled(xs.len, LoopKind::Unroll, LoopKind::Seq);
-                self.computed_map(kind, &args[0], &xs)
-            }
-            MapPar => self.computed_map(LoopKind::Par, &args[0], &args[1].array()?),
-            MapGlobal | MapWorkGroup | MapLocal => {
-                let level = match p {
-                    MapGlobal => GpuLevel::Global,
-                    MapWorkGroup => GpuLevel::Block,
-                    _ => GpuLevel::Thread,
-                };
-                let Ok(dim @ 0..=2) = u8::try_from(nats[0]) else {
-                    return not_structured(format!("a GPU dimension of {}", nats[0]));
-                };
-                let kind = LoopKind::Gpu(level, dim);
-                self.computed_map(kind, &args[0], &args[1].array()?)
-            }
-            ReduceSeq | Reduce => self.reduction(
-                LoopKind::Reduce,
-                &args[0],
-                args[1].clone(),
-                &args[2].array()?,
-            ),
-            ReduceSeqUnroll => {
-                let xs = args[2].array()?;
-                let kind = unrolled(xs.len, LoopKind::ReduceUnroll, LoopKind::Reduce);
-                self.reduction(kind, &args[0], args[1].clone(), &xs)
+            MapSeq | MapSeqUnroll | MapPar | MapGlobal | MapWorkGroup | MapLocal | Reduce
+            | ReduceSeq | ReduceSeqUnroll => {
+                let it = p.iteration().expect("a loop primitive");
+                let xs = args[it.array].array()?;
+                let kind = recorded_loop(it, nats, xs.len)?;
+                if kind.is_reduction() {
+                    self.reduction(kind, &args[0], args[1].clone(), &xs)
+                } else {
+                    self.computed_map(kind, &args[0], &xs)
+                }
             }
             VectorFromScalar => {
                 let SymValue::Scalar(x) = &args[0] else {

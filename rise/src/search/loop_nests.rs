@@ -17,9 +17,7 @@
 //! with GPU maps, has no loop nests: the model does not guess what it does not read.
 
 use crate::limits::Limits;
-use crate::loop_program::{
-    self, GpuLevel, Kernel, LoopProgram, Operand, Plan, ScalarExpr, Signature,
-};
+use crate::loop_program::{self, Kernel, LoopProgram, Operand, Plan, ScalarExpr, Signature};
 use crate::prim::Prim;
 use crate::term::{Expr, Term};
 
@@ -305,13 +303,9 @@ fn kernel_loops(k: &Kernel) -> Result<(Vec<KernelLoop>, Lanes), NestsError> {
                 continue;
             }
             K::Gpu(level, _) => {
-                let map = match level {
-                    GpuLevel::Global => "mapGlobal",
-                    GpuLevel::Block => "mapWorkGroup",
-                    GpuLevel::Thread => "mapLocal",
-                };
                 return Err(NestsError::Unsupported(format!(
-                    "`{map}` is a GPU map, which no CPU loop runs"
+                    "`{}` is a GPU map, which no CPU loop runs",
+                    level.map()
                 )));
             }
         };

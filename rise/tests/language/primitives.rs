@@ -114,3 +114,55 @@ fn every_primitive_is_exercised() {
         assert!(words.contains(name) || by_operator, "no test uses `{name}`");
     }
 }
+
+/// The table's loop facts agree with each loop primitive's type: the argument it names
+/// is an array, a map makes an array as long as it, and an accumulation is of its
+/// start value's type.
+#[test]
+fn every_loop_primitive_iterates_over_the_argument_its_type_says() {
+    use elevate_rise::nat::Nat;
+    use elevate_rise::prim::{FreshVars, Makes, Prim};
+    use elevate_rise::types::{Type, TypeKind};
+    struct Fresh(u32);
+    impl FreshVars for Fresh {
+        fn fresh_type(&mut self) -> Type {
+            self.0 += 1;
+            Type::var(self.0)
+        }
+        fn fresh_nat(&mut self) -> Nat {
+            self.0 += 1;
+            Nat::unknown(self.0)
+        }
+    }
+    let mut loops = 0;
+    for &p in Prim::ALL {
+        let Some(it) = p.iteration() else { continue };
+        loops += 1;
+        let mut ty = p.instantiate(&mut Fresh(0)).ty;
+        while let TypeKind::DepFun(_, body) = ty.kind() {
+            ty = body.clone();
+        }
+        let mut params = Vec::new();
+        while let TypeKind::Fun(param, result) = ty.kind() {
+            params.push(param.clone());
+            ty = result.clone();
+        }
+        assert_eq!(params.len(), p.value_arity(), "{p}");
+        let TypeKind::Array(n, _) = params[it.array].kind() else {
+            panic!(
+                "`{p}` iterates over argument {}, {}",
+                it.array, params[it.array]
+            );
+        };
+        match it.makes {
+            Makes::Elements | Makes::Prefixes => {
+                let TypeKind::Array(m, _) = ty.kind() else {
+                    panic!("`{p}` makes {ty}")
+                };
+                assert_eq!(m, n, "`{p}`'s result is as long as its array");
+            }
+            Makes::Accumulation => assert_eq!(ty, params[1], "`{p}` accumulates its start"),
+        }
+    }
+    assert_eq!(loops, 11);
+}

@@ -551,10 +551,10 @@ fn loop_array(prim: Prim, ty: &Type) -> Option<Type> {
     while let TypeKind::DepFun(_, body) = ty.kind() {
         ty = body;
     }
-    let skip = match prim {
-        Prim::Reduce | Prim::ReduceSeq | Prim::ReduceSeqUnroll | Prim::ScanSeq => 2,
-        Prim::Generate => usize::MAX,
-        _ => 1,
+    let skip = match prim.iteration() {
+        Some(it) => it.array,
+        None if prim == Prim::Generate => usize::MAX,
+        None => 1,
     };
     let mut params = 0;
     loop {
