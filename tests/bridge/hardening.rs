@@ -123,28 +123,36 @@ fn a_chain_of_100000_additions_compiles_and_runs() {
 fn a_value_used_three_times_48_deep_is_a_kernel_of_two_operations_per_level() {
     // `x * x - x`, 48 times, each level reading the one before three times: as a tree,
     // 3^48 leaves; as the DAG the body is, two operations per level, each computed
-    // once. (Each level bound by `let`: a function applied instead is substituted
-    // into the RISE term by `defaultLowering`, where the program itself is the tree.)
+    // once. Written with `let`, and as a function applied to its own result, which
+    // `defaultLowering`'s BENF binds with `let` once the argument is larger than
+    // MAX_COPIED_ARGUMENT. The first three levels, smaller, are copied into their
+    // uses: 1 + 3 + 9 operations of each kind where 3 would do.
     let n = 48;
-    let (mut body, mut prev) = (String::new(), "v".to_string());
+    let (mut with_let, mut prev) = (String::new(), "v".to_string());
     for k in 0..n {
-        body.push_str(&format!("let x{k} = {prev} * {prev} - {prev} in "));
+        with_let.push_str(&format!("let x{k} = {prev} * {prev} - {prev} in "));
         prev = format!("x{k}");
     }
-    body.push_str(&prev);
-    let source = format!("def f(xs: 8.f64) = xs |> mapSeq(fun(v => {body}))");
-    let (program, f) = compiled(&source, &NatEnv::default(), &Options::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mlir = f.payload().mlir();
-    assert_eq!(mlir.matches("arith.mulf").count(), n, "{mlir}");
-    assert_eq!(mlir.matches("arith.subf").count(), n, "{mlir}");
+    with_let.push_str(&prev);
+    let mut applied = "v".to_string();
+    for _ in 0..n {
+        applied = format!("({applied}) |> fun(y => y * y - y)");
+    }
     // (2 and 0 are fixed points; the others fall towards 0, or rise to 2.)
     let inputs = Value::array(
         [2.0, 0.0, 1.0, 0.5, -0.25, 1.5, -1.0, 1e-3]
             .map(Value::F64)
             .to_vec(),
     );
-    agree(&program, &f, &[inputs]).unwrap();
+    for (body, copies) in [(with_let, 0), (applied, 10)] {
+        let source = format!("def f(xs: 8.f64) = xs |> mapSeq(fun(v => {body}))");
+        let (program, f) = compiled(&source, &NatEnv::default(), &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mlir = f.payload().mlir();
+        assert_eq!(mlir.matches("arith.mulf").count(), n + copies, "{mlir}");
+        assert_eq!(mlir.matches("arith.subf").count(), n + copies, "{mlir}");
+        agree(&program, &f, std::slice::from_ref(&inputs)).unwrap();
+    }
 }
 
 #[test]

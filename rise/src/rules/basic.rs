@@ -6,7 +6,7 @@ use super::pattern::{rule, rule_with_names};
 use crate::prim::Prim;
 use crate::term::{Expr, Ident, Term};
 use crate::types::TypeKind;
-use elevate_core::Strategy;
+use elevate_core::{Strategy, Traversable};
 
 /// `fun(x => b)(a) -> b[x := a]` (capture-avoiding).
 pub fn beta_reduction() -> Strategy<Term> {
@@ -17,6 +17,81 @@ pub fn beta_reduction() -> Strategy<Term> {
         },
         _ => None,
     })
+}
+
+/// The most nodes an argument may have and still be copied into each use of a
+/// function's parameter by `BENF` and `DFNF`. A larger one that the function uses
+/// more than once is bound by `let` instead ([`share_argument`]): substitution copies
+/// it, so a function applied to its own result again and again would grow as the
+/// uses to the power of the depth (`fun(x => x * x - x)` 48 times: 3^48 nodes).
+pub const MAX_COPIED_ARGUMENT: usize = 32;
+
+/// `fun(x => b)(a) -> let(a, fun(x => b))` where `a` is data of more than
+/// [`MAX_COPIED_ARGUMENT`] nodes and `x` occurs more than once in `b`: the argument is
+/// computed once and named, where [`beta_reduction`] would copy it into every use.
+/// `BENF` and `DFNF` try it before beta reduction.
+pub fn share_argument() -> Strategy<Term> {
+    rule("shareArgument", |t: &Term| {
+        let Expr::App(f, a) = t.expr() else {
+            return None;
+        };
+        let Expr::Lambda(x, _, body) = f.expr() else {
+            return None;
+        };
+        let worth_sharing = a.ty().is_some_and(|ty| ty.is_data())
+            && larger_than(a, MAX_COPIED_ARGUMENT)
+            && occurs_more_than_once(body, x);
+        worth_sharing.then(|| call(Prim::Let, &[], [a.clone(), f.clone()]))
+    })
+}
+
+/// Whether `t`, as a tree (a shared subterm counted at each use), has more than `n`
+/// nodes; it looks at `n + 1` at most.
+fn larger_than(t: &Term, n: usize) -> bool {
+    let mut pending = vec![t];
+    let mut seen = 0;
+    while let Some(t) = pending.pop() {
+        seen += 1;
+        if seen > n {
+            return true;
+        }
+        pending.extend((0..t.arity()).map(|i| t.child(i)));
+    }
+    false
+}
+
+/// Whether variable `x` occurs free more than once in `t` (a shared subterm counted
+/// at each use). It stops at the second occurrence, and where `t` holds twice a
+/// subterm in which `x` is free, so it visits each distinct node once at most.
+fn occurs_more_than_once(t: &Term, x: &Ident) -> bool {
+    let mut visited = rustc_hash::FxHashSet::default();
+    let mut found = 0;
+    let mut pending = vec![t];
+    while let Some(t) = pending.pop() {
+        if t.name_floor() <= x.id {
+            continue;
+        }
+        if let Some(id) = t.node_id() {
+            if !visited.insert(id) {
+                // Reached again: a second use of all it holds.
+                if t.has_free(x.id) {
+                    return true;
+                }
+                continue;
+            }
+        }
+        match t.expr() {
+            Expr::Var(v) if v.id == x.id => {
+                found += 1;
+                if found > 1 {
+                    return true;
+                }
+            }
+            Expr::Lambda(v, _, _) if v.id == x.id => {}
+            _ => pending.extend((0..t.arity()).map(|i| t.child(i))),
+        }
+    }
+    false
 }
 
 /// `fun(x => f(x)) -> f` where `x` is not free in `f`. A lambda whose parameter is
@@ -113,6 +188,16 @@ pub(super) const RULES: &[RuleDef] = &[
     .bias(Prim::Let)
     .sets(ALGORITHMIC)
     .egraph(EGraphUse::Beta),
+    RuleDef::rule(
+        "shareArgument",
+        "fun(x => b)(a) -> let(a, fun(x => b))",
+        share_argument,
+    )
+    .note("a is data of more than 32 nodes; x occurs more than once in b")
+    .example(
+        "fun(v: f32 => (v * 2.0 + 1.0) * (v * 2.0 + 1.0) * (v * 2.0 + 1.0) * (v * 2.0 + 1.0) \
+         |> fun(y => y * y - y))",
+    ),
     RuleDef::rule("etaReduction", "fun(x => f(x)) -> f", eta_reduction)
         .note("x not free in f")
         .example("fun(xs: 4.f32 => xs |> map(fun(x => neg(x))))")

@@ -616,6 +616,10 @@ mod tests {
         ("betaReduction", "substitutes its argument for a variable"),
         ("letInline", "substitutes its value for a variable"),
         (
+            "shareArgument",
+            "a side condition on the argument's size and the uses of x",
+        ),
+        (
             "betaNatReduction",
             "substitutes its size for a nat variable",
         ),

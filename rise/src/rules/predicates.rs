@@ -1,7 +1,7 @@
 //! RISE predicates (succeed with the term unchanged, or fail) and normal forms.
 
 use super::algorithmic::{map_fission, map_fusion};
-use super::basic::{beta_nat_reduction, beta_reduction, eta_reduction};
+use super::basic::{beta_nat_reduction, beta_reduction, eta_reduction, share_argument};
 use super::pattern::named;
 use super::traversal::{argument_of, body, function};
 use super::typing::typed_result;
@@ -203,12 +203,15 @@ fn types_where_missing() -> Strategy<Term> {
 }
 
 /// `BENF`, the beta-eta normal form:
-/// `normalize(etaReduction <+ betaReduction <+ betaNatReduction)` (the last one for
-/// calls of definitions with nat parameters, which ELEVATE's RISE does not have).
+/// `normalize(etaReduction <+ shareArgument <+ betaReduction <+ betaNatReduction)`.
+/// `shareArgument` binds with `let` a large argument that a function uses more than
+/// once, which substitution would copy into each use (see
+/// [`MAX_COPIED_ARGUMENT`](super::basic::MAX_COPIED_ARGUMENT)); `betaNatReduction`
+/// is for calls of definitions with nat parameters, which ELEVATE's RISE does not have.
 pub fn benf() -> Strategy<Term> {
     named(
         "BENF",
-        normalize(eta_reduction() | beta_reduction() | beta_nat_reduction()),
+        normalize(eta_reduction() | share_argument() | beta_reduction() | beta_nat_reduction()),
     )
 }
 
@@ -271,8 +274,12 @@ pub fn dfnf() -> Strategy<Term> {
 fn build_dfnf() -> Strategy<Term> {
     let lambda_argument = |p: Prim| argument_of(p, not(is_lambda()) >> eta_expand());
     let partial = || function(is_map()) | one(function(is_reduce()));
-    let beta_eta =
-        normalize(eta_reduction_keeping_primitives() | beta_reduction() | beta_nat_reduction());
+    let beta_eta = normalize(
+        eta_reduction_keeping_primitives()
+            | share_argument()
+            | beta_reduction()
+            | beta_nat_reduction(),
+    );
     let s = beta_eta
         >> normalize(lambda_argument(Prim::Map))
         >> normalize(lambda_argument(Prim::Reduce))

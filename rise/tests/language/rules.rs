@@ -45,6 +45,9 @@ const APPLICATIONS: usize = 10;
 /// Rules whose left-hand side random programs cannot be expected to contain; each is
 /// checked on its example only. Every other rule must fire on random programs.
 const ONLY_ON_THEIR_EXAMPLE: &[&str] = &[
+    // A function applied to an argument of more than 32 nodes that it uses twice:
+    // random programs apply functions to small ones.
+    "shareArgument",
     // The weights must be, syntactically, the outer product of two vectors, joined
     // and zipped with a joined neighbourhood, multiplied pairwise and summed with
     // `add` from 0: a five-stage convolution idiom that only a generator written for
