@@ -332,3 +332,22 @@ fn a_network_of_100000_layers_compiles_and_runs() {
     assert_eq!(found, [1.5, 0.0, 0.0, 1.25]);
     assert!(compiled.units().iter().filter(|u| !u.reused).count() <= 4);
 }
+
+#[test]
+fn the_block_compiled_as_one_program_is_a_stage_per_layer_that_computes_what_the_interpreter_computes(
+) {
+    // Fused, the second convolution would read, through its padding, an image that the
+    // first one's reduction computes, which is no loop program: each `let` is a stage.
+    let term = super::lowered(&block(4, 6), &super::sizes(&[]), "id");
+    let p = super::payload("block", &term);
+    let stages = p
+        .mlir()
+        .lines()
+        .filter(|l| l.contains("memref.alloc()") && l.ends_with(": memref<1x4x6x6xf32>"))
+        .count();
+    assert_eq!(stages, 7, "a buffer per layer:\n{}", p.mlir());
+    // Each convolution: its padded image filled, the image copied in, the product;
+    // the other four layers and the result's copy a kernel each.
+    assert_eq!(p.kernels, 2 * 3 + 4 + 1 + 1, "{}", p.mlir());
+    super::assert_same(&term, "the residual block as one program");
+}

@@ -3,7 +3,7 @@
 //! ([`super::stages`]), each its kernels of one loop program; or, where neither is,
 //! the reason, an error.
 
-use super::stages::{split, Staged};
+use super::stages::{split, Lets, Staged};
 use super::{check_buffer, storage, whole, LoopProgram, Signature, SignatureError, StageBuilder};
 use super::{NotStructured, Storage};
 use crate::limits::Limits;
@@ -35,7 +35,9 @@ pub struct StagedPlan {
 /// The [`Plan`] of the entry point `sig`: the whole program as one loop program if it
 /// is one; if not, and it has stages, each stage in turn; else (or where a stage is
 /// none) the whole program with reads at indices not affine in the loops computed in
-/// the kernels' bodies (which its stages apart might have read affinely). An error
+/// the kernels' bodies (which its stages apart might have read affinely); else each
+/// array bound by a top-level `let` a stage too ([`Lets::Stored`]: layers that are
+/// no loop program fused, a convolution of a computed image, are one each). An error
 /// where a stage's buffer is over the limits, or where the program is none of these
 /// (`scanSeq`, say): [`SignatureError::Unsupported`], with the reason.
 ///
@@ -52,15 +54,21 @@ pub fn plan(sig: &Signature, limits: &Limits) -> Result<Plan, SignatureError> {
         Ok((program, kernels)) => return Ok(Plan::Whole(program, kernels)),
         Err(why) => why,
     };
-    let split = split(sig.body);
-    let staged = match StageBuilder::new(sig, limits) {
-        Ok(s) if !split.stages.is_empty() => staged(sig, limits, s, split, why.why),
-        _ => Err(refused(sig.body, why)),
+    let stages = |lets| {
+        let split = split(sig.body, lets);
+        match StageBuilder::new(sig, limits) {
+            Ok(s) if !split.stages.is_empty() => Some(staged(sig, limits, s, split, &why.why)),
+            _ => None,
+        }
     };
+    let staged = stages(Lets::Inlined).unwrap_or_else(|| Err(refused(sig.body, why.clone())));
     match staged {
         Err(SignatureError::Unsupported(span, why)) => match whole(true) {
             Ok((program, kernels)) => Ok(Plan::Whole(program, kernels)),
-            Err(_) => Err(SignatureError::Unsupported(span, why)),
+            Err(_) => match stages(Lets::Stored) {
+                Some(Ok(plan)) => Ok(plan),
+                _ => Err(SignatureError::Unsupported(span, why)),
+            },
         },
         other => other,
     }
@@ -72,7 +80,7 @@ fn staged(
     limits: &Limits,
     mut structured: StageBuilder,
     split: Staged,
-    why: String,
+    why: &str,
 ) -> Result<Plan, SignatureError> {
     let mut aliases = Aliases::new(&split.aliases);
     for (id, _, _) in &sig.params {
@@ -95,7 +103,7 @@ fn staged(
     }
     kernels.push(stage_kernels(&mut structured, &split.result, &sig.out)?);
     Ok(Plan::Staged(StagedPlan {
-        why,
+        why: why.to_string(),
         split,
         storages,
         kernels,

@@ -38,12 +38,25 @@ pub struct Staged {
     pub aliases: Vec<(u64, u64)>,
 }
 
+/// What a top-level `let` bound to a computed array becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lets {
+    /// Computed where it is read, in its readers' kernels.
+    Inlined,
+    /// A stage of its own, as if it were stored with `toMem`: for a program whose
+    /// layers are no loop program fused (a convolution reading, through its padding,
+    /// an image that a reduction computes), but are one each.
+    Stored,
+}
+
 /// `body` as stages: every top-level `toMem` whose array depends only on the
-/// parameters, the stages before it and their aliases is hoisted into a stage (the
-/// arrays of a top-level `let` bound to something computed are not: they are computed
-/// where they are read).
-pub fn split(body: &Term) -> Staged {
+/// parameters, the stages before it and their aliases is hoisted into a stage, and
+/// so, where `lets` is [`Lets::Stored`], is the array of every top-level `let` bound
+/// to something computed (where it is [`Lets::Inlined`], such an array is computed
+/// where it is read).
+pub fn split(body: &Term, lets: Lets) -> Staged {
     let mut splitter = Splitter {
+        lets,
         names: NameSupply::above(body.name_floor()),
         stages: Vec::new(),
         aliases: Vec::new(),
@@ -59,6 +72,7 @@ pub fn split(body: &Term) -> Staged {
 }
 
 struct Splitter {
+    lets: Lets,
     names: NameSupply,
     stages: Vec<Stage>,
     aliases: Vec<(u64, u64)>,
@@ -90,7 +104,10 @@ impl Splitter {
                 (Expr::App(p, value), Expr::Lambda(x, _, body))
                     if matches!(p.expr(), Expr::Prim(Prim::Let)) =>
                 {
-                    let value = self.walk(value);
+                    let mut value = self.walk(value);
+                    if self.lets == Lets::Stored && !matches!(value.expr(), Expr::Var(_)) {
+                        value = self.hoisted(value).unwrap_or_else(|value| value);
+                    }
                     if let Expr::Var(v) = value.expr() {
                         if !self.opaque.contains(&v.id) {
                             // The body, with `x` standing for the array `v` stands for.
