@@ -364,9 +364,9 @@ pub(super) fn register(r: &mut Registry<Term>) {
     r.add(
         "convKernel",
         "(mc, nc, r, w)",
-        "a direct convolution as a micro-kernel: the result in the channel-blocked order, channelsInnermost, packWeights(w), the pixel rows in parallel, mc x nc tiles of pixels by channels, r x w register tiles (14, 64, 7, 32 if none is written)",
+        "a direct convolution as a micro-kernel: the result in the channel-blocked order, channelsInnermost, packWeights(w), the pixel rows in parallel, mc x nc tiles of pixels by channels, r x w register tiles (none written: this machine's, fitted to the convolution's rows and channels)",
         |a| match super::sizes(a, 0)?.as_slice() {
-            [] => Ok(conv_kernel(14, 64, 7, 32)),
+            [] => Ok(super::machine_tiles::conv_kernel_for_machine()),
             [mc, nc, r, w] => {
                 super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(conv_kernel(*mc, *nc, *r, *w))

@@ -216,9 +216,11 @@ pub fn par() -> Strategy<Term> {
 /// `r` must divide `mc` and `w` divide `nc`. Where the tiles do not divide the
 /// matrix's sizes (1000 by 64), the product is computed on its operands padded with
 /// zeros to sizes they divide and its first rows and columns kept (`padNest`), as BLAS
-/// pads its edge blocks. The defaults, `microKernel` alone, are `(64, 64, 4, 64)`: 16
-/// accumulators of 16 lanes, what AVX-512 holds; with AVX2's 16 registers of 8 lanes,
-/// `(48, 64, 6, 16)` keeps 12 accumulators and leaves registers for `b` and `a`.
+/// pads its edge blocks. `microKernel` alone takes the tiles of the machine it runs on
+/// and of the product's sizes, as the library chooses them
+/// ([`micro_kernel_tiles`](crate::search::library::micro_kernel_tiles)): with AVX-512,
+/// register tiles of 4 x 64 (16 accumulators of 16 lanes, of its 32 registers); with
+/// AVX2's 16 registers of 8 lanes, 6 x 16 (12 accumulators, the rest for `b` and `a`).
 ///
 /// ```
 /// use elevate_rise::{registry, Program};
@@ -343,9 +345,9 @@ pub(super) fn register(r: &mut Registry<Term>) {
     r.add(
         "microKernel",
         "(mc, nc, r, w, kc?)",
-        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w, kc?) ; parallel @ outermost(isApplied(isMap)) (64, 64, 4, 64 if none is written; with kc, the reduction in blocks of kc)",
+        "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w, kc?) ; parallel @ outermost(isApplied(isMap)) (none written: this machine's register tile, 4 x 64 with AVX-512, 6 x 16 with AVX2, and cache tiles fitted to the product's sizes; with kc, the reduction in blocks of kc)",
         |a| match super::sizes(a, 0)?.as_slice() {
-            [] => Ok(micro_kernel(64, 64, 4, 64)),
+            [] => Ok(super::machine_tiles::micro_kernel_for_machine()),
             [mc, nc, r, w] => {
                 super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(micro_kernel(*mc, *nc, *r, *w))

@@ -43,6 +43,7 @@ mod gemm;
 mod gpu;
 mod layout;
 mod lowering;
+mod machine_tiles;
 mod movement;
 mod padding;
 mod pairs;

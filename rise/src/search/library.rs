@@ -43,10 +43,29 @@ fn fit(want: i64, n: i64) -> i64 {
 /// assert_eq!(micro_kernel(196, 256, 16), "microKernel(40, 64, 4, 64)"); // 200 rows
 /// ```
 pub fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
-    let (r, w) = if lanes >= 16 { (4, 64) } else { (6, 16) };
-    let mc = padded_tile(m, r, 64);
-    let nc = padded_tile(n, w, 64);
+    let [mc, nc, r, w] = micro_kernel_tiles(m, n, lanes);
     format!("microKernel({mc}, {nc}, {r}, {w})")
+}
+
+/// The `(mc, nc, r, w)` of [`micro_kernel`].
+pub fn micro_kernel_tiles(m: i64, n: i64, lanes: u32) -> [i64; 4] {
+    let (r, w) = if lanes >= 16 { (4, 64) } else { (6, 16) };
+    [padded_tile(m, r, 64), padded_tile(n, w, 64), r, w]
+}
+
+/// The f32 lanes of a vector register of the machine this runs on: 16 with AVX-512,
+/// 8 with AVX2, 4 otherwise (SSE, NEON).
+pub fn host_f32_lanes() -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 16;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return 8;
+        }
+    }
+    4
 }
 
 /// `convKernel` for rows of `pixels` output pixels and `channels` output channels:
@@ -66,9 +85,15 @@ pub fn micro_kernel(m: i64, n: i64, lanes: u32) -> String {
 /// assert_eq!(conv_kernel(7, 960, 16), "convKernel(7, 192, 7, 32)");
 /// ```
 pub fn conv_kernel(pixels: i64, channels: i64, lanes: u32) -> String {
-    let (r, w, block) = conv_register_tile(fit(28, pixels), channels, lanes);
-    let nc = channel_block(channels, w, block);
-    format!("convKernel({}, {nc}, {r}, {w})", fit(28, pixels))
+    let [mc, nc, r, w] = conv_kernel_tiles(pixels, channels, lanes);
+    format!("convKernel({mc}, {nc}, {r}, {w})")
+}
+
+/// The `(mc, nc, r, w)` of [`conv_kernel`].
+pub fn conv_kernel_tiles(pixels: i64, channels: i64, lanes: u32) -> [i64; 4] {
+    let mc = fit(28, pixels);
+    let (r, w, block) = conv_register_tile(mc, channels, lanes);
+    [mc, channel_block(channels, w, block), r, w]
 }
 
 /// The register tile `(r, w)` of a convolution for tiles of `mc` pixels, and the

@@ -140,16 +140,7 @@ impl Machine {
     /// runs on.
     pub fn host() -> Machine {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        #[allow(unused_mut)]
-        let mut lanes = 4;
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                lanes = 16;
-            } else if std::arch::is_x86_feature_detected!("avx2") {
-                lanes = 8;
-            }
-        }
+        let lanes = super::library::host_f32_lanes();
         Machine {
             cores,
             lanes,
