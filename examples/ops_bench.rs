@@ -18,10 +18,15 @@
 //! - the 1024 matmul's library strategy and OpenBLAS on every core as well, with
 //!   `vs_one_thread`: the library's program on one thread and on every core timed in
 //!   turns (each the fastest of seven medians of five), the second's speed-up;
-//! - the peers' lines (`"peer": "openblas"` and `"peer": "tvm"`: Apache TVM's TensorIR
-//!   schedules, `benches/peers/tvm_ops.py`, run first in its own virtual environment,
-//!   which `benches/peers/setup` makes), with the same roofs, and the ratio to TVM on
-//!   each of our lines (`vs_tvm`);
+//! - the peers' lines (`"peer": "openblas"`; `"peer": "tvm"`: Apache TVM's TensorIR
+//!   schedules, `benches/peers/tvm_ops.py`, in its own virtual environment, which
+//!   `benches/peers/setup` makes; `"peer": "onnxruntime"` and `"pytorch"`: each
+//!   operator as an ONNX node and as its `torch.nn.functional` call,
+//!   `benches/peers/runtimes_ops.py`, in the networks benchmark's environment, which
+//!   `benches/peers/networks/setup` makes; the Python peers run first, on one thread),
+//!   with the same roofs, and on each of our lines on one thread the ratio to each
+//!   (`vs_tvm`, `vs_onnxruntime`, `vs_pytorch`) and to the fastest peer of the
+//!   operator (`vs_best_peer`, with `best_peer` naming it);
 //! - the lines are also written to `target/ops_bench/ops_bench.jsonl`, and
 //!   `benches/peers/plot_ops.py` draws every operator's fraction of its roof, ours
 //!   beside the peers', into `target/ops_bench/ops_roofs.png` and `.svg`.
@@ -41,10 +46,10 @@
 mod bridge;
 #[path = "../benches/support/ops.rs"]
 mod ops;
+#[path = "../benches/support/peers.rs"]
+mod peers;
 #[path = "../benches/support/roofs.rs"]
 mod roofs;
-#[path = "../benches/support/tvm.rs"]
-mod tvm;
 
 use bridge::median_ms;
 use elevate::bridge::jit::{Call, Compiled, OpenMp};
@@ -188,8 +193,9 @@ fn main() {
         "fma_gflops_per_core": fma.map(round),
         "copy_gb_per_s_one_core": round(copy), "triad_gb_per_s_one_core": round(triad)}),
     );
-    // The peer first, so that it runs on the machine as it is at the start.
-    let tvm = tvm::tvm_peer(quick);
+    // The peers first, so that they run on the machine as it is at the start.
+    let tvm = peers::tvm_peer(quick);
+    let runtimes = peers::runtimes_peer(quick);
     let all = std::thread::available_parallelism().map_or(1, |c| c.get());
     // The OpenMP runtime is there once a compiled function has loaded it.
     let set_threads = |t: usize| {
@@ -205,6 +211,19 @@ fn main() {
         let inputs = Measured::new(&term).expect("inputs").inputs().to_vec();
         let blas = op.gemm.and_then(|(m, n, k)| blas_best(m, n, k, 1));
         let tvm_ms = tvm.get(&op.name).and_then(|line| line.get("ms")?.as_f64());
+        let runtime = |peer: &str| runtimes.get(&(op.name.clone(), peer.to_string()));
+        let runtime_ms = |peer: &str| runtime(peer).and_then(|line| line.get("ms")?.as_f64());
+        let (ort_ms, torch_ms) = (runtime_ms("onnxruntime"), runtime_ms("pytorch"));
+        // The fastest peer of the operator on one thread.
+        let best_peer = [
+            ("openblas", blas.as_ref().map(|b| b.0)),
+            ("tvm", tvm_ms),
+            ("onnxruntime", ort_ms),
+            ("pytorch", torch_ms),
+        ]
+        .into_iter()
+        .filter_map(|(peer, ms)| Some((peer, ms?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
         // `defaultLowering` alone; then the library's strategy and `auto`'s finalists
         // at one thread, in turns (the library's own program once), `auto`'s point
         // chosen from those timings; and the first operator's library strategy on
@@ -298,7 +317,9 @@ fn main() {
                             .and_then(|(m, n, k)| blas_best(m, n, k, t))
                             .map(|b| b.0)
                     };
-                    let tvm_ms = tvm_ms.filter(|_| t == 1);
+                    // A peer's ratio to this line, on one thread.
+                    let ratio = |peer: Option<f64>| peer.filter(|_| t == 1).map(|p| round(p / ms));
+                    let best = best_peer.filter(|_| t == 1);
                     json!({
                         "op": op.name, "version": version, "threads": t,
                         "strategy": strategy, "ms": round(ms), unit: round(rate),
@@ -306,7 +327,11 @@ fn main() {
                         "vs_default": default_ms.map(|d| round(d / ms)),
                         "vs_openblas": t_blas.map(|b| round(b / ms)),
                         "openblas_core_type": blas.as_ref().map(|b| b.1.clone()),
-                        "vs_tvm": tvm_ms.map(|p| round(p / ms)),
+                        "vs_tvm": ratio(tvm_ms),
+                        "vs_onnxruntime": ratio(ort_ms),
+                        "vs_pytorch": ratio(torch_ms),
+                        "vs_best_peer": best.map(|(_, p)| round(p / ms)),
+                        "best_peer": best.map(|(peer, _)| peer),
                     })
                 }
             };
@@ -326,9 +351,14 @@ fn main() {
                 "core_type": core_type, "ms": round(*ms), unit: round(rate),
                 "of_roof": roof.map(|r| round(rate / r))}));
         }
-        if let Some(line) = tvm.get(&op.name) {
+        let python_peers = [
+            tvm.get(&op.name),
+            runtime("onnxruntime"),
+            runtime("pytorch"),
+        ];
+        for line in python_peers.into_iter().flatten() {
             let mut line = line.clone();
-            if let Some(ms) = tvm_ms {
+            if let Some(ms) = line.get("ms").and_then(|ms| ms.as_f64()) {
                 let (rate, roof, unit) = op.rate(ms, 1, fma, copy);
                 line[unit] = json!(round(rate));
                 line["of_roof"] = json!(roof.map(|r| round(rate / r)));
@@ -363,7 +393,7 @@ impl Lines {
             eprintln!("warning: {}: {e}", file.display());
             return;
         }
-        let Some(python) = tvm::peers_python() else {
+        let Some(python) = peers::peers_python() else {
             return;
         };
         let plotted = std::process::Command::new(python)

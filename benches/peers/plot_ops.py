@@ -1,7 +1,7 @@
 """Plots `examples/ops_bench.rs`'s JSON lines (on stdin, or from a file) as a grouped
 bar chart of the fraction of each operator's roof: one group per operator, a bar for
 each of our versions on one thread (defaultLowering, library, auto) and each peer
-(openblas, tvm) whose line has "of_roof". Writes `ops_roofs.png` and `ops_roofs.svg`
+(openblas, tvm, onnxruntime, pytorch) whose line has "of_roof". Writes `ops_roofs.png` and `ops_roofs.svg`
 into `--out` (default: the repository's `target/ops_bench/`).
 
     cargo run --release --example ops_bench | benches/peers/.venv/bin/python benches/peers/plot_ops.py
@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 OURS = ["defaultLowering", "library", "auto"]
-PEERS = ["openblas", "tvm"]
+PEERS = ["openblas", "tvm", "onnxruntime", "pytorch"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
