@@ -366,7 +366,11 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "(mc, nc, r, w)",
         "a direct convolution as a micro-kernel: the result in the channel-blocked order, channelsInnermost, packWeights(w), the pixel rows in parallel, mc x nc tiles of pixels by channels, r x w register tiles (none written: this machine's, fitted to the convolution's rows and channels)",
         |a| match super::sizes(a, 0)?.as_slice() {
-            [] => Ok(super::machine_tiles::conv_kernel_for_machine()),
+            [] => Ok(super::machine_tiles::fitted(
+                "convKernel",
+                super::machine_tiles::conv_kernel_tiles_of,
+                |[mc, nc, r, w]| conv_kernel(mc, nc, r, w),
+            )),
             [mc, nc, r, w] => {
                 super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(conv_kernel(*mc, *nc, *r, *w))

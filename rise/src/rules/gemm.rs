@@ -347,7 +347,11 @@ pub(super) fn register(r: &mut Registry<Term>) {
         "(mc, nc, r, w, kc?)",
         "a matmul as a BLAS micro-kernel: DFNF ; try(fuseReduceMap @ topDown) ; try(padNest(mc, nc) @ outermost(mapNest(2))) ; DFNF ; packB(w) ;; tileNDList([mc, nc]) @ outermost(mapNest(2)) ;; registerTile(r, w, kc?) ; parallel @ outermost(isApplied(isMap)) (none written: this machine's register tile, 4 x 64 with AVX-512, 6 x 16 with AVX2, and cache tiles fitted to the product's sizes; with kc, the reduction in blocks of kc)",
         |a| match super::sizes(a, 0)?.as_slice() {
-            [] => Ok(super::machine_tiles::micro_kernel_for_machine()),
+            [] => Ok(super::machine_tiles::fitted(
+                "microKernel",
+                super::machine_tiles::micro_kernel_tiles_of,
+                |[mc, nc, r, w]| micro_kernel(mc, nc, r, w),
+            )),
             [mc, nc, r, w] => {
                 super::check_register_tile_args(*mc, *nc, *r, *w)?;
                 Ok(micro_kernel(*mc, *nc, *r, *w))

@@ -4,36 +4,27 @@
 //! to, as the library chooses them ([`crate::search::library`]). Written with sizes,
 //! they are those sizes on every machine.
 
-use super::conv::conv_kernel;
-use super::gemm::micro_kernel;
 use crate::search::library::{conv_kernel_tiles, host_f32_lanes, micro_kernel_tiles};
 use crate::term::{Expr, Term};
 use crate::types::TypeKind;
 use elevate_core::{Context, Name, RewriteResult, Strategy, StrategyImpl};
 
-/// `microKernel` alone: the tiles of [`micro_kernel_tiles_of`] for this machine.
-pub fn micro_kernel_for_machine() -> Strategy<Term> {
-    Strategy::new(MachineTiles {
-        name: "microKernel",
-        tiles: micro_kernel_tiles_of,
-        strategy: |[mc, nc, r, w]| micro_kernel(mc, nc, r, w),
-    })
-}
-
-/// `convKernel` alone: the tiles of [`conv_kernel_tiles_of`] for this machine.
-pub fn conv_kernel_for_machine() -> Strategy<Term> {
-    Strategy::new(MachineTiles {
-        name: "convKernel",
-        tiles: conv_kernel_tiles_of,
-        strategy: |[mc, nc, r, w]| conv_kernel(mc, nc, r, w),
-    })
+/// The strategy `name` of four sizes (`make` of them), the sizes chosen when it is
+/// applied by `tiles` from the program and this machine's f32 lanes: `microKernel`
+/// alone is `fitted("microKernel", micro_kernel_tiles_of, ...)`.
+pub fn fitted(
+    name: &'static str,
+    tiles: fn(&Term, u32) -> [i64; 4],
+    make: fn([i64; 4]) -> Strategy<Term>,
+) -> Strategy<Term> {
+    Strategy::new(MachineTiles { name, tiles, make })
 }
 
 /// `microKernel`'s `(mc, nc, r, w)` for `t` on a machine of `lanes` f32 lanes: those
 /// of [`micro_kernel_tiles`] for the product's `m x n` result (the last two sizes of
 /// what `t` computes); where those sizes are not known, 64 x 64 cache tiles, or
 /// 48 x 64 with AVX2's register tile of 6 rows.
-fn micro_kernel_tiles_of(t: &Term, lanes: u32) -> [i64; 4] {
+pub fn micro_kernel_tiles_of(t: &Term, lanes: u32) -> [i64; 4] {
     match result_sizes(t).as_deref() {
         Some([.., m, n]) => micro_kernel_tiles(*m, *n, lanes),
         _ if lanes >= 16 => [64, 64, 4, 64],
@@ -45,7 +36,7 @@ fn micro_kernel_tiles_of(t: &Term, lanes: u32) -> [i64; 4] {
 /// of [`conv_kernel_tiles`] for the convolution's `n.k.h.w` result (rows of `w`
 /// pixels, `k` channels); where those sizes are not known, those of rows of 14 pixels
 /// and 64 channels: `(14, 64, 7, 32)` with AVX-512's 16 lanes.
-fn conv_kernel_tiles_of(t: &Term, lanes: u32) -> [i64; 4] {
+pub fn conv_kernel_tiles_of(t: &Term, lanes: u32) -> [i64; 4] {
     match result_sizes(t).as_deref() {
         Some([_, k, _, w]) => conv_kernel_tiles(*w, *k, lanes),
         _ if lanes >= 16 => [14, 64, 7, 32],
@@ -58,12 +49,12 @@ fn conv_kernel_tiles_of(t: &Term, lanes: u32) -> [i64; 4] {
 struct MachineTiles {
     name: &'static str,
     tiles: fn(&Term, u32) -> [i64; 4],
-    strategy: fn([i64; 4]) -> Strategy<Term>,
+    make: fn([i64; 4]) -> Strategy<Term>,
 }
 
 impl StrategyImpl<Term> for MachineTiles {
     fn apply(&self, t: &Term, cx: &mut Context) -> RewriteResult<Term> {
-        (self.strategy)((self.tiles)(t, host_f32_lanes())).apply(t, cx)
+        (self.make)((self.tiles)(t, host_f32_lanes())).apply(t, cx)
     }
 
     fn name(&self) -> Name {
