@@ -418,7 +418,7 @@ pub fn contains(pattern: Term) -> Strategy<Term> {
 pub(super) fn register(r: &mut Registry<Term>) {
     r.rule(
         "BENF",
-        "beta-eta normal form: normalize(etaReduction <+ betaReduction <+ betaNatReduction)",
+        "beta-eta normal form: normalize(etaReduction <+ shareArgument <+ betaReduction <+ betaNatReduction)",
         benf,
     );
     r.rule(
