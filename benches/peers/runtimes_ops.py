@@ -7,9 +7,9 @@ JSON line per operator and runtime:
     {"op": ..., "peer": "onnxruntime" | "pytorch", "peer_version": ..., "form": ...,
      "ms": ..., "threads": 1}
 
-or `"error"` where it did not run or the two disagree. The sizes are those of `suite()`
-in benches/support/ops.rs (and of `tvm_ops.py`); `--quick` takes `suite(4)`'s (each
-dimension a quarter, without the 1000 matmul). It runs in the networks benchmark's
+or `"error"` where it did not run or the two disagree. The operators and sizes are
+`ops_suite.py`'s (those of `suite()` in benches/support/ops.rs); `--quick` takes
+`suite(4)`'s (each dimension a quarter, without the 1000 matmul). It runs in the networks benchmark's
 environment (`benches/peers/networks/setup`: PyTorch, ONNX, ONNX Runtime).
 
 Two operators have no single node in either runtime and are written as their users
@@ -31,6 +31,8 @@ import onnxruntime as ort
 import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper
+
+import ops_suite
 
 torch.set_num_threads(1)
 torch.set_num_interop_threads(1)
@@ -187,37 +189,20 @@ def blur_op(h, w):
 
 
 def suite(scale):
-    """The operators at `1 / scale` of their size in each dimension, as ops_bench has
-    them (the non-square matrix products at their size; 1000^3 only at full size)."""
-
-    def s(x):
-        return max(x // scale, 1)
-
-    c, hw, k = s(64), s(56), s(64)
-    c2, hw2, k2 = s(128), s(13), s(256)
-    pool_c, pool_hw = s(64), s(55)
-    n2 = s(2048)
-    ops = [
-        lambda: matmul_op(s(1024), s(1024), s(1024)),
-        lambda: matmul_op(196, 256, 2304),
-        lambda: matmul_op(128, 3072, 768),
-    ]
-    if scale == 1:
-        ops.append(lambda: matmul_op(1000, 1000, 1000))
-    ops += [
-        lambda: matmul_op(s(256), s(256), s(256), name="batched_matmul", batch=8),
-        lambda: conv_op("conv2d 3x3 s1", c, hw, hw, k, 1, (1, 1, 1, 1)),
-        lambda: conv_op("conv2d 3x3 s2", c2, 2 * hw2 + 2, 2 * hw2 + 2, k2, 2, (1, 0, 1, 0)),
-        lambda: depthwise_op(s(128), hw, hw),
-        lambda: maxpool_op(pool_c, pool_hw, pool_hw),
-        lambda: elementwise_op("add", n2, n2, binary=True),
-        lambda: elementwise_op("relu", n2, n2, binary=False),
-        lambda: matmul_op(s(1024), s(1024), s(1024), name="matmul_bias_relu", epilogue=True),
-        lambda: softmax_op(s(1024), s(4096)),
-        lambda: jacobi_op(n2, n2),
-        lambda: blur_op(n2, n2),
-    ]
-    return ops
+    """The operators of `ops_suite.suite(scale)`, each built when it is asked for (its
+    inputs are large)."""
+    builders = {
+        "matmul": matmul_op,
+        "conv": conv_op,
+        "depthwise": depthwise_op,
+        "maxpool": maxpool_op,
+        "elementwise": elementwise_op,
+        "softmax": softmax_op,
+        "jacobi": jacobi_op,
+        "blur": blur_op,
+    }
+    return [lambda kind=kind, arguments=arguments: builders[kind](**arguments)
+            for kind, arguments in ops_suite.suite(scale)]
 
 
 def session(op):

@@ -4,8 +4,9 @@ against NumPy and timed on one thread, as one JSON line per operator:
 
     {"op": ..., "peer": "tvm", "schedule": ..., "ms": ..., "threads": 1}
 
-The sizes are those of `suite()` in benches/support/ops.rs; `--quick` takes `suite(4)`'s (each
-dimension a quarter, without the 1000 matmul). Each operator tries its schedules in
+The operators and sizes are `ops_suite.py`'s (those of `suite()` in
+benches/support/ops.rs); `--quick` takes `suite(4)`'s (each dimension a quarter,
+without the 1000 matmul). Each operator tries its schedules in
 order and keeps the first that builds and gives NumPy's values; a fallback says so in
 "schedule". A summary with GFLOPS or GB/s goes to stderr.
 """
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+import ops_suite
 
 # One thread: TVM's runtime reads this when it loads.
 os.environ["TVM_NUM_THREADS"] = "1"
@@ -788,39 +791,26 @@ def blur_op(h, w):
 # The suite (`suite()` of benches/support/ops.rs).
 
 
+# The register tiles of each convolution's schedule: (output channels a block, output
+# pixels a tile).
+CONV_TILES = {"conv2d 3x3 s1": (16, 4), "conv2d 3x3 s2": (32, 2)}
+
+
 def suite(scale, fast_exp=False):
-    """The operators at `1 / scale` of their size in each dimension, as ops_bench has
-    them (the non-square matrix products at their size; 1000^3 only at full size);
+    """The operators of `ops_suite.suite(scale)`, as TVM computes and schedules them;
     softmax with TVM's `fast_exp` when `fast_exp`."""
-
-    def s(x):
-        return max(x // scale, 1)
-
-    c, hw, k = s(64), s(56), s(64)
-    c2, hw2, k2 = s(128), s(13), s(256)
-    pool_c, pool_hw = s(64), s(55)
-    n2 = s(2048)
-    ops = [
-        matmul_op(s(1024), s(1024), s(1024)),
-        matmul_op(196, 256, 2304),
-        matmul_op(128, 3072, 768),
-    ]
-    if scale == 1:
-        ops.append(matmul_op(1000, 1000, 1000))
-    ops += [
-        matmul_op(s(256), s(256), s(256), name="batched_matmul", batch=8),
-        conv_op("conv2d 3x3 s1", c, hw, hw, k, 1, (1, 1, 1, 1), 16, 4),
-        conv_op("conv2d 3x3 s2", c2, 2 * hw2 + 2, 2 * hw2 + 2, k2, 2, (1, 0, 1, 0), 32, 2),
-        depthwise_op(s(128), hw, hw),
-        maxpool_op(pool_c, pool_hw, pool_hw),
-        elementwise_op("add", n2, n2, binary=True),
-        elementwise_op("relu", n2, n2, binary=False),
-        matmul_op(s(1024), s(1024), s(1024), name="matmul_bias_relu", epilogue=True),
-        softmax_op(s(1024), s(4096), fast_exp),
-        jacobi_op(n2, n2),
-        blur_op(n2, n2),
-    ]
-    return ops
+    builders = {
+        "matmul": matmul_op,
+        "conv": lambda **a: conv_op(**a, oc_want=CONV_TILES[a["name"]][0],
+                                    xt_want=CONV_TILES[a["name"]][1]),
+        "depthwise": depthwise_op,
+        "maxpool": maxpool_op,
+        "elementwise": elementwise_op,
+        "softmax": lambda **a: softmax_op(**a, fast=fast_exp),
+        "jacobi": jacobi_op,
+        "blur": blur_op,
+    }
+    return [builders[kind](**arguments) for kind, arguments in ops_suite.suite(scale)]
 
 
 # ---------------------------------------------------------------------------------
