@@ -40,7 +40,12 @@
 //! `--threads` the thread counts, comma-separated (default: 1 and every core);
 //! `--no-peers` leaves the peers out (the models must have been exported); `--profile`
 //! adds a line per compiled unit: its layers, strategy, median milliseconds and GFLOPS;
-//! `--strategy` compiles ours with a network strategy other than the library's `network`.
+//! `--strategy` compiles ours with a network strategy other than the library's `network`;
+//! `--search SECONDS` also searches each network layer by layer first
+//! (`elevate::network_search`: `auto`, measured on the first thread count, the
+//! directory `target/networks_bench/NAME/search/`), and times the strategy found beside
+//! the library's at every thread count: its lines' `"version"` is `"search"`, with
+//! the search's `"search_s"`, `"searched_layers"` and `"layers_speedup"`.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -84,6 +89,8 @@ struct Settings {
     peers: bool,
     profile: bool,
     strategy: String,
+    /// Seconds of a network search per network, if any.
+    search: Option<f64>,
 }
 
 impl Settings {
@@ -143,6 +150,13 @@ impl Settings {
         } else {
             strategy
         };
+        let search =
+            match values("--search").first() {
+                Some(t) => Some(t.parse::<f64>().ok().filter(|&t| t > 0.0).ok_or_else(|| {
+                    format!("--search: `{t}` is not a positive number of seconds")
+                })?),
+                None => None,
+            };
         Ok(Settings {
             networks,
             threads,
@@ -150,6 +164,7 @@ impl Settings {
             peers,
             profile,
             strategy,
+            search,
         })
     }
 }
@@ -344,6 +359,55 @@ mod ours {
         })
     }
 
+    /// `imported` searched layer by layer for `seconds` (`auto`, measured on
+    /// `threads` threads, its directory `dir`): the network's strategy found, and the
+    /// report's fields for the lines.
+    pub fn search(
+        imported: &Imported,
+        dir: &Path,
+        seconds: f64,
+        threads: usize,
+    ) -> Result<(String, serde_json::Value), String> {
+        use elevate::network_search::{search, Options};
+        use elevate::strategies::search::SearchBudget;
+        let started = Instant::now();
+        let network = elevate::network::Network::load(&imported.rise)?;
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let said = |line: &str| eprintln!("networks_bench: search: {line}");
+        let report = search(
+            &network,
+            elevate::rise::search::library::host_f32_lanes(),
+            &Options {
+                space: "auto",
+                driver: None,
+                cost: Some("measured"),
+                seed: Some(0),
+                budget: SearchBudget::default().time(std::time::Duration::from_secs_f64(seconds)),
+                jobs,
+                measuring: elevate::search_costs::Measuring {
+                    threads: Some(threads),
+                    ..Default::default()
+                },
+                out: Some(dir),
+                resume: false,
+                stop: Default::default(),
+                on_round: &said,
+            },
+        )?;
+        let json = report.to_json();
+        let searched = report.tasks.iter().filter(|t| t.improved()).count();
+        Ok((
+            report.strategy.to_string(),
+            serde_json::json!({
+                "search_s": (started.elapsed().as_secs_f64() * 1e3).round() / 1e3,
+                "search_threads": threads,
+                "searched_layers": searched,
+                "tasks": report.tasks.len(),
+                "layers_speedup": json["layers_speedup"],
+            }),
+        ))
+    }
+
     /// A network compiled at a thread count.
     pub struct Compiled {
         pub net: elevate::network::Network,
@@ -423,8 +487,70 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
     // What the import made of it (its FLOPs beside the export's count).
     let mut lines = vec![json!({"network": network, "import": imported.net.summary(),
         "import_s": round(imported.seconds), "export_flops": flops})];
+    let mut versions = vec![(STRATEGY, settings.strategy.clone(), json!({}))];
+    if let Some(seconds) = settings.search {
+        let threads = settings.threads[0];
+        match ours::search(&imported, &dir.join("search"), seconds, threads) {
+            Ok((strategy, report)) => versions.push(("search", strategy, report)),
+            Err(e) => lines.push(json!({"network": network, "version": "search",
+                "error": format!("search: {e}")})),
+        }
+    }
+    let given = Given {
+        imported: &imported,
+        input: &input,
+        reference: &reference,
+        flops,
+    };
+    for (version, strategy, extra) in &versions {
+        lines.extend(run_version(
+            network,
+            settings,
+            peers,
+            &given,
+            (version, strategy, extra),
+        ));
+    }
+    lines
+}
+
+/// A network as imported, its input and ONNX Runtime's output on it, its FLOPs.
+struct Given<'a> {
+    imported: &'a ours::Imported,
+    input: &'a [f32],
+    reference: &'a [f32],
+    flops: Option<f64>,
+}
+
+/// Our lines for one version of a network (`network`, or the strategy a search
+/// found, with `extra` fields): one per thread count.
+fn run_version(
+    network: &str,
+    settings: &Settings,
+    peers: &Peers,
+    given: &Given<'_>,
+    (version, strategy, extra): (&str, &str, &Value),
+) -> Vec<Value> {
+    let Given {
+        imported,
+        input,
+        reference,
+        flops,
+    } = *given;
+    let line = |threads: usize, fields: Value| {
+        let mut line = json!({"network": network, "version": version, "strategy": strategy,
+            "threads": threads});
+        if let (Value::Object(line), Value::Object(fields)) = (&mut line, fields) {
+            line.extend(fields);
+        }
+        if let (Value::Object(line), Value::Object(extra)) = (&mut line, extra) {
+            line.extend(extra.clone());
+        }
+        line
+    };
+    let mut lines = Vec::new();
     for &t in &settings.threads {
-        let compiled = match ours::compile(&imported, &settings.strategy, t) {
+        let compiled = match ours::compile(imported, strategy, t) {
             Ok(c) => c,
             Err(e) => {
                 lines.push(line(t, json!({"error": format!("compile: {e}")})));
@@ -435,7 +561,7 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
             times,
             cpu_per_wall,
             out: y,
-        } = match timed(|| compiled.run(&input), settings.runs) {
+        } = match timed(|| compiled.run(input), settings.runs) {
             Ok(timed) => timed,
             Err(e) => {
                 lines.push(line(
@@ -447,7 +573,7 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
             }
         };
         let ms = median(&times);
-        let (correct, top1, err) = check(&y, &reference);
+        let (correct, top1, err) = check(&y, reference);
         let vs = |peer: &str| {
             let theirs = peers.get(&(network.to_string(), peer.to_string(), t))?;
             Some(round(theirs.get("ms")?.as_f64()? / ms))
@@ -469,7 +595,7 @@ fn run_ours(network: &str, settings: &Settings, flops: Option<f64>, peers: &Peer
             }),
         ));
         if settings.profile {
-            lines.extend(profile(network, t, &compiled, &input, settings.runs));
+            lines.extend(profile(network, t, &compiled, input, settings.runs));
         }
     }
     lines
@@ -521,6 +647,8 @@ fn flops_of(network: &str) -> Option<f64> {
 }
 
 fn main() {
+    // The measured search's workers are this program, started again as one.
+    elevate::bridge::measure::serve_if_asked();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let settings = match Settings::parse(&args) {
         Ok(s) => s,

@@ -27,6 +27,7 @@ pub use elevate_rise as rise;
 pub use elevate_strategies as strategies;
 
 pub mod network;
+pub mod network_search;
 pub mod prelude;
 pub mod search_costs;
 pub mod search_dir;

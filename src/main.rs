@@ -8,6 +8,8 @@ mod import_cmd;
 mod inputs;
 #[cfg(feature = "mlir")]
 mod network_cmd;
+#[cfg(feature = "mlir")]
+mod network_search_cmd;
 mod output;
 #[cfg(feature = "egraph")]
 mod saturate_cmd;
@@ -258,7 +260,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Weights for the parameters after the first, by name: checked against
-        /// their types, the sizes their shapes give used as `--nat`s.
+        /// their types, the sizes their shapes give used as `--nat`s. With a network
+        /// (the form `import` writes), its distinct layers are searched, the budget
+        /// spread by a task scheduler, and `best.elv` is the network's strategy.
         #[arg(long, value_name = "FILE.safetensors")]
         weights: Option<PathBuf>,
         /// Go on with the search in this directory (written by `--out`) to the budget
@@ -650,27 +654,36 @@ fn run(cli: Cli) -> Result<(), Failure> {
             weights,
             resume,
             executor,
-        } => search_cmd::search(search_cmd::SearchOptions {
-            path: &program,
-            entry: entry.as_deref(),
-            space: &space,
-            driver: driver.as_deref(),
-            cost: cost.as_deref(),
-            budget,
-            limits: limits.as_deref(),
-            seed,
-            jobs,
-            nats: &inputs::sizes_with_weights(
-                &program,
-                entry.as_deref(),
-                &nats,
-                weights.as_deref(),
-            )?,
-            threads,
-            out: out.as_deref(),
-            resume: resume.as_deref(),
-            executor: &executor,
-        })?,
+        } => {
+            let options = search_cmd::SearchOptions {
+                path: &program,
+                entry: entry.as_deref(),
+                space: &space,
+                driver: driver.as_deref(),
+                cost: cost.as_deref(),
+                budget,
+                limits: limits.as_deref(),
+                seed,
+                jobs,
+                nats: &inputs::sizes_with_weights(
+                    &program,
+                    entry.as_deref(),
+                    &nats,
+                    weights.as_deref(),
+                )?,
+                threads,
+                out: out.as_deref(),
+                resume: resume.as_deref(),
+                executor: &executor,
+                weights: weights.as_deref(),
+            };
+            // A network (the form `import` writes) with its weights: its layers.
+            #[cfg(feature = "mlir")]
+            if let Some((network, weights)) = search_cmd::network_of(&options) {
+                return network_search_cmd::search(&options, &network, weights);
+            }
+            search_cmd::search(options)?
+        }
         Command::Import {
             model,
             output,

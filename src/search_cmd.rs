@@ -36,6 +36,19 @@ pub struct SearchOptions<'a> {
     pub out: Option<&'a Path>,
     pub resume: Option<&'a Path>,
     pub executor: &'a str,
+    /// `--weights`: with a network (`spec/networks.md`), its layers are searched.
+    pub weights: Option<&'a Path>,
+}
+
+/// The network `options` search, with its weights, where the program is one (the form
+/// `import` writes), `--weights` is given and no `--entry`.
+pub fn network_of<'a>(
+    options: &SearchOptions<'a>,
+) -> Option<(elevate::network::Network, &'a Path)> {
+    let weights = options.weights.filter(|_| options.entry.is_none())?;
+    let source = std::fs::read_to_string(options.path).ok()?;
+    let network = elevate::network::Network::parse(&source).ok()?;
+    Some((network, weights))
 }
 
 /// `--budget evals=N,time=S`: either or both; `time` in seconds (fractions allowed).
@@ -83,7 +96,7 @@ fn exit_status(signal: usize) -> i32 {
 
 /// SIGINT and SIGTERM set `stop` (the search ends with what it found) and say which
 /// came in `which`; a second one ends the process at once.
-fn on_signals(stop: &Arc<AtomicBool>, which: &Arc<AtomicUsize>) -> Result<(), Failure> {
+pub fn on_signals(stop: &Arc<AtomicBool>, which: &Arc<AtomicUsize>) -> Result<(), Failure> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for signal in [SIGINT, SIGTERM] {
         let code = exit_status(signal as usize);
@@ -204,6 +217,11 @@ pub fn search(options: SearchOptions<'_>) -> Result<(), Failure> {
     }
     let line = report_json(&report, &cost_name, best_program.as_ref()).to_string();
     output::println(&line)?;
+    signal_exit(&signal)
+}
+
+/// Ends the process with a signal's exit status where one ended the search.
+pub fn signal_exit(signal: &AtomicUsize) -> Result<(), Failure> {
     match signal.load(Ordering::Relaxed) {
         0 => Ok(()),
         s => std::process::exit(exit_status(s)),

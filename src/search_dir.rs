@@ -122,7 +122,7 @@ impl SearchDir {
     /// Makes `dir` (if it is not there) for a new search, its log empty.
     pub fn create(dir: &Path, settings: &Settings) -> Result<SearchDir, String> {
         make_dir(dir)?;
-        write_whole(&dir.join(SETTINGS), &format!("{}\n", settings.to_json()))?;
+        write_settings(dir, settings)?;
         let log = File::create(dir.join(LOG)).map_err(|e| format!("{LOG}: {e}"))?;
         Ok(SearchDir {
             dir: dir.to_path_buf(),
@@ -136,17 +136,7 @@ impl SearchDir {
     /// (every candidate with a result; the strategies that failed are found again,
     /// and candidates stopped by a budget or a signal are evaluated again).
     pub fn resume(dir: &Path) -> Result<(SearchDir, Settings, Known), String> {
-        let settings_path = dir.join(SETTINGS);
-        let text = std::fs::read_to_string(&settings_path).map_err(|e| {
-            format!(
-                "{}: {e} (is it a search's directory, written by --out?)",
-                settings_path.display()
-            )
-        })?;
-        let settings = serde_json::from_str(&text)
-            .ok()
-            .and_then(|j| Settings::from_json(&j))
-            .ok_or_else(|| format!("{}: not a search's settings", settings_path.display()))?;
+        let settings = read_settings(dir)?;
         let log_text = match std::fs::read_to_string(dir.join(LOG)) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -295,15 +285,41 @@ pub fn open(
         settings.check_same(asked)?;
         return Ok((opened, settings, known));
     }
-    let settings = Settings {
+    let settings = new_settings(asked);
+    let opened = SearchDir::create(dir, &settings)?;
+    Ok((opened, settings, Known::default()))
+}
+
+/// The settings of a new search `asked` for: the driver, seed and cost it names, or
+/// the defaults.
+pub fn new_settings(asked: &Asked<'_>) -> Settings {
+    Settings {
         program_hash: asked.program_hash.to_string(),
         space: asked.space.to_string(),
         driver: asked.driver.unwrap_or(DEFAULT_DRIVER).to_string(),
         seed: asked.seed.unwrap_or(0),
         cost: asked.cost.unwrap_or(DEFAULT_COST).to_string(),
-    };
-    let opened = SearchDir::create(dir, &settings)?;
-    Ok((opened, settings, Known::default()))
+    }
+}
+
+/// The settings `dir` holds (`search.json`).
+pub fn read_settings(dir: &Path) -> Result<Settings, String> {
+    let path = dir.join(SETTINGS);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: {e} (is it a search's directory, written by --out?)",
+            path.display()
+        )
+    })?;
+    serde_json::from_str(&text)
+        .ok()
+        .and_then(|j| Settings::from_json(&j))
+        .ok_or_else(|| format!("{}: not a search's settings", path.display()))
+}
+
+/// Writes `settings` into `dir` (`search.json`), whole.
+pub fn write_settings(dir: &Path, settings: &Settings) -> Result<(), String> {
+    write_whole(&dir.join(SETTINGS), &format!("{}\n", settings.to_json()))
 }
 
 /// Whether `dir` holds a search to resume.
@@ -350,8 +366,9 @@ fn make_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot make the directory: {e}"))
 }
 
-/// Writes `text` to `path` through a file beside it and a rename.
-fn write_whole(path: &Path, text: &str) -> Result<(), String> {
+/// Writes `text` to `path` through a file beside it and a rename: a reader never sees
+/// half of it.
+pub fn write_whole(path: &Path, text: &str) -> Result<(), String> {
     let name = path
         .file_name()
         .map_or(String::new(), |n| n.to_string_lossy().into_owned());

@@ -26,8 +26,9 @@ const BIAS_DEF: &str = "def bias_foldedbatchnorm(x: n.k.h.w.f32, b: k.f32) : n.k
 pub(crate) type Tensor = (String, Vec<usize>, Vec<f32>);
 
 /// `network` with every BatchNorm that `strategy`'s `network` part gives its library
-/// schedule, and that alone reads a convolution without a bias, folded into that
-/// convolution; the new weights to bind with the others. `None` where there is none.
+/// schedule, and that alone reads a convolution without a bias (given its library
+/// schedule or a strategy of its own), folded into that convolution; the new weights
+/// to bind with the others. `None` where there is none.
 pub(crate) fn fold_batchnorms(
     network: &Network,
     strategy: &NetworkStrategy,
@@ -36,6 +37,9 @@ pub(crate) fn fold_batchnorms(
     let layers = network.layers();
     let readers = network.readers();
     let library = |i: usize| strategy.assigned(i, &layers[i].kind) == Assigned::Library;
+    // A convolution given its own strategy computes the same with folded weights;
+    // one left to `defaultLowering` alone (no `network` part) keeps its own.
+    let lowered = |i: usize| strategy.assigned(i, &layers[i].kind) == Assigned::Lowering;
     let mut folded = network.clone();
     let mut tensors = Vec::new();
     for i in 1..layers.len() {
@@ -49,7 +53,7 @@ pub(crate) fn fold_batchnorms(
             && bn.args.first() == Some(&Source::Layer(i - 1))
             && readers[i - 1] == 1
             && rest.iter().all(|a| matches!(a, Source::Weight(_)))
-            && library(i - 1)
+            && !lowered(i - 1)
             && library(i);
         if !foldable {
             continue;

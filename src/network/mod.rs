@@ -35,7 +35,7 @@ mod units;
 #[cfg(feature = "mlir")]
 pub use compiled::{CompiledNetwork, NetworkError};
 pub use strategy::{NetworkStrategy, Part, VOCABULARY};
-pub use units::{Unit, UnitPlan};
+pub use units::{Unit, UnitPlan, KERNELS};
 
 use elevate_onnx::weights::Weights;
 use elevate_rise::prim::Prim;

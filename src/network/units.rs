@@ -19,8 +19,8 @@ const FOLLOWERS: &[&str] = &["bias", "batchnorm", "relu", "clip", "add", "mul"];
 const MAX_FUSED: usize = 8;
 
 /// Kinds whose library schedule is a kernel of its own: what follows them is a unit
-/// after them.
-const KERNELS: &[&str] = &["conv", "depthwise", "gemm", "matmul", "maxpool", "avgpool"];
+/// after them (and what a network search searches, `network_search`).
+pub const KERNELS: &[&str] = &["conv", "depthwise", "gemm", "matmul", "maxpool", "avgpool"];
 
 /// One unit: the layers it computes (consecutive, each reading the one before), what
 /// it reads, its RISE function and its strategies, best first.

@@ -297,6 +297,11 @@ fn a_batchnorm_after_a_convolution_is_folded_into_its_weights() {
     assert_eq!(defs.len(), 2, "{defs:?}");
     assert!(compiled.units()[0].strategy.contains("convKernel"));
     assert_eq!(defs[1], ["bias_foldedbatchnorm", "relu_nchw"]);
+    // A convolution given its own strategy still has its BatchNorm folded.
+    let own = NetworkStrategy::parse("layer(0, convKernel) ; network").unwrap();
+    let compiled = net.compile(&own, bound(), Some(1)).unwrap();
+    assert_eq!(compiled.batchnorms_folded(), 1);
+    assert_close(&compiled.run(&input).unwrap(), &expected);
     // A BatchNorm given its own strategy is not folded, and computes the same.
     let own = NetworkStrategy::parse("layer(1, id) ; network").unwrap();
     let compiled = net.compile(&own, bound(), Some(1)).unwrap();

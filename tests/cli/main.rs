@@ -2,6 +2,8 @@
 
 #[cfg(feature = "mlir")]
 mod bridge;
+#[cfg(feature = "mlir")]
+mod network_search;
 mod networks;
 mod output;
 #[cfg(feature = "egraph")]

@@ -4,14 +4,14 @@ use super::{assert_fails_with, elevate, example, stderr, stdout};
 use std::path::{Path, PathBuf};
 
 /// A fresh folder for one test.
-fn folder(test: &str) -> PathBuf {
+pub(super) fn folder(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("elevate-networks-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-fn text(path: &Path) -> String {
+pub(super) fn text(path: &Path) -> String {
     path.display().to_string()
 }
 
@@ -479,7 +479,7 @@ fn run_reads_and_writes_npy_and_passes_weights_as_arguments() {
 }
 
 /// A model of `tests/onnx/fixtures/` (committed with the importer's tests).
-fn fixture(name: &str) -> String {
+pub(super) fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/onnx/fixtures")
         .join(name);
