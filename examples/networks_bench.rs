@@ -29,7 +29,9 @@
 //!   with the import's summary (`"import"`) beside the export's FLOPs;
 //! - then `benches/peers/networks/plot_networks.py` draws each network's time, ours
 //!   beside the peers', per thread count, into `target/networks_bench/networks.png`
-//!   and `.svg` (with the repository's `.venv`, which has Matplotlib).
+//!   and `.svg` (with the repository's `.venv`, which has Matplotlib); with
+//!   `--profile`, `plot_layers.py` draws each layer's time, ours (each unit's median)
+//!   beside ONNX Runtime's own profile (`peers.py --profile`), into `layers.png`.
 //!
 //! GFLOPS are of the model's FLOPs as `export_models.py` counts them on the ONNX graph
 //! (2 x the multiply-adds of every Conv, Gemm and MatMul), the same for everyone.
@@ -221,15 +223,22 @@ fn run_peers(settings: &Settings) -> Result<Peers, String> {
             .arg("--runs")
             .arg(settings.runs.to_string())
             .arg("--seconds")
-            .arg(SECONDS.to_string()),
+            .arg(SECONDS.to_string())
+            .args(settings.profile.then_some("--profile")),
     )?;
     Ok(printed
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter_map(|line| {
+            // A peer's profile (`--profile`) is kept as the peer `NAME/profile`.
+            let peer = line.get("peer")?.as_str()?;
+            let peer = match line.get("profile") {
+                Some(_) => format!("{peer}/profile"),
+                None => peer.to_string(),
+            };
             let key = (
                 line.get("network")?.as_str()?.to_string(),
-                line.get("peer")?.as_str()?.to_string(),
+                peer,
                 line.get("threads")?.as_u64()? as usize,
             );
             Some((key, line))
@@ -595,19 +604,27 @@ fn run_version(
             }),
         ));
         if settings.profile {
-            lines.extend(profile(network, t, &compiled, input, settings.runs));
+            let nodes: Vec<&str> = imported
+                .net
+                .layers
+                .iter()
+                .map(|l| l.node.as_str())
+                .collect();
+            lines.extend(profile(network, t, &compiled, &nodes, input, settings.runs));
         }
     }
     lines
 }
 
 /// With `--profile`: a line per unit of the compiled network, `{"network", "threads",
-/// "unit", "layers", "defs", "strategy", "ms", "gflops"}` (the unit's median over
+/// "unit", "layers", "defs", "nodes" (the ONNX nodes of its layers), "strategy", "ms",
+/// "gflops"}` (the unit's median over
 /// `runs` runs of the whole network; GFLOPS of its layers' multiply-adds).
 fn profile(
     network: &str,
     threads: usize,
     compiled: &ours::Compiled,
+    nodes: &[&str],
     input: &[f32],
     runs: usize,
 ) -> Vec<Value> {
@@ -630,8 +647,13 @@ fn profile(
                 .iter()
                 .map(|&l| compiled.net.layer_multiply_adds(l))
                 .sum();
+            let onnx: Vec<&str> = unit
+                .layers
+                .iter()
+                .filter_map(|&l| nodes.get(l).copied())
+                .collect();
             json!({"network": network, "threads": threads, "unit": i,
-                "layers": unit.layers, "defs": unit.defs, "strategy": unit.strategy,
+                "layers": unit.layers, "defs": unit.defs, "nodes": onnx, "strategy": unit.strategy,
                 "ms": round(ms), "gflops": round(2.0 * macs / (ms * 1e6))})
         })
         .collect()
@@ -676,8 +698,11 @@ fn main() {
             lines.emit(line);
         }
         for &t in &settings.threads {
-            for peer in PEERS {
-                if let Some(line) = peers.get(&(network.clone(), peer.to_string(), t)) {
+            for peer in PEERS
+                .iter()
+                .flat_map(|p| [p.to_string(), format!("{p}/profile")])
+            {
+                if let Some(line) = peers.get(&(network.clone(), peer, t)) {
                     lines.emit(line.clone());
                 }
             }
@@ -736,16 +761,26 @@ impl Lines {
             eprintln!("warning: no plot: no python with Matplotlib (the repository's .venv)");
             return;
         };
-        let plotted = Command::new(python)
-            .arg(scripts().join("plot_networks.py"))
-            .arg(&file)
-            .stdout(Stdio::null())
-            .status();
-        match plotted {
-            Ok(s) if s.success() => {
-                eprintln!("plot: {}/networks.png and .svg", out.display())
+        // Each network's time, and with `--profile` each layer's beside ONNX Runtime's.
+        let profiled = self.lines.iter().any(|l| l.get("profile").is_some());
+        for (script, picture) in [
+            ("plot_networks.py", "networks"),
+            ("plot_layers.py", "layers"),
+        ] {
+            if picture == "layers" && !profiled {
+                continue;
             }
-            other => eprintln!("warning: no plot ({other:?})"),
+            let plotted = Command::new(&python)
+                .arg(scripts().join(script))
+                .arg(&file)
+                .stdout(Stdio::null())
+                .status();
+            match plotted {
+                Ok(s) if s.success() => {
+                    eprintln!("plot: {}/{picture}.png and .svg", out.display())
+                }
+                other => eprintln!("warning: no plot of {picture} ({other:?})"),
+            }
         }
     }
 }

@@ -175,9 +175,12 @@ fn unit(
 /// The library's schedules for a layer of `kind` whose result is `ty` and whose
 /// first argument (its activation) is `input`, best first.
 ///
-/// A network at batch 1 has a single iteration in its outermost loop: the loops on
-/// threads are then the next ones (`parallel @ skip(1)`: the second map from the
-/// outside, the channels of an image or the columns of a product's row).
+/// A network at batch 1 has a single iteration in its outermost loop: the loop on
+/// threads is then the outermost of more than one iteration (`parallel @
+/// outermost(isApplied(isMap) ; overMany)`: an image's channels). (`parallel @
+/// skip(1)`, the second map from the outside, put a depthwise convolution's threads on
+/// its batch of one after `reductionTiles`: MobileNetV2's ran 2x slower on two threads
+/// than on one, measured.) A product's row keeps `skip(1)`: its columns.
 fn library(kind: &str, ty: &Type, input: &Type, taps: i64, lanes: u32) -> Vec<String> {
     let d = dims(ty);
     let inner = *d.last().unwrap_or(&1);
@@ -185,7 +188,7 @@ fn library(kind: &str, ty: &Type, input: &Type, taps: i64, lanes: u32) -> Vec<St
     let on_threads = |s: &str| {
         let mut out = Vec::new();
         if batch_of_one {
-            out.push(format!("{s} ; parallel @ skip(1)"));
+            out.push(format!("{s} ; {OVER_MANY_ON_THREADS}"));
         }
         out.push(format!("{s} ; {PARALLEL}"));
         out.push(s.to_string());
@@ -225,6 +228,9 @@ fn library(kind: &str, ty: &Type, input: &Type, taps: i64, lanes: u32) -> Vec<St
         _ => vec![elementwise(inner, lanes)],
     }
 }
+
+/// The outermost map of more than one iteration on threads.
+const OVER_MANY_ON_THREADS: &str = "parallel @ outermost(isApplied(isMap) ; overMany)";
 
 /// The widest power of two up to `most` that divides `n` (at least 1).
 fn widest(n: i64, most: i64) -> i64 {

@@ -127,13 +127,16 @@ def flops_of(model_proto):
     return total
 
 
-def ort_session(path, threads):
+def ort_session(path, threads, profile=None):
     """An ONNX Runtime session of the model at `path` as the benchmark runs it: the CPU
     provider, every graph optimization, `threads` intra-op threads, one inter-op
-    thread, sequential execution."""
+    thread, sequential execution; profiled into files named `profile...` if given."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    if profile is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1

@@ -24,9 +24,15 @@ output has the same top-1 class as ONNX Runtime's output saved at export
 (`max_rel_err` = max|y - ref| / max|ref|), so both peers agree with each other and
 with the reference our compiler is checked against.
 
+With `--profile`, also one line per (network, threads) of ONNX Runtime's own
+profile (`enable_profiling`, in a session of its own, after the timing): each node's
+median kernel time over the runs, in the order the nodes ran,
+
+    {"network", "peer": "onnxruntime", "threads", "profile": [{"node", "op", "ms"}]}
+
     PY=$(benches/peers/networks/setup)
     $PY benches/peers/networks/export_models.py
-    $PY benches/peers/networks/peers.py --threads 1 $(nproc) [--only resnet18] [--runs 20]
+    $PY benches/peers/networks/peers.py --threads 1 $(nproc) [--only resnet18] [--runs 20] [--profile]
 """
 
 import argparse
@@ -74,6 +80,35 @@ def timed(run, runs, seconds, warmup):
     return times, cpu / wall if wall > 0 else None, out
 
 
+def ort_profile(path, threads, x, runs, warmup):
+    """ONNX Runtime's profile of the model at `path` on `x`: each node's median kernel
+    time (ms) over `runs` runs after `warmup`, in the order the nodes first ran."""
+    import tempfile
+
+    from export_models import ort_session as session_of
+
+    with tempfile.TemporaryDirectory() as scratch:
+        session = session_of(path, threads, profile=os.path.join(scratch, "ort"))
+        for _ in range(warmup):
+            session.run(None, {"input": x})
+        # The warm-up's events are in the same file: only the last `runs` of each node
+        # count.
+        for _ in range(runs):
+            session.run(None, {"input": x})
+        with open(session.end_profiling(), encoding="utf-8") as f:
+            events = json.load(f)
+    durations, ops = {}, {}
+    for e in events:
+        name = e.get("name", "")
+        if e.get("cat") != "Node" or not name.endswith("_kernel_time"):
+            continue
+        node = name[: -len("_kernel_time")]
+        durations.setdefault(node, []).append(e["dur"] / 1e3)
+        ops[node] = e.get("args", {}).get("op_name", "")
+    return [{"node": node, "op": ops[node], "ms": round(statistics.median(d[-runs:]), 4)}
+            for node, d in durations.items()]
+
+
 def line(network, peer, threads, times, ratio, in_effect, flops, y, ref, version):
     """The JSON line of one peer's timing."""
     ms = statistics.median(times)
@@ -100,6 +135,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=15.0,
                         help="no more timed runs past this (at least 3 are made)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also ONNX Runtime's per-node profile (a line per network)")
     parser.add_argument("--models", default=os.path.join(REPO, "target", "models"),
                         help="export_models.py's folder (default: target/models)")
     args = parser.parse_args()
@@ -129,6 +166,11 @@ def main():
                 failed |= not record["correct"]
                 print(json.dumps(record), flush=True)
                 del session
+                if args.profile:
+                    nodes = ort_profile(base + ".onnx", threads, x, min(args.runs, 10),
+                                        args.warmup)
+                    print(json.dumps({"network": name, "peer": "onnxruntime",
+                                      "threads": threads, "profile": nodes}), flush=True)
             if "pytorch" in args.peers:
                 torch.set_num_threads(threads)
                 in_effect = torch.get_num_threads()
