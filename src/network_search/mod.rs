@@ -6,7 +6,8 @@
 //!   plan of the network (`network`): its convolutions, products and poolings, each
 //!   one unit, one task per distinct unit program (kind and sizes), standing for
 //!   every layer that has that program. The elementwise units between them keep the
-//!   library's fused schedules.
+//!   library's fused schedules, and so do the pointwise convolutions the library
+//!   computes as products (a strategy for the layer is one for its definition's form).
 //! - **Each task is an ordinary search** of its unit's program (the same space,
 //!   driver and cost as `elevate search`, its candidates measured in worker processes)
 //!   in rounds: a round resumes the task's search with a few more evaluations, its
@@ -96,7 +97,9 @@ pub fn tasks(network: &Network, lanes: u32) -> Result<Vec<Task>, String> {
     for unit in &plan.units {
         let [layer] = unit.layers[..] else { continue };
         let l = &network.layers()[layer];
-        if !KERNELS.contains(&l.kind.as_str()) {
+        // A unit in another form than its layer's definition: what its search found
+        // would not apply to the layer (`layer(i, S)` is on the definition's form).
+        if !KERNELS.contains(&l.kind.as_str()) || unit.reformed {
             continue;
         }
         match by_source.get(&unit.source) {

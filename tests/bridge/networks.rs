@@ -356,3 +356,46 @@ fn the_block_compiled_as_one_program_is_a_stage_per_layer_that_computes_what_the
     assert_eq!(p.kernels, 2 * 3 + 4 + 1 + 1, "{}", p.mlir());
     super::assert_same(&term, "the residual block as one program");
 }
+
+/// A 1x1 convolution of stride 1 in the form `import` writes, from `c` to `k` channels
+/// of `h x h` pixels, then a ReLU.
+fn pointwise(c: usize, k: usize, h: usize) -> String {
+    format!(
+        "def conv_k1x1_s1_p0000(x: n.c.h.w.f32, wt: k.c.1.1.f32) : n.k.h.w.f32 =
+  x |> map(fun(img =>
+    let nbhs = img
+      |> map(fun(ch => ch |> map(slide(1, 1)) |> slide(1, 1) |> map(transpose)))
+      |> transpose |> map(transpose) in
+    wt |> map(fun(wk =>
+      nbhs |> map(map(fun(nbh =>
+        zip(join(join(nbh)), join(join(wk)))
+          |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0))))))))
+
+def relu_nchw(x: n.c.h.w.f32) : n.c.h.w.f32 =
+  x |> map(map(map(map(fun(v => max(v, 0.0))))))
+
+def net(input: 1.{c}.{h}.{h}.f32, w: {k}.{c}.1.1.f32) : 1.{k}.{h}.{h}.f32 =
+  let y = conv_k1x1_s1_p0000(input, w) in
+  let r = relu_nchw(y) in
+  r"
+    )
+}
+
+#[test]
+fn a_pointwise_convolution_of_a_large_image_is_a_product_that_computes_what_the_interpreter_computes(
+) {
+    let run = |c: usize, k: usize, h: usize| {
+        let net = Network::parse(&pointwise(c, k, h)).unwrap();
+        let input = values(c * h * h, 0);
+        let expected = net.evaluate(&input, &weights(&net)).unwrap();
+        let compiled = net
+            .compile(&NetworkStrategy::library(), weights(&net), Some(1))
+            .unwrap();
+        assert_close(&compiled.run(&input).unwrap(), &expected);
+        compiled.units()[0].strategy.clone()
+    };
+    // 56x56 pixels of few channels: the weights times the image, by `microKernel`.
+    assert!(run(16, 24, 56).starts_with("microKernel"));
+    // A small image keeps the convolution's own schedule.
+    assert!(run(16, 24, 14).contains("convKernel"));
+}
