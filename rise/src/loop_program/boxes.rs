@@ -7,6 +7,10 @@ use super::index::{Aff, Atom, Extents, Var};
 use super::kernel::{Builder, Target};
 use super::prepare::BORDER_FILL_ELEMENTS;
 
+/// A kernel without reductions whose padded reads would copy more elements than
+/// this is split (64 KiB of `f32`).
+const SPLIT_MOVES_ELEMENTS: i64 = 1 << 14;
+
 impl Builder {
     /// A kernel whose padded reads would copy a large buffer, split into boxes of its
     /// output: the interior, whose reads are all in bounds (and read the buffer where
@@ -38,6 +42,15 @@ impl Builder {
         if target.natural && !digits.windows(2).all(|w| w[0] < w[1]) {
             return None;
         }
+        // A kernel without reduction loops (a pooling whose windows are unrolled)
+        // only moves memory: the copy would be most of its time, so it is split from
+        // a smaller size on.
+        let reduces = loops.iter().any(|(_, rec)| rec.kind.is_reduction());
+        let threshold = if reduces {
+            BORDER_FILL_ELEMENTS
+        } else {
+            SPLIT_MOVES_ELEMENTS
+        };
         let mut guards = Vec::new();
         let mut large = false;
         for x in e.nodes() {
@@ -48,7 +61,7 @@ impl Builder {
                         .dims
                         .iter()
                         .fold(1i64, |n, d| n.saturating_mul(*d));
-                    large |= elements > BORDER_FILL_ELEMENTS;
+                    large |= elements > threshold;
                 }
             }
         }
@@ -59,19 +72,25 @@ impl Builder {
         let extents: Vec<i64> = positions.iter().map(|p| ex.extent(*p)).collect();
         let mut interior: Vec<(i64, i64)> = extents.iter().map(|n| (0, *n)).collect();
         for (a, lo, hi) in &guards {
+            // A guard `lo <= s * p + rest < hi` on one position `p` (`s` the stride
+            // of a window, 1 or more).
             let a = fold_digits(a);
-            let k = positions
-                .iter()
-                .position(|p| a.terms.get(&Atom::Var(*p)) == Some(&1))?;
+            let (k, stride) = positions.iter().enumerate().find_map(|(k, p)| {
+                let s = *a.terms.get(&Atom::Var(*p))?;
+                (s > 0).then_some((k, s))
+            })?;
             let mut rest = a.clone();
             rest.terms.remove(&Atom::Var(positions[k]));
             if positions.iter().any(|p| rest.mentions(*p)) {
                 return None;
             }
             let (min, max) = rest.range(ex);
+            let first = lo.saturating_sub(min);
+            let last = hi.saturating_sub(max).saturating_sub(1);
             let (from, to) = &mut interior[k];
-            *from = (*from).max(lo.saturating_sub(min));
-            *to = (*to).min(hi.saturating_sub(max));
+            *from =
+                (*from).max(first.div_euclid(stride) + i64::from(first.rem_euclid(stride) != 0));
+            *to = (*to).min(last.div_euclid(stride).saturating_add(1));
         }
         // Aligned to each dimension's outermost step (its largest digit's divisor).
         let steps: Vec<i64> = (0..positions.len())
