@@ -399,3 +399,57 @@ fn a_pointwise_convolution_of_a_large_image_is_a_product_that_computes_what_the_
     // A small image keeps the convolution's own schedule.
     assert!(run(16, 24, 14).contains("convKernel"));
 }
+
+/// Depthwise convolutions in the form `import` writes: `c` channels of `h x h` pixels
+/// at stride 1, then of `2h x 2h` at stride 2.
+fn depthwise(c: usize, h: usize) -> String {
+    let h2 = 2 * h;
+    format!(
+        "def depthwise_k3x3_s1_p1111(x: n.c.h.w.f32, wt: c.1.3.3.f32) : n.c.h.w.f32 =
+  x |> map(fun(img =>
+    zip(img, wt) |> map(fun(cw =>
+      fst(cw) |> map(padCst(1, 1, 0.0)) |> padCst(1, 1, generate(fun(i => 0.0)))
+      |> map(slide(3, 1)) |> slide(3, 1) |> map(transpose) |> map(map(fun(nbh =>
+        zip(join(nbh), join(join(snd(cw))))
+          |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0))))))))
+
+def depthwise_k3x3_s2_p1100(x: n.c.(2*h+2).(2*w+2).f32, wt: c.1.3.3.f32) : n.c.(h+1).(w+1).f32 =
+  x |> map(fun(img =>
+    zip(img, wt) |> map(fun(cw =>
+      fst(cw) |> map(padCst(1, 0, 0.0)) |> padCst(1, 0, generate(fun(i => 0.0)))
+      |> map(slide(3, 2)) |> slide(3, 2) |> map(transpose) |> map(map(fun(nbh =>
+        zip(join(nbh), join(join(snd(cw))))
+          |> map(fun(p => fst(p) * snd(p))) |> reduce(add, 0.0))))))))
+
+def net(input: 1.{c}.{h2}.{h2}.f32, w1: {c}.1.3.3.f32, w2: {c}.1.3.3.f32) : 1.{c}.{h}.{h}.f32 =
+  let y = depthwise_k3x3_s1_p1111(input, w1) in
+  let z = depthwise_k3x3_s2_p1100(y, w2) in
+  z"
+    )
+}
+
+#[test]
+fn a_depthwise_convolution_of_stride_2_unrolls_its_taps_and_one_of_stride_1_on_a_small_image_takes_vectors(
+) {
+    let net = Network::parse(&depthwise(16, 8)).unwrap();
+    let input = values(16 * 16 * 16, 0);
+    let expected = net.evaluate(&input, &weights(&net)).unwrap();
+    let compiled = net
+        .compile(&NetworkStrategy::library(), weights(&net), Some(1))
+        .unwrap();
+    assert_close(&compiled.run(&input).unwrap(), &expected);
+    let strategies: Vec<&str> = compiled
+        .units()
+        .iter()
+        .map(|u| u.strategy.as_str())
+        .collect();
+    // Stride 1 on 16x16 pixels: windows on vectors; stride 2: each output its taps.
+    assert!(
+        strategies[0].starts_with("reductionTiles"),
+        "{strategies:?}"
+    );
+    assert!(
+        strategies[1].starts_with("tryAll(reduceSeqUnroll)"),
+        "{strategies:?}"
+    );
+}
