@@ -242,4 +242,18 @@ def _search(
     out: Optional[str] = None,
     resume: bool = False,
 ) -> Tuple[str, List[str]]: ...
+def _search_network(
+    network: Network,
+    space_text: str,
+    driver: Optional[str],
+    cost: Optional[str],
+    evals: Optional[int],
+    seconds: Optional[float],
+    seed: Optional[int],
+    jobs: Optional[int],
+    threads: Optional[int],
+    limits: Optional[str] = None,
+    out: Optional[str] = None,
+    resume: bool = False,
+) -> str: ...
 def _serve_worker() -> None: ...

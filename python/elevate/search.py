@@ -7,7 +7,7 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._checks import _check_search_arguments
-from ._native import Program, _search
+from ._native import Network, Program, _search, _search_network
 
 __all__ = ["search"]
 
@@ -30,7 +30,7 @@ def _executor(executor: Union[str, Executor, None], jobs: Optional[int]) -> Opti
 
 
 def search(
-    program: Union[Program, str],
+    program: Union[Program, Network, str],
     space: str = "auto",
     driver: Optional[str] = None,
     cost: Optional[str] = None,
@@ -67,6 +67,13 @@ def search(
     own; its logged candidates not evaluated again), and one is started where there
     is none.
 
+    A :class:`Network` is searched layer by layer (``spec/networks.md``, "Search"):
+    each distinct layer once, a task scheduler spreading the budget by each layer's
+    share of the network's time and how fast it still improves; the report's
+    ``best_strategy`` is the network's strategy (``network.compile(...)`` takes it),
+    its ``layers`` each layer's search. Its candidates run in this machine's workers
+    (no ``executor``), and the log is ``out``'s ``log.jsonl`` (empty without ``out``).
+
     Returns the report (a dict with the keys of ``elevate search``'s report line) and
     the log (one dict per candidate, as ``log.jsonl``).
     """
@@ -81,6 +88,22 @@ def search(
     seconds = budget.get("time")
     if limits is not None and not isinstance(limits, str):
         raise TypeError(f"limits must be text such as 'compile=5,run=1,memory=2G', found {limits!r}")
+    if isinstance(program, Network):
+        if executor not in (None, "local"):
+            raise ValueError("a network's layers are searched on this machine (executor='local')")
+        report = _search_network(
+            program, space, driver, cost,
+            None if evals is None else int(evals),
+            None if seconds is None else float(seconds),
+            seed, jobs, threads, limits,
+            None if out is None else os.fspath(out),
+            bool(resume),
+        )
+        log: List[Dict[str, Any]] = []
+        if out is not None and os.path.exists(os.path.join(out, "log.jsonl")):
+            with open(os.path.join(out, "log.jsonl"), encoding="utf-8") as f:
+                log = [json.loads(line) for line in f if line.strip()]
+        return json.loads(report), log
     report, log = _search(
         program,
         space,

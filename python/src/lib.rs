@@ -7,6 +7,7 @@ mod compiled;
 mod convert;
 mod errors;
 mod network;
+mod network_search;
 mod program;
 mod search;
 mod strategy;
@@ -25,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     network::register(m)?;
     m.add_function(wrap_pyfunction!(strategy::library, m)?)?;
     m.add_function(wrap_pyfunction!(search::_search, m)?)?;
+    m.add_function(wrap_pyfunction!(network_search::_search_network, m)?)?;
     m.add_function(wrap_pyfunction!(search::_serve_worker, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

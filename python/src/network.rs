@@ -75,6 +75,13 @@ pub struct PyNetwork {
     arrays: OnceLock<Py<PyDict>>,
 }
 
+impl PyNetwork {
+    /// The network.
+    pub(crate) fn network(&self) -> &Network {
+        &self.network
+    }
+}
+
 /// An import error as a [`ModelError`] (an unreadable file: an `OSError`), with its
 /// node, attribute or tensor as attributes.
 fn import_error(e: ImportError) -> PyErr {

@@ -36,7 +36,7 @@ fn space(text: &str) -> PyResult<Space<Term>> {
     })
 }
 
-fn search_error(message: String) -> PyErr {
+pub(crate) fn search_error(message: String) -> PyErr {
     located::<SearchError>(message, None, None)
 }
 
@@ -51,7 +51,7 @@ fn start(program: &PyProgram, nats: Option<&BTreeMap<String, i64>>) -> PyResult<
 
 /// The command that starts a worker of a measured cost from Python: this Python,
 /// `-m elevate.worker` (the package's; the same protocol as `elevate`'s workers).
-fn worker_command(py: Python<'_>) -> PyResult<WorkerCommand> {
+pub(crate) fn worker_command(py: Python<'_>) -> PyResult<WorkerCommand> {
     let python: String = py.import("sys")?.getattr("executable")?.extract()?;
     if python.is_empty() {
         return Err(search_error(

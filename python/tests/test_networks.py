@@ -290,3 +290,28 @@ def test_weights_that_do_not_fit_the_program_are_errors_naming_them(block, tmp_p
     with pytest.raises(elevate.ParseError) as caught:
         elevate.Network.load(broken, tmp_path / "resnet_block.safetensors")
     assert caught.value.file == str(broken) and caught.value.line is not None
+
+
+def test_a_network_is_searched_layer_by_layer_and_its_strategy_compiles(tmp_path):
+    net = load("tiny_resnet")
+    x, expected = fixture("tiny_resnet")
+    report, log = elevate.search(net, "auto", cost="model", budget={"evals": 20},
+                                 out=tmp_path / "search")
+    # Four distinct kernels, the two 3x3 convolutions one of them.
+    assert report["tasks"] == 4
+    assert [l["layers"] for l in report["layers"]][2] == [4, 7]
+    assert report["evaluations"] == 20 and len(log) == 20
+    assert {c["layer"] for c in log} <= {l["layer"] for l in report["layers"]}
+    # The network's strategy: a `layer` part per improved layer, then `network`.
+    strategy = report["best_strategy"]
+    assert strategy.endswith("network")
+    improved = sum(len(l["layers"]) for l in report["layers"] if l["improved"])
+    assert strategy.count("layer(") == improved
+    y = net.compile(strategy)(x)
+    assert relative_error(y, expected) < 1e-4
+    # Resumed to a larger budget: the old candidates kept.
+    again, log2 = elevate.search(net, "auto", cost="model", budget={"evals": 28},
+                                 out=tmp_path / "search", resume=True)
+    assert again["evaluations"] == 28 and log2[:20] == log
+    with pytest.raises(ValueError, match="this machine"):
+        elevate.search(net, "auto", executor="ray")
