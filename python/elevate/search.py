@@ -99,11 +99,11 @@ def search(
             None if out is None else os.fspath(out),
             bool(resume),
         )
-        log: List[Dict[str, Any]] = []
+        layer_log: List[Dict[str, Any]] = []
         if out is not None and os.path.exists(os.path.join(out, "log.jsonl")):
             with open(os.path.join(out, "log.jsonl"), encoding="utf-8") as f:
-                log = [json.loads(line) for line in f if line.strip()]
-        return json.loads(report), log
+                layer_log = [json.loads(line) for line in f if line.strip()]
+        return json.loads(report), layer_log
     report, log = _search(
         program,
         space,
